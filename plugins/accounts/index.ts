@@ -1,0 +1,178 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import {
+  SignupBody, SignupResponse, LoginBody, LoginResponse, MeResponse, CreateUserBody, CreateUserResponse,
+  CreateWorkspaceBody, CreateWorkspaceResponse, ListWorkspacesResponse, AddMemberBody, AddMemberResponse,
+  WorkspaceParams, MemberParams
+} from '../../schema/api/accounts.js'
+import { errors, SuccessMessage } from '../../schema/api/common.js'
+import { createAccountStore } from './store.js'
+import { hashPassword, verifyPassword, dummyPasswordHash } from '../../src/auth/passwords.js'
+import { requirePrincipal, type Principal } from '../../src/auth/plugin.js'
+import { conflict, forbidden, notFound, unauthorized } from '../../src/http/errors.js'
+
+const normalizeEmail = (email: string) => email.trim().toLowerCase()
+
+/** Sign-up, login, the caller's profile, users of an organization, workspaces and their members. */
+const accounts: FastifyPluginAsyncTypebox = async (app) => {
+  const store = createAccountStore(app.db)
+  const { signup, jwtTtlSeconds } = app.config
+
+  const issueToken = (userId: string, customerId: string) => app.jwt.sign({ sub: userId, cid: customerId })
+
+  /** The caller's role in the workspace named in the path: 403 for a non-member (CONTRACT.md §2). */
+  function managerOf(principal: Principal, workspaceId: string) {
+    const ws = app.workspaceFor(principal, workspaceId)
+    if (ws.role !== 'owner' && ws.role !== 'admin') throw forbidden('Only workspace owners and admins can manage members')
+    return ws
+  }
+
+  app.post('/auth/signup', {
+    config: { auth: 'public' },
+    schema: {
+      tags: ['accounts'],
+      summary: 'Create an organization, its owner and a first workspace',
+      body: SignupBody,
+      response: { 201: SignupResponse, ...errors(403, 409) }
+    }
+  }, async (request, reply) => {
+    const email = normalizeEmail(request.body.email)
+    const name = request.body.name?.trim() || email.split('@')[0]
+    const passwordHash = await hashPassword(request.body.password)
+    let created
+    try {
+      created = store.createOrganization({
+        email, passwordHash, name,
+        organizationName: request.body.organizationName?.trim() || `${name}'s organization`
+      }, signup === 'first-user')
+    } catch (err) {
+      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw conflict('An account with this email already exists', 'EMAIL_TAKEN')
+      throw err
+    }
+    if (!created) throw forbidden('Sign-up is closed: ask an administrator of your organization for an account', 'SIGNUP_CLOSED')
+    reply.code(201)
+    return {
+      success: true as const,
+      data: {
+        token: issueToken(created.userId, created.customerId),
+        user: { id: created.userId, email, name },
+        customerId: created.customerId,
+        workspaceId: created.workspaceId
+      }
+    }
+  })
+
+  app.post('/auth/login', {
+    config: { auth: 'public' },
+    schema: {
+      tags: ['accounts'],
+      summary: 'Exchange email and password for a JWT',
+      body: LoginBody,
+      response: { 200: LoginResponse, ...errors() }
+    }
+  }, async (request) => {
+    const user = store.userByEmail(normalizeEmail(request.body.email))
+    const ok = await verifyPassword(request.body.password, user?.passwordHash ?? await dummyPasswordHash())
+    if (!user || !ok) throw unauthorized('Invalid email or password')
+    return {
+      success: true as const,
+      data: {
+        token: issueToken(user.id, user.customerId),
+        expiresAt: new Date(Date.now() + jwtTtlSeconds * 1000).toISOString()
+      }
+    }
+  })
+
+  app.get('/auth/me', {
+    config: { auth: 'jwt' },
+    schema: { tags: ['accounts'], summary: 'The caller, their organization and workspaces', response: { 200: MeResponse, ...errors(403) } }
+  }, async (request) => {
+    const p = requirePrincipal(request)
+    const user = store.userById(p.userId)!
+    return {
+      success: true as const,
+      data: {
+        user: { id: user.id, email: user.email, name: user.name },
+        customerId: p.customerId,
+        orgRole: p.orgRole,
+        workspaces: store.workspacesOf(p.userId)
+      }
+    }
+  })
+
+  app.post('/users', {
+    config: { auth: 'jwt' },
+    schema: {
+      tags: ['accounts'],
+      summary: 'Add a user to the caller\'s organization (org owner/admin)',
+      body: CreateUserBody,
+      response: { 201: CreateUserResponse, ...errors(403, 409) }
+    }
+  }, async (request, reply) => {
+    const p = requirePrincipal(request)
+    if (p.orgRole !== 'owner' && p.orgRole !== 'admin') throw forbidden('Only organization owners and admins can add users')
+    const email = normalizeEmail(request.body.email)
+    const passwordHash = await hashPassword(request.body.password)
+    try {
+      const user = store.createUser(p.customerId, {
+        email, passwordHash, name: request.body.name?.trim() || email.split('@')[0], role: request.body.role ?? 'member'
+      })
+      reply.code(201)
+      return { success: true as const, data: user }
+    } catch (err) {
+      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw conflict('An account with this email already exists', 'EMAIL_TAKEN')
+      throw err
+    }
+  })
+
+  app.post('/workspaces', {
+    config: { auth: 'jwt' },
+    schema: { tags: ['accounts'], summary: 'Create a workspace (caller becomes owner)', body: CreateWorkspaceBody, response: { 201: CreateWorkspaceResponse, ...errors(403) } }
+  }, async (request, reply) => {
+    const p = requirePrincipal(request)
+    reply.code(201)
+    return { success: true as const, data: store.createWorkspace(p.customerId, p.userId, request.body.name.trim()) }
+  })
+
+  app.get('/workspaces', {
+    config: { auth: 'jwt' },
+    schema: { tags: ['accounts'], summary: 'Workspaces the caller belongs to', response: { 200: ListWorkspacesResponse, ...errors(403) } }
+  }, async (request) => {
+    return { success: true as const, data: store.workspacesOf(requirePrincipal(request).userId) }
+  })
+
+  app.post('/workspaces/:id/members', {
+    config: { auth: 'jwt' },
+    schema: {
+      tags: ['accounts'],
+      summary: 'Add a member of the organization to a workspace, or change their role',
+      params: WorkspaceParams,
+      body: AddMemberBody,
+      response: { 201: AddMemberResponse, ...errors(403, 404, 409) }
+    }
+  }, async (request, reply) => {
+    managerOf(requirePrincipal(request), request.params.id)
+    const result = store.setMember(request.principal!.customerId, request.params.id, request.body.userId, request.body.role)
+    if (result === 'not-found') throw notFound('User not found')
+    if (result === 'owner') throw conflict('The workspace owner\'s role cannot be changed')
+    reply.code(201)
+    return { success: true as const, data: { workspace_id: request.params.id, user_id: request.body.userId, role: request.body.role } }
+  })
+
+  app.delete('/workspaces/:id/members/:userId', {
+    config: { auth: 'jwt' },
+    schema: {
+      tags: ['accounts'],
+      summary: 'Remove a member from a workspace',
+      params: MemberParams,
+      response: { 200: SuccessMessage, ...errors(403, 404, 409) }
+    }
+  }, async (request) => {
+    managerOf(requirePrincipal(request), request.params.id)
+    const result = store.removeMember(request.params.id, request.params.userId)
+    if (result === 'not-found') throw notFound('Member not found')
+    if (result === 'owner') throw conflict('The workspace owner cannot be removed')
+    return { success: true as const, message: 'Member removed' }
+  })
+}
+
+export default accounts

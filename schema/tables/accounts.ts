@@ -1,0 +1,38 @@
+import { sqliteTable, text, primaryKey, index, uniqueIndex } from 'drizzle-orm/sqlite-core'
+
+export const organizations = sqliteTable('organizations', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  createdAt: text('created_at').notNull()
+}, (t) => [index('organizations_created_idx').on(t.createdAt)])
+
+export const users = sqliteTable('users', {
+  id: text('id').primaryKey(),
+  customerId: text('customer_id').notNull().references(() => organizations.id, { onDelete: 'cascade' }),
+  email: text('email').notNull(),
+  name: text('name').notNull(),
+  passwordHash: text('password_hash').notNull(),
+  orgRole: text('org_role', { enum: ['owner', 'admin', 'member'] }).notNull(),
+  createdAt: text('created_at').notNull()
+}, (t) => [
+  uniqueIndex('users_email_idx').on(t.email),
+  index('users_customer_idx').on(t.customerId, t.orgRole, t.createdAt)
+])
+
+export const workspaces = sqliteTable('workspaces', {
+  id: text('id').primaryKey(),
+  customerId: text('customer_id').notNull().references(() => organizations.id, { onDelete: 'cascade' }),
+  name: text('name').notNull(),
+  createdBy: text('created_by').notNull(),
+  createdAt: text('created_at').notNull()
+}, (t) => [index('workspaces_customer_idx').on(t.customerId)])
+
+export const workspaceMembers = sqliteTable('workspace_members', {
+  workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  role: text('role', { enum: ['owner', 'admin', 'member'] }).notNull(),
+  createdAt: text('created_at').notNull()
+}, (t) => [
+  primaryKey({ columns: [t.workspaceId, t.userId] }),
+  index('workspace_members_user_idx').on(t.userId)
+])

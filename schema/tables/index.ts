@@ -1,0 +1,5 @@
+export * from './accounts.js'
+export * from './api-keys.js'
+export * from './developer.js'
+export * from './idempotency.js'
+export * from './jobs.js'

@@ -1,0 +1,28 @@
+// `npm start`: builds when the compiled output is missing or older than any source, then runs the server.
+import { spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
+const entry = path.join(root, 'dist', 'src', 'server.js')
+const sources = ['src', 'plugins', 'schema', 'package.json', 'tsconfig.json', 'tsconfig.build.json']
+
+function newest(p) {
+  const stat = fs.statSync(p, { throwIfNoEntry: false })
+  if (!stat) return 0
+  if (!stat.isDirectory()) return stat.mtimeMs
+  let max = stat.mtimeMs
+  for (const name of fs.readdirSync(p)) max = Math.max(max, newest(path.join(p, name)))
+  return max
+}
+
+const built = fs.statSync(entry, { throwIfNoEntry: false })
+if (!built || sources.some((s) => newest(path.join(root, s)) > built.mtimeMs)) {
+  console.error('cairn: building…')
+  const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc')
+  const r = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' })
+  if (r.status !== 0) process.exit(r.status ?? 1)
+  fs.utimesSync(entry, new Date(), new Date())
+}
+await import(entry)

@@ -1,0 +1,104 @@
+import Fastify, { type FastifyServerOptions } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import fs from 'node:fs'
+import path from 'node:path'
+import { randomBytes } from 'node:crypto'
+import type { Config } from './config.js'
+import { openDatabase } from './db/index.js'
+import core from './core.js'
+import auth from './auth/plugin.js'
+import rateLimit from './http/rate-limit.js'
+import idempotency from './http/idempotency.js'
+import requestLog from './http/request-log.js'
+import { errorHandler, notFoundHandler } from './http/errors.js'
+import { ErrorSchema } from '../schema/api/common.js'
+import { VERSION } from './version.js'
+import health from '../plugins/health/index.js'
+import accounts from '../plugins/accounts/index.js'
+import apiKeys from '../plugins/api-keys/index.js'
+import developer from '../plugins/developer/index.js'
+
+export interface BuildOptions {
+  /** a Fastify logger setting; default: no logging (tests) */
+  logger?: FastifyServerOptions['logger']
+}
+
+/** Headers that carry credentials: never written to a log line. */
+export const REDACTED_HEADERS = [
+  'req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["x-service-key"]', 'req.headers.cookie'
+]
+
+/** The JWT secret of CONTRACT.md §1: configured, or generated once and kept in the data dir (0600). */
+export function jwtSecretFor(config: Config): string {
+  if (config.jwtSecret) return config.jwtSecret
+  const file = path.join(config.dataDir, 'jwt-secret')
+  try {
+    return fs.readFileSync(file, 'utf8').trim()
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+  }
+  fs.mkdirSync(config.dataDir, { recursive: true })
+  const secret = randomBytes(32).toString('base64url')
+  try {
+    fs.writeFileSync(file, secret + '\n', { mode: 0o600, flag: 'wx' })
+    return secret
+  } catch (err) {
+    // another process created it first: use theirs
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return fs.readFileSync(file, 'utf8').trim()
+    throw err
+  }
+}
+
+export async function buildApp(config: Config, options: BuildOptions = {}) {
+  const jwtSecret = jwtSecretFor(config)
+  const database = openDatabase(path.join(config.dataDir, 'cairn.db'))
+
+  const app = Fastify({
+    logger: options.logger ?? false,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle'
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  app.setErrorHandler(errorHandler)
+  app.setNotFoundHandler(notFoundHandler)
+  app.addSchema(ErrorSchema)
+
+  // the API documentation is public
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith('/api/docs')) route.config = { ...route.config, auth: 'public' }
+  })
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: 'Cairn API', version: VERSION, description: 'Self-hosted workspace platform for AI-assisted work' },
+      servers: [{ url: config.publicUrl }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'A JWT from /api/v2/auth/login, or an API key (cairn_...)' },
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' }
+        }
+      },
+      security: [{ bearer: [] }, { apiKey: [] }]
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) || `def-${i}` }
+  })
+  await app.register(swaggerUi, { routePrefix: '/api/docs' })
+
+  await app.register(core, { config, database })
+  await app.register(auth, { jwtSecret, jwtTtlSeconds: config.jwtTtlSeconds, serviceKey: config.serviceKey })
+  await app.register(rateLimit, { limits: config.rateLimits })
+  await app.register(idempotency)
+  await app.register(requestLog)
+
+  await app.register(health, { prefix: '/api' })
+  await app.register(accounts, { prefix: '/api/v2' })
+  await app.register(apiKeys, { prefix: '/api/v2/api-keys' })
+  await app.register(developer, { prefix: '/api/v2/developer' })
+
+  return app
+}
+
+export type App = Awaited<ReturnType<typeof buildApp>>

@@ -1,0 +1,51 @@
+import Database from 'better-sqlite3'
+import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3'
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import * as tables from '../../schema/tables/index.js'
+
+export type Db = BetterSQLite3Database<typeof tables>
+
+export interface DatabaseHandle {
+  /** the raw better-sqlite3 connection, for prepared statements on hot paths */
+  sqlite: Database.Database
+  db: Db
+  close(): void
+}
+
+/** Walks up from this file to the folder holding package.json: works from src/ and from dist/src/. */
+export function projectRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url))
+  while (!fs.existsSync(path.join(dir, 'package.json'))) {
+    const parent = path.dirname(dir)
+    if (parent === dir) throw new Error('package.json not found above ' + fileURLToPath(import.meta.url))
+    dir = parent
+  }
+  return dir
+}
+
+export function openDatabase(file: string): DatabaseHandle {
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  const sqlite = new Database(file)
+  sqlite.pragma('journal_mode = WAL')
+  sqlite.pragma('synchronous = NORMAL')
+  sqlite.pragma('foreign_keys = ON')
+  sqlite.pragma('busy_timeout = 5000')
+  const db = drizzle(sqlite, { schema: tables })
+  migrate(db, { migrationsFolder: path.join(projectRoot(), 'schema', 'migrations') })
+  return {
+    sqlite,
+    db,
+    close() {
+      if (!sqlite.open) return
+      sqlite.pragma('wal_checkpoint(TRUNCATE)')
+      sqlite.close()
+    }
+  }
+}
+
+export function nowIso(): string {
+  return new Date().toISOString()
+}

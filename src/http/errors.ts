@@ -1,0 +1,83 @@
+import { STATUS_CODES } from 'node:http'
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+
+const DEFAULT_CODES: Record<number, string> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  406: 'NOT_ACCEPTABLE',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  422: 'UNPROCESSABLE_ENTITY',
+  429: 'RATE_LIMITED',
+  500: 'INTERNAL_ERROR',
+  503: 'SERVICE_UNAVAILABLE'
+}
+
+/** An error meant for the client: its status, machine code and message are sent as they are. */
+export class HttpError extends Error {
+  readonly statusCode: number
+  readonly code: string
+  readonly extra?: Record<string, unknown>
+  constructor(statusCode: number, message: string, code?: string, extra?: Record<string, unknown>) {
+    super(message)
+    this.statusCode = statusCode
+    this.code = code ?? DEFAULT_CODES[statusCode] ?? 'ERROR'
+    this.extra = extra
+  }
+}
+
+export const badRequest = (message: string, code = 'BAD_REQUEST') => new HttpError(400, message, code)
+export const unauthorized = (message = 'Authentication required') => new HttpError(401, message)
+export const forbidden = (message = 'Forbidden', code = 'FORBIDDEN') => new HttpError(403, message, code)
+export const notFound = (message = 'Not found') => new HttpError(404, message)
+export const conflict = (message: string, code = 'CONFLICT') => new HttpError(409, message, code)
+
+export interface ErrorBody {
+  success: false
+  statusCode: number
+  error: string
+  code: string
+  message: string
+  [extra: string]: unknown
+}
+
+export function errorBody(statusCode: number, message: string, code?: string): ErrorBody {
+  return {
+    success: false,
+    statusCode,
+    error: STATUS_CODES[statusCode] ?? 'Error',
+    code: code ?? DEFAULT_CODES[statusCode] ?? 'ERROR',
+    message
+  }
+}
+
+/** Maps anything thrown in a request to the one error shape; 5xx never carry internal details. */
+export function toErrorBody(err: FastifyError | HttpError | Error): ErrorBody {
+  if (err instanceof HttpError) {
+    return { ...errorBody(err.statusCode, err.message, err.code), ...err.extra }
+  }
+  const fe = err as FastifyError
+  if (fe.validation) {
+    return errorBody(400, fe.message, 'VALIDATION_ERROR')
+  }
+  const status = typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 600 ? fe.statusCode : 500
+  if (status >= 500) return errorBody(status, 'Internal server error')
+  // Fastify's own client errors (bad JSON, body too large, unsupported content type): keep the message,
+  // use the generic code unless the error brings an upper-snake one of ours.
+  const code = fe.code && /^[A-Z][A-Z0-9_]*$/.test(fe.code) && !fe.code.startsWith('FST_') ? fe.code : undefined
+  return errorBody(status, fe.message, code)
+}
+
+export function errorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const body = toErrorBody(err)
+  if (body.statusCode >= 500) request.log.error({ err }, 'request failed')
+  reply.code(body.statusCode).type('application/json; charset=utf-8').send(body)
+}
+
+export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
+  reply.code(404).send(errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`))
+}

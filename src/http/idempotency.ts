@@ -1,0 +1,127 @@
+import fp from 'fastify-plugin'
+import { createHash } from 'node:crypto'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { HttpError, badRequest } from './errors.js'
+
+const TTL_MS = 24 * 60 * 60 * 1000
+/** an in-flight record older than this belongs to a request that never finished (aborted, crashed) */
+const STALE_IN_FLIGHT_MS = 5 * 60 * 1000
+
+interface StoredRow {
+  fingerprint: string
+  state: 'in_flight' | 'done'
+  status_code: number | null
+  content_type: string | null
+  body: string | null
+  created_at: string
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    idempotency: { caller: string; key: string } | null
+  }
+}
+
+function callerOf(request: FastifyRequest): string {
+  const p = request.principal
+  if (p?.apiKey) return `key:${p.apiKey.id}`
+  if (p) return `user:${p.userId}`
+  return `ip:${request.ip}`
+}
+
+/** What makes two requests "the same": method, path with query, and the body as received. */
+function fingerprint(request: FastifyRequest): string {
+  const h = createHash('sha256').update(request.method).update('\0').update(request.url).update('\0')
+  const body = request.body
+  if (body === undefined || body === null) {
+    // bodies not parsed before the handler (multipart streams) are told apart by type and length
+    h.update(String(request.headers['content-type'] ?? '')).update('\0').update(String(request.headers['content-length'] ?? ''))
+  } else if (typeof body === 'string' || Buffer.isBuffer(body)) {
+    h.update(body)
+  } else {
+    h.update(JSON.stringify(body))
+  }
+  return h.digest('hex')
+}
+
+/**
+ * Idempotency-Key on POST (CONTRACT.md §4): the first response below 500 is kept for 24 h per caller
+ * and key, and replayed for the same request; a different request gets 422, one still running 409.
+ */
+async function idempotencyPlugin(app: FastifyInstance) {
+  const sqlite = app.sqlite
+  const find = sqlite.prepare(
+    `SELECT fingerprint, state, status_code, content_type, body, created_at FROM idempotency_keys WHERE caller = ? AND key = ?`
+  )
+  const claim = sqlite.prepare(
+    `INSERT INTO idempotency_keys (caller, key, fingerprint, state, created_at) VALUES (?, ?, ?, 'in_flight', ?)`
+  )
+  const remove = sqlite.prepare(`DELETE FROM idempotency_keys WHERE caller = ? AND key = ?`)
+  const complete = sqlite.prepare(
+    `UPDATE idempotency_keys SET state = 'done', status_code = ?, content_type = ?, body = ? WHERE caller = ? AND key = ?`
+  )
+  const sweep = sqlite.prepare(`DELETE FROM idempotency_keys WHERE created_at < ?`)
+
+  const begin = sqlite.transaction((caller: string, key: string, print: string): StoredRow | undefined => {
+    const row = find.get(caller, key) as StoredRow | undefined
+    const now = Date.now()
+    const expired = row && (Date.parse(row.created_at) < now - TTL_MS ||
+      (row.state === 'in_flight' && Date.parse(row.created_at) < now - STALE_IN_FLIGHT_MS))
+    if (row && !expired) return row
+    if (row) remove.run(caller, key)
+    claim.run(caller, key, print, new Date(now).toISOString())
+    return undefined
+  })
+
+  app.decorateRequest('idempotency', null)
+
+  app.addHook('preHandler', async (request, reply) => {
+    if (request.method !== 'POST') return
+    const header = request.headers['idempotency-key']
+    if (header === undefined) return
+    const key = Array.isArray(header) ? header[0] : header
+    if (key.length < 1 || key.length > 255) throw badRequest('Idempotency-Key must be 1 to 255 characters', 'VALIDATION_ERROR')
+    const caller = callerOf(request)
+    const print = fingerprint(request)
+    const existing = begin(caller, key, print)
+    if (!existing) {
+      request.idempotency = { caller, key }
+      return
+    }
+    if (existing.fingerprint !== print) {
+      throw new HttpError(422, 'Idempotency-Key was already used with a different request', 'IDEMPOTENCY_KEY_REUSED')
+    }
+    if (existing.state === 'in_flight') {
+      throw new HttpError(409, 'A request with this Idempotency-Key is still being processed', 'IDEMPOTENCY_IN_FLIGHT')
+    }
+    reply.header('idempotency-replayed', 'true')
+    if (existing.content_type) reply.type(existing.content_type)
+    reply.code(existing.status_code ?? 200)
+    return reply.send(existing.body ?? '')
+  })
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const idem = request.idempotency
+    if (!idem) return payload
+    request.idempotency = null
+    const storable = typeof payload === 'string' || Buffer.isBuffer(payload) || payload === null || payload === undefined
+    if (reply.statusCode >= 500 || !storable) {
+      remove.run(idem.caller, idem.key)
+    } else {
+      const body = payload === null || payload === undefined ? '' : payload.toString()
+      complete.run(reply.statusCode, String(reply.getHeader('content-type') ?? ''), body, idem.caller, idem.key)
+    }
+    return payload
+  })
+
+  // a request that dies without a response must not hold its key for long
+  app.addHook('onResponse', async (request) => {
+    if (request.idempotency) remove.run(request.idempotency.caller, request.idempotency.key)
+  })
+
+  const timer = setInterval(() => sweep.run(new Date(Date.now() - TTL_MS).toISOString()), 60 * 60 * 1000)
+  timer.unref()
+  app.addHook('onClose', async () => clearInterval(timer))
+}
+
+export default fp(idempotencyPlugin, { name: 'cairn-idempotency', dependencies: ['cairn-db', 'cairn-auth'] })

@@ -1,0 +1,138 @@
+import fp from 'fastify-plugin'
+import { randomUUID } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
+import { routeAction, routeGroup } from './route-group.js'
+
+export interface DevLogEntry {
+  customerId: string
+  userId: string
+  apiKeyId: string | null
+  category: string
+  action: string
+  method?: string
+  path?: string
+  statusCode: number
+  durationMs: number
+  metadata?: unknown
+  createdAt?: string
+}
+
+export interface DevLog {
+  /** queue an entry; written with the next batch. Returns the entry's id and timestamp. */
+  record(entry: DevLogEntry): { id: string; createdAt: string }
+  /** write everything queued now (tests, shutdown) */
+  flush(): void
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    devLog: DevLog
+  }
+  interface FastifyRequest {
+    /** set by a route that records its own developer-log entry instead of the request entry */
+    skipRequestLog: boolean
+  }
+}
+
+const FLUSH_EVERY_MS = 250
+const FLUSH_AT = 500
+
+/**
+ * Records every request made with an API key into developer_logs and key_usage_daily.
+ * Entries are buffered and written in one transaction per batch, off the request's path.
+ */
+async function requestLogPlugin(app: FastifyInstance) {
+  const sqlite = app.sqlite
+  const insertLog = sqlite.prepare(
+    `INSERT INTO developer_logs (id, customer_id, user_id, api_key_id, category, action, method, path, status_code, duration_ms, metadata, created_at)
+     VALUES (@id, @customerId, @userId, @apiKeyId, @category, @action, @method, @path, @statusCode, @durationMs, @metadata, @createdAt)`
+  )
+  const bumpUsage = sqlite.prepare(
+    `INSERT INTO key_usage_daily (key_id, day, count) VALUES (?, ?, ?)
+     ON CONFLICT (key_id, day) DO UPDATE SET count = count + excluded.count`
+  )
+  const touchKey = sqlite.prepare(`UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)`)
+
+  type Row = Required<Omit<DevLogEntry, 'metadata' | 'method' | 'path'>> & { id: string; method: string | null; path: string | null; metadata: string | null }
+  let buffer: Row[] = []
+  let timer: NodeJS.Timeout | undefined
+
+  const writeBatch = sqlite.transaction((rows: Row[]) => {
+    const usage = new Map<string, number>()
+    const lastUsed = new Map<string, string>()
+    for (const row of rows) {
+      insertLog.run(row)
+      if (row.apiKeyId) {
+        const k = `${row.apiKeyId} ${row.createdAt.slice(0, 10)}`
+        usage.set(k, (usage.get(k) ?? 0) + 1)
+        const prev = lastUsed.get(row.apiKeyId)
+        if (!prev || prev < row.createdAt) lastUsed.set(row.apiKeyId, row.createdAt)
+      }
+    }
+    for (const [k, n] of usage) {
+      const [keyId, day] = k.split(' ')
+      bumpUsage.run(keyId, day, n)
+    }
+    for (const [keyId, at] of lastUsed) touchKey.run(at, keyId, at)
+  })
+
+  function flush() {
+    if (timer) { clearTimeout(timer); timer = undefined }
+    if (buffer.length === 0) return
+    const rows = buffer
+    buffer = []
+    try {
+      writeBatch(rows)
+    } catch (err) {
+      app.log.error({ err, entries: rows.length }, 'could not write developer log batch')
+    }
+  }
+
+  const devLog: DevLog = {
+    record(entry) {
+      const id = randomUUID()
+      const createdAt = entry.createdAt ?? new Date().toISOString()
+      buffer.push({
+        id,
+        customerId: entry.customerId,
+        userId: entry.userId,
+        apiKeyId: entry.apiKeyId,
+        category: entry.category,
+        action: entry.action,
+        method: entry.method ?? null,
+        path: entry.path ?? null,
+        statusCode: entry.statusCode,
+        durationMs: entry.durationMs,
+        metadata: entry.metadata === undefined ? null : JSON.stringify(entry.metadata),
+        createdAt
+      })
+      if (buffer.length >= FLUSH_AT) setImmediate(flush)
+      else if (!timer) { timer = setTimeout(flush, FLUSH_EVERY_MS); timer.unref() }
+      return { id, createdAt }
+    },
+    flush
+  }
+
+  app.decorate('devLog', devLog)
+  app.decorateRequest('skipRequestLog', false)
+
+  app.addHook('onResponse', async (request, reply) => {
+    const p = request.principal
+    if (!p?.apiKey || request.skipRequestLog || request.is404) return
+    const url = request.routeOptions.url
+    devLog.record({
+      customerId: p.customerId,
+      userId: p.userId,
+      apiKeyId: p.apiKey.id,
+      category: routeGroup(url),
+      action: request.routeOptions.config.action ?? routeAction(request.method, url),
+      method: request.method,
+      path: request.url.split('?')[0],
+      statusCode: reply.statusCode,
+      durationMs: Math.round(reply.elapsedTime)
+    })
+  })
+  app.addHook('preClose', async () => flush())
+}
+
+export default fp(requestLogPlugin, { name: 'cairn-request-log', dependencies: ['cairn-db', 'cairn-auth'] })

@@ -1,0 +1,201 @@
+import { randomUUID } from 'node:crypto'
+import type Database from 'better-sqlite3'
+import type { FastifyBaseLogger } from 'fastify'
+
+export interface JobContext {
+  jobId: string
+  /** 1 for the first run */
+  attempt: number
+  maxAttempts: number
+  /** aborted when the queue stops (graceful shutdown) */
+  signal: AbortSignal
+}
+
+export type JobHandler = (payload: unknown, ctx: JobContext) => Promise<void>
+
+export interface JobTypeOptions {
+  /** runs of a job before it is marked failed (default 5) */
+  maxAttempts?: number
+  /** first retry delay in ms, doubled per attempt, capped at 5 minutes (default 1000) */
+  backoffMs?: number
+}
+
+export interface EnqueueOptions {
+  /** epoch ms; default now */
+  runAt?: number
+  maxAttempts?: number
+}
+
+/** Thrown by a handler for a failure that retrying cannot mend: the job fails at once. */
+export class PermanentJobError extends Error {}
+
+interface JobRow {
+  id: string
+  type: string
+  payload: string
+  attempts: number
+  max_attempts: number
+}
+
+export interface JobQueue {
+  register(type: string, handler: JobHandler, options?: JobTypeOptions): void
+  enqueue(type: string, payload: unknown, options?: EnqueueOptions): string
+  start(): void
+  /** stops claiming, aborts handlers' signals and waits for the running ones to settle */
+  stop(): Promise<void>
+  /** resolves once no job is due or running (tests and benchmarks) */
+  idle(): Promise<void>
+}
+
+const MAX_BACKOFF_MS = 5 * 60_000
+/** the longest the runner sleeps when nothing is due, so jobs added by another connection are seen */
+const MAX_SLEEP_MS = 1000
+
+export function createJobQueue(sqlite: Database.Database, log: FastifyBaseLogger, concurrency = 2): JobQueue {
+  const handlers = new Map<string, { handler: JobHandler; options: Required<JobTypeOptions> }>()
+  const running = new Set<Promise<void>>()
+  const idleWaiters: Array<() => void> = []
+  const abort = new AbortController()
+  let started = false
+  let stopped = false
+  let scheduled = false
+  let timer: NodeJS.Timeout | undefined
+
+  const insert = sqlite.prepare(
+    `INSERT INTO jobs (id, type, payload, status, attempts, max_attempts, run_at, created_at, updated_at)
+     VALUES (?, ?, ?, 'queued', 0, ?, ?, ?, ?)`
+  )
+  const markDone = sqlite.prepare(`DELETE FROM jobs WHERE id = ?`)
+  const markRetry = sqlite.prepare(
+    `UPDATE jobs SET status = 'queued', run_at = ?, last_error = ?, updated_at = ? WHERE id = ?`
+  )
+  const markFailed = sqlite.prepare(
+    `UPDATE jobs SET status = 'failed', last_error = ?, updated_at = ? WHERE id = ?`
+  )
+  const requeueAbandoned = sqlite.prepare(
+    `UPDATE jobs SET status = 'queued', run_at = ?, updated_at = ? WHERE status = 'running'`
+  )
+
+  function claim(limit: number): JobRow[] {
+    const types = [...handlers.keys()]
+    if (types.length === 0 || limit <= 0) return []
+    const now = Date.now()
+    const marks = types.map(() => '?').join(',')
+    return sqlite.prepare(
+      `UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ?
+       WHERE id IN (SELECT id FROM jobs WHERE status = 'queued' AND run_at <= ? AND type IN (${marks})
+                    ORDER BY run_at LIMIT ?)
+       RETURNING id, type, payload, attempts, max_attempts`
+    ).all(new Date(now).toISOString(), now, ...types, limit) as JobRow[]
+  }
+
+  function nextDueAt(): number | undefined {
+    const types = [...handlers.keys()]
+    if (types.length === 0) return undefined
+    const row = sqlite.prepare(
+      `SELECT MIN(run_at) AS at FROM jobs WHERE status = 'queued' AND type IN (${types.map(() => '?').join(',')})`
+    ).get(...types) as { at: number | null }
+    return row.at ?? undefined
+  }
+
+  function schedule() {
+    if (!started || stopped || scheduled) return
+    scheduled = true
+    if (timer) { clearTimeout(timer); timer = undefined }
+    setImmediate(tick)
+  }
+
+  function tick() {
+    scheduled = false
+    if (stopped) return
+    const rows = claim(concurrency - running.size)
+    for (const row of rows) {
+      const p = run(row).finally(() => {
+        running.delete(p)
+        schedule()
+      })
+      running.add(p)
+    }
+    if (running.size > 0) return
+    const due = nextDueAt()
+    if (due === undefined) {
+      for (const w of idleWaiters.splice(0)) w()
+      timer = setTimeout(schedule, MAX_SLEEP_MS)
+    } else {
+      timer = setTimeout(schedule, Math.min(Math.max(due - Date.now(), 0), MAX_SLEEP_MS))
+    }
+    timer.unref()
+  }
+
+  async function run(row: JobRow) {
+    const entry = handlers.get(row.type)!
+    let payload: unknown
+    try {
+      payload = JSON.parse(row.payload)
+      await entry.handler(payload, {
+        jobId: row.id,
+        attempt: row.attempts,
+        maxAttempts: row.max_attempts,
+        signal: abort.signal
+      })
+      markDone.run(row.id)
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err)
+      const now = new Date().toISOString()
+      if (stopped && abort.signal.aborted && !(err instanceof PermanentJobError)) {
+        // interrupted by shutdown: run again after the next start, without spending an attempt
+        sqlite.prepare(`UPDATE jobs SET status = 'queued', attempts = attempts - 1, updated_at = ? WHERE id = ?`)
+          .run(now, row.id)
+        return
+      }
+      if (err instanceof PermanentJobError || row.attempts >= row.max_attempts) {
+        markFailed.run(message, now, row.id)
+        log.warn({ jobId: row.id, type: row.type, attempts: row.attempts, error: message }, 'job failed')
+      } else {
+        const delay = Math.min(entry.options.backoffMs * 2 ** (row.attempts - 1), MAX_BACKOFF_MS)
+        markRetry.run(Date.now() + delay, message, now, row.id)
+        log.info({ jobId: row.id, type: row.type, attempts: row.attempts, retryInMs: delay }, 'job will be retried')
+      }
+    }
+  }
+
+  return {
+    register(type, handler, options = {}) {
+      handlers.set(type, {
+        handler,
+        options: { maxAttempts: options.maxAttempts ?? 5, backoffMs: options.backoffMs ?? 1000 }
+      })
+      schedule()
+    },
+    enqueue(type, payload, options = {}) {
+      const id = randomUUID()
+      const now = new Date().toISOString()
+      const maxAttempts = options.maxAttempts ?? handlers.get(type)?.options.maxAttempts ?? 5
+      insert.run(id, type, JSON.stringify(payload ?? null), maxAttempts, options.runAt ?? Date.now(), now, now)
+      schedule()
+      return id
+    },
+    start() {
+      if (started) return
+      started = true
+      // jobs that were running when the process died are picked up again
+      const { changes } = requeueAbandoned.run(Date.now(), new Date().toISOString())
+      if (changes > 0) log.info({ jobs: changes }, 'resuming jobs left running by a previous process')
+      schedule()
+    },
+    async stop() {
+      stopped = true
+      if (timer) clearTimeout(timer)
+      abort.abort()
+      await Promise.allSettled([...running])
+      for (const w of idleWaiters.splice(0)) w()
+    },
+    idle() {
+      if (stopped) return Promise.resolve()
+      return new Promise((resolve) => {
+        idleWaiters.push(resolve)
+        schedule()
+      })
+    }
+  }
+}

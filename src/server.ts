@@ -1,0 +1,34 @@
+import { loadConfig } from './config.js'
+import { buildApp, REDACTED_HEADERS } from './app.js'
+
+const config = loadConfig()
+const app = await buildApp(config, {
+  logger: { level: config.logLevel, redact: { paths: REDACTED_HEADERS, censor: '[redacted]' } }
+})
+
+let closing = false
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    if (closing) return
+    closing = true
+    app.log.info({ signal }, 'shutting down')
+    const force = setTimeout(() => {
+      app.log.error('graceful shutdown timed out')
+      process.exit(1)
+    }, 30_000)
+    force.unref()
+    app.close().then(
+      () => process.exit(0),
+      (err) => { app.log.error({ err }, 'error during shutdown'); process.exit(1) }
+    )
+  })
+}
+
+try {
+  await app.listen({ host: config.host, port: config.port })
+  app.log.info({ dataDir: config.dataDir }, 'Cairn is ready')
+} catch (err) {
+  app.log.error({ err }, 'could not start')
+  await app.close().catch(() => undefined)
+  process.exit(1)
+}

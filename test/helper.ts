@@ -1,0 +1,74 @@
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import type { Test } from 'tap'
+import { loadConfig, type Config } from '../src/config.js'
+import { buildApp, type App, type BuildOptions } from '../src/app.js'
+
+export interface BuildTestOptions extends BuildOptions {
+  config?: Partial<Config>
+  /** a data dir to reuse (restart tests); default a fresh temp dir removed at teardown */
+  dataDir?: string
+  /** runs before the app is ready: register extra test routes here */
+  before?: (app: App) => void | Promise<void>
+}
+
+export function tempDir(t: Test): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-test-'))
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+/** An app on a fresh temp database; sign-up open so tests can make several organizations. */
+export async function build(t: Test, options: BuildTestOptions = {}): Promise<App> {
+  const dataDir = options.dataDir ?? tempDir(t)
+  const config: Config = { ...loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_SIGNUP: 'open' }), ...options.config }
+  const app = await buildApp(config, { logger: options.logger })
+  t.teardown(() => app.close())
+  if (options.before) await options.before(app)
+  await app.ready()
+  return app
+}
+
+export interface TestUser {
+  token: string
+  userId: string
+  customerId: string
+  workspaceId: string
+  email: string
+  password: string
+  auth: { authorization: string }
+}
+
+let counter = 0
+export async function signup(app: App, email?: string): Promise<TestUser> {
+  const address = email ?? `user${++counter}-${process.pid}@example.test`
+  const password = 'correct horse battery'
+  const res = await app.inject({ method: 'POST', url: '/api/v2/auth/signup', payload: { email: address, password } })
+  if (res.statusCode !== 201) throw new Error(`signup failed: ${res.statusCode} ${res.body}`)
+  const d = res.json().data
+  return {
+    token: d.token, userId: d.user.id, customerId: d.customerId, workspaceId: d.workspaceId,
+    email: address, password, auth: { authorization: `Bearer ${d.token}` }
+  }
+}
+
+/** A second user in the same organization, created by its owner. */
+export async function addUser(app: App, owner: TestUser, role: 'admin' | 'member' = 'member'): Promise<TestUser> {
+  const email = `member${++counter}-${process.pid}@example.test`
+  const password = 'another long password'
+  const created = await app.inject({ method: 'POST', url: '/api/v2/users', headers: owner.auth, payload: { email, password, role } })
+  if (created.statusCode !== 201) throw new Error(`add user failed: ${created.body}`)
+  const login = await app.inject({ method: 'POST', url: '/api/v2/auth/login', payload: { email, password } })
+  const token = login.json().data.token
+  return {
+    token, userId: created.json().data.id, customerId: owner.customerId, workspaceId: '',
+    email, password, auth: { authorization: `Bearer ${token}` }
+  }
+}
+
+export async function createKey(app: App, user: TestUser, scopes: string[], extra: Record<string, unknown> = {}) {
+  const res = await app.inject({ method: 'POST', url: '/api/v2/api-keys', headers: user.auth, payload: { name: 'test key', scopes, ...extra } })
+  if (res.statusCode !== 201) throw new Error(`create key failed: ${res.statusCode} ${res.body}`)
+  return res.json().data as { id: string; key: string; scopes: string[]; workspace_id: string | null }
+}

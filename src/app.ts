@@ -26,9 +26,14 @@ export interface BuildOptions {
 }
 
 /** Headers that carry credentials: never written to a log line. */
-export const REDACTED_HEADERS = [
+const REDACTED_HEADERS = [
   'req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["x-service-key"]', 'req.headers.cookie'
 ]
+
+/** The service's logger settings: JSON lines, credentials redacted. */
+export function loggerOptions(level: string, stream?: { write(line: string): void }) {
+  return { level, redact: { paths: REDACTED_HEADERS, censor: '[redacted]' }, ...(stream ? { stream } : {}) }
+}
 
 /** The JWT secret of CONTRACT.md §1: configured, or generated once and kept in the data dir (0600). */
 export function jwtSecretFor(config: Config): string {

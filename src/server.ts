@@ -1,10 +1,8 @@
 import { loadConfig } from './config.js'
-import { buildApp, REDACTED_HEADERS } from './app.js'
+import { buildApp, loggerOptions } from './app.js'
 
 const config = loadConfig()
-const app = await buildApp(config, {
-  logger: { level: config.logLevel, redact: { paths: REDACTED_HEADERS, censor: '[redacted]' } }
-})
+const app = await buildApp(config, { logger: loggerOptions(config.logLevel) })
 
 let closing = false
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { createHmac, randomBytes } from 'node:crypto'
 import { build, signup, addUser, createKey, type TestUser } from './helper.js'
 import type { App } from '../src/app.js'
@@ -193,7 +193,7 @@ t.test('usage route by the capability table: read allows, others 403; owner only
   t.equal((await app.inject({ url: usageUrl(mateKey.id), headers: u.auth })).statusCode, 404, 'even for the org owner')
 })
 
-async function buildWithContextRoute(t: Parameters<Parameters<typeof import('tap').test>[1]>[0]): Promise<App> {
+async function buildWithContextRoute(t: Test): Promise<App> {
   return build(t, {
     before: (app) => {
       app.get('/api/v2/test/context', { config: { auth: 'jwt' } }, async (request) => {

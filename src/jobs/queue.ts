@@ -124,7 +124,8 @@ export function createJobQueue(sqlite: Database.Database, log: FastifyBaseLogger
     } else {
       timer = setTimeout(schedule, Math.min(Math.max(due - Date.now(), 0), MAX_SLEEP_MS))
     }
-    timer.unref()
+    // an idle() waiter keeps the process alive; otherwise the runner never does
+    if (idleWaiters.length === 0) timer.unref()
   }
 
   async function run(row: JobRow) {

@@ -1,0 +1,97 @@
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { build, tempDir } from './helper.js'
+import { PermanentJobError } from '../src/jobs/queue.js'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+
+interface JobRow { status: string; attempts: number; last_error: string | null }
+
+t.test('runs jobs in the background with their payload', async (t) => {
+  const app = await build(t)
+  const seen: unknown[] = []
+  app.jobs.register('test.echo', async (payload) => { seen.push(payload) })
+  const before = Date.now()
+  for (let i = 0; i < 5; i++) app.jobs.enqueue('test.echo', { i })
+  t.ok(Date.now() - before < 50, 'enqueue does not wait for the job')
+  await app.jobs.idle()
+  t.same(seen.map((p) => (p as { i: number }).i).sort(), [0, 1, 2, 3, 4])
+  t.equal((app.sqlite.prepare('SELECT COUNT(*) AS n FROM jobs').get() as { n: number }).n, 0, 'finished jobs are removed')
+})
+
+t.test('retries with backoff, then succeeds', async (t) => {
+  const app = await build(t)
+  const times: number[] = []
+  app.jobs.register('test.flaky', async (_p, ctx) => {
+    times.push(Date.now())
+    if (ctx.attempt < 3) throw new Error(`attempt ${ctx.attempt} failed`)
+  }, { backoffMs: 40, maxAttempts: 5 })
+  app.jobs.enqueue('test.flaky', {})
+  await app.jobs.idle()
+  t.equal(times.length, 3)
+  t.ok(times[1] - times[0] >= 35, 'first retry waits the base delay')
+  t.ok(times[2] - times[1] >= 75, 'second retry waits twice as long')
+})
+
+t.test('fails after max attempts, or at once on a permanent error', async (t) => {
+  const app = await build(t)
+  let n = 0
+  app.jobs.register('test.always', async () => { n++; throw new Error('still broken') }, { backoffMs: 5, maxAttempts: 3 })
+  app.jobs.register('test.permanent', async () => { throw new PermanentJobError('cannot be mended') }, { backoffMs: 5 })
+  const a = app.jobs.enqueue('test.always', {})
+  const b = app.jobs.enqueue('test.permanent', {})
+  await app.jobs.idle()
+  const rowA = app.sqlite.prepare('SELECT status, attempts, last_error FROM jobs WHERE id = ?').get(a) as JobRow
+  const rowB = app.sqlite.prepare('SELECT status, attempts, last_error FROM jobs WHERE id = ?').get(b) as JobRow
+  t.same(rowA, { status: 'failed', attempts: 3, last_error: 'still broken' })
+  t.equal(n, 3)
+  t.same(rowB, { status: 'failed', attempts: 1, last_error: 'cannot be mended' })
+})
+
+t.test('jobs scheduled for later wait their turn', async (t) => {
+  const app = await build(t)
+  let ranAt = 0
+  app.jobs.register('test.later', async () => { ranAt = Date.now() })
+  const at = Date.now() + 150
+  app.jobs.enqueue('test.later', {}, { runAt: at })
+  await app.jobs.idle()
+  t.ok(ranAt >= at, 'not before runAt')
+})
+
+t.test('a graceful stop puts the running job back without spending an attempt', async (t) => {
+  const dataDir = tempDir(t)
+  const first = await build(t, { dataDir })
+  let started = false
+  first.jobs.register('test.long', async (_p, ctx) => {
+    started = true
+    await new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted'))))
+  })
+  const id = first.jobs.enqueue('test.long', {})
+  while (!started) await new Promise((r) => setTimeout(r, 5))
+  await first.close()
+  const second = await build(t, { dataDir })
+  const row = second.sqlite.prepare('SELECT status, attempts FROM jobs WHERE id = ?').get(id) as JobRow
+  t.same(row, { status: 'queued', attempts: 0 })
+})
+
+t.test('jobs left running by a killed process are picked up at start', async (t) => {
+  const dataDir = tempDir(t)
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'fixtures', 'job-worker.ts'), dataDir], { stdio: ['ignore', 'pipe', 'inherit'] })
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => { if (chunk.toString().includes('running')) resolve() })
+    child.on('exit', (code) => reject(new Error(`worker exited early with ${code}`)))
+  })
+  child.kill('SIGKILL')
+  await new Promise((r) => child.once('exit', r))
+
+  const app = await build(t, { dataDir })
+  const left = app.sqlite.prepare(`SELECT status, attempts FROM jobs WHERE type = 'test.hang'`).get() as JobRow
+  t.same(left, { status: 'queued', attempts: 1 }, 'requeued at start; the killed run counts as an attempt')
+  const got: unknown[] = []
+  app.jobs.register('test.hang', async (payload, ctx) => { got.push({ payload, attempt: ctx.attempt }) })
+  await app.jobs.idle()
+  t.same(got, [{ payload: { note: 'survive me' }, attempt: 2 }])
+  t.equal((app.sqlite.prepare('SELECT COUNT(*) AS n FROM jobs').get() as { n: number }).n, 0)
+})

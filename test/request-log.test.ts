@@ -1,0 +1,79 @@
+import t from 'tap'
+import { randomBytes } from 'node:crypto'
+import { build, signup, createKey } from './helper.js'
+import { loggerOptions } from '../src/app.js'
+
+interface LogRow { api_key_id: string; category: string; action: string; method: string; path: string; status_code: number; duration_ms: number; user_id: string }
+
+t.test('every API-key request is recorded with key, group, action, status and duration; usage counts per day', async (t) => {
+  const app = await build(t)
+  const u = await signup(app)
+  const reader = await createKey(app, u, ['read'])
+  const writer = await createKey(app, u, ['write'])
+  const url = `/api/v2/developer/api-keys/${reader.id}/usage`
+  t.equal((await app.inject({ url, headers: { 'x-api-key': reader.key } })).statusCode, 200)
+  t.equal((await app.inject({ url: url + '?days=3', headers: { authorization: `Bearer ${reader.key}` } })).statusCode, 200)
+  t.equal((await app.inject({ url, headers: { 'x-api-key': writer.key } })).statusCode, 403)
+  t.equal((await app.inject({ url, headers: u.auth })).statusCode, 200, 'JWT requests are not API-key requests')
+  app.devLog.flush()
+
+  const rows = app.sqlite.prepare('SELECT * FROM developer_logs ORDER BY seq').all() as LogRow[]
+  t.equal(rows.length, 3)
+  t.same(rows.map((r) => [r.api_key_id, r.category, r.action, r.method, r.path, r.status_code]), [
+    [reader.id, 'developer', 'developer.key_usage', 'GET', url, 200],
+    [reader.id, 'developer', 'developer.key_usage', 'GET', url, 200],
+    [writer.id, 'developer', 'developer.key_usage', 'GET', url, 403]
+  ])
+  t.ok(rows.every((r) => Number.isInteger(r.duration_ms) && r.duration_ms >= 0 && r.user_id === u.userId))
+
+  const usage = await app.inject({ url: url + '?days=7', headers: { 'x-api-key': reader.key } })
+  const d = usage.json().data
+  t.equal(d.key_id, reader.id)
+  t.equal(d.days, 7)
+  t.equal(d.sparkline.length, 7)
+  t.same(d.sparkline.slice(0, 6), [0, 0, 0, 0, 0, 0])
+  t.equal(d.sparkline[6], 2, 'today counts the two earlier requests (this one is recorded after it answers)')
+  const key = await app.inject({ url: `/api/v2/api-keys/${reader.id}`, headers: u.auth })
+  t.type(key.json().data.last_used_at, 'string', 'last_used_at is kept')
+})
+
+t.test('usage sparkline counts each UTC day in its slot', async (t) => {
+  const app = await build(t)
+  const u = await signup(app)
+  const k = await createKey(app, u, ['read'])
+  const day = (offset: number) => new Date(Date.now() - offset * 86_400_000).toISOString().slice(0, 10)
+  const put = app.sqlite.prepare('INSERT INTO key_usage_daily (key_id, day, count) VALUES (?, ?, ?)')
+  put.run(k.id, day(0), 5)
+  put.run(k.id, day(1), 4)
+  put.run(k.id, day(3), 2)
+  put.run(k.id, day(10), 99)
+  const res = await app.inject({ url: `/api/v2/developer/api-keys/${k.id}/usage?days=4`, headers: u.auth })
+  t.same(res.json().data.sparkline, [2, 0, 4, 5])
+})
+
+t.test('nothing secret reaches the log', async (t) => {
+  const lines: string[] = []
+  const serviceKey = 'svc-' + randomBytes(24).toString('hex')
+  const app = await build(t, {
+    logger: loggerOptions('trace', { write: (line: string) => { lines.push(line) } }),
+    config: { serviceKey }
+  })
+  const u = await signup(app)
+  const login = await app.inject({ method: 'POST', url: '/api/v2/auth/login', payload: { email: u.email, password: u.password } })
+  const jwt = login.json().data.token
+  const k = await createKey(app, u, ['read'])
+  await app.inject({ url: `/api/v2/developer/api-keys/${k.id}/usage`, headers: { 'x-api-key': k.key } })
+  await app.inject({ url: `/api/v2/developer/api-keys/${k.id}/usage`, headers: { authorization: `Bearer ${k.key}` } })
+  await app.inject({ url: '/api/v2/auth/me', headers: { 'x-service-key': serviceKey } })
+  await app.inject({ method: 'POST', url: '/api/v2/auth/login', payload: { email: u.email, password: 'a wrong password guess' } })
+  await app.inject({ method: 'POST', url: `/api/v2/api-keys/${k.id}/rotate`, headers: { authorization: `Bearer ${jwt}` } })
+  const hash = (app.sqlite.prepare('SELECT key_hash FROM api_keys WHERE id = ?').get(k.id) as { key_hash: string }).key_hash
+  const pwHash = (app.sqlite.prepare('SELECT password_hash FROM users WHERE id = ?').get(u.userId) as { password_hash: string }).password_hash
+
+  const log = lines.join('')
+  t.ok(lines.length > 10, 'requests were logged')
+  for (const [name, secret] of [['password', u.password], ['wrong password', 'a wrong password guess'], ['API key', k.key],
+    ['key hash', hash], ['password hash', pwHash], ['JWT', jwt], ['sign-up JWT', u.token], ['service key', serviceKey]]) {
+    t.notOk(log.includes(secret), `no ${name} in the log`)
+  }
+})

@@ -14,7 +14,7 @@ const normalizeEmail = (email: string) => email.trim().toLowerCase()
 
 /** Sign-up, login, the caller's profile, users of an organization, workspaces and their members. */
 const accounts: FastifyPluginAsyncTypebox = async (app) => {
-  const store = createAccountStore(app.db)
+  const store = createAccountStore(app.db, app.sqlite)
   const { signup, jwtTtlSeconds } = app.config
 
   const issueToken = (userId: string, customerId: string) => app.jwt.sign({ sub: userId, cid: customerId })
@@ -87,11 +87,10 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
     schema: { tags: ['accounts'], summary: 'The caller, their organization and workspaces', response: { 200: MeResponse, ...errors(403) } }
   }, async (request) => {
     const p = requirePrincipal(request)
-    const user = store.userById(p.userId)!
     return {
       success: true as const,
       data: {
-        user: { id: user.id, email: user.email, name: user.name },
+        user: store.profile(p.userId)!,
         customerId: p.customerId,
         orgRole: p.orgRole,
         workspaces: store.workspacesOf(p.userId)

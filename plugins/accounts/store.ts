@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import { and, asc, eq, sql } from 'drizzle-orm'
+import type Database from 'better-sqlite3'
+import { and, eq, sql } from 'drizzle-orm'
 import type { Db } from '../../src/db/index.js'
 import { nowIso } from '../../src/db/index.js'
 import { organizations, users, workspaces, workspaceMembers } from '../../schema/tables/accounts.js'
@@ -12,16 +13,22 @@ export interface NewAccount {
   organizationName: string
 }
 
-export function createAccountStore(db: Db) {
+export function createAccountStore(db: Db, sqlite: Database.Database) {
   const userByEmail = db.select().from(users).where(eq(users.email, sql.placeholder('email'))).prepare()
+  // hot paths (every /auth/me): plain prepared statements, no row mapping
+  const profile = sqlite.prepare(`SELECT id, email, name FROM users WHERE id = ?`)
+  const workspacesOf = sqlite.prepare(
+    `SELECT w.id, w.name, m.role FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id
+     WHERE m.user_id = ? ORDER BY w.created_at, w.id`
+  )
 
   return {
     userByEmail(email: string) {
       return userByEmail.get({ email })
     },
 
-    userById(id: string) {
-      return db.select().from(users).where(eq(users.id, id)).get()
+    profile(id: string) {
+      return profile.get(id) as { id: string; email: string; name: string } | undefined
     },
 
     /**
@@ -56,12 +63,7 @@ export function createAccountStore(db: Db) {
     },
 
     workspacesOf(userId: string) {
-      return db.select({ id: workspaces.id, name: workspaces.name, role: workspaceMembers.role })
-        .from(workspaceMembers)
-        .innerJoin(workspaces, eq(workspaces.id, workspaceMembers.workspaceId))
-        .where(eq(workspaceMembers.userId, userId))
-        .orderBy(asc(workspaces.createdAt), asc(workspaces.id))
-        .all()
+      return workspacesOf.all(userId) as Array<{ id: string; name: string; role: WorkspaceRole }>
     },
 
     createWorkspace(customerId: string, userId: string, name: string) {

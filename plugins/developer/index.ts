@@ -20,8 +20,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request) => {
     const p = requirePrincipal(request)
-    app.devLog.flush()
-    const sparkline = usage.sparkline(p.userId, request.params.id, request.query.days)
+    const sparkline = usage.sparkline(p.userId, request.params.id, request.query.days, app.devLog.pendingUsage(request.params.id))
     if (!sparkline) throw notFound('API key not found')
     return { success: true as const, data: { key_id: request.params.id, days: request.query.days, sparkline } }
   })

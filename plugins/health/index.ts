@@ -1,12 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { VERSION } from '../../src/version.js'
+import { StringEnum } from '../../schema/api/common.js'
 
 const HealthResponse = Type.Object({
-  status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
+  status: StringEnum(['ok', 'degraded']),
   version: Type.String(),
   uptime: Type.Number({ description: 'seconds since start' }),
-  database: Type.Union([Type.Literal('ok'), Type.Literal('error')]),
+  database: StringEnum(['ok', 'error']),
   timestamp: Type.String({ format: 'date-time' })
 })
 

@@ -1,11 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Uuid, Timestamp } from './common.js'
+import { Uuid, Timestamp, StringEnum } from './common.js'
 
 const Email = Type.String({ format: 'email', maxLength: 254 })
 const Password = Type.String({ minLength: 8, maxLength: 1024 })
 const Name = Type.String({ minLength: 1, maxLength: 200 })
-export const OrgRoleSchema = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')])
-const AssignableRole = Type.Union([Type.Literal('admin'), Type.Literal('member')])
+export const OrgRoleSchema = StringEnum(['owner', 'admin', 'member'])
+const AssignableRole = StringEnum(['admin', 'member'])
 
 export const UserSchema = Type.Object({ id: Uuid, email: Type.String(), name: Type.String() })
 
@@ -63,7 +63,7 @@ export type CreateWorkspaceBody = Static<typeof CreateWorkspaceBody>
 
 export const CreateWorkspaceResponse = Type.Object({
   success: Type.Literal(true),
-  data: Type.Object({ id: Uuid, name: Type.String(), customer_id: Uuid, role: Type.Literal('owner') })
+  data: Type.Object({ id: Uuid, name: Type.String(), customer_id: Uuid, role: StringEnum(['owner']) })
 })
 
 export const ListWorkspacesResponse = Type.Object({ success: Type.Literal(true), data: Type.Array(WorkspaceSummary) })

@@ -1,8 +1,20 @@
-import { Type, type TSchema } from '@sinclair/typebox'
+import { Type, type Static, type TString, type TNumber, type TInteger, type TBoolean } from '@sinclair/typebox'
 
 export const Uuid = Type.String({ format: 'uuid' })
 export const Timestamp = Type.String({ format: 'date-time' })
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+
+/**
+ * A primitive or null, as `type: [t, "null"]` rather than anyOf: response serialisation stays a plain
+ * type switch (anyOf makes fast-json-stringify validate each branch per value).
+ */
+export const Nullable = <T extends TString | TNumber | TInteger | TBoolean>(schema: T) =>
+  Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type, 'null'] })
+
+/** A string out of a fixed list, as a JSON Schema `enum` (not a union of literals). */
+export const StringEnum = <const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options })
+
+
 
 export const ErrorSchema = Type.Object({
   success: Type.Literal(false),

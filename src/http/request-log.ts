@@ -22,6 +22,8 @@ export interface DevLog {
   record(entry: DevLogEntry): { id: string; createdAt: string }
   /** write everything queued now (tests, shutdown) */
   flush(): void
+  /** requests by this key still waiting in the buffer, per UTC day (YYYY-MM-DD) */
+  pendingUsage(keyId: string): Map<string, number>
 }
 
 declare module 'fastify' {
@@ -55,6 +57,8 @@ async function requestLogPlugin(app: FastifyInstance) {
 
   type Row = Required<Omit<DevLogEntry, 'metadata' | 'method' | 'path'>> & { id: string; method: string | null; path: string | null; metadata: string | null }
   let buffer: Row[] = []
+  /** per key, per UTC day: requests in `buffer`, so usage reads are exact without forcing a write */
+  let pending = new Map<string, Map<string, number>>()
   let timer: NodeJS.Timeout | undefined
 
   const writeBatch = sqlite.transaction((rows: Row[]) => {
@@ -81,6 +85,7 @@ async function requestLogPlugin(app: FastifyInstance) {
     if (buffer.length === 0) return
     const rows = buffer
     buffer = []
+    pending = new Map()
     try {
       writeBatch(rows)
     } catch (err) {
@@ -106,11 +111,20 @@ async function requestLogPlugin(app: FastifyInstance) {
         metadata: entry.metadata === undefined ? null : JSON.stringify(entry.metadata),
         createdAt
       })
+      if (entry.apiKeyId) {
+        let days = pending.get(entry.apiKeyId)
+        if (!days) pending.set(entry.apiKeyId, (days = new Map()))
+        const day = createdAt.slice(0, 10)
+        days.set(day, (days.get(day) ?? 0) + 1)
+      }
       if (buffer.length >= FLUSH_AT) setImmediate(flush)
       else if (!timer) { timer = setTimeout(flush, FLUSH_EVERY_MS); timer.unref() }
       return { id, createdAt }
     },
-    flush
+    flush,
+    pendingUsage(keyId) {
+      return pending.get(keyId) ?? new Map()
+    }
   }
 
   app.decorate('devLog', devLog)

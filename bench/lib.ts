@@ -1,0 +1,40 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import autocannon from 'autocannon'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+
+/** Starts bench/server.ts in a child process and resolves with its first JSON line. */
+export async function startServer<T>(mode: string): Promise<{ info: T; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'server.ts'), mode], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const info = await new Promise<T>((resolve, reject) => {
+    let out = ''
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString()
+      const nl = out.indexOf('\n')
+      if (nl >= 0) resolve(JSON.parse(out.slice(0, nl)) as T)
+    })
+    child.on('exit', (code) => reject(new Error(`bench server ${mode} exited with ${code}`)))
+  })
+  return { info, child }
+}
+
+export async function stopServer(child: ChildProcess) {
+  const done = new Promise((r) => child.once('exit', r))
+  child.kill('SIGTERM')
+  await done
+}
+
+export interface Load { requestsPerSec: number; p50: number; p99: number; non2xx: number }
+
+export async function load(url: string, headers: Record<string, string> = {}, seconds = 8, connections = 10): Promise<Load> {
+  // a short warm-up, then the measured run
+  await autocannon({ url, headers, duration: 1, connections })
+  const r = await autocannon({ url, headers, duration: seconds, connections })
+  return { requestsPerSec: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx }
+}
+
+export function table(rows: Array<Record<string, string | number>>) {
+  console.table(rows)
+}

@@ -1,0 +1,35 @@
+// A server for the benchmarks, in its own process: `bare` (Fastify hello-world) or `cairn`.
+// Prints one JSON line with its address (and, for cairn, credentials) once it listens.
+import Fastify from 'fastify'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { loadConfig } from '../src/config.js'
+import { buildApp } from '../src/app.js'
+
+const mode = process.argv[2]
+
+if (mode === 'bare') {
+  const app = Fastify()
+  app.get('/hello', async () => ({ hello: 'world' }))
+  const address = await app.listen({ host: '127.0.0.1', port: 0 })
+  console.log(JSON.stringify({ address }))
+} else if (mode === 'cairn') {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-'))
+  process.on('exit', () => fs.rmSync(dataDir, { recursive: true, force: true }))
+  const config = {
+    ...loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_SIGNUP: 'open' }),
+    rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
+  }
+  const app = await buildApp(config)
+  const address = await app.listen({ host: '127.0.0.1', port: 0 })
+  const signup = await app.inject({ method: 'POST', url: '/api/v2/auth/signup', payload: { email: 'bench@example.test', password: 'benchmark password' } })
+  const token = signup.json().data.token as string
+  const key = await app.inject({ method: 'POST', url: '/api/v2/api-keys', headers: { authorization: `Bearer ${token}` }, payload: { name: 'bench', scopes: ['read'] } })
+  const { id, key: apiKey } = key.json().data as { id: string; key: string }
+  console.log(JSON.stringify({ address, token, keyId: id, apiKey }))
+  process.on('SIGTERM', () => { void app.close().then(() => process.exit(0)) })
+} else {
+  console.error('usage: server.ts bare|cairn')
+  process.exit(2)
+}

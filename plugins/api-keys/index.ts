@@ -11,7 +11,7 @@ const apiKeysPlugin: FastifyPluginAsyncTypebox = async (app) => {
   const store = createApiKeyStore(app.db)
   const jwtOnly = { auth: 'jwt' as const }
 
-  app.post('/', {
+  app.post('', {
     config: jwtOnly,
     schema: {
       tags: ['api-keys'],
@@ -40,7 +40,7 @@ const apiKeysPlugin: FastifyPluginAsyncTypebox = async (app) => {
     }
   })
 
-  app.get('/', {
+  app.get('', {
     config: jwtOnly,
     schema: { tags: ['api-keys'], summary: 'The caller\'s API keys (values never shown)', response: { 200: ListApiKeysResponse, ...errors(403) } }
   }, async (request) => ({ success: true as const, data: store.list(requirePrincipal(request).userId) }))

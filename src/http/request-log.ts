@@ -82,7 +82,7 @@ async function requestLogPlugin(app: FastifyInstance) {
 
   function flush() {
     if (timer) { clearTimeout(timer); timer = undefined }
-    if (buffer.length === 0) return
+    if (buffer.length === 0 || !sqlite.open) return
     const rows = buffer
     buffer = []
     pending = new Map()
@@ -146,7 +146,8 @@ async function requestLogPlugin(app: FastifyInstance) {
       durationMs: Math.round(reply.elapsedTime)
     })
   })
-  app.addHook('preClose', async () => flush())
+  // onClose hooks run in reverse registration order: this one after in-flight requests, before the database closes
+  app.addHook('onClose', async () => flush())
 }
 
 export default fp(requestLogPlugin, { name: 'cairn-request-log', dependencies: ['cairn-db', 'cairn-auth'] })

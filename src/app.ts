@@ -19,6 +19,7 @@ import health from '../plugins/health/index.js'
 import accounts from '../plugins/accounts/index.js'
 import apiKeys from '../plugins/api-keys/index.js'
 import developer from '../plugins/developer/index.js'
+import artifacts from '../plugins/artifacts/index.js'
 
 export interface BuildOptions {
   /** a Fastify logger setting; default: no logging (tests) */
@@ -102,6 +103,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   await app.register(accounts, { prefix: '/api/v2' })
   await app.register(apiKeys, { prefix: '/api/v2/api-keys' })
   await app.register(developer, { prefix: '/api/v2/developer' })
+  await app.register(artifacts, { prefix: '/api/v2/artifacts' })
 
   return app
 }

@@ -46,6 +46,12 @@ export function openDatabase(file: string): DatabaseHandle {
   }
 }
 
+let lastStamp = 0
+/**
+ * The current time as ISO 8601 with milliseconds, strictly increasing within the process: rows written in
+ * the same millisecond still sort in the order they were made ("newest first", chain order).
+ */
 export function nowIso(): string {
-  return new Date().toISOString()
+  lastStamp = Math.max(Date.now(), lastStamp + 1)
+  return new Date(lastStamp).toISOString()
 }

@@ -1,0 +1,261 @@
+import { randomUUID } from 'node:crypto'
+import { and, count, desc, eq, inArray, type SQL } from 'drizzle-orm'
+import type Database from 'better-sqlite3'
+import type { Db } from '../../src/db/index.js'
+import { nowIso } from '../../src/db/index.js'
+import { artifacts, artifactComments, artifactTombstones } from '../../schema/tables/artifacts.js'
+import type {
+  CreateArtifactBody, UpdateArtifactBody, ListArtifactsQuery, ArtifactStatus
+} from '../../schema/api/artifacts.js'
+
+type Row = typeof artifacts.$inferSelect
+type CommentRow = typeof artifactComments.$inferSelect
+
+/** Who acts and where: every query is confined to this workspace of this organization. */
+export interface Scope {
+  customerId: string
+  workspaceId: string
+  userId: string
+}
+
+export function toArtifact(row: Row) {
+  return {
+    id: row.id,
+    workspace_id: row.workspaceId,
+    customer_id: row.customerId,
+    type: row.type,
+    subtype: row.subtype,
+    title: row.title,
+    content: JSON.parse(row.content) as Record<string, unknown>,
+    status: row.status,
+    workflow_id: row.workflowId,
+    workflow_run_id: row.workflowRunId,
+    conversation_id: row.conversationId,
+    message_id: row.messageId,
+    parent_artifact_id: row.parentArtifactId,
+    confidence_score: row.confidenceScore,
+    review_policy: row.reviewPolicy,
+    reviewed_by: row.reviewedBy,
+    created_by: row.createdBy,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt
+  }
+}
+
+function toComment(row: CommentRow) {
+  return {
+    id: row.id,
+    user_id: row.userId,
+    content: row.content,
+    ...(row.position === null ? {} : { position: JSON.parse(row.position) as Record<string, unknown> }),
+    created_at: row.createdAt
+  }
+}
+
+const summary = (row: Row) => ({
+  id: row.id, type: row.type, subtype: row.subtype, title: row.title,
+  status: row.status, created_at: row.createdAt, updated_at: row.updatedAt
+})
+
+/** A reference (parent or related artifact) that is not a live artifact of the workspace. */
+export class InvalidReference extends Error {
+  constructor(readonly field: string, readonly ids: string[]) {
+    super(`${field} must name artifacts of this workspace; not found: ${ids.join(', ')}`)
+  }
+}
+
+// Every artifact linked to the start through parent links, both ways and through branches; deleted
+// versions (tombstones) still connect their neighbours. Each step is an indexed look-up (primary keys
+// and the parent indexes); UNION stops at artifacts already reached. CROSS JOIN keeps SQLite from
+// scanning the workspace: the chain's ids drive primary-key look-ups.
+export const CHAIN_SQL = `
+    WITH RECURSIVE chain(id) AS (
+      SELECT @id
+      UNION
+      SELECT a.parent_artifact_id FROM artifacts a JOIN chain c ON a.id = c.id WHERE a.parent_artifact_id IS NOT NULL
+      UNION
+      SELECT t.parent_artifact_id FROM artifact_tombstones t JOIN chain c ON t.id = c.id WHERE t.parent_artifact_id IS NOT NULL
+      UNION
+      SELECT a.id FROM artifacts a JOIN chain c ON a.parent_artifact_id = c.id
+      UNION
+      SELECT t.id FROM artifact_tombstones t JOIN chain c ON t.parent_artifact_id = c.id
+    )
+    SELECT a.id, a.title, a.type, a.status, a.parent_artifact_id, a.created_at
+    FROM chain CROSS JOIN artifacts a ON a.id = chain.id
+    WHERE a.workspace_id = @workspaceId AND a.customer_id = @customerId
+    ORDER BY a.created_at, a.id`
+
+export function createArtifactStore(db: Db, sqlite: Database.Database) {
+  const inWorkspace = (s: Scope, id: string) =>
+    and(eq(artifacts.id, id), eq(artifacts.workspaceId, s.workspaceId), eq(artifacts.customerId, s.customerId))
+
+  const find = (s: Scope, id: string) => db.select().from(artifacts).where(inWorkspace(s, id)).get()
+
+  const commentsOf = (artifactId: string) =>
+    db.select().from(artifactComments).where(eq(artifactComments.artifactId, artifactId))
+      .orderBy(artifactComments.createdAt, artifactComments.id).all().map(toComment)
+
+  const detail = (row: Row, withComments: boolean) => ({
+    ...toArtifact(row),
+    related_artifacts: JSON.parse(row.relatedArtifacts) as string[],
+    ...(withComments ? { comments: commentsOf(row.id) } : {})
+  })
+
+  function checkReferences(s: Scope, field: string, ids: string[]) {
+    if (ids.length === 0) return
+    const found = new Set(db.select({ id: artifacts.id }).from(artifacts)
+      .where(and(eq(artifacts.workspaceId, s.workspaceId), inArray(artifacts.id, ids))).all().map((r) => r.id))
+    const missing = ids.filter((id) => !found.has(id))
+    if (missing.length > 0) throw new InvalidReference(field, missing)
+  }
+
+  const chainStatement = sqlite.prepare(CHAIN_SQL)
+
+  return {
+    list(s: Scope, q: ListArtifactsQuery) {
+      const filters: SQL[] = [eq(artifacts.workspaceId, s.workspaceId), eq(artifacts.customerId, s.customerId)]
+      if (q.type) filters.push(eq(artifacts.type, q.type))
+      if (q.status) filters.push(eq(artifacts.status, q.status))
+      if (q.workflow_id) filters.push(eq(artifacts.workflowId, q.workflow_id))
+      if (q.workflow_run_id) filters.push(eq(artifacts.workflowRunId, q.workflow_run_id))
+      if (q.conversation_id) filters.push(eq(artifacts.conversationId, q.conversation_id))
+      if (q.message_id) filters.push(eq(artifacts.messageId, q.message_id))
+      const where = and(...filters)
+      const rows = db.select().from(artifacts).where(where)
+        .orderBy(desc(artifacts.createdAt), desc(artifacts.id)).limit(q.limit).offset(q.offset).all()
+      const total = db.select({ n: count() }).from(artifacts).where(where).get()!.n
+      return { rows: rows.map(toArtifact), count: total }
+    },
+
+    get(s: Scope, id: string) {
+      const row = find(s, id)
+      return row && detail(row, true)
+    },
+
+    /** Throws InvalidReference for a parent or related id outside the workspace. */
+    create(s: Scope, body: CreateArtifactBody) {
+      const related = [...new Set(body.related_artifacts ?? [])]
+      return db.transaction(() => {
+        if (body.parent_artifact_id) checkReferences(s, 'parent_artifact_id', [body.parent_artifact_id])
+        checkReferences(s, 'related_artifacts', related)
+        const now = nowIso()
+        const row: Row = {
+          id: randomUUID(),
+          customerId: s.customerId,
+          workspaceId: s.workspaceId,
+          type: body.type,
+          subtype: body.subtype ?? null,
+          title: body.title,
+          content: JSON.stringify(body.content ?? {}),
+          status: 'draft',
+          workflowId: body.workflow_id ?? null,
+          workflowRunId: body.workflow_run_id ?? null,
+          conversationId: body.conversation_id ?? null,
+          messageId: body.message_id ?? null,
+          parentArtifactId: body.parent_artifact_id ?? null,
+          relatedArtifacts: JSON.stringify(related),
+          confidenceScore: body.confidence?.score ?? null,
+          reviewPolicy: body.review_policy ?? 'agent_decides',
+          reviewedBy: null,
+          createdBy: s.userId,
+          createdAt: now,
+          updatedAt: now
+        }
+        db.insert(artifacts).values(row).run()
+        return detail(row, false)
+      })
+    },
+
+    update(s: Scope, id: string, patch: UpdateArtifactBody) {
+      const set: Partial<Row> = { updatedAt: nowIso() }
+      if (patch.title !== undefined) set.title = patch.title
+      if (patch.content !== undefined) set.content = JSON.stringify(patch.content)
+      if (patch.confidence !== undefined) set.confidenceScore = patch.confidence.score
+      if (patch.review_policy !== undefined) set.reviewPolicy = patch.review_policy
+      const row = db.update(artifacts).set(set).where(inWorkspace(s, id)).returning().get()
+      return row && detail(row, false)
+    },
+
+    /** Deletes one artifact (its comments with it); a tombstone keeps its chain connected. */
+    remove(s: Scope, id: string) {
+      return db.transaction((tx) => {
+        const row = tx.select({ id: artifacts.id, parent: artifacts.parentArtifactId }).from(artifacts).where(inWorkspace(s, id)).get()
+        if (!row) return false
+        tx.insert(artifactTombstones).values({ id: row.id, workspaceId: s.workspaceId, parentArtifactId: row.parent, deletedAt: nowIso() }).run()
+        tx.delete(artifacts).where(eq(artifacts.id, row.id)).run()
+        return true
+      })
+    },
+
+    setStatus(s: Scope, id: string, status: ArtifactStatus) {
+      const row = db.update(artifacts).set({ status, reviewedBy: s.userId, updatedAt: nowIso() })
+        .where(inWorkspace(s, id)).returning().get()
+      return row && {
+        id: row.id, type: row.type, title: row.title, status: row.status, reviewed_by: row.reviewedBy, updated_at: row.updatedAt
+      }
+    },
+
+    addComment(s: Scope, id: string, content: string, position: Record<string, unknown> | undefined) {
+      return db.transaction((tx) => {
+        const now = nowIso()
+        const row = tx.update(artifacts).set({ updatedAt: now }).where(inWorkspace(s, id)).returning().get()
+        if (!row) return undefined
+        tx.insert(artifactComments).values({
+          id: randomUUID(), artifactId: id, userId: s.userId, content,
+          position: position === undefined ? null : JSON.stringify(position), createdAt: now
+        }).run()
+        return { id: row.id, type: row.type, title: row.title, comments: commentsOf(id), updated_at: row.updatedAt }
+      })
+    },
+
+    /** The original becomes superseded and a new draft version follows it, in one transaction. */
+    supersede(s: Scope, id: string, body: { title?: string; content?: Record<string, unknown>; confidence?: { score: number } }) {
+      return db.transaction((tx) => {
+        const original = tx.select().from(artifacts).where(inWorkspace(s, id)).get()
+        if (!original) return undefined
+        const now = nowIso()
+        tx.update(artifacts).set({ status: 'superseded', updatedAt: now }).where(eq(artifacts.id, id)).run()
+        const row: Row = {
+          ...original,
+          id: randomUUID(),
+          title: body.title ?? original.title,
+          content: body.content === undefined ? original.content : JSON.stringify(body.content),
+          confidenceScore: body.confidence === undefined ? original.confidenceScore : body.confidence.score,
+          status: 'draft',
+          workflowRunId: null,
+          conversationId: null,
+          messageId: null,
+          parentArtifactId: original.id,
+          relatedArtifacts: '[]',
+          reviewedBy: null,
+          createdBy: s.userId,
+          createdAt: now,
+          updatedAt: now
+        }
+        tx.insert(artifacts).values(row).run()
+        return detail(row, false)
+      })
+    },
+
+    chain(s: Scope, id: string) {
+      if (!find(s, id)) return undefined
+      return chainStatement.all({ id, workspaceId: s.workspaceId, customerId: s.customerId }) as Array<{
+        id: string; title: string; type: string; status: string; parent_artifact_id: string | null; created_at: string
+      }>
+    },
+
+    byConversation(s: Scope, conversationId: string) {
+      return db.select().from(artifacts)
+        .where(and(eq(artifacts.workspaceId, s.workspaceId), eq(artifacts.customerId, s.customerId), eq(artifacts.conversationId, conversationId)))
+        .orderBy(desc(artifacts.createdAt), desc(artifacts.id)).all().map(summary)
+    },
+
+    byWorkflowRun(s: Scope, runId: string) {
+      return db.select().from(artifacts)
+        .where(and(eq(artifacts.workspaceId, s.workspaceId), eq(artifacts.customerId, s.customerId), eq(artifacts.workflowRunId, runId)))
+        .orderBy(desc(artifacts.createdAt), desc(artifacts.id)).all().map(summary)
+    }
+  }
+}
+
+export type ArtifactStore = ReturnType<typeof createArtifactStore>

@@ -1,6 +1,7 @@
 // `npm run bench` runs every benchmark; `npm run bench -- NAME [NAME...]` runs the named ones.
 const available: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
-  http: () => import('./http.js')
+  http: () => import('./http.js'),
+  artifacts: () => import('./artifacts.js')
 }
 
 const names = process.argv.slice(2)

@@ -6,6 +6,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { loadConfig } from '../src/config.js'
 import { buildApp } from '../src/app.js'
+import { seedArtifacts } from './seed.js'
 
 const mode = process.argv[2]
 
@@ -27,7 +28,10 @@ if (mode === 'bare') {
   const token = signup.json().data.token as string
   const key = await app.inject({ method: 'POST', url: '/api/v2/api-keys', headers: { authorization: `Bearer ${token}` }, payload: { name: 'bench', scopes: ['read'] } })
   const { id, key: apiKey } = key.json().data as { id: string; key: string }
-  console.log(JSON.stringify({ address, token, keyId: id, apiKey }))
+  const seeded = process.argv[3] === 'artifacts'
+    ? seedArtifacts(app.sqlite, signup.json().data, Number(process.argv[4] ?? 100_000))
+    : {}
+  console.log(JSON.stringify({ address, token, keyId: id, apiKey, workspaceId: signup.json().data.workspaceId, ...seeded }))
   process.on('SIGTERM', () => { void app.close().then(() => process.exit(0)) })
 } else {
   console.error('usage: server.ts bare|cairn')

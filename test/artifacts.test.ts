@@ -341,3 +341,23 @@ t.test('rate limit of the group', async (t) => {
   t.equal((await app.inject({ url: `${BASE}/meta/types` })).statusCode, 200, 'an anonymous caller has its own (per IP) budget')
   t.equal((await app.inject({ url: '/api/v2/auth/me', headers: u.auth })).statusCode, 200, 'other groups unaffected')
 })
+
+t.test('the unfiltered total stays exact through creates, supersedes and deletes', async (t) => {
+  const app = await build(t, { config: { rateLimits: { knowledge: 30, voiceNotes: 100, artifacts: 0, default: 600 } } })
+  const u = await signup(app)
+  const other = await signup(app)
+  const c = client(app, u)
+  const a = await make(c)
+  const b = await make(c)
+  await make(client(app, other))
+  await c.supersede(a.id)
+  t.equal((await c.list()).json().meta.count, 3)
+  await c.del(b.id)
+  await c.del(a.id)
+  const listed = (await c.list()).json()
+  t.equal(listed.meta.count, 1)
+  t.equal(listed.data.length, 1)
+  t.equal((await client(app, other).list()).json().meta.count, 1)
+  const direct = app.sqlite.prepare('SELECT COUNT(*) AS n FROM artifacts WHERE workspace_id = ?').get(u.workspaceId) as { n: number }
+  t.equal(direct.n, 1)
+})

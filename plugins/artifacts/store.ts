@@ -3,7 +3,7 @@ import { and, count, desc, eq, inArray, type SQL } from 'drizzle-orm'
 import type Database from 'better-sqlite3'
 import type { Db } from '../../src/db/index.js'
 import { nowIso } from '../../src/db/index.js'
-import { artifacts, artifactComments, artifactTombstones } from '../../schema/tables/artifacts.js'
+import { artifacts, artifactComments, artifactTombstones, artifactCounts } from '../../schema/tables/artifacts.js'
 import type {
   CreateArtifactBody, UpdateArtifactBody, ListArtifactsQuery, ArtifactStatus
 } from '../../schema/api/artifacts.js'
@@ -123,7 +123,10 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
       const where = and(...filters)
       const rows = db.select().from(artifacts).where(where)
         .orderBy(desc(artifacts.createdAt), desc(artifacts.id)).limit(q.limit).offset(q.offset).all()
-      const total = db.select({ n: count() }).from(artifacts).where(where).get()!.n
+      // without filters the total is the trigger-kept counter; with filters, a count over the filter's index
+      const total = filters.length === 2
+        ? db.select({ n: artifactCounts.count }).from(artifactCounts).where(eq(artifactCounts.workspaceId, s.workspaceId)).get()?.n ?? 0
+        : db.select({ n: count() }).from(artifacts).where(where).get()!.n
       return { rows: rows.map(toArtifact), count: total }
     },
 

@@ -44,11 +44,11 @@ CREATE TABLE `artifacts` (
 	FOREIGN KEY (`created_by`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE no action
 );
 --> statement-breakpoint
-CREATE INDEX `artifacts_ws_created_idx` ON `artifacts` (`workspace_id`,`created_at`,`id`);--> statement-breakpoint
-CREATE INDEX `artifacts_ws_type_idx` ON `artifacts` (`workspace_id`,`type`,`created_at`);--> statement-breakpoint
-CREATE INDEX `artifacts_ws_status_idx` ON `artifacts` (`workspace_id`,`status`,`created_at`);--> statement-breakpoint
-CREATE INDEX `artifacts_ws_workflow_idx` ON `artifacts` (`workspace_id`,`workflow_id`,`created_at`);--> statement-breakpoint
-CREATE INDEX `artifacts_ws_run_idx` ON `artifacts` (`workspace_id`,`workflow_run_id`,`created_at`);--> statement-breakpoint
-CREATE INDEX `artifacts_ws_conversation_idx` ON `artifacts` (`workspace_id`,`conversation_id`,`created_at`);--> statement-breakpoint
-CREATE INDEX `artifacts_ws_message_idx` ON `artifacts` (`workspace_id`,`message_id`,`created_at`);--> statement-breakpoint
+CREATE INDEX `artifacts_ws_created_idx` ON `artifacts` (`workspace_id`,`customer_id`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `artifacts_ws_type_idx` ON `artifacts` (`workspace_id`,`customer_id`,`type`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `artifacts_ws_status_idx` ON `artifacts` (`workspace_id`,`customer_id`,`status`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `artifacts_ws_workflow_idx` ON `artifacts` (`workspace_id`,`customer_id`,`workflow_id`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `artifacts_ws_run_idx` ON `artifacts` (`workspace_id`,`customer_id`,`workflow_run_id`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `artifacts_ws_conversation_idx` ON `artifacts` (`workspace_id`,`customer_id`,`conversation_id`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `artifacts_ws_message_idx` ON `artifacts` (`workspace_id`,`customer_id`,`message_id`,`created_at`,`id`);--> statement-breakpoint
 CREATE INDEX `artifacts_parent_idx` ON `artifacts` (`parent_artifact_id`);

@@ -1,4 +1,4 @@
-import { sqliteTable, text, real, index } from 'drizzle-orm/sqlite-core'
+import { sqliteTable, text, real, integer, index } from 'drizzle-orm/sqlite-core'
 import { organizations, workspaces, users } from './accounts.js'
 
 export const artifacts = sqliteTable('artifacts', {
@@ -26,13 +26,14 @@ export const artifacts = sqliteTable('artifacts', {
   createdAt: text('created_at').notNull(),
   updatedAt: text('updated_at').notNull()
 }, (t) => [
-  index('artifacts_ws_created_idx').on(t.workspaceId, t.createdAt, t.id),
-  index('artifacts_ws_type_idx').on(t.workspaceId, t.type, t.createdAt),
-  index('artifacts_ws_status_idx').on(t.workspaceId, t.status, t.createdAt),
-  index('artifacts_ws_workflow_idx').on(t.workspaceId, t.workflowId, t.createdAt),
-  index('artifacts_ws_run_idx').on(t.workspaceId, t.workflowRunId, t.createdAt),
-  index('artifacts_ws_conversation_idx').on(t.workspaceId, t.conversationId, t.createdAt),
-  index('artifacts_ws_message_idx').on(t.workspaceId, t.messageId, t.createdAt),
+  // every list filter has its index, led by the tenant columns so counts are covered by the index alone
+  index('artifacts_ws_created_idx').on(t.workspaceId, t.customerId, t.createdAt, t.id),
+  index('artifacts_ws_type_idx').on(t.workspaceId, t.customerId, t.type, t.createdAt, t.id),
+  index('artifacts_ws_status_idx').on(t.workspaceId, t.customerId, t.status, t.createdAt, t.id),
+  index('artifacts_ws_workflow_idx').on(t.workspaceId, t.customerId, t.workflowId, t.createdAt, t.id),
+  index('artifacts_ws_run_idx').on(t.workspaceId, t.customerId, t.workflowRunId, t.createdAt, t.id),
+  index('artifacts_ws_conversation_idx').on(t.workspaceId, t.customerId, t.conversationId, t.createdAt, t.id),
+  index('artifacts_ws_message_idx').on(t.workspaceId, t.customerId, t.messageId, t.createdAt, t.id),
   index('artifacts_parent_idx').on(t.parentArtifactId)
 ])
 
@@ -53,3 +54,9 @@ export const artifactTombstones = sqliteTable('artifact_tombstones', {
   parentArtifactId: text('parent_artifact_id'),
   deletedAt: text('deleted_at').notNull()
 }, (t) => [index('artifact_tombstones_parent_idx').on(t.parentArtifactId)])
+
+/** Artifacts per workspace, kept by triggers on `artifacts` (see migration 0002): the unfiltered list total. */
+export const artifactCounts = sqliteTable('artifact_counts', {
+  workspaceId: text('workspace_id').primaryKey().references(() => workspaces.id, { onDelete: 'cascade' }),
+  count: integer('count').notNull()
+})

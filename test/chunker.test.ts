@@ -1,0 +1,90 @@
+import t from 'tap'
+import fc from 'fast-check'
+import { chunkText, passageRanges, countPassages, chunkOptionsProblem } from '../src/ingest/chunker.js'
+
+const isHigh = (c: number) => c >= 0xd800 && c <= 0xdbff
+const isLow = (c: number) => c >= 0xdc00 && c <= 0xdfff
+const splits = (text: string, i: number) => i > 0 && i < text.length && isHigh(text.charCodeAt(i - 1)) && isLow(text.charCodeAt(i))
+
+// text with words, runs of whitespace, long unbroken runs and astral characters (surrogate pairs)
+const piece = fc.oneof(
+  fc.constantFrom(' ', '\n', '\t', '  ', ' \n\n'),
+  fc.stringMatching(/^[a-zA-Zéàü]{1,12}$/),
+  fc.constantFrom('😀', '𝔘', '🎉🎉', 'a😀b', 'x'.repeat(300)),
+  fc.string({ unit: 'grapheme', maxLength: 8 })
+)
+const textArb = fc.array(piece, { maxLength: 400 }).map((parts) => parts.join(''))
+const optionsArb = fc.integer({ min: 50, max: 400 }).chain((chunkSize) =>
+  fc.record({ chunkSize: fc.constant(chunkSize), chunkOverlap: fc.integer({ min: 0, max: chunkSize - 1 }) }))
+
+t.test('invariants hold for any text and options', async (t) => {
+  fc.assert(fc.property(textArb, optionsArb, (text, options) => {
+    const ranges = [...passageRanges(text, options)]
+    const chunks = ranges.map((r) => text.slice(r.start, r.end))
+    if (text.length === 0) return ranges.length === 0
+    // cover the whole text: first starts at 0, last ends at the end
+    if (ranges[0].start !== 0 || ranges[ranges.length - 1].end !== text.length) return false
+    for (let i = 0; i < ranges.length; i++) {
+      const r = ranges[i]
+      if (chunks[i].length > options.chunkSize || chunks[i].length === 0) return false
+      if (splits(text, r.start) || splits(text, r.end)) return false
+      if (i === 0) continue
+      const prev = ranges[i - 1]
+      if (r.start <= prev.start) return false
+      // no gap
+      if (r.start > prev.end) return false
+      const overlap = prev.end - r.start
+      const exact = overlap === options.chunkOverlap
+      const grown = overlap === options.chunkOverlap + 1 && splits(text, prev.end - options.chunkOverlap)
+      const nearlyWhole = options.chunkOverlap >= prev.end - prev.start - 1 // the documented edge
+      if (!exact && !grown && !nearlyWhole) return false
+      // a boundary moved back only within the last fifth of the window
+      const full = Math.min(prev.start + options.chunkSize, text.length)
+      if (prev.end < full - Math.floor(options.chunkSize / 5) - 1) return false
+    }
+    // passage i+1 begins with the last `overlap` characters of passage i
+    for (let i = 1; i < ranges.length; i++) {
+      const shared = ranges[i - 1].end - ranges[i].start
+      if (chunks[i].slice(0, shared) !== chunks[i - 1].slice(chunks[i - 1].length - shared)) return false
+    }
+    return countPassages(text, options) === ranges.length
+  }), { numRuns: 2000 })
+  t.pass('2000 random cases')
+})
+
+t.test('concrete cases', async (t) => {
+  const words = Array.from({ length: 500 }, (_, i) => `word${i}`).join(' ')
+  const chunks = chunkText(words, { chunkSize: 1000, chunkOverlap: 200 })
+  t.ok(chunks.length > 3)
+  t.ok(chunks.every((c) => c.length <= 1000))
+  for (let i = 1; i < chunks.length; i++) t.equal(chunks[i].slice(0, 200), chunks[i - 1].slice(-200), `overlap ${i}`)
+  t.ok(chunks.slice(0, -1).every((c) => /\s$/.test(c)), 'boundaries moved back to whitespace')
+
+  const noSpaces = 'x'.repeat(2500)
+  t.same(chunkText(noSpaces, { chunkSize: 1000, chunkOverlap: 0 }).map((c) => c.length), [1000, 1000, 500])
+  t.same(chunkText('short', { chunkSize: 1000, chunkOverlap: 200 }), ['short'])
+  t.same(chunkText('', { chunkSize: 1000, chunkOverlap: 200 }), [])
+
+  // a surrogate pair right at the window edge is not split
+  const emoji = 'a'.repeat(99) + '😀' + 'b'.repeat(100)
+  const parts = chunkText(emoji, { chunkSize: 100, chunkOverlap: 10 })
+  t.equal(parts[0], 'a'.repeat(99), 'ends before the pair')
+  t.ok(parts.every((p) => !isLow(p.charCodeAt(0)) && !isHigh(p.charCodeAt(p.length - 1))))
+  // and where the overlap start would split one, the overlap grows by one
+  const text2 = 'c'.repeat(95) + '😀' + 'd'.repeat(200)
+  const r2 = [...passageRanges(text2, { chunkSize: 100, chunkOverlap: 4 })]
+  t.equal(r2[0].end, 100)
+  t.equal(r2[1].start, 95, 'starts at the pair: overlap 5 instead of 4')
+})
+
+t.test('option limits', async (t) => {
+  t.equal(chunkOptionsProblem({ chunkSize: 1000, chunkOverlap: 200 }), undefined)
+  t.equal(chunkOptionsProblem({ chunkSize: 50, chunkOverlap: 0 }), undefined)
+  t.equal(chunkOptionsProblem({ chunkSize: 20000, chunkOverlap: 19999 }), undefined)
+  t.match(chunkOptionsProblem({ chunkSize: 49, chunkOverlap: 0 }), /chunkSize/)
+  t.match(chunkOptionsProblem({ chunkSize: 20001, chunkOverlap: 0 }), /chunkSize/)
+  t.match(chunkOptionsProblem({ chunkSize: 100, chunkOverlap: 100 }), /chunkOverlap/)
+  t.match(chunkOptionsProblem({ chunkSize: 100, chunkOverlap: -1 }), /chunkOverlap/)
+  t.match(chunkOptionsProblem({ chunkSize: 100.5, chunkOverlap: 1 }), /chunkSize/)
+  t.throws(() => chunkText('abc', { chunkSize: 10, chunkOverlap: 0 }))
+})

@@ -20,10 +20,12 @@ import accounts from '../plugins/accounts/index.js'
 import apiKeys from '../plugins/api-keys/index.js'
 import developer from '../plugins/developer/index.js'
 import artifacts from '../plugins/artifacts/index.js'
+import knowledge, { type KnowledgeOptions } from '../plugins/knowledge/index.js'
 
 export interface BuildOptions {
   /** a Fastify logger setting; default: no logging (tests) */
   logger?: FastifyServerOptions['logger']
+  knowledge?: KnowledgeOptions
 }
 
 /** Headers that carry credentials: never written to a log line. */
@@ -104,6 +106,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   await app.register(apiKeys, { prefix: '/api/v2/api-keys' })
   await app.register(developer, { prefix: '/api/v2/developer' })
   await app.register(artifacts, { prefix: '/api/v2/artifacts' })
+  await app.register(knowledge, { prefix: '/api', ...options.knowledge })
 
   return app
 }

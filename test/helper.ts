@@ -72,3 +72,26 @@ export async function createKey(app: App, user: TestUser, scopes: string[], extr
   if (res.statusCode !== 201) throw new Error(`create key failed: ${res.statusCode} ${res.body}`)
   return res.json().data as { id: string; key: string; scopes: string[]; workspace_id: string | null }
 }
+
+export interface FilePart { name?: string; filename: string; content: Buffer | string; contentType?: string }
+
+/** A multipart/form-data body, built by hand so tests control every byte (names, order, sizes). */
+export function multipart(files: FilePart[], fields: Record<string, string> = {}, fieldsFirst = true) {
+  const boundary = '----cairn' + Math.random().toString(16).slice(2)
+  const chunks: Buffer[] = []
+  const addFields = () => {
+    for (const [k, v] of Object.entries(fields)) {
+      chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`))
+    }
+  }
+  if (fieldsFirst) addFields()
+  for (const f of files) {
+    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${f.name ?? 'file'}"; filename="${f.filename}"\r\n` +
+      `Content-Type: ${f.contentType ?? 'application/octet-stream'}\r\n\r\n`))
+    chunks.push(Buffer.isBuffer(f.content) ? f.content : Buffer.from(f.content))
+    chunks.push(Buffer.from('\r\n'))
+  }
+  if (!fieldsFirst) addFields()
+  chunks.push(Buffer.from(`--${boundary}--\r\n`))
+  return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } }
+}

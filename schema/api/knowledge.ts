@@ -1,0 +1,139 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { Uuid, Timestamp, Nullable, StringEnum } from './common.js'
+
+export const SCOPES = ['organization', 'workspace', 'personal'] as const
+const Scope = StringEnum(SCOPES)
+const FreeObject = Type.Object({}, { additionalProperties: true })
+
+export const TenantContext = Type.Object({ customerId: Uuid, scope: Type.String() })
+
+export const DocumentSchema = Type.Object({
+  id: Uuid,
+  fileName: Type.String(),
+  filePath: Nullable(Type.String()),
+  originalStorage: Type.String(),
+  size: Type.Integer(),
+  fileType: Type.String(),
+  category: Type.String(),
+  tags: Type.Array(Type.String()),
+  textLength: Type.Integer(),
+  chunkCount: Type.Integer(),
+  uploadedAt: Timestamp,
+  updated: Timestamp,
+  scope: Type.String(),
+  workspaceId: Nullable(Type.String()),
+  status: Type.String(),
+  metadata: FreeObject
+})
+
+export const UploadedDocument = Type.Object({
+  id: Uuid,
+  fileName: Type.String(),
+  filePath: Nullable(Type.String()),
+  originalStorage: Type.String(),
+  fileSize: Type.Integer(),
+  fileType: Type.String(),
+  textLength: Type.Integer(),
+  chunkCount: Type.Integer()
+})
+
+export const UploadResponse = Type.Object({ success: Type.Literal(true), document: UploadedDocument, message: Type.String() })
+
+export const BatchResponse = Type.Object({
+  success: Type.Literal(true),
+  results: Type.Array(Type.Object({
+    id: Uuid, fileName: Type.String(), fileSize: Type.Integer(), fileType: Type.String(),
+    textLength: Type.Integer(), chunkCount: Type.Integer(), scope: Type.String()
+  })),
+  errors: Type.Array(Type.Object({ fileName: Type.String(), error: Type.String(), code: Type.String() })),
+  successCount: Type.Integer(),
+  errorCount: Type.Integer(),
+  message: Type.String()
+})
+
+export const ListDocumentsQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+  offset: Type.Integer({ minimum: 0, default: 0 }),
+  scope: Type.Optional(Scope),
+  category: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  tag: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  workspaceId: Type.Optional(Type.String())
+})
+export type ListDocumentsQuery = Static<typeof ListDocumentsQuery>
+
+export const ListDocumentsResponse = Type.Object({
+  success: Type.Literal(true),
+  documents: Type.Array(DocumentSchema),
+  count: Type.Integer(),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+  tenantContext: TenantContext
+})
+
+export const ChunkSchema = Type.Object({ id: Uuid, text: Type.String(), chunkIndex: Type.Integer(), chunkSize: Type.Integer() })
+
+export const GetDocumentQuery = Type.Object({
+  chunkOffset: Type.Integer({ minimum: 0, default: 0 }),
+  chunkLimit: Type.Integer({ minimum: 1, maximum: 5000, default: 1000 }),
+  workspaceId: Type.Optional(Type.String())
+})
+
+export const GetDocumentResponse = Type.Object({
+  success: Type.Literal(true),
+  document: DocumentSchema,
+  chunks: Type.Array(ChunkSchema)
+})
+
+export const StatusResponse = Type.Object({
+  success: Type.Literal(true),
+  status: StringEnum(['pending', 'processing', 'indexed']),
+  processingProgress: Type.Integer({ minimum: 0, maximum: 100 }),
+  document: Type.Object({ id: Uuid, fileName: Type.String(), fileType: Type.String(), chunkCount: Type.Integer(), uploadedAt: Timestamp })
+})
+
+export const SearchBody = Type.Object({
+  query: Type.String({ minLength: 1, maxLength: 1000 }),
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+  scope: Type.Optional(Scope),
+  category: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 50 })),
+  workspaceId: Type.Optional(Type.String())
+})
+export type SearchBody = Static<typeof SearchBody>
+
+export const SearchResponse = Type.Object({
+  success: Type.Literal(true),
+  query: Type.String(),
+  results: Type.Array(Type.Object({
+    document: Type.Object({ id: Uuid, fileName: Type.String(), fileType: Type.String(), category: Type.String(), scope: Type.String() }),
+    chunk: Type.Object({ id: Uuid, text: Type.String(), chunkIndex: Type.Integer() }),
+    score: Type.Optional(Type.Number()),
+    snippet: Type.Optional(Type.String())
+  })),
+  count: Type.Integer(),
+  tenantContext: TenantContext
+})
+
+export const StatsQuery = Type.Object({ scope: Type.Optional(Scope), workspaceId: Type.Optional(Type.String()) })
+export const StatsResponse = Type.Object({
+  success: Type.Literal(true),
+  documentCount: Type.Integer(),
+  chunkCount: Type.Integer(),
+  totalCharacters: Type.Integer(),
+  fileTypes: Type.Array(Type.String()),
+  categories: Type.Array(Type.String()),
+  scopes: Type.Array(Type.String()),
+  supportedFormats: Type.Array(Type.String()),
+  tenantContext: TenantContext
+})
+
+export const HealthResponse = Type.Object({
+  status: Type.String(),
+  service: Type.String(),
+  version: Type.String(),
+  supportedFormats: Type.Array(Type.String()),
+  timestamp: Timestamp
+})
+
+export const GraphDocumentResponse = Type.Object({ success: Type.Literal(true), data: DocumentSchema })
+export const DocIdParams = Type.Object({ id: Uuid })

@@ -107,6 +107,7 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
   const files = knowledgeFiles(app.config.dataDir)
   files.clearTmp()
   const extractor = createExtractor(opts.workerLimits ?? DEFAULT_WORKER_LIMITS)
+  app.addHook('onClose', () => extractor.close())
   const searcher = createSearch(app.sqlite, store)
   registerKnowledgeJobs(app, store, files)
 

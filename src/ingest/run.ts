@@ -37,8 +37,22 @@ const self = fileURLToPath(import.meta.url)
 const workerUrl = new URL(self.endsWith('.ts') ? './extract-worker.ts' : './extract-worker.js', import.meta.url)
 
 export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
+  /** idle workers, kept warm (pdf.js and mammoth stay loaded); a worker that failed is never reused */
+  const idle: Worker[] = []
+  const all = new Set<Worker>()
   let running = 0
   const waiting: Array<() => void> = []
+
+  function spawn(): Worker {
+    const worker = new Worker(workerUrl, {
+      execArgv: process.execArgv,
+      resourceLimits: { maxOldGenerationSizeMb: limits.maxHeapMb, maxYoungGenerationSizeMb: 64 }
+    })
+    worker.unref()
+    all.add(worker)
+    worker.once('exit', () => all.delete(worker))
+    return worker
+  }
 
   async function slot(): Promise<() => void> {
     if (running >= limits.concurrency) await new Promise<void>((resolve) => waiting.push(resolve))
@@ -49,46 +63,54 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
     }
   }
 
+  function run(worker: Worker, job: ExtractJob) {
+    return new Promise<{ result?: { textLength: number; chunkCount: number }; error?: Error; reusable: boolean }>((resolve) => {
+      const done = (outcome: { result?: { textLength: number; chunkCount: number }; error?: Error; reusable: boolean }) => {
+        clearTimeout(timer)
+        worker.off('message', onMessage).off('error', onError).off('exit', onExit)
+        resolve(outcome)
+      }
+      const onMessage = (o: ExtractOutcome) => done(o.ok
+        ? { result: { textLength: o.textLength, chunkCount: o.chunkCount }, reusable: true }
+        : { error: o.unreadable ? new UnreadableFileError(o.message) : new Error(o.message), reusable: true })
+      const onError = (err: Error & { code?: string }) => done({
+        error: err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? new UnreadableFileError('Text extraction needed more memory than allowed: refused') : err,
+        reusable: false
+      })
+      const onExit = (code: number) => done({ error: new UnreadableFileError(`Text extraction stopped unexpectedly (exit ${code})`), reusable: false })
+      const timer = setTimeout(() => done({
+        error: new UnreadableFileError(`Text extraction took longer than ${Math.round(limits.timeoutMs / 1000)} s: refused`), reusable: false
+      }), limits.timeoutMs)
+      worker.on('message', onMessage).on('error', onError).on('exit', onExit)
+      worker.postMessage(job)
+    })
+  }
+
   /**
-   * Extracts `source` into the text file `target`, in a worker with a time and heap limit.
+   * Extracts `source` into the text file `target` in a pooled worker with a time and heap limit.
    * Rejects with UnreadableFileError for a file that cannot be read within the limits.
    */
   async function extract(source: string, target: string, kind: ExtractorKind, chunk: ChunkOptions) {
     const release = await slot()
+    const worker = idle.pop() ?? spawn()
     try {
-      return await new Promise<{ textLength: number; chunkCount: number }>((resolve, reject) => {
-        const job: ExtractJob = { source, target, kind, chunk, limits: { maxUncompressedBytes: limits.maxUncompressedBytes } }
-        const worker = new Worker(workerUrl, {
-          workerData: job,
-          execArgv: process.execArgv,
-          resourceLimits: { maxOldGenerationSizeMb: limits.maxHeapMb, maxYoungGenerationSizeMb: 64 }
-        })
-        let settled = false
-        const finish = (fn: () => void) => {
-          if (settled) return
-          settled = true
-          clearTimeout(timer)
-          fn()
-          void worker.terminate()
-        }
-        const timer = setTimeout(() => finish(() => reject(new UnreadableFileError(
-          `Text extraction took longer than ${Math.round(limits.timeoutMs / 1000)} s: refused`))), limits.timeoutMs)
-        worker.on('message', (outcome: ExtractOutcome) => finish(() => {
-          if (outcome.ok) resolve({ textLength: outcome.textLength, chunkCount: outcome.chunkCount })
-          else if (outcome.unreadable) reject(new UnreadableFileError(outcome.message))
-          else reject(new Error(outcome.message))
-        }))
-        worker.on('error', (err: Error & { code?: string }) => finish(() => reject(err.code === 'ERR_WORKER_OUT_OF_MEMORY'
-          ? new UnreadableFileError('Text extraction needed more memory than allowed: refused')
-          : err)))
-        worker.on('exit', (code) => finish(() => reject(new UnreadableFileError(`Text extraction stopped unexpectedly (exit ${code})`))))
-      })
+      const outcome = await run(worker, { source, target, kind, chunk, limits: { maxUncompressedBytes: limits.maxUncompressedBytes } })
+      if (outcome.reusable) idle.push(worker)
+      else void worker.terminate()
+      if (outcome.error) throw outcome.error
+      return outcome.result!
     } finally {
       release()
     }
   }
 
-  return { extract }
+  /** Stops every worker (at shutdown). */
+  async function close() {
+    idle.length = 0
+    await Promise.all([...all].map((w) => w.terminate()))
+  }
+
+  return { extract, close }
 }
 
 export type Extractor = ReturnType<typeof createExtractor>

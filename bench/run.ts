@@ -1,7 +1,9 @@
 // `npm run bench` runs every benchmark; `npm run bench -- NAME [NAME...]` runs the named ones.
 const available: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   http: () => import('./http.js'),
-  artifacts: () => import('./artifacts.js')
+  artifacts: () => import('./artifacts.js'),
+  search: () => import('./search.js'),
+  ingest: () => import('./ingest.js')
 }
 
 const names = process.argv.slice(2)

@@ -40,3 +40,79 @@ export function seedArtifacts(sqlite: Database.Database, who: { customerId: stri
   sqlite.pragma('optimize')
   return { longChainHead, runId: runs[0], conversationId: conversations[0] }
 }
+
+/** A deterministic pseudo-random generator, so every run builds the same corpus. */
+export function rng(seed = 42) {
+  let s = seed >>> 0
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0
+    let x = s
+    x = Math.imul(x ^ (x >>> 15), x | 1)
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/** A vocabulary of pronounceable words and a Zipf (s = 1.07) sampler over it: natural-language-like counts. */
+export function zipfVocabulary(size: number, random: () => number) {
+  const syllables = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'shi', 'vo', 'qua', 'ber', 'din', 'gal', 'hom', 'jet', 'pix', 'sor', 'tel', 'ul', 'ver', 'zan', 'é', 'ño']
+  const words = new Set<string>()
+  while (words.size < size) {
+    const n = 1 + Math.floor(random() * 3) + (words.size > 200 ? 1 : 0)
+    let w = ''
+    for (let i = 0; i < n; i++) w += syllables[Math.floor(random() * syllables.length)]
+    words.add(w)
+  }
+  const list = [...words]
+  const cdf: number[] = []
+  let total = 0
+  for (let r = 1; r <= size; r++) { total += 1 / r ** 1.07; cdf.push(total) }
+  const sample = () => {
+    const x = random() * total
+    let lo = 0
+    let hi = size - 1
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (cdf[mid] < x) lo = mid + 1; else hi = mid }
+    return list[lo]
+  }
+  return { words: list, sample }
+}
+
+/**
+ * `passages` passages of about `chars` characters in documents of 200 passages, all readable by `who`,
+ * written straight to the tables (the FTS triggers index them as they go).
+ */
+export function seedPassages(sqlite: Database.Database, who: { customerId: string; user: { id: string } }, passages: number, chars = 700) {
+  const random = rng(7)
+  const vocab = zipfVocabulary(20_000, random)
+  const insertDoc = sqlite.prepare(`INSERT INTO knowledge_documents (id, customer_id, workspace_id, owner_id, scope, file_name, file_type,
+    file_size, sha256, category, tags, metadata, text_length, chunk_count, chunk_size, chunk_overlap, indexed_count, status, original_path,
+    text_path, uploaded_at, updated_at) VALUES (?, ?, NULL, ?, 'organization', ?, 'txt', ?, '', 'bench', '[]', '{}', ?, ?, 1000, 0, ?, 'indexed', NULL, '', ?, ?)`)
+  const insertPassage = sqlite.prepare(`INSERT INTO knowledge_passages (id, document_id, chunk_index, text) VALUES (?, ?, ?, ?)`)
+  const perDoc = 200
+  const sentence = () => {
+    const n = 6 + Math.floor(random() * 12)
+    const ws: string[] = []
+    for (let i = 0; i < n; i++) ws.push(vocab.sample())
+    const s = ws.join(' ')
+    return s[0].toUpperCase() + s.slice(1) + '.'
+  }
+  const writeDoc = sqlite.transaction((d: number, count: number) => {
+    const id = randomUUID()
+    let length = 0
+    for (let i = 0; i < count; i++) {
+      let text = ''
+      while (text.length < chars) text += (text ? ' ' : '') + sentence()
+      length += text.length
+      insertPassage.run(randomUUID(), id, i, text)
+    }
+    const at = new Date(Date.now() - (passages - d) * 1000).toISOString()
+    insertDoc.run(id, who.customerId, who.user.id, `corpus-${d}.txt`, length, length, count, count, at, at)
+  })
+  for (let made = 0, d = 0; made < passages; d++) {
+    const count = Math.min(perDoc, passages - made)
+    writeDoc(d, count)
+    made += count
+  }
+  sqlite.exec(`INSERT INTO knowledge_passages_fts (knowledge_passages_fts) VALUES ('optimize')`)
+  return { words: vocab.words }
+}

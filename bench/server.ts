@@ -6,7 +6,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { loadConfig } from '../src/config.js'
 import { buildApp } from '../src/app.js'
-import { seedArtifacts } from './seed.js'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { seedArtifacts, seedPassages } from './seed.js'
 
 const mode = process.argv[2]
 
@@ -22,7 +23,15 @@ if (mode === 'bare') {
     ...loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_SIGNUP: 'open' }),
     rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
   }
-  const app = await buildApp(config)
+  const app = await buildApp(config, { logger: { level: 'error' } })
+  // bench only: the worst event-loop delay since the last call
+  const loop = monitorEventLoopDelay({ resolution: 10 })
+  loop.enable()
+  app.get('/bench/loop-delay', { config: { auth: 'public' } }, async () => {
+    const out = { maxMs: loop.max / 1e6, p99Ms: loop.percentile(99) / 1e6 }
+    loop.reset()
+    return out
+  })
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
   const signup = await app.inject({ method: 'POST', url: '/api/v2/auth/signup', payload: { email: 'bench@example.test', password: 'benchmark password' } })
   const token = signup.json().data.token as string
@@ -30,8 +39,10 @@ if (mode === 'bare') {
   const { id, key: apiKey } = key.json().data as { id: string; key: string }
   const seeded = process.argv[3] === 'artifacts'
     ? seedArtifacts(app.sqlite, signup.json().data, Number(process.argv[4] ?? 100_000))
-    : {}
-  console.log(JSON.stringify({ address, token, keyId: id, apiKey, workspaceId: signup.json().data.workspaceId, ...seeded }))
+    : process.argv[3] === 'knowledge'
+      ? seedPassages(app.sqlite, signup.json().data, Number(process.argv[4] ?? 200_000))
+      : {}
+  console.log(JSON.stringify({ address, token, keyId: id, apiKey, workspaceId: signup.json().data.workspaceId, dataDir, ...seeded }))
   process.on('SIGTERM', () => { void app.close().then(() => process.exit(0)) })
 } else {
   console.error('usage: server.ts bare|cairn')

@@ -370,3 +370,15 @@ t.test('health is public and unlimited; the group is limited to 30 per minute', 
   t.ok(limited.headers['retry-after'])
   for (let i = 0; i < 5; i++) t.equal((await app.inject({ url: '/api/knowledge/health' })).statusCode, 200)
 })
+
+t.test('ranking: more occurrences first, then the newest document', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const u = await signup(app)
+  const once = await uploadOk(app, u, { filename: 'once.txt', content: 'A walrus rests on the ice floe near the shore today.' })
+  const thrice = await uploadOk(app, u, { filename: 'thrice.txt', content: 'Walrus, walrus and one more WALRUS on the ice floe.' })
+  const newer = await uploadOk(app, u, { filename: 'newer.txt', content: 'A walrus rests on the ice floe near the shore today.' })
+  const res = (await search(app, u.auth, { query: 'walrus' })).json()
+  t.same(res.results.map((r: { document: { id: string } }) => r.document.id), [thrice.id, newer.id, once.id])
+  t.ok(res.results[0].score > res.results[1].score)
+  t.equal(res.results[1].score, res.results[2].score, 'same text, same score: the newer document wins the tie')
+})

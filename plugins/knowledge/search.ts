@@ -18,11 +18,18 @@ interface HitRow {
   file_type: string
   category: string
   scope: string
-  score?: number
-  snippet?: string
+  uploaded_at?: string
 }
 
 const SNIPPET_RADIUS = 80
+/**
+ * How many of the newest matching readable passages are ranked. A query matching fewer is ranked exactly;
+ * a broader one (a common fragment can match a quarter of a corpus) is ranked among its newest matches,
+ * which keeps every 3+ character search an index look-up that stops early.
+ */
+export const RANK_CANDIDATES = 200
+const K1 = 1.2
+const B = 0.75
 
 /** An FTS5 string literal: inside double quotes every character is literal; quotes are doubled. */
 export function ftsPhrase(query: string): string {
@@ -33,7 +40,6 @@ function toHit(r: HitRow, snippet: string): SearchHit {
   return {
     document: { id: r.doc_id, fileName: r.file_name, fileType: r.file_type, category: r.category, scope: r.scope },
     chunk: { id: r.id, text: r.text, chunkIndex: r.chunk_index },
-    ...(r.score === undefined ? {} : { score: r.score }),
     snippet
   }
 }
@@ -48,20 +54,48 @@ function snippetAround(text: string, at: number, length: number): string {
 
 /**
  * Passage search (CONTRACT.md §5): case-insensitive substring matching in the documents the reader can
- * read. 3+ characters: the trigram index, ranked by bm25 then newest document. Shorter: a scan, newest
- * document first, in slices between which the event loop runs, stopping at `limit` matches.
+ * read. 3+ characters: the trigram index, ranked by BM25 then newest document (among RANK_CANDIDATES
+ * newest matches). Shorter: a scan, newest document first, in slices between which the event loop runs,
+ * stopping at `limit` matches.
  */
 export function createSearch(sqlite: Database.Database, store: KnowledgeStore) {
+  // newest matches first (FTS5 walks its rowids backwards and stops at the cap)
   const ftsSql = (filters: DocFilters) => `
-    SELECT p.id, p.text, p.chunk_index, d.id AS doc_id, d.file_name, d.file_type, d.category, d.scope,
-           -bm25(knowledge_passages_fts) AS score,
-           snippet(knowledge_passages_fts, 0, '<mark>', '</mark>', '…', 40) AS snippet
+    SELECT p.id, p.text, p.chunk_index, d.id AS doc_id, d.file_name, d.file_type, d.category, d.scope, d.uploaded_at
     FROM knowledge_passages_fts
     JOIN knowledge_passages p ON p.rowid = knowledge_passages_fts.rowid
     JOIN knowledge_documents d ON d.id = p.document_id
     WHERE knowledge_passages_fts MATCH @match AND ${readableWhere(filters)}
-    ORDER BY bm25(knowledge_passages_fts), d.uploaded_at DESC, p.chunk_index
-    LIMIT @limit`
+    ORDER BY knowledge_passages_fts.rowid DESC
+    LIMIT ${RANK_CANDIDATES}`
+
+  /**
+   * BM25 of a one-phrase query: the phrase's IDF is the same for every passage, so the order is that of
+   * the term-frequency part, tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen)), which is the score reported.
+   */
+  function rank(rows: HitRow[], needle: string, limit: number): SearchHit[] {
+    if (rows.length === 0) return []
+    const avg = rows.reduce((n, r) => n + r.text.length, 0) / rows.length
+    const scored = rows.map((r) => {
+      const folded = r.text.toLowerCase()
+      let tf = 0
+      let first = -1
+      for (let at = folded.indexOf(needle); at >= 0; at = folded.indexOf(needle, at + 1)) {
+        if (first < 0) first = at
+        tf++
+      }
+      // the index folds case a little differently from JavaScript in rare scripts: it matched, so count one
+      tf = Math.max(tf, 1)
+      const score = (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * r.text.length) / avg))
+      return { r, score, first }
+    })
+    scored.sort((a, b) => b.score - a.score || (b.r.uploaded_at! < a.r.uploaded_at! ? -1 : b.r.uploaded_at! > a.r.uploaded_at! ? 1 : 0) ||
+      a.r.chunk_index - b.r.chunk_index)
+    return scored.slice(0, limit).map(({ r, score, first }) => ({
+      ...toHit(r, first >= 0 ? snippetAround(r.text, first, needle.length) : r.text.slice(0, SNIPPET_RADIUS * 2)),
+      score: Math.round(score * 1e6) / 1e6
+    }))
+  }
 
   const docsSql = (filters: DocFilters) => `SELECT d.id, d.file_name, d.file_type, d.category, d.scope
     FROM knowledge_documents d WHERE ${readableWhere(filters)} ORDER BY d.uploaded_at DESC, d.id DESC`
@@ -94,8 +128,8 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore) {
   return {
     async search(reader: Reader, filters: DocFilters, query: string, limit: number): Promise<SearchHit[]> {
       if ([...query].length >= 3) {
-        const rows = store.prepared(ftsSql(filters)).all({ ...readableParams(reader, filters), match: ftsPhrase(query), limit }) as HitRow[]
-        return rows.map((r) => toHit(r, r.snippet ?? ''))
+        const rows = store.prepared(ftsSql(filters)).all({ ...readableParams(reader, filters), match: ftsPhrase(query) }) as HitRow[]
+        return rank(rows, query.toLowerCase(), limit)
       }
       return scan(reader, filters, query.toLowerCase(), limit)
     }

@@ -32,9 +32,11 @@ export const DEFAULT_WORKER_LIMITS: WorkerLimits = {
   concurrency: 2
 }
 
-// from source (tsx, tap) the worker is the .ts file and inherits the loader through execArgv
-const self = fileURLToPath(import.meta.url)
-const workerUrl = new URL(self.endsWith('.ts') ? './extract-worker.ts' : './extract-worker.js', import.meta.url)
+// Compiled, the worker is plain JS. From source (tsx, tap) it is TypeScript, and a worker thread does not
+// inherit the parent's module hooks: a small bootstrap registers tsx (a dev dependency) first.
+const fromSource = fileURLToPath(import.meta.url).endsWith('.ts')
+const workerUrl = new URL(fromSource ? './extract-worker.ts' : './extract-worker.js', import.meta.url)
+const sourceBootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(workerUrl.href)}) })`
 
 export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
   /** idle workers, kept warm (pdf.js and mammoth stay loaded); a worker that failed is never reused */
@@ -44,8 +46,8 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
   const waiting: Array<() => void> = []
 
   function spawn(): Worker {
-    const worker = new Worker(workerUrl, {
-      execArgv: process.execArgv,
+    const worker = new Worker(fromSource ? sourceBootstrap : workerUrl, {
+      eval: fromSource,
       resourceLimits: { maxOldGenerationSizeMb: limits.maxHeapMb, maxYoungGenerationSizeMb: 64 }
     })
     worker.unref()

@@ -12,6 +12,7 @@ import auth from './auth/plugin.js'
 import rateLimit from './http/rate-limit.js'
 import idempotency from './http/idempotency.js'
 import requestLog from './http/request-log.js'
+import events from './events/bus.js'
 import { errorHandler, notFoundHandler } from './http/errors.js'
 import { ErrorSchema } from '../schema/api/common.js'
 import { VERSION } from './version.js'
@@ -19,6 +20,7 @@ import health from '../plugins/health/index.js'
 import accounts from '../plugins/accounts/index.js'
 import apiKeys from '../plugins/api-keys/index.js'
 import developer from '../plugins/developer/index.js'
+import activity from '../plugins/activity/index.js'
 import artifacts from '../plugins/artifacts/index.js'
 import knowledge, { type KnowledgeOptions } from '../plugins/knowledge/index.js'
 
@@ -100,11 +102,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   await app.register(rateLimit, { limits: config.rateLimits })
   await app.register(idempotency)
   await app.register(requestLog)
+  await app.register(events)
 
   await app.register(health, { prefix: '/api' })
   await app.register(accounts, { prefix: '/api/v2' })
   await app.register(apiKeys, { prefix: '/api/v2/api-keys' })
   await app.register(developer, { prefix: '/api/v2/developer' })
+  await app.register(activity, { prefix: '/api/v2/activity' })
   await app.register(artifacts, { prefix: '/api/v2/artifacts' })
   await app.register(knowledge, { prefix: '/api', ...options.knowledge })
 

@@ -1,28 +1,154 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { errors, IdParams } from '../../schema/api/common.js'
-import { UsageQuery, UsageResponse } from '../../schema/api/developer.js'
-import { requirePrincipal } from '../../src/auth/plugin.js'
-import { notFound } from '../../src/http/errors.js'
+import type { FastifyRequest } from 'fastify'
+import { Type } from '@sinclair/typebox'
+import { errors, IdParams, SuccessMessage } from '../../schema/api/common.js'
+import {
+  UsageQuery, UsageResponse, CreateWebhookBody, UpdateWebhookBody, WorkspaceIdQuery, CreateWebhookResponse, ListWebhooksResponse,
+  UpdateWebhookResponse, DeliveriesResponse, TestWebhookResponse, LogsQuery, LogsResponse
+} from '../../schema/api/developer.js'
+import { requirePrincipal, requireWorkspaceContext } from '../../src/auth/plugin.js'
+import { badRequest, forbidden, notFound } from '../../src/http/errors.js'
+import { checkPublicUrl, UrlNotAllowedError } from '../../src/net/address-guard.js'
+import { unknownEvents, EVENT_NAMES } from '../../src/events/names.js'
 import { createUsageStore } from './store.js'
+import { createWebhookStore, createLogStore, decodeCursor } from './webhooks.js'
 
-/** The developer API: per-key usage (webhooks and logs join this group in their own issue). */
+const HookParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
+
+/** The developer API (SPEC.md "Developer API", CONTRACT.md §8): key usage, webhooks, deliveries, logs. */
 const developer: FastifyPluginAsyncTypebox = async (app) => {
   const usage = createUsageStore(app.sqlite)
+  const hooks = createWebhookStore(app.sqlite)
+  const logs = createLogStore(app.sqlite)
+
+  /** The workspace the webhook routes act in; managing needs owner/admin for users, the capability for keys. */
+  function hookScope(request: FastifyRequest, manage: boolean) {
+    const p = requirePrincipal(request)
+    const ws = requireWorkspaceContext(request, (request.query as { workspaceId?: string } | undefined)?.workspaceId)
+    if (manage && !p.apiKey && ws.role === 'member') throw forbidden('Only workspace owners and admins manage webhooks')
+    return { workspaceId: ws.id, customerId: p.customerId, userId: p.userId }
+  }
+
+  async function allowedUrl(url: string) {
+    try {
+      return (await checkPublicUrl(url, { allowPrivate: app.config.allowPrivateUrls })).toString()
+    } catch (err) {
+      if (err instanceof UrlNotAllowedError) throw badRequest(`Webhook URL refused: ${err.message}`, 'URL_NOT_ALLOWED')
+      throw err
+    }
+  }
+
+  function knownEvents(events: string[]) {
+    const unknown = unknownEvents(events)
+    if (unknown.length > 0) throw badRequest(`Unknown event(s): ${unknown.join(', ')}; allowed: ${EVENT_NAMES.join(', ')}`, 'UNKNOWN_EVENT')
+    return events
+  }
 
   app.get('/api-keys/:id/usage', {
     config: { action: 'developer.key_usage' },
     schema: {
-      tags: ['developer'],
-      summary: 'Requests per day made with one of the caller\'s API keys',
-      params: IdParams,
-      querystring: UsageQuery,
-      response: { 200: UsageResponse, ...errors(403, 404) }
+      tags: ['developer'], summary: 'Requests per day made with one of the caller\'s API keys',
+      params: IdParams, querystring: UsageQuery, response: { 200: UsageResponse, ...errors(403, 404) }
     }
   }, async (request) => {
     const p = requirePrincipal(request)
     const sparkline = usage.sparkline(p.userId, request.params.id, request.query.days, app.devLog.pendingUsage(request.params.id))
     if (!sparkline) throw notFound('API key not found')
     return { success: true as const, data: { key_id: request.params.id, days: request.query.days, sparkline } }
+  })
+
+  app.post('/webhooks', {
+    config: { action: 'webhooks.create' },
+    schema: {
+      tags: ['webhooks'], summary: 'Subscribe a URL to events; the signing secret is shown only here',
+      querystring: WorkspaceIdQuery, body: CreateWebhookBody, response: { 201: CreateWebhookResponse, ...errors(403) }
+    }
+  }, async (request, reply) => {
+    const scope = hookScope(request, true)
+    const events = knownEvents(request.body.events)
+    const url = await allowedUrl(request.body.url)
+    reply.code(201)
+    return { success: true as const, data: hooks.create(scope, { url, events, description: request.body.description ?? '' }) }
+  })
+
+  app.get('/webhooks', {
+    config: { action: 'webhooks.list' },
+    schema: { tags: ['webhooks'], summary: 'Webhooks of the workspace (no secrets)', querystring: WorkspaceIdQuery, response: { 200: ListWebhooksResponse, ...errors(403) } }
+  }, async (request) => {
+    const s = hookScope(request, false)
+    return { success: true as const, data: hooks.list(s.workspaceId, s.customerId) }
+  })
+
+  app.put('/webhooks/:id', {
+    config: { action: 'webhooks.update' },
+    schema: {
+      tags: ['webhooks'], summary: 'Change URL, events, active flag or description',
+      params: HookParams, querystring: WorkspaceIdQuery, body: UpdateWebhookBody, response: { 200: UpdateWebhookResponse, ...errors(403, 404) }
+    }
+  }, async (request) => {
+    const s = hookScope(request, true)
+    const b = request.body
+    if (b.url === undefined && b.events === undefined && b.active === undefined && b.description === undefined) {
+      throw badRequest('Nothing to update: send url, events, active or description', 'VALIDATION_ERROR')
+    }
+    if (!hooks.find(request.params.id, s.workspaceId, s.customerId)) throw notFound('Webhook not found')
+    const patch = { ...b, ...(b.events ? { events: knownEvents(b.events) } : {}), ...(b.url ? { url: await allowedUrl(b.url) } : {}) }
+    const updated = hooks.update(request.params.id, s.workspaceId, s.customerId, patch)
+    if (!updated) throw notFound('Webhook not found')
+    return { success: true as const, data: { id: updated.id, url: updated.url, events: updated.events, active: updated.active, updated_at: updated.updated_at } }
+  })
+
+  app.delete('/webhooks/:id', {
+    config: { action: 'webhooks.delete' },
+    schema: { tags: ['webhooks'], summary: 'Delete a webhook and its delivery records', params: HookParams, querystring: WorkspaceIdQuery, response: { 200: SuccessMessage, ...errors(403, 404) } }
+  }, async (request) => {
+    const s = hookScope(request, true)
+    if (!hooks.remove(request.params.id, s.workspaceId, s.customerId)) throw notFound('Webhook not found')
+    return { success: true as const, message: 'Webhook deleted' }
+  })
+
+  app.get('/webhooks/:id/deliveries', {
+    config: { action: 'webhooks.deliveries' },
+    schema: { tags: ['webhooks'], summary: 'The last 50 delivery attempts, newest first', params: HookParams, querystring: WorkspaceIdQuery, response: { 200: DeliveriesResponse, ...errors(403, 404) } }
+  }, async (request) => {
+    const s = hookScope(request, false)
+    if (!hooks.find(request.params.id, s.workspaceId, s.customerId)) throw notFound('Webhook not found')
+    return { success: true as const, data: hooks.deliveries(request.params.id) }
+  })
+
+  app.post('/webhooks/:id/test', {
+    config: { action: 'webhooks.test' },
+    schema: { tags: ['webhooks'], summary: 'Send a test.ping now and report the outcome', params: HookParams, querystring: WorkspaceIdQuery, response: { 200: TestWebhookResponse, ...errors(403, 404) } }
+  }, async (request) => {
+    const s = hookScope(request, true)
+    const hook = hooks.find(request.params.id, s.workspaceId, s.customerId)
+    if (!hook) throw notFound('Webhook not found')
+    const attempt = await app.deliverToWebhook(hook, 'test.ping', {})
+    return {
+      success: true as const,
+      data: {
+        delivered: attempt.success, status_code: attempt.statusCode, latency_ms: attempt.latencyMs,
+        delivery: { id: attempt.id, event_type: attempt.eventType }, ...(attempt.error ? { error: attempt.error } : {})
+      }
+    }
+  })
+
+  app.get('/logs', {
+    config: { action: 'developer.logs' },
+    schema: { tags: ['developer'], summary: 'The caller\'s API-key requests and activity entries, newest first', querystring: LogsQuery, response: { 200: LogsResponse, ...errors(403) } }
+  }, async (request) => {
+    const q = request.query
+    let before: number | undefined
+    if (q.cursor !== undefined) {
+      before = decodeCursor(q.cursor)
+      if (before === undefined) throw badRequest('Invalid cursor', 'VALIDATION_ERROR')
+    }
+    app.devLog.flush()
+    const categories = q.categories?.split(',').map((c) => c.trim()).filter(Boolean)
+    const page = logs.page(requirePrincipal(request).userId, {
+      categories, apiKeyId: q.api_key_id, start: q.start && new Date(q.start).toISOString(), end: q.end && new Date(q.end).toISOString(), before, limit: q.limit
+    })
+    return { success: true as const, ...page }
   })
 }
 

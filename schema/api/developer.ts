@@ -12,3 +12,94 @@ export const UsageResponse = Type.Object({
     sparkline: Type.Array(Type.Integer())
   })
 })
+
+const WebhookBase = {
+  id: Type.String(),
+  url: Type.String(),
+  events: Type.Array(Type.String()),
+  active: Type.Boolean(),
+  description: Type.String(),
+  created_at: Type.String({ format: 'date-time' })
+}
+
+export const CreateWebhookBody = Type.Object({
+  url: Type.String({ minLength: 1, maxLength: 2048 }),
+  events: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 20, uniqueItems: true }),
+  description: Type.Optional(Type.String({ maxLength: 500 }))
+})
+export const UpdateWebhookBody = Type.Object({
+  url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+  events: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 20, uniqueItems: true })),
+  active: Type.Optional(Type.Boolean()),
+  description: Type.Optional(Type.String({ maxLength: 500 }))
+})
+export const WorkspaceIdQuery = Type.Object({ workspaceId: Type.Optional(Type.String()) })
+
+export const CreateWebhookResponse = Type.Object({
+  success: Type.Literal(true),
+  data: Type.Object({ ...WebhookBase, workspace_id: Type.String(), signing_secret: Type.String() })
+})
+export const ListWebhooksResponse = Type.Object({
+  success: Type.Literal(true),
+  data: Type.Array(Type.Object({ ...WebhookBase, updated_at: Type.String({ format: 'date-time' }) }))
+})
+export const UpdateWebhookResponse = Type.Object({
+  success: Type.Literal(true),
+  data: Type.Object({ id: Type.String(), url: Type.String(), events: Type.Array(Type.String()), active: Type.Boolean(), updated_at: Type.String({ format: 'date-time' }) })
+})
+export const DeliveriesResponse = Type.Object({
+  success: Type.Literal(true),
+  data: Type.Array(Type.Object({
+    id: Type.String(),
+    webhook_id: Type.String(),
+    event_type: Type.String(),
+    status_code: Type.Integer(),
+    success: Type.Boolean(),
+    latency_ms: Type.Integer(),
+    request_body: Type.Object({
+      event: Type.String(), timestamp: Type.String(), body_sha256: Type.String(), body_bytes: Type.Integer(),
+      truncated: Type.Boolean(), body_preview: Type.String()
+    }),
+    response_body: Type.String(),
+    error: Type.Optional(Type.String()),
+    created_at: Type.String({ format: 'date-time' })
+  }))
+})
+export const TestWebhookResponse = Type.Object({
+  success: Type.Literal(true),
+  data: Type.Object({
+    delivered: Type.Boolean(), status_code: Type.Integer(), latency_ms: Type.Integer(),
+    delivery: Type.Object({ id: Type.String(), event_type: Type.String() }),
+    error: Type.Optional(Type.String())
+  })
+})
+
+export const LogsQuery = Type.Object({
+  categories: Type.Optional(Type.String({ maxLength: 500 })),
+  api_key_id: Type.Optional(Type.String({ maxLength: 100 })),
+  start: Type.Optional(Type.String({ format: 'date-time' })),
+  end: Type.Optional(Type.String({ format: 'date-time' })),
+  cursor: Type.Optional(Type.String({ maxLength: 100 })),
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 })
+})
+export const LogEntrySchema = Type.Object({
+  id: Type.String(),
+  category: Type.String(),
+  action: Type.String(),
+  api_key_id: Type.Union([Type.String(), Type.Null()]),
+  status_code: Type.Integer(),
+  duration_ms: Type.Integer(),
+  metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  created_at: Type.String({ format: 'date-time' })
+})
+export const LogsResponse = Type.Object({
+  success: Type.Literal(true),
+  data: Type.Array(LogEntrySchema),
+  nextCursor: Type.Union([Type.String(), Type.Null()])
+})
+export const ActivityBody = Type.Object({
+  action: Type.String({ minLength: 1, maxLength: 100 }),
+  category: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
+  metadata: Type.Optional(Type.Object({}, { additionalProperties: true }))
+})
+export const ActivityResponse = Type.Object({ success: Type.Literal(true), data: LogEntrySchema })

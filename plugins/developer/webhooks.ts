@@ -1,0 +1,106 @@
+import { randomBytes, randomUUID } from 'node:crypto'
+import type Database from 'better-sqlite3'
+import { nowIso } from '../../src/db/index.js'
+
+interface HookRow {
+  id: string; customer_id: string; workspace_id: string; url: string; events: string; signing_secret: string
+  active: number; description: string; created_at: string; updated_at: string
+}
+
+const publicHook = (r: HookRow) => ({
+  id: r.id, url: r.url, events: JSON.parse(r.events) as string[], active: r.active === 1,
+  description: r.description, created_at: r.created_at, updated_at: r.updated_at
+})
+
+/** Webhooks of a workspace and their delivery records; every query is confined to workspace and organization. */
+export function createWebhookStore(sqlite: Database.Database) {
+  const insert = sqlite.prepare(`INSERT INTO webhooks (id, customer_id, workspace_id, url, events, signing_secret, active, description,
+    created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`)
+  const list = sqlite.prepare(`SELECT * FROM webhooks WHERE workspace_id = ? AND customer_id = ? ORDER BY created_at DESC, id DESC`)
+  const one = sqlite.prepare(`SELECT * FROM webhooks WHERE id = ? AND workspace_id = ? AND customer_id = ?`)
+  const remove = sqlite.prepare(`DELETE FROM webhooks WHERE id = ? AND workspace_id = ? AND customer_id = ?`)
+  const deliveries = sqlite.prepare(`SELECT * FROM webhook_deliveries WHERE webhook_id = ? ORDER BY created_at DESC, id DESC LIMIT 50`)
+
+  return {
+    create(ws: { customerId: string; workspaceId: string; userId: string }, input: { url: string; events: string[]; description: string }) {
+      const id = randomUUID()
+      const secret = `whsec_${randomBytes(32).toString('hex')}`
+      const now = nowIso()
+      insert.run(id, ws.customerId, ws.workspaceId, input.url, JSON.stringify(input.events), secret, input.description, ws.userId, now, now)
+      return {
+        id, workspace_id: ws.workspaceId, url: input.url, events: input.events, signing_secret: secret,
+        active: true, description: input.description, created_at: now
+      }
+    },
+    list(workspaceId: string, customerId: string) {
+      return (list.all(workspaceId, customerId) as HookRow[]).map(publicHook)
+    },
+    /** the full row (with the secret, for signing); undefined for a missing or foreign webhook */
+    find(id: string, workspaceId: string, customerId: string) {
+      return one.get(id, workspaceId, customerId) as HookRow | undefined
+    },
+    update(id: string, workspaceId: string, customerId: string, patch: { url?: string; events?: string[]; active?: boolean; description?: string }) {
+      const sets: string[] = []
+      const values: unknown[] = []
+      if (patch.url !== undefined) { sets.push('url = ?'); values.push(patch.url) }
+      if (patch.events !== undefined) { sets.push('events = ?'); values.push(JSON.stringify(patch.events)) }
+      if (patch.active !== undefined) { sets.push('active = ?'); values.push(patch.active ? 1 : 0) }
+      if (patch.description !== undefined) { sets.push('description = ?'); values.push(patch.description) }
+      sets.push('updated_at = ?')
+      values.push(nowIso())
+      const row = sqlite.prepare(`UPDATE webhooks SET ${sets.join(', ')} WHERE id = ? AND workspace_id = ? AND customer_id = ? RETURNING *`)
+        .get(...values, id, workspaceId, customerId) as HookRow | undefined
+      return row && publicHook(row)
+    },
+    remove(id: string, workspaceId: string, customerId: string) {
+      return remove.run(id, workspaceId, customerId).changes > 0
+    },
+    deliveries(webhookId: string) {
+      return (deliveries.all(webhookId) as Array<{
+        id: string; webhook_id: string; event_type: string; status_code: number; success: number; latency_ms: number
+        request_body: string; response_body: string; error: string | null; created_at: string
+      }>).map((d) => ({
+        id: d.id, webhook_id: d.webhook_id, event_type: d.event_type, status_code: d.status_code, success: d.success === 1,
+        latency_ms: d.latency_ms, request_body: JSON.parse(d.request_body), response_body: d.response_body,
+        ...(d.error ? { error: d.error } : {}), created_at: d.created_at
+      }))
+    }
+  }
+}
+
+interface LogRow {
+  seq: number; id: string; category: string; action: string; api_key_id: string | null
+  status_code: number; duration_ms: number; metadata: string | null; created_at: string
+}
+
+export const toLogEntry = (r: Omit<LogRow, 'seq'>) => ({
+  id: r.id, category: r.category, action: r.action, api_key_id: r.api_key_id, status_code: r.status_code,
+  duration_ms: r.duration_ms, ...(r.metadata ? { metadata: JSON.parse(r.metadata) as Record<string, unknown> } : {}), created_at: r.created_at
+})
+
+const encodeCursor = (seq: number) => Buffer.from(`s${seq}`).toString('base64url')
+export function decodeCursor(cursor: string): number | undefined {
+  const m = /^s(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString())
+  return m ? Number(m[1]) : undefined
+}
+
+/** The caller's developer log, newest first, in keyset pages: new entries never shift a later page. */
+export function createLogStore(sqlite: Database.Database) {
+  return {
+    page(userId: string, q: { categories?: string[]; apiKeyId?: string; start?: string; end?: string; before?: number; limit: number }) {
+      const where = ['user_id = @userId']
+      if (q.categories?.length) where.push('category IN (SELECT value FROM json_each(@categories))')
+      if (q.apiKeyId) where.push('api_key_id = @apiKeyId')
+      if (q.start) where.push('created_at >= @start')
+      if (q.end) where.push('created_at <= @end')
+      if (q.before !== undefined) where.push('seq < @before')
+      const rows = sqlite.prepare(`SELECT * FROM developer_logs WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT @take`).all({
+        userId, categories: JSON.stringify(q.categories ?? []), apiKeyId: q.apiKeyId, start: q.start, end: q.end,
+        before: q.before, take: q.limit + 1
+      }) as LogRow[]
+      const more = rows.length > q.limit
+      const pageRows = rows.slice(0, q.limit)
+      return { data: pageRows.map(toLogEntry), nextCursor: more ? encodeCursor(pageRows[pageRows.length - 1].seq) : null }
+    }
+  }
+}

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import http from 'node:http'
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
@@ -9,7 +9,7 @@ import { hostile } from './fixtures/hostile-urls.js'
 interface Received { path: string; headers: http.IncomingHttpHeaders; raw: Buffer }
 
 /** A real webhook receiver on 127.0.0.1 with one behaviour per path. */
-async function receiver(t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+async function receiver(t: Test) {
   const got: Received[] = []
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = []

@@ -21,6 +21,7 @@ import accounts from '../plugins/accounts/index.js'
 import apiKeys from '../plugins/api-keys/index.js'
 import developer from '../plugins/developer/index.js'
 import activity from '../plugins/activity/index.js'
+import voiceNotes, { type VoiceNotesOptions } from '../plugins/voice-notes/index.js'
 import artifacts from '../plugins/artifacts/index.js'
 import knowledge, { type KnowledgeOptions } from '../plugins/knowledge/index.js'
 
@@ -28,6 +29,7 @@ export interface BuildOptions {
   /** a Fastify logger setting; default: no logging (tests) */
   logger?: FastifyServerOptions['logger']
   knowledge?: KnowledgeOptions
+  voiceNotes?: VoiceNotesOptions
 }
 
 /** Headers that carry credentials: never written to a log line. */
@@ -109,6 +111,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   await app.register(apiKeys, { prefix: '/api/v2/api-keys' })
   await app.register(developer, { prefix: '/api/v2/developer' })
   await app.register(activity, { prefix: '/api/v2/activity' })
+  await app.register(voiceNotes, { prefix: '/api/v2/voice-notes', ...options.voiceNotes })
   await app.register(artifacts, { prefix: '/api/v2/artifacts' })
   await app.register(knowledge, { prefix: '/api', ...options.knowledge })
 

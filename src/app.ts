@@ -22,6 +22,8 @@ import apiKeys from '../plugins/api-keys/index.js'
 import developer from '../plugins/developer/index.js'
 import activity from '../plugins/activity/index.js'
 import voiceNotes, { type VoiceNotesOptions } from '../plugins/voice-notes/index.js'
+import channels from '../plugins/channels/index.js'
+import chat from '../plugins/chat/index.js'
 import artifacts from '../plugins/artifacts/index.js'
 import knowledge, { type KnowledgeOptions } from '../plugins/knowledge/index.js'
 
@@ -112,6 +114,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   await app.register(developer, { prefix: '/api/v2/developer' })
   await app.register(activity, { prefix: '/api/v2/activity' })
   await app.register(voiceNotes, { prefix: '/api/v2/voice-notes', ...options.voiceNotes })
+  await app.register(channels, { prefix: '/api/v2' })
+  await app.register(chat, { prefix: '/api/v2/chat' })
   await app.register(artifacts, { prefix: '/api/v2/artifacts' })
   await app.register(knowledge, { prefix: '/api', ...options.knowledge })
 

@@ -1,0 +1,82 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { errors, Nullable, StringEnum, Uuid } from '../../schema/api/common.js'
+import { requirePrincipal, requireWorkspaceContext } from '../../src/auth/plugin.js'
+import { badRequest, notFound } from '../../src/http/errors.js'
+import { createChannelStore, CHANNEL_TYPES } from './store.js'
+
+const ChannelSchema = Type.Object({
+  id: Uuid, workspace_id: Uuid, name: Type.String(), type: Type.String(), created_by: Type.String(), created_at: Type.String(),
+  member_ids: Type.Optional(Type.Array(Type.String()))
+})
+const MessageSchema = Type.Object({
+  id: Uuid, workspace_id: Uuid, channel_id: Uuid, parent_message_id: Nullable(Type.String()), sender_id: Type.String(),
+  ai_twin_id: Nullable(Type.String()), content: Type.String(), content_type: Type.String(), attachment_count: Type.Integer(), created_at: Type.String()
+})
+const WsQuery = Type.Object({ workspaceId: Type.Optional(Type.String()) })
+
+/** Channels of a workspace (CONTRACT.md §9) and `POST /api/v2/messages`. */
+const channelsPlugin: FastifyPluginAsyncTypebox = async (app) => {
+  const store = createChannelStore(app.sqlite, app.events)
+  const tags = ['channels']
+
+  app.post('/channels', {
+    schema: {
+      tags, summary: 'Create a channel in the workspace context', querystring: WsQuery,
+      body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }), type: StringEnum(CHANNEL_TYPES), memberIds: Type.Optional(Type.Array(Uuid, { maxItems: 500 })) }),
+      response: { 201: Type.Object({ success: Type.Literal(true), data: ChannelSchema }), ...errors(403) }
+    }
+  }, async (request, reply) => {
+    const p = requirePrincipal(request)
+    const ws = requireWorkspaceContext(request, request.query.workspaceId)
+    const memberIds = request.body.memberIds ?? []
+    if (request.body.type === 'direct' && memberIds.length === 0) throw badRequest('A direct channel needs memberIds', 'VALIDATION_ERROR')
+    const channel = store.create({ userId: p.userId, customerId: p.customerId, workspaceId: ws.id }, request.body.name.trim(), request.body.type, memberIds)
+    if (channel === 'not-member') throw badRequest('Every member must belong to the workspace', 'VALIDATION_ERROR')
+    reply.code(201)
+    return { success: true as const, data: { ...channel, member_ids: store.members(channel.id) } }
+  })
+
+  app.get('/channels', {
+    schema: { tags, summary: 'Channels of the workspace the caller can read', querystring: WsQuery, response: { 200: Type.Object({ success: Type.Literal(true), data: Type.Array(ChannelSchema) }), ...errors(403) } }
+  }, async (request) => {
+    const p = requirePrincipal(request)
+    const ws = requireWorkspaceContext(request, request.query.workspaceId)
+    return { success: true as const, data: store.list(p, ws.id) }
+  })
+
+  app.get('/channels/:id/messages', {
+    schema: {
+      tags, summary: 'Messages of a channel, newest first', params: Type.Object({ id: Uuid }),
+      querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }), before: Type.Optional(Type.String({ format: 'date-time' })) }),
+      response: { 200: Type.Object({ success: Type.Literal(true), data: Type.Array(MessageSchema) }), ...errors(403, 404) }
+    }
+  }, async (request) => {
+    const channel = store.find(requirePrincipal(request), request.params.id)
+    if (!channel) throw notFound('Channel not found')
+    return { success: true as const, data: store.messages(channel.id, request.query.limit, request.query.before && new Date(request.query.before).toISOString()) }
+  })
+
+  app.post('/messages', {
+    schema: {
+      tags, summary: 'Post a message to a channel',
+      body: Type.Object({
+        channel_id: Uuid, content: Type.String({ minLength: 1, maxLength: 40_000 }),
+        parent_message_id: Type.Optional(Uuid), content_type: Type.Optional(Type.String({ minLength: 1, maxLength: 50 }))
+      }),
+      response: { 201: Type.Object({ success: Type.Literal(true), data: MessageSchema }), ...errors(403, 404) }
+    }
+  }, async (request, reply) => {
+    const p = requirePrincipal(request)
+    const channel = store.find(p, request.body.channel_id)
+    if (!channel) throw notFound('Channel not found')
+    if (request.body.parent_message_id && !store.parentExists(channel.id, request.body.parent_message_id)) throw badRequest('parent_message_id is not a message of this channel', 'VALIDATION_ERROR')
+    reply.code(201)
+    return {
+      success: true as const,
+      data: store.post(channel, { senderId: p.userId, content: request.body.content, contentType: request.body.content_type, parentMessageId: request.body.parent_message_id })
+    }
+  })
+}
+
+export default channelsPlugin

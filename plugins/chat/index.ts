@@ -1,0 +1,80 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { FastifySSEPlugin } from 'fastify-sse-v2'
+import { Type } from '@sinclair/typebox'
+import { errors, Uuid } from '../../schema/api/common.js'
+import { requirePrincipal } from '../../src/auth/plugin.js'
+import { HttpError, notFound } from '../../src/http/errors.js'
+import { createAssistant } from '../../src/ai/assistant.js'
+import { ModelError } from '../../src/ai/llm.js'
+import { createChannelStore, assistantTwinId } from '../channels/store.js'
+
+const HEARTBEAT_MS = 15_000
+const Message = Type.String({ minLength: 1, maxLength: 20_000 })
+
+/** Chat with the assistant (SPEC.md, CONTRACT.md §9): a JSON answer, or a Server-Sent Events stream. */
+const chat: FastifyPluginAsyncTypebox = async (app) => {
+  await app.register(FastifySSEPlugin, { retryDelay: false })
+  const assistant = createAssistant(app)
+  const channels = createChannelStore(app.sqlite, app.events)
+  const tags = ['chat']
+  const modelFailure = (err: unknown) => err instanceof ModelError ? new HttpError(502, err.message, 'MODEL_UNAVAILABLE') : err
+
+  app.post('', {
+    schema: {
+      tags, summary: 'Ask the assistant; with channelId the reply is also posted there',
+      body: Type.Object({ message: Message, channelId: Type.Optional(Uuid), platform: Type.Optional(Type.String({ maxLength: 50 })), conversationId: Type.Optional(Uuid) }),
+      response: { 200: Type.Object({ reply: Type.String(), conversationId: Uuid, model: Type.String() }), ...errors(403, 404, 502) }
+    }
+  }, async (request, reply) => {
+    const p = requirePrincipal(request)
+    const channel = request.body.channelId ? channels.find(p, request.body.channelId) : undefined
+    if (request.body.channelId && !channel) throw notFound('Channel not found')
+    const controller = new AbortController()
+    // a client that goes away before the answer cancels the model call
+    reply.raw.on('close', () => { if (!reply.raw.writableFinished) controller.abort() })
+    try {
+      const out = await assistant.converse({
+        principal: p, reader: assistant.readerOf(request), message: request.body.message,
+        conversationId: request.body.conversationId, tools: ['search_knowledge'], signal: controller.signal
+      })
+      if (channel) channels.post(channel, { senderId: p.userId, content: out.reply, aiTwinId: assistantTwinId(p.customerId) })
+      return { reply: out.reply, conversationId: out.conversationId, model: out.model }
+    } catch (err) {
+      throw modelFailure(err)
+    }
+  })
+
+  app.post('/stream', {
+    schema: {
+      tags, summary: 'Ask the assistant and receive the answer as Server-Sent Events (text_delta, then done or error)',
+      body: Type.Object({ message: Message, conversationId: Type.Optional(Uuid) }),
+      response: { ...errors(403, 404) }
+    }
+  }, async (request, reply) => {
+    const p = requirePrincipal(request)
+    const reader = assistant.readerOf(request)
+    if (request.body.conversationId && !assistant.ownsConversation(p, request.body.conversationId)) throw notFound('Conversation not found')
+    const controller = new AbortController()
+    reply.raw.on('close', () => controller.abort())
+    const send = (event: string, data: object) => { if (!reply.raw.destroyed) reply.sse({ event, data: JSON.stringify(data) }) }
+    send('ready', {})
+    const heartbeat = setInterval(() => send('ping', {}), HEARTBEAT_MS)
+    try {
+      const out = await assistant.converse({
+        principal: p, reader, message: request.body.message, conversationId: request.body.conversationId,
+        tools: ['search_knowledge'], signal: controller.signal, onDelta: (content) => send('text_delta', { content })
+      })
+      send('done', { conversationId: out.conversationId, reply: out.reply, model: out.model })
+    } catch (err) {
+      if (!controller.signal.aborted) {
+        request.log.warn({ err }, 'chat stream failed')
+        send('error', { message: err instanceof ModelError ? err.message : 'The assistant could not answer' })
+      }
+    } finally {
+      clearInterval(heartbeat)
+      reply.sseContext?.source.end()
+    }
+  })
+}
+
+export default chat

@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { nowIso } from '../db/index.js'
+import { workspaceContext, type Principal } from '../auth/plugin.js'
+import { createKnowledgeStore, type Reader } from '../../plugins/knowledge/store.js'
+import { createSearch } from '../../plugins/knowledge/search.js'
+import { modelFromConfig, type ChatMessage, type LanguageModel, type ToolCall, type ToolSpec } from './llm.js'
+import { notFound } from '../http/errors.js'
+
+export const TOOL_NAMES = ['search_knowledge', 'web_search'] as const
+export type ToolName = (typeof TOOL_NAMES)[number]
+
+const TOOL_SPECS: Record<ToolName, ToolSpec> = {
+  search_knowledge: {
+    name: 'search_knowledge',
+    description: 'Search the user\'s knowledge base for passages containing a phrase.',
+    parameters: { type: 'object', properties: { query: { type: 'string' }, limit: { type: 'integer', minimum: 1, maximum: 10 } }, required: ['query'] }
+  },
+  web_search: {
+    name: 'web_search',
+    description: 'Search the web.',
+    parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] }
+  }
+}
+
+/** rounds of tool calls before the model must answer */
+const MAX_TOOL_ROUNDS = 4
+
+export interface ConverseInput {
+  principal: Principal
+  reader: Reader
+  message: string
+  conversationId?: string
+  agentId?: string
+  systemPrompt?: string
+  tools?: ToolName[]
+  signal?: AbortSignal
+  onDelta?: (text: string) => void
+}
+
+export interface ConverseResult {
+  reply: string
+  conversationId: string
+  model: string
+  toolCalls: Array<{ tool: string; input: unknown }>
+}
+
+/**
+ * What agents, chat and workflows share: the caller's knowledge as a reader, the model (configured, or
+ * extractive over that knowledge), persisted conversations and a bounded tool loop.
+ */
+export function createAssistant(app: FastifyInstance) {
+  const sqlite = app.sqlite
+  const store = createKnowledgeStore(sqlite)
+  const search = createSearch(sqlite, store)
+  const memberWorkspaces = sqlite.prepare(`SELECT m.workspace_id AS id FROM workspace_members m
+    JOIN workspaces w ON w.id = m.workspace_id WHERE m.user_id = ? AND w.customer_id = ?`)
+  const ownConversation = sqlite.prepare(`SELECT id, agent_id FROM conversations WHERE id = ? AND user_id = ? AND customer_id = ?`)
+  const insertConversation = sqlite.prepare(`INSERT INTO conversations (id, customer_id, user_id, agent_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`)
+  const touchConversation = sqlite.prepare(`UPDATE conversations SET updated_at = ? WHERE id = ?`)
+  const history = sqlite.prepare(`SELECT role, content, tool_calls, tool_call_id FROM conversation_messages WHERE conversation_id = ? ORDER BY seq`)
+  const appendMessage = sqlite.prepare(`INSERT INTO conversation_messages (conversation_id, role, content, tool_calls, tool_call_id, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
+
+  function readerFor(principal: Principal, workspaceId?: string): Reader {
+    const workspaceIds = workspaceId ? [workspaceId]
+      : (memberWorkspaces.all(principal.userId, principal.customerId) as Array<{ id: string }>).map((r) => r.id)
+    return { customerId: principal.customerId, userId: principal.userId, workspaceIds }
+  }
+
+  function readerOf(request: FastifyRequest): Reader {
+    return readerFor(request.principal!, workspaceContext(request)?.id)
+  }
+
+  async function searchKnowledge(reader: Reader, query: string, limit = 5) {
+    const q = query.trim().slice(0, 1000)
+    if (!q) return []
+    return search.search(reader, {}, q, limit)
+  }
+
+  function modelFor(reader: Reader): LanguageModel {
+    return modelFromConfig(app.config.llm, async (q) =>
+      (await searchKnowledge(reader, q, 5)).map((h) => ({ text: h.chunk.text, fileName: h.document.fileName })))
+  }
+
+  async function runTool(reader: Reader, call: ToolCall, allowed: ToolName[], signal?: AbortSignal): Promise<{ input: unknown; output: string }> {
+    let input: { query?: unknown; limit?: unknown } = {}
+    try { input = JSON.parse(call.arguments || '{}') } catch { return { input: call.arguments, output: 'Error: the tool arguments were not valid JSON' } }
+    if (!(allowed as string[]).includes(call.name)) return { input, output: `Error: the tool ${call.name} is not available to this assistant` }
+    const query = typeof input.query === 'string' ? input.query : ''
+    if (call.name === 'search_knowledge') {
+      const hits = await searchKnowledge(reader, query, typeof input.limit === 'number' ? Math.min(10, Math.max(1, input.limit)) : 5)
+      return { input, output: JSON.stringify(hits.map((h) => ({ document: h.document.fileName, text: h.chunk.text }))) }
+    }
+    if (!app.config.webSearchUrl) return { input, output: 'web_search is not configured on this server (CAIRN_WEB_SEARCH_URL is unset)' }
+    try {
+      const url = new URL(app.config.webSearchUrl)
+      url.pathname = url.pathname.replace(/\/?$/, '/search')
+      url.searchParams.set('q', query)
+      url.searchParams.set('format', 'json')
+      const res = await fetch(url, { signal: AbortSignal.any([AbortSignal.timeout(15_000), ...(signal ? [signal] : [])]) })
+      const json = await res.json() as { results?: Array<{ title?: string; url?: string; content?: string }> }
+      return { input, output: JSON.stringify((json.results ?? []).slice(0, 5).map((r) => ({ title: r.title, url: r.url, content: r.content }))) }
+    } catch {
+      return { input, output: 'web_search failed: the search service did not answer' }
+    }
+  }
+
+  /** One user turn: persists the question, runs the model with its tools, persists and returns the answer. */
+  async function converse(input: ConverseInput): Promise<ConverseResult> {
+    const { principal } = input
+    let conversationId = input.conversationId
+    if (conversationId) {
+      if (!ownConversation.get(conversationId, principal.userId, principal.customerId)) throw notFound('Conversation not found')
+    } else {
+      conversationId = randomUUID()
+      const now = nowIso()
+      insertConversation.run(conversationId, principal.customerId, principal.userId, input.agentId ?? null, now, now)
+    }
+    const past: ChatMessage[] = (history.all(conversationId) as Array<{ role: ChatMessage['role']; content: string; tool_calls: string | null; tool_call_id: string | null }>)
+      .map((m) => ({ role: m.role, content: m.content, ...(m.tool_calls ? { toolCalls: JSON.parse(m.tool_calls) as ToolCall[] } : {}), ...(m.tool_call_id ? { toolCallId: m.tool_call_id } : {}) }))
+    const fresh: ChatMessage[] = [{ role: 'user', content: input.message }]
+    const model = modelFor(input.reader)
+    const tools = (input.tools ?? []).map((t) => TOOL_SPECS[t])
+    const used: Array<{ tool: string; input: unknown }> = []
+    let reply = ''
+    for (let round = 0; ; round++) {
+      const messages = [...(input.systemPrompt ? [{ role: 'system' as const, content: input.systemPrompt }] : []), ...past, ...fresh]
+      const out = await model.complete(messages, { tools: round < MAX_TOOL_ROUNDS ? tools : [], signal: input.signal, onDelta: input.onDelta })
+      if (out.toolCalls.length === 0 || round >= MAX_TOOL_ROUNDS) { reply = out.content; break }
+      fresh.push({ role: 'assistant', content: out.content, toolCalls: out.toolCalls })
+      for (const call of out.toolCalls) {
+        const result = await runTool(input.reader, call, input.tools ?? [], input.signal)
+        used.push({ tool: call.name, input: result.input })
+        fresh.push({ role: 'tool', content: result.output, toolCallId: call.id })
+      }
+    }
+    fresh.push({ role: 'assistant', content: reply })
+    const now = nowIso()
+    sqlite.transaction(() => {
+      for (const m of fresh) appendMessage.run(conversationId, m.role, m.content, m.toolCalls ? JSON.stringify(m.toolCalls) : null, m.toolCallId ?? null, now)
+      touchConversation.run(now, conversationId)
+    })()
+    return { reply, conversationId: conversationId!, model: model.model, toolCalls: used }
+  }
+
+  const ownsConversation = (principal: Principal, id: string) => !!ownConversation.get(id, principal.userId, principal.customerId)
+
+  return { readerFor, readerOf, searchKnowledge, modelFor, converse, ownsConversation }
+}
+
+export type Assistant = ReturnType<typeof createAssistant>

@@ -1,0 +1,154 @@
+import type { Config } from '../config.js'
+
+export interface ToolCall { id: string; name: string; arguments: string }
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool'
+  content: string
+  toolCalls?: ToolCall[]
+  toolCallId?: string
+}
+export interface ToolSpec { name: string; description: string; parameters: Record<string, unknown> }
+export interface Completion { content: string; toolCalls: ToolCall[]; model: string }
+
+export interface CompleteOptions {
+  tools?: ToolSpec[]
+  /** aborted when the client goes away: the upstream request is cancelled */
+  signal?: AbortSignal
+  /** text fragments as they arrive, in order */
+  onDelta?: (text: string) => void
+}
+
+/** A language model: messages in, text (streamed through onDelta) and tool calls out. */
+export interface LanguageModel {
+  readonly model: string
+  complete(messages: ChatMessage[], options?: CompleteOptions): Promise<Completion>
+}
+
+/** A model failure the caller should see (server down, bad answer); never an internal detail. */
+export class ModelError extends Error {
+  override name = 'ModelError'
+}
+
+const TIMEOUT_MS = 120_000
+
+/** Reads `data:` lines of an SSE body, one JSON payload at a time, until `[DONE]`. */
+async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder()
+  let buffer = ''
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true })
+    let nl: number
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, nl).replace(/\r$/, '')
+      buffer = buffer.slice(nl + 1)
+      if (!line.startsWith('data:')) continue
+      const data = line.slice(5).trim()
+      if (data === '[DONE]') return
+      if (data) yield data
+    }
+  }
+}
+
+/** OpenAI-compatible `/chat/completions` with streaming and tool calls (Ollama, llama.cpp, vLLM, LM Studio, OpenAI). */
+export function openAiModel(baseUrl: string, apiKey: string | undefined, model: string): LanguageModel {
+  const url = `${baseUrl.replace(/\/+$/, '')}/chat/completions`
+  return {
+    model,
+    async complete(messages, options = {}) {
+      const body = {
+        model,
+        stream: true,
+        messages: messages.map((m) => ({
+          role: m.role,
+          content: m.content,
+          ...(m.toolCalls?.length ? { tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}),
+          ...(m.toolCallId ? { tool_call_id: m.toolCallId } : {})
+        })),
+        ...(options.tools?.length
+          ? { tools: options.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })) }
+          : {})
+      }
+      const signal = AbortSignal.any([AbortSignal.timeout(TIMEOUT_MS), ...(options.signal ? [options.signal] : [])])
+      let res: Response
+      try {
+        res = await fetch(url, {
+          method: 'POST',
+          signal,
+          headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+          body: JSON.stringify(body)
+        })
+      } catch (err) {
+        if (options.signal?.aborted) throw err
+        throw new ModelError(`The language model server at ${baseUrl} is unreachable`)
+      }
+      if (!res.ok || !res.body) {
+        const text = await res.text().catch(() => '')
+        throw new ModelError(`The language model server answered ${res.status}: ${text.slice(0, 200)}`)
+      }
+      let content = ''
+      const calls = new Map<number, ToolCall>()
+      try {
+        for await (const data of sseData(res.body)) {
+          let json: { choices?: Array<{ delta?: { content?: string | null; tool_calls?: Array<{ index?: number; id?: string; function?: { name?: string; arguments?: string } }> } }> }
+          try { json = JSON.parse(data) } catch { continue }
+          const delta = json.choices?.[0]?.delta
+          if (!delta) continue
+          if (delta.content) {
+            content += delta.content
+            options.onDelta?.(delta.content)
+          }
+          for (const tc of delta.tool_calls ?? []) {
+            const i = tc.index ?? 0
+            const call = calls.get(i) ?? { id: '', name: '', arguments: '' }
+            if (tc.id) call.id = tc.id
+            if (tc.function?.name) call.name += tc.function.name
+            if (tc.function?.arguments) call.arguments += tc.function.arguments
+            calls.set(i, call)
+          }
+        }
+      } catch (err) {
+        if (options.signal?.aborted) throw err
+        throw new ModelError('The language model stream broke off')
+      }
+      return { content, toolCalls: [...calls.values()].map((c, i) => ({ ...c, id: c.id || `call_${i}` })), model }
+    }
+  }
+}
+
+export interface Passage { text: string; fileName: string }
+
+/**
+ * The built-in assistant when no model is configured: answers with the passages of the caller's
+ * knowledge base that match the question's words, cited, and says it is the extractive mode.
+ */
+export function extractiveModel(search: (query: string) => Promise<Passage[]>): LanguageModel {
+  const STOP = new Set(['what', 'which', 'where', 'when', 'that', 'this', 'with', 'from', 'have', 'about', 'does', 'there', 'their', 'would', 'could', 'should', 'please', 'tell'])
+  return {
+    model: 'cairn-extractive',
+    async complete(messages, options = {}) {
+      const question = [...messages].reverse().find((m) => m.role === 'user')?.content ?? ''
+      const words = [...new Set(question.toLowerCase().match(/[\p{L}\p{N}_-]{4,}/gu) ?? [])].filter((w) => !STOP.has(w))
+        .sort((a, b) => b.length - a.length).slice(0, 5)
+      const found = new Map<string, Passage & { hits: number }>()
+      for (const w of words) {
+        for (const p of await search(w)) {
+          const entry = found.get(p.text) ?? { ...p, hits: 0 }
+          entry.hits++
+          found.set(p.text, entry)
+        }
+      }
+      const best = [...found.values()].sort((a, b) => b.hits - a.hits).slice(0, 3)
+      const intro = 'No language model is configured, so I am answering in extractive mode with passages from your knowledge base.'
+      const content = best.length === 0
+        ? `${intro} I found nothing matching your question.`
+        : `${intro}\n\n${best.map((p, i) => `[${i + 1}] ${p.text.trim().slice(0, 500)} (source: ${p.fileName})`).join('\n\n')}`
+      for (const piece of content.match(/\S+\s*/g) ?? []) options.onDelta?.(piece)
+      return { content, toolCalls: [], model: 'cairn-extractive' }
+    }
+  }
+}
+
+/** The configured model, or the extractive assistant (CONTRACT.md §9). */
+export function modelFromConfig(llm: Config['llm'], search: (query: string) => Promise<Passage[]>): LanguageModel {
+  return llm.baseUrl ? openAiModel(llm.baseUrl, llm.apiKey, llm.model ?? 'default') : extractiveModel(search)
+}

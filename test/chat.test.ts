@@ -154,3 +154,31 @@ t.test('channels: membership, messages, message.created to a real receiver, chat
   const stranger = await signup(app)
   t.equal((await app.inject({ url: `/api/v2/channels/${pub.id}/messages`, headers: stranger.auth })).statusCode, 404, 'another organization')
 })
+
+t.test('agents: tools validated, tool loop, organization-scoped', async (t) => {
+  const llm = await fakeLlm(t, {
+    toolQuery: 'quince',
+    answer: (b) => `${b.messages[0].role === 'system' ? b.messages[0].content : ''} | ${b.messages.find((m) => m.role === 'tool')?.content ?? 'no tool'}`
+  })
+  const app = await build(t, { config: { llm: { baseUrl: llm.baseUrl, model: 'fake-1' } } })
+  const u = await signup(app)
+  await knowledge(app, u, 'jam.txt', 'Quince jam needs long cooking.')
+  t.equal((await app.inject({ method: 'POST', url: '/api/v2/agents', headers: u.auth, payload: { name: 'x', systemPrompt: 'y', capabilities: { tools: ['rm_rf'] } } })).statusCode, 400)
+  const created = await app.inject({ method: 'POST', url: '/api/v2/agents', headers: u.auth, payload: { name: 'Cook', systemPrompt: 'You are a cook.', capabilities: { tools: ['search_knowledge', 'web_search'] } } })
+  t.equal(created.statusCode, 201)
+  const agent = created.json().agent
+  t.match(agent, { name: 'Cook', systemPrompt: 'You are a cook.', capabilities: { tools: ['search_knowledge', 'web_search'] } })
+  const res = await app.inject({ method: 'POST', url: `/api/v2/agents/${agent.id}/message`, headers: u.auth, payload: { message: 'How do I make quince jam?' } })
+  t.equal(res.statusCode, 200)
+  t.match(res.json().response, /^You are a cook\. \| .*Quince jam needs long cooking/)
+  t.same(res.json().toolCalls, [{ tool: 'search_knowledge', input: { query: 'quince' } }])
+  t.same((await app.inject({ url: '/api/v2/agents', headers: u.auth })).json().agents.map((a: { id: string }) => a.id), [agent.id])
+  const mate = await addUser(app, u)
+  t.equal((await app.inject({ url: `/api/v2/agents/${agent.id}`, headers: mate.auth })).statusCode, 200, 'the organization shares its agents')
+  const stranger = await signup(app)
+  for (const [method, url] of [['GET', `/api/v2/agents/${agent.id}`], ['POST', `/api/v2/agents/${agent.id}/message`], ['DELETE', `/api/v2/agents/${agent.id}`]] as const) {
+    t.equal((await app.inject({ method, url, headers: stranger.auth, payload: method === 'POST' ? { message: 'hi' } : undefined })).statusCode, 404, `${method} ${url}`)
+  }
+  t.same((await app.inject({ url: '/api/v2/agents', headers: stranger.auth })).json().agents, [])
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/v2/agents/${agent.id}`, headers: u.auth })).statusCode, 200)
+})

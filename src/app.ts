@@ -26,6 +26,7 @@ import channels from '../plugins/channels/index.js'
 import chat from '../plugins/chat/index.js'
 import agents from '../plugins/agents/index.js'
 import workflows from '../plugins/workflows/index.js'
+import search from '../plugins/search/index.js'
 import artifacts from '../plugins/artifacts/index.js'
 import knowledge, { type KnowledgeOptions } from '../plugins/knowledge/index.js'
 
@@ -120,6 +121,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   await app.register(chat, { prefix: '/api/v2/chat' })
   await app.register(agents, { prefix: '/api/v2/agents' })
   await app.register(workflows, { prefix: '/api/v2' })
+  await app.register(search, { prefix: '/api/v2/search' })
   await app.register(artifacts, { prefix: '/api/v2/artifacts' })
   await app.register(knowledge, { prefix: '/api', ...options.knowledge })
 

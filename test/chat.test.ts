@@ -182,3 +182,39 @@ t.test('agents: tools validated, tool loop, organization-scoped', async (t) => {
   t.same((await app.inject({ url: '/api/v2/agents', headers: stranger.auth })).json().agents, [])
   t.equal((await app.inject({ method: 'DELETE', url: `/api/v2/agents/${agent.id}`, headers: u.auth })).statusCode, 200)
 })
+
+t.test('web_search goes to the configured SearXNG instance, or says it is not configured', async (t) => {
+  const queries: string[] = []
+  const searx = http.createServer((req, res) => {
+    const url = new URL(req.url!, 'http://x')
+    queries.push(`${url.pathname}?q=${url.searchParams.get('q')}&format=${url.searchParams.get('format')}`)
+    res.writeHead(200, { 'content-type': 'application/json' })
+    res.end(JSON.stringify({ results: [{ title: 'Tide tables', url: 'https://tides.example/', content: 'High tide at noon.' }] }))
+  })
+  await new Promise<void>((r) => searx.listen(0, '127.0.0.1', r))
+  t.teardown(() => searx.close())
+  // a model that calls web_search once, then answers with what the tool returned
+  const webLlm = http.createServer((req, res) => {
+    let raw = ''
+    req.on('data', (c) => { raw += c })
+    req.on('end', () => {
+      const body = JSON.parse(raw) as { messages: Array<{ role: string; content: string }> }
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      const tool = body.messages.find((m) => m.role === 'tool')
+      const delta = tool ? { content: tool.content } : { tool_calls: [{ index: 0, id: 'w1', type: 'function', function: { name: 'web_search', arguments: '{"query":"tides"}' } }] }
+      res.end(`data: ${JSON.stringify({ choices: [{ index: 0, delta }] })}\n\ndata: [DONE]\n\n`)
+    })
+  })
+  await new Promise<void>((r) => webLlm.listen(0, '127.0.0.1', r))
+  t.teardown(() => webLlm.close())
+  const base = `http://127.0.0.1:${(webLlm.address() as AddressInfo).port}/v1`
+  for (const [webSearchUrl, expected] of [[`http://127.0.0.1:${(searx.address() as AddressInfo).port}`, /High tide at noon/], [undefined, /not configured/]] as const) {
+    const app = await build(t, { config: { llm: { baseUrl: base, model: 'w' }, webSearchUrl } })
+    const u = await signup(app)
+    const agent = (await app.inject({ method: 'POST', url: '/api/v2/agents', headers: u.auth, payload: { name: 'Web', systemPrompt: 's', capabilities: { tools: ['web_search'] } } })).json().agent
+    const res = (await app.inject({ method: 'POST', url: `/api/v2/agents/${agent.id}/message`, headers: u.auth, payload: { message: 'tides?' } })).json()
+    t.match(res.response, expected)
+    t.same(res.toolCalls, [{ tool: 'web_search', input: { query: 'tides' } }])
+  }
+  t.same(queries, ['/search?q=tides&format=json'])
+})

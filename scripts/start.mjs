@@ -1,11 +1,14 @@
 // `npm start`: builds when the compiled output is missing or older than any source, then runs the server.
+// `node scripts/start.mjs src/cli/backup <file>` runs another entry point the same way.
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
-const entry = path.join(root, 'dist', 'src', 'server.js')
+const [entryName = 'src/server', ...args] = process.argv.slice(2)
+const entry = path.join(root, 'dist', `${entryName}.js`)
+const serverEntry = path.join(root, 'dist', 'src', 'server.js')
 const sources = ['src', 'plugins', 'schema', 'package.json', 'tsconfig.json', 'tsconfig.build.json']
 
 function newest(p) {
@@ -17,12 +20,13 @@ function newest(p) {
   return max
 }
 
-const built = fs.statSync(entry, { throwIfNoEntry: false })
+const built = fs.statSync(serverEntry, { throwIfNoEntry: false })
 if (!built || sources.some((s) => newest(path.join(root, s)) > built.mtimeMs)) {
   console.error('cairn: building…')
   const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc')
   const r = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' })
   if (r.status !== 0) process.exit(r.status ?? 1)
-  fs.utimesSync(entry, new Date(), new Date())
+  fs.utimesSync(serverEntry, new Date(), new Date())
 }
+process.argv = [process.argv[0], entry, ...args]
 await import(entry)

@@ -13,6 +13,7 @@ import rateLimit from './http/rate-limit.js'
 import idempotency from './http/idempotency.js'
 import requestLog from './http/request-log.js'
 import events from './events/bus.js'
+import metrics from './http/metrics.js'
 import { errorHandler, notFoundHandler } from './http/errors.js'
 import { ErrorSchema } from '../schema/api/common.js'
 import { VERSION } from './version.js'
@@ -110,6 +111,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   await app.register(idempotency)
   await app.register(requestLog)
   await app.register(events)
+  await app.register(metrics)
 
   await app.register(health, { prefix: '/api' })
   await app.register(accounts, { prefix: '/api/v2' })

@@ -31,7 +31,9 @@ const EnvSchema = Type.Object({
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' }
   ),
-  CAIRN_RETENTION_DAYS: Type.Integer({ default: 30, minimum: 1 })
+  CAIRN_RETENTION_DAYS: Type.Integer({ default: 30, minimum: 1 }),
+  CAIRN_METRICS: Type.Boolean({ default: false }),
+  CAIRN_METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 }))
 })
 
 type Env = Static<typeof EnvSchema>
@@ -60,6 +62,8 @@ export interface Config {
   serviceKey?: string
   logLevel: string
   retentionDays: number
+  /** Prometheus metrics at /metrics; with a token, scrapers must send it as a bearer token */
+  metrics: { enabled: boolean; token?: string }
 }
 
 /** Reads the environment once; the only place in the service that looks at process.env. */
@@ -90,6 +94,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webSearchUrl: e.CAIRN_WEB_SEARCH_URL,
     serviceKey: e.CAIRN_SERVICE_KEY,
     logLevel: e.CAIRN_LOG_LEVEL,
-    retentionDays: e.CAIRN_RETENTION_DAYS
+    retentionDays: e.CAIRN_RETENTION_DAYS,
+    metrics: { enabled: e.CAIRN_METRICS, token: e.CAIRN_METRICS_TOKEN }
   }
 }

@@ -22,7 +22,7 @@ function callerOf(request: FastifyRequest): string {
   return `ip:${request.ip}`
 }
 
-const UNLIMITED_ROUTES = new Set(['/api/knowledge/health', '/api/health'])
+const UNLIMITED_ROUTES = new Set(['/api/knowledge/health', '/api/health', '/metrics'])
 
 /**
  * Per route group and caller (API key, else user, else IP). Runs after credentials are resolved:

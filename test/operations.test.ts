@@ -1,0 +1,75 @@
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { build, signup, tempDir } from './helper.js'
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
+
+function runBackup(dataDir: string, target: string) {
+  return new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src', 'cli', 'backup.ts'), target], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, CAIRN_DATA_DIR: dataDir }, stdio: ['ignore', 'ignore', 'pipe']
+    })
+    let stderr = ''
+    child.stderr.on('data', (c) => { stderr += c })
+    child.on('exit', (code) => resolve({ code, stderr }))
+  })
+}
+
+t.test('online backup while the service writes, then a restore that compares equal', async (t) => {
+  const dataDir = tempDir(t)
+  const app = await build(t, { dataDir, config: { rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 } } })
+  const u = await signup(app)
+  const h = { ...u.auth, 'x-workspace-id': u.workspaceId }
+  for (let i = 0; i < 200; i++) {
+    await app.inject({ method: 'POST', url: '/api/v2/artifacts', headers: h, payload: { type: 'task_plan', title: `before ${i}`, content: { i } } })
+  }
+  // keep writing while the backup runs
+  let writing = true
+  const writer = (async () => {
+    let i = 0
+    while (writing) await app.inject({ method: 'POST', url: '/api/v2/artifacts', headers: h, payload: { type: 'task_plan', title: `during ${i++}` } })
+  })()
+  const target = path.join(tempDir(t), 'backup.db')
+  const result = await runBackup(dataDir, target)
+  writing = false
+  await writer
+  t.equal(result.code, 0, result.stderr)
+  t.match(result.stderr, /backed up/)
+  t.equal((await runBackup(dataDir, target)).code, 1, 'never overwrites')
+
+  const restored = tempDir(t)
+  fs.copyFileSync(target, path.join(restored, 'cairn.db'))
+  fs.copyFileSync(path.join(dataDir, 'jwt-secret'), path.join(restored, 'jwt-secret'))
+  const copy = await build(t, { dataDir: restored })
+  t.equal(copy.sqlite.pragma('integrity_check', { simple: true }), 'ok')
+  const before = (db: typeof copy.sqlite) => db.prepare(`SELECT id, title, content FROM artifacts WHERE title LIKE 'before %' ORDER BY id`).all()
+  t.same(before(copy.sqlite), before(app.sqlite), 'every artifact written before the backup is in the copy, unchanged')
+  const me = await copy.inject({ url: '/api/v2/auth/me', headers: u.auth })
+  t.equal(me.statusCode, 200, 'the restored service accepts the same session')
+  t.equal(me.json().data.user.id, u.userId)
+})
+
+t.test('Prometheus metrics: off by default; on with a bearer token', async (t) => {
+  const off = await build(t)
+  t.equal((await off.inject({ url: '/metrics' })).statusCode, 404)
+  const token = 'metrics-token-0123456789'
+  const app = await build(t, { config: { metrics: { enabled: true, token } } })
+  const u = await signup(app)
+  await app.inject({ url: '/api/v2/auth/me', headers: u.auth })
+  await app.inject({ url: '/api/v2/auth/me' })
+  t.equal((await app.inject({ url: '/metrics' })).statusCode, 401)
+  t.equal((await app.inject({ url: '/metrics', headers: { authorization: 'Bearer wrong-token-000000000' } })).statusCode, 401)
+  const res = await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${token}` } })
+  t.equal(res.statusCode, 200)
+  t.match(res.headers['content-type'], /text\/plain/)
+  t.match(res.body, /cairn_http_requests_total\{method="GET",route="\/api\/v2\/auth\/me",status="200"\} 1/)
+  t.match(res.body, /cairn_http_requests_total\{method="GET",route="\/api\/v2\/auth\/me",status="401"\} 1/)
+  t.match(res.body, /cairn_http_request_duration_seconds_bucket\{le="0.1",method="GET",route="\/api\/v2\/auth\/me"\}/)
+  t.match(res.body, /cairn_database_size_bytes \d+/)
+  t.match(res.body, /cairn_process_resident_memory_bytes/)
+  t.match(res.body, /# TYPE cairn_jobs gauge/)
+  t.match(res.body, /# TYPE cairn_webhook_deliveries gauge/)
+})

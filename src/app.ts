@@ -15,6 +15,7 @@ import requestLog from './http/request-log.js'
 import events from './events/bus.js'
 import metrics from './http/metrics.js'
 import { errorHandler, notFoundHandler } from './http/errors.js'
+import { installJsonGuard } from './http/json-guard.js'
 import { ErrorSchema } from '../schema/api/common.js'
 import { VERSION } from './version.js'
 import health from '../plugins/health/index.js'
@@ -80,6 +81,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.setErrorHandler(errorHandler)
+  installJsonGuard(app)
   app.setNotFoundHandler(notFoundHandler)
   app.addSchema(ErrorSchema)
 

@@ -57,9 +57,19 @@ export async function receiveMultipart(request: FastifyRequest, tmpDir: string, 
     for (const f of files) fs.rmSync(f.tmpPath, { force: true })
     if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw fileTooLarge()
     if ((err as { code?: string }).code === 'FST_FILES_LIMIT') throw badRequest(`At most ${opts.maxFiles} files per request`, 'TOO_MANY_FILES')
-    throw err
+    throw malformedOr(err)
   }
   return { files, fields }
+}
+
+/**
+ * A parser error from a broken multipart body (bad boundary, cut-off part) is the client's: 400. Our own
+ * HTTP errors and system errors (a full disk) pass through unchanged.
+ */
+export function malformedOr(err: unknown): unknown {
+  const e = err as { statusCode?: number; code?: string }
+  if (err instanceof HttpError || (e.statusCode && e.statusCode < 500) || /^E[A-Z]+$/.test(e.code ?? '')) return err
+  return badRequest(`Malformed multipart body: ${(err as Error).message}`, 'MALFORMED_MULTIPART')
 }
 
 function fileTooLarge() {

@@ -17,6 +17,7 @@ import { checkPublicUrl, UrlNotAllowedError } from '../../src/net/address-guard.
 import { downloadTo } from '../../src/net/download.js'
 import { sttFromConfig, type SpeechToText } from '../../src/ai/stt.js'
 import { createVoiceNoteStore, toNote } from './store.js'
+import { malformedOr } from '../knowledge/receive.js'
 
 const MAX_AUDIO_BYTES = 100 * 1024 * 1024
 const AUDIO_EXTENSIONS = new Set(['mp3', 'wav', 'ogg', 'oga', 'opus', 'webm', 'm4a', 'mp4', 'aac', 'flac', 'amr', '3gp'])
@@ -79,7 +80,12 @@ const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opt
   }, async (request, reply) => {
     const p = requirePrincipal(request)
     if (!request.isMultipart()) throw badRequest('No file uploaded', 'NO_FILE')
-    const part = await request.file()
+    let part
+    try {
+      part = await request.file()
+    } catch (err) {
+      throw malformedOr(err)
+    }
     if (!part) throw badRequest('No file uploaded', 'NO_FILE')
     const ext = path.extname(part.filename).slice(1).toLowerCase()
     if (!part.mimetype.startsWith('audio/') && !AUDIO_EXTENSIONS.has(ext)) {
@@ -95,7 +101,7 @@ const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opt
     } catch (err) {
       await fsp.rm(target, { force: true })
       if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw new HttpError(413, 'Audio too large: at most 100 MB', 'PAYLOAD_TOO_LARGE')
-      throw err
+      throw malformedOr(err)
     }
     const size = (await fsp.stat(target)).size
     const mimeType = part.mimetype.startsWith('audio/') ? part.mimetype : `audio/${ext === 'm4a' ? 'mp4' : ext}`

@@ -39,5 +39,5 @@ export const IdParams = Type.Object({ id: Uuid })
 
 export const Pagination = {
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
-  offset: Type.Integer({ minimum: 0, default: 0 })
+  offset: Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 })
 }

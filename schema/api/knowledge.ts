@@ -53,7 +53,7 @@ export const BatchResponse = Type.Object({
 
 export const ListDocumentsQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
-  offset: Type.Integer({ minimum: 0, default: 0 }),
+  offset: Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 }),
   scope: Type.Optional(Scope),
   category: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
   tag: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
@@ -73,7 +73,7 @@ export const ListDocumentsResponse = Type.Object({
 export const ChunkSchema = Type.Object({ id: Uuid, text: Type.String(), chunkIndex: Type.Integer(), chunkSize: Type.Integer() })
 
 export const GetDocumentQuery = Type.Object({
-  chunkOffset: Type.Integer({ minimum: 0, default: 0 }),
+  chunkOffset: Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 }),
   chunkLimit: Type.Integer({ minimum: 1, maximum: 5000, default: 1000 }),
   workspaceId: Type.Optional(Type.String())
 })

@@ -52,7 +52,7 @@ export const ListVoiceNotesQuery = Type.Object({
   status: Type.Optional(StringEnum(VOICE_STATUSES)),
   workspaceId: Type.Optional(Uuid),
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
-  offset: Type.Integer({ minimum: 0, default: 0 })
+  offset: Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 })
 })
 export type ListVoiceNotesQuery = Static<typeof ListVoiceNotesQuery>
 

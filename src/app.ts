@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto'
 import type { Config } from './config.js'
 import { openDatabase } from './db/index.js'
 import core from './core.js'
-import auth from './auth/plugin.js'
+import auth, { type RouteAuth } from './auth/plugin.js'
 import rateLimit from './http/rate-limit.js'
 import idempotency from './http/idempotency.js'
 import requestLog from './http/request-log.js'
@@ -31,6 +31,14 @@ import workflows from '../plugins/workflows/index.js'
 import search from '../plugins/search/index.js'
 import artifacts from '../plugins/artifacts/index.js'
 import knowledge, { type KnowledgeOptions } from '../plugins/knowledge/index.js'
+
+export interface RouteEntry { method: string; url: string; auth: RouteAuth }
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    routeTable: RouteEntry[]
+  }
+}
 
 export interface BuildOptions {
   /** a Fastify logger setting; default: no logging (tests) */
@@ -85,9 +93,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   app.setNotFoundHandler(notFoundHandler)
   app.addSchema(ErrorSchema)
 
-  // the API documentation is public
+  // every route, as registered: the authorization matrix test walks this table
+  const routeTable: RouteEntry[] = []
+  app.decorate('routeTable', routeTable)
   app.addHook('onRoute', (route) => {
+    // the API documentation is public
     if (route.url.startsWith('/api/docs')) route.config = { ...route.config, auth: 'public' }
+    for (const method of [route.method].flat()) routeTable.push({ method, url: route.url, auth: route.config?.auth ?? 'required' })
   })
 
   await app.register(swagger, {

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import {
   SignupBody, SignupResponse, LoginBody, LoginResponse, MeResponse, CreateUserBody, CreateUserResponse,
   CreateWorkspaceBody, CreateWorkspaceResponse, ListWorkspacesResponse, AddMemberBody, AddMemberResponse,
@@ -98,8 +99,18 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
     }
   })
 
+  // authorization before validation: a caller without the role learns nothing about the body's shape
+  const orgAdminOnly = async (request: FastifyRequest) => {
+    const p = requirePrincipal(request)
+    if (p.orgRole !== 'owner' && p.orgRole !== 'admin') throw forbidden('Only organization owners and admins can add users')
+  }
+  const workspaceManagerOnly = async (request: FastifyRequest) => {
+    managerOf(requirePrincipal(request), (request.params as { id: string }).id)
+  }
+
   app.post('/users', {
     config: { auth: 'jwt' },
+    preValidation: orgAdminOnly,
     schema: {
       tags: ['accounts'],
       summary: 'Add a user to the caller\'s organization (org owner/admin)',
@@ -108,7 +119,6 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request, reply) => {
     const p = requirePrincipal(request)
-    if (p.orgRole !== 'owner' && p.orgRole !== 'admin') throw forbidden('Only organization owners and admins can add users')
     const email = normalizeEmail(request.body.email)
     const passwordHash = await hashPassword(request.body.password)
     try {
@@ -141,6 +151,7 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/workspaces/:id/members', {
     config: { auth: 'jwt' },
+    preValidation: workspaceManagerOnly,
     schema: {
       tags: ['accounts'],
       summary: 'Add a member of the organization to a workspace, or change their role',
@@ -159,6 +170,7 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete('/workspaces/:id/members/:userId', {
     config: { auth: 'jwt' },
+    preValidation: workspaceManagerOnly,
     schema: {
       tags: ['accounts'],
       summary: 'Remove a member from a workspace',

@@ -29,6 +29,9 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
     return { workspaceId: ws.id, customerId: p.customerId, userId: p.userId }
   }
 
+  // authorization before validation, for the routes that manage webhooks
+  const managers = async (request: FastifyRequest) => { hookScope(request, true) }
+
   async function allowedUrl(url: string) {
     try {
       return (await checkPublicUrl(url, { allowPrivate: app.config.allowPrivateUrls })).toString()
@@ -59,6 +62,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/webhooks', {
     config: { action: 'webhooks.create' },
+    preValidation: managers,
     schema: {
       tags: ['webhooks'], summary: 'Subscribe a URL to events; the signing secret is shown only here',
       querystring: WorkspaceIdQuery, body: CreateWebhookBody, response: { 201: CreateWebhookResponse, ...errors(403) }
@@ -81,6 +85,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
 
   app.put('/webhooks/:id', {
     config: { action: 'webhooks.update' },
+    preValidation: managers,
     schema: {
       tags: ['webhooks'], summary: 'Change URL, events, active flag or description',
       params: HookParams, querystring: WorkspaceIdQuery, body: UpdateWebhookBody, response: { 200: UpdateWebhookResponse, ...errors(403, 404) }
@@ -100,6 +105,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete('/webhooks/:id', {
     config: { action: 'webhooks.delete' },
+    preValidation: managers,
     schema: { tags: ['webhooks'], summary: 'Delete a webhook and its delivery records', params: HookParams, querystring: WorkspaceIdQuery, response: { 200: SuccessMessage, ...errors(403, 404) } }
   }, async (request) => {
     const s = hookScope(request, true)
@@ -118,6 +124,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/webhooks/:id/test', {
     config: { action: 'webhooks.test' },
+    preValidation: managers,
     schema: { tags: ['webhooks'], summary: 'Send a test.ping now and report the outcome', params: HookParams, querystring: WorkspaceIdQuery, response: { 200: TestWebhookResponse, ...errors(403, 404) } }
   }, async (request) => {
     const s = hookScope(request, true)

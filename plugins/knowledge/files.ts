@@ -19,6 +19,19 @@ export function knowledgeFiles(dataDir: string) {
     /** uploads cut short by a crash leave files in tmp: nothing refers to them */
     clearTmp() {
       for (const name of fs.readdirSync(dirs.tmp)) fs.rmSync(path.join(dirs.tmp, name), { force: true })
+    },
+    /**
+     * A crash between storing an upload's files and recording its document leaves files no row names:
+     * removed at start. Returns how many.
+     */
+    async sweepOrphans(isDocument: (id: string) => boolean) {
+      let removed = 0
+      for (const [dir, strip] of [[dirs.originals, ''], [dirs.text, '.txt']] as const) {
+        for (const name of await fsp.readdir(dir)) {
+          if (!isDocument(strip ? name.slice(0, -strip.length) : name)) { await fsp.rm(path.join(dir, name), { force: true }); removed++ }
+        }
+      }
+      return removed
     }
   }
 }

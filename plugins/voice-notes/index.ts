@@ -72,7 +72,7 @@ const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opt
     } finally {
       await fsp.rm(fetched, { force: true })
     }
-  }, { maxAttempts: 3 })
+  }, { maxAttempts: 3, concurrency: 2 })
 
   app.post('/audio', {
     config: { ...jwtOnly, action: 'voice_notes.upload_audio' },

@@ -171,7 +171,7 @@ const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
       workspace_id: run.workspace_id, run_id: run.id, workflow_id: wf.id, workflow_name: wf.name, status: 'completed',
       started_at: startedAt, finished_at: finishedAt, duration_ms: Date.parse(finishedAt) - Date.parse(startedAt)
     })
-  }, { maxAttempts: 2 })
+  }, { maxAttempts: 2, concurrency: 2 })
 
   app.addHook('onReady', async () => { for (const w of scheduled.all() as WorkflowRow[]) schedule(w) })
   app.addHook('preClose', async () => { for (const c of crons.values()) c.stop(); crons.clear() })

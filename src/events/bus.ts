@@ -58,7 +58,7 @@ async function eventsPlugin(app: FastifyInstance) {
     const hook = hookById.get(webhookId) as WebhookTarget | undefined
     if (!hook || !hook.active) return
     await deliverToWebhook(hook, event, data)
-  }, { maxAttempts: 1 })
+  }, { maxAttempts: 1, concurrency: 8 })
 
   // retention of developer logs and delivery records
   const sweepLogs = sqlite.prepare(`DELETE FROM developer_logs WHERE created_at < ?`)

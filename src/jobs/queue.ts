@@ -18,6 +18,8 @@ export interface JobTypeOptions {
   maxAttempts?: number
   /** first retry delay in ms, doubled per attempt, capped at 5 minutes (default 1000) */
   backoffMs?: number
+  /** jobs of this type running at once (default 1): a slow type never holds up the others */
+  concurrency?: number
 }
 
 export interface EnqueueOptions {
@@ -51,9 +53,10 @@ const MAX_BACKOFF_MS = 5 * 60_000
 /** the longest the runner sleeps when nothing is due, so jobs added by another connection are seen */
 const MAX_SLEEP_MS = 1000
 
-export function createJobQueue(sqlite: Database.Database, log: FastifyBaseLogger, concurrency = 2): JobQueue {
+export function createJobQueue(sqlite: Database.Database, log: FastifyBaseLogger): JobQueue {
   const handlers = new Map<string, { handler: JobHandler; options: Required<JobTypeOptions> }>()
   const running = new Set<Promise<void>>()
+  const runningByType = new Map<string, number>()
   const idleWaiters: Array<() => void> = []
   const abort = new AbortController()
   let started = false
@@ -76,17 +79,21 @@ export function createJobQueue(sqlite: Database.Database, log: FastifyBaseLogger
     `UPDATE jobs SET status = 'queued', run_at = ?, updated_at = ? WHERE status = 'running'`
   )
 
-  function claim(limit: number): JobRow[] {
-    const types = [...handlers.keys()]
-    if (types.length === 0 || limit <= 0) return []
+  const claimOfType = sqlite.prepare(
+    `UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ?
+     WHERE id IN (SELECT id FROM jobs WHERE status = 'queued' AND type = ? AND run_at <= ? ORDER BY run_at LIMIT ?)
+     RETURNING id, type, payload, attempts, max_attempts`
+  )
+
+  /** Due jobs of every type, up to each type's free slots. */
+  function claim(): JobRow[] {
     const now = Date.now()
-    const marks = types.map(() => '?').join(',')
-    return sqlite.prepare(
-      `UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ?
-       WHERE id IN (SELECT id FROM jobs WHERE status = 'queued' AND run_at <= ? AND type IN (${marks})
-                    ORDER BY run_at LIMIT ?)
-       RETURNING id, type, payload, attempts, max_attempts`
-    ).all(new Date(now).toISOString(), now, ...types, limit) as JobRow[]
+    const rows: JobRow[] = []
+    for (const [type, entry] of handlers) {
+      const free = entry.options.concurrency - (runningByType.get(type) ?? 0)
+      if (free > 0) rows.push(...(claimOfType.all(new Date(now).toISOString(), type, now, free) as JobRow[]))
+    }
+    return rows
   }
 
   function nextDueAt(): number | undefined {
@@ -108,21 +115,22 @@ export function createJobQueue(sqlite: Database.Database, log: FastifyBaseLogger
   function tick() {
     scheduled = false
     if (stopped) return
-    const rows = claim(concurrency - running.size)
-    for (const row of rows) {
+    for (const row of claim()) {
+      runningByType.set(row.type, (runningByType.get(row.type) ?? 0) + 1)
       const p = run(row).finally(() => {
         running.delete(p)
+        runningByType.set(row.type, runningByType.get(row.type)! - 1)
         schedule()
       })
       running.add(p)
     }
-    if (running.size > 0) return
-    const due = nextDueAt()
-    if (due === undefined) {
-      for (const w of idleWaiters.splice(0)) w()
+    if (running.size > 0) {
+      // each finished job schedules the next turn; this timer catches jobs that come due meanwhile
       timer = setTimeout(schedule, MAX_SLEEP_MS)
     } else {
-      timer = setTimeout(schedule, Math.min(Math.max(due - Date.now(), 0), MAX_SLEEP_MS))
+      const due = nextDueAt()
+      if (due === undefined) for (const w of idleWaiters.splice(0)) w()
+      timer = setTimeout(schedule, due === undefined ? MAX_SLEEP_MS : Math.min(Math.max(due - Date.now(), 0), MAX_SLEEP_MS))
     }
     // an idle() waiter keeps the process alive; otherwise the runner never does
     if (idleWaiters.length === 0) timer.unref()
@@ -164,7 +172,7 @@ export function createJobQueue(sqlite: Database.Database, log: FastifyBaseLogger
     register(type, handler, options = {}) {
       handlers.set(type, {
         handler,
-        options: { maxAttempts: options.maxAttempts ?? 5, backoffMs: options.backoffMs ?? 1000 }
+        options: { maxAttempts: options.maxAttempts ?? 5, backoffMs: options.backoffMs ?? 1000, concurrency: options.concurrency ?? 1 }
       })
       schedule()
     },

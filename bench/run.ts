@@ -3,7 +3,8 @@ const available: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   http: () => import('./http.js'),
   artifacts: () => import('./artifacts.js'),
   search: () => import('./search.js'),
-  ingest: () => import('./ingest.js')
+  ingest: () => import('./ingest.js'),
+  load: () => import('./load.js')
 }
 
 const names = process.argv.slice(2)

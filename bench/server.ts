@@ -21,12 +21,17 @@ if (mode === 'bare') {
   process.on('exit', () => fs.rmSync(dataDir, { recursive: true, force: true }))
   const config = {
     ...loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_SIGNUP: 'open' }),
-    rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
+    rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 },
+    allowPrivateUrls: true
   }
   const app = await buildApp(config, { logger: { level: 'error' } })
   // bench only: the worst event-loop delay since the last call
   const loop = monitorEventLoopDelay({ resolution: 10 })
   loop.enable()
+  app.get('/bench/memory', { config: { auth: 'public' } }, async () => {
+    if (global.gc) global.gc()
+    return { rssMb: process.memoryUsage().rss / 1048576, heapMb: process.memoryUsage().heapUsed / 1048576 }
+  })
   app.get('/bench/loop-delay', { config: { auth: 'public' } }, async () => {
     const out = { maxMs: loop.max / 1e6, p99Ms: loop.percentile(99) / 1e6 }
     loop.reset()

@@ -3,10 +3,9 @@ import { Type } from '@sinclair/typebox'
 import { randomUUID } from 'node:crypto'
 import { errors, SuccessMessage, Uuid } from '../../schema/api/common.js'
 import { requirePrincipal } from '../../src/auth/plugin.js'
-import { badRequest, HttpError, notFound } from '../../src/http/errors.js'
+import { badRequest, notFound } from '../../src/http/errors.js'
 import { nowIso } from '../../src/db/index.js'
-import { createAssistant, TOOL_NAMES, type ToolName } from '../../src/ai/assistant.js'
-import { ModelError } from '../../src/ai/llm.js'
+import { createAssistant, modelFailure, TOOL_NAMES, type ToolName } from '../../src/ai/assistant.js'
 
 const AgentSchema = Type.Object({
   id: Uuid, name: Type.String(), systemPrompt: Type.String(),
@@ -91,7 +90,7 @@ const agentsPlugin: FastifyPluginAsyncTypebox = async (app) => {
       })
       return { response: out.reply, conversationId: out.conversationId, model: out.model, toolCalls: out.toolCalls }
     } catch (err) {
-      throw err instanceof ModelError ? new HttpError(502, err.message, 'MODEL_UNAVAILABLE') : err
+      throw modelFailure(err)
     }
   })
 }

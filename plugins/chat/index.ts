@@ -3,8 +3,8 @@ import { FastifySSEPlugin } from 'fastify-sse-v2'
 import { Type } from '@sinclair/typebox'
 import { errors, Uuid } from '../../schema/api/common.js'
 import { requirePrincipal } from '../../src/auth/plugin.js'
-import { HttpError, notFound } from '../../src/http/errors.js'
-import { createAssistant } from '../../src/ai/assistant.js'
+import { notFound } from '../../src/http/errors.js'
+import { createAssistant, modelFailure } from '../../src/ai/assistant.js'
 import { ModelError } from '../../src/ai/llm.js'
 import { createChannelStore, assistantTwinId } from '../channels/store.js'
 
@@ -17,7 +17,6 @@ const chat: FastifyPluginAsyncTypebox = async (app) => {
   const assistant = createAssistant(app)
   const channels = createChannelStore(app.sqlite, app.events)
   const tags = ['chat']
-  const modelFailure = (err: unknown) => err instanceof ModelError ? new HttpError(502, err.message, 'MODEL_UNAVAILABLE') : err
 
   app.post('', {
     schema: {

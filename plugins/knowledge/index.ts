@@ -17,7 +17,7 @@ import { chunkOptionsProblem } from '../../src/ingest/chunker.js'
 import { createExtractor, DEFAULT_WORKER_LIMITS, type WorkerLimits } from '../../src/ingest/run.js'
 import { UnreadableFileError } from '../../src/ingest/text.js'
 import { VERSION } from '../../src/version.js'
-import { createKnowledgeStore, type DocScope, type DocumentRow, type Reader } from './store.js'
+import { createKnowledgeStore, readerResolver, type DocScope, type DocumentRow, type Reader } from './store.js'
 import { knowledgeFiles } from './files.js'
 import { receiveMultipart, MAX_FILE_BYTES, type ReceivedFile } from './receive.js'
 import { registerKnowledgeJobs } from './indexer.js'
@@ -116,16 +116,9 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
   const searcher = createSearch(app.sqlite, store)
   registerKnowledgeJobs(app, store, files)
 
-  const memberWorkspaces = app.sqlite.prepare(`SELECT m.workspace_id AS id FROM workspace_members m
-    JOIN workspaces w ON w.id = m.workspace_id WHERE m.user_id = ? AND w.customer_id = ?`)
-
-  /** The reader of CONTRACT.md §5: the workspace context if any, else every workspace of the user. */
-  function readerOf(request: FastifyRequest, queryWorkspace?: string): Reader {
-    const p = request.principal!
-    const ws = workspaceContext(request, queryWorkspace)
-    const workspaceIds = ws ? [ws.id] : (memberWorkspaces.all(p.userId, p.customerId) as Array<{ id: string }>).map((r) => r.id)
-    return { customerId: p.customerId, userId: p.userId, workspaceIds }
-  }
+  const readerFor = readerResolver(app.sqlite)
+  const readerOf = (request: FastifyRequest, queryWorkspace?: string): Reader =>
+    readerFor(request.principal!, workspaceContext(request, queryWorkspace)?.id)
 
   const tenantContext = (p: Principal, scope?: string) => ({ customerId: p.customerId, scope: scope ?? 'all' })
 

@@ -93,6 +93,20 @@ export function readableParams(reader: Reader, filters: DocFilters = {}) {
   }
 }
 
+/**
+ * The reader of CONTRACT.md §5 for a user: their organization, the workspace context if one is given,
+ * else every workspace of theirs, and their own personal documents.
+ */
+export function readerResolver(sqlite: Database.Database) {
+  const memberWorkspaces = sqlite.prepare(`SELECT m.workspace_id AS id FROM workspace_members m
+    JOIN workspaces w ON w.id = m.workspace_id WHERE m.user_id = ? AND w.customer_id = ?`)
+  return (who: { userId: string; customerId: string }, workspaceId?: string): Reader => ({
+    customerId: who.customerId,
+    userId: who.userId,
+    workspaceIds: workspaceId ? [workspaceId] : (memberWorkspaces.all(who.userId, who.customerId) as Array<{ id: string }>).map((r) => r.id)
+  })
+}
+
 export function createKnowledgeStore(sqlite: Database.Database) {
   // the filtered queries have a few shapes only: prepare each once
   const statements = new Map<string, Database.Statement>()

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { nowIso } from '../db/index.js'
 import { workspaceContext, type Principal } from '../auth/plugin.js'
-import { createKnowledgeStore, type Reader } from '../../plugins/knowledge/store.js'
+import { createKnowledgeStore, readerResolver, type Reader } from '../../plugins/knowledge/store.js'
 import { createSearch } from '../../plugins/knowledge/search.js'
-import { modelFromConfig, type ChatMessage, type LanguageModel, type ToolCall, type ToolSpec } from './llm.js'
-import { notFound } from '../http/errors.js'
+import { ModelError, modelFromConfig, type ChatMessage, type LanguageModel, type ToolCall, type ToolSpec } from './llm.js'
+import { HttpError, notFound } from '../http/errors.js'
 
 export const TOOL_NAMES = ['search_knowledge', 'web_search'] as const
 export type ToolName = (typeof TOOL_NAMES)[number]
@@ -21,6 +21,11 @@ const TOOL_SPECS: Record<ToolName, ToolSpec> = {
     description: 'Search the web.',
     parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] }
   }
+}
+
+/** A model server failure is a 502 with its (safe) message; anything else passes through. */
+export function modelFailure(err: unknown): unknown {
+  return err instanceof ModelError ? new HttpError(502, err.message, 'MODEL_UNAVAILABLE') : err
 }
 
 /** rounds of tool calls before the model must answer */
@@ -53,19 +58,12 @@ export function createAssistant(app: FastifyInstance) {
   const sqlite = app.sqlite
   const store = createKnowledgeStore(sqlite)
   const search = createSearch(sqlite, store)
-  const memberWorkspaces = sqlite.prepare(`SELECT m.workspace_id AS id FROM workspace_members m
-    JOIN workspaces w ON w.id = m.workspace_id WHERE m.user_id = ? AND w.customer_id = ?`)
+  const readerFor = readerResolver(sqlite)
   const ownConversation = sqlite.prepare(`SELECT id, agent_id FROM conversations WHERE id = ? AND user_id = ? AND customer_id = ?`)
   const insertConversation = sqlite.prepare(`INSERT INTO conversations (id, customer_id, user_id, agent_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`)
   const touchConversation = sqlite.prepare(`UPDATE conversations SET updated_at = ? WHERE id = ?`)
   const history = sqlite.prepare(`SELECT role, content, tool_calls, tool_call_id FROM conversation_messages WHERE conversation_id = ? ORDER BY seq`)
   const appendMessage = sqlite.prepare(`INSERT INTO conversation_messages (conversation_id, role, content, tool_calls, tool_call_id, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
-
-  function readerFor(principal: Principal, workspaceId?: string): Reader {
-    const workspaceIds = workspaceId ? [workspaceId]
-      : (memberWorkspaces.all(principal.userId, principal.customerId) as Array<{ id: string }>).map((r) => r.id)
-    return { customerId: principal.customerId, userId: principal.userId, workspaceIds }
-  }
 
   function readerOf(request: FastifyRequest): Reader {
     return readerFor(request.principal!, workspaceContext(request)?.id)

@@ -195,6 +195,14 @@ export function requireWorkspaceContext(request: FastifyRequest, queryValue?: st
   return ws
 }
 
+/** Who a request counts as, for rate limits and Idempotency-Key: the API key, else the user, else the IP. */
+export function callerKey(request: FastifyRequest): string {
+  const p = request.principal
+  if (p?.apiKey) return `key:${p.apiKey.id}`
+  if (p) return `user:${p.userId}`
+  return `ip:${request.ip}`
+}
+
 export function requirePrincipal(request: FastifyRequest): Principal {
   if (!request.principal) throw unauthorized()
   return request.principal

@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { HttpError, badRequest } from './errors.js'
+import { callerKey } from '../auth/plugin.js'
 
 const TTL_MS = 24 * 60 * 60 * 1000
 /** an in-flight record older than this belongs to a request that never finished (aborted, crashed) */
@@ -22,12 +23,6 @@ declare module 'fastify' {
   }
 }
 
-function callerOf(request: FastifyRequest): string {
-  const p = request.principal
-  if (p?.apiKey) return `key:${p.apiKey.id}`
-  if (p) return `user:${p.userId}`
-  return `ip:${request.ip}`
-}
 
 /** What makes two requests "the same": method, path with query, and the body as received. */
 function fingerprint(request: FastifyRequest): string {
@@ -81,7 +76,7 @@ async function idempotencyPlugin(app: FastifyInstance) {
     if (header === undefined) return
     const key = Array.isArray(header) ? header[0] : header
     if (key.length < 1 || key.length > 255) throw badRequest('Idempotency-Key must be 1 to 255 characters', 'VALIDATION_ERROR')
-    const caller = callerOf(request)
+    const caller = callerKey(request)
     const print = fingerprint(request)
     const existing = begin(caller, key, print)
     if (!existing) {

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { RateLimits } from '../config.js'
 import { routeGroup } from './route-group.js'
 import { HttpError } from './errors.js'
+import { callerKey } from '../auth/plugin.js'
 
 /** The limit (requests per minute) of a route group; 0 means unlimited. */
 export function limitFor(limits: RateLimits, group: string): number {
@@ -15,12 +16,6 @@ export function limitFor(limits: RateLimits, group: string): number {
   }
 }
 
-function callerOf(request: FastifyRequest): string {
-  const p = request.principal
-  if (p?.apiKey) return `key:${p.apiKey.id}`
-  if (p) return `user:${p.userId}`
-  return `ip:${request.ip}`
-}
 
 const UNLIMITED_ROUTES = new Set(['/api/knowledge/health', '/api/health', '/metrics'])
 
@@ -34,7 +29,7 @@ async function rateLimitPlugin(app: FastifyInstance, opts: { limits: RateLimits 
     global: true,
     timeWindow: 60_000,
     max: (request) => groupLimit(request),
-    keyGenerator: (request) => `${routeGroup(request.routeOptions.url)}|${callerOf(request)}`,
+    keyGenerator: (request) => `${routeGroup(request.routeOptions.url)}|${callerKey(request)}`,
     allowList: (request) => UNLIMITED_ROUTES.has(request.routeOptions.url ?? '') ||
       (request.routeOptions.url ?? '').startsWith('/api/docs') || groupLimit(request) === 0,
     errorResponseBuilder: (_request, context) =>

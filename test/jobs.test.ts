@@ -48,6 +48,10 @@ t.test('fails after max attempts, or at once on a permanent error', async (t) =>
   t.same(rowA, { status: 'failed', attempts: 3, last_error: 'still broken' })
   t.equal(n, 3)
   t.same(rowB, { status: 'failed', attempts: 1, last_error: 'cannot be mended' })
+  // failed jobs are kept for the retention period, then swept
+  app.sqlite.prepare(`UPDATE jobs SET updated_at = '2000-01-01T00:00:00.000Z' WHERE id = ?`).run(a)
+  app.sweepRetention()
+  t.equal(app.sqlite.prepare('SELECT COUNT(*) AS n FROM jobs WHERE id IN (?, ?)').pluck().get(a, b), 1)
 })
 
 t.test('jobs scheduled for later wait their turn', async (t) => {

@@ -60,12 +60,13 @@ async function eventsPlugin(app: FastifyInstance) {
     await deliverToWebhook(hook, event, data)
   }, { maxAttempts: 1, concurrency: 8 })
 
-  // retention of developer logs and delivery records
+  // retention of developer logs, delivery records and failed jobs
   const sweepLogs = sqlite.prepare(`DELETE FROM developer_logs WHERE created_at < ?`)
   const sweepDeliveries = sqlite.prepare(`DELETE FROM webhook_deliveries WHERE created_at < ?`)
+  const sweepFailedJobs = sqlite.prepare(`DELETE FROM jobs WHERE status = 'failed' AND updated_at < ?`)
   const sweep = () => {
     const cutoff = new Date(Date.now() - app.config.retentionDays * DAY_MS).toISOString()
-    const removed = sweepLogs.run(cutoff).changes + sweepDeliveries.run(cutoff).changes
+    const removed = sweepLogs.run(cutoff).changes + sweepDeliveries.run(cutoff).changes + sweepFailedJobs.run(cutoff).changes
     if (removed > 0) app.log.info({ removed, cutoff }, 'retention sweep')
   }
   app.decorate('sweepRetention', sweep)

@@ -91,7 +91,7 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
     return {
       success: true as const,
       data: {
-        user: store.profile(p.userId)!,
+        user: { id: p.userId, email: p.email, name: p.name },
         customerId: p.customerId,
         orgRole: p.orgRole,
         workspaces: store.workspacesOf(p.userId)

@@ -15,8 +15,7 @@ export interface NewAccount {
 
 export function createAccountStore(db: Db, sqlite: Database.Database) {
   const userByEmail = db.select().from(users).where(eq(users.email, sql.placeholder('email'))).prepare()
-  // hot paths (every /auth/me): plain prepared statements, no row mapping
-  const profile = sqlite.prepare(`SELECT id, email, name FROM users WHERE id = ?`)
+  // hot path (every /auth/me): a plain prepared statement, no row mapping
   const workspacesOf = sqlite.prepare(
     `SELECT w.id, w.name, m.role FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id
      WHERE m.user_id = ? ORDER BY w.created_at, w.id`
@@ -25,10 +24,6 @@ export function createAccountStore(db: Db, sqlite: Database.Database) {
   return {
     userByEmail(email: string) {
       return userByEmail.get({ email })
-    },
-
-    profile(id: string) {
-      return profile.get(id) as { id: string; email: string; name: string } | undefined
     },
 
     /**

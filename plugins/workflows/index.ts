@@ -62,7 +62,7 @@ const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
     VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, '[]', ?)`)
   const runById = sqlite.prepare(`SELECT * FROM workflow_runs WHERE id = ?`)
   const runsOf = sqlite.prepare(`SELECT * FROM workflow_runs WHERE workflow_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`)
-  const userById = sqlite.prepare(`SELECT id, customer_id, org_role FROM users WHERE id = ?`)
+  const userById = sqlite.prepare(`SELECT id, customer_id, org_role, email, name FROM users WHERE id = ?`)
   const agentById = sqlite.prepare(`SELECT * FROM agents WHERE id = ? AND customer_id = ?`)
   const crons = new Map<string, Cron>()
 
@@ -140,9 +140,9 @@ const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
     const startedAt = run.started_at ?? nowIso()
     save({ status: 'running', started_at: startedAt, steps: '[]' })
     const wf = byId.get(run.workflow_id) as WorkflowRow | undefined
-    const user = userById.get(run.started_by) as { id: string; customer_id: string; org_role: Principal['orgRole'] } | undefined
+    const user = userById.get(run.started_by) as { id: string; customer_id: string; org_role: Principal['orgRole']; email: string; name: string } | undefined
     if (!wf || !user) { save({ status: 'failed', error: 'The workflow or its user no longer exists', finished_at: nowIso() }); return }
-    const principal: Principal = { kind: 'jwt', userId: user.id, customerId: user.customer_id, orgRole: user.org_role }
+    const principal: Principal = { kind: 'jwt', userId: user.id, customerId: user.customer_id, orgRole: user.org_role, email: user.email, name: user.name }
     const inputs = JSON.parse(run.inputs) as Record<string, unknown>
     const outputs: Record<string, string> = {}
     const states: StepState[] = []

@@ -13,6 +13,8 @@ export interface Principal {
   userId: string
   customerId: string
   orgRole: OrgRole
+  email: string
+  name: string
   apiKey?: { id: string; scopes: string[]; workspaceId: string | null }
 }
 
@@ -47,7 +49,7 @@ declare module '@fastify/jwt' {
   }
 }
 
-interface UserRow { id: string; customer_id: string; org_role: OrgRole }
+interface UserRow { id: string; customer_id: string; org_role: OrgRole; email: string; name: string }
 interface KeyRow extends UserRow {
   key_id: string
   scopes: string
@@ -65,13 +67,13 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; jwtTt
   })
 
   const sqlite = app.sqlite
-  const userById = sqlite.prepare(`SELECT id, customer_id, org_role FROM users WHERE id = ?`)
+  const userById = sqlite.prepare(`SELECT id, customer_id, org_role, email, name FROM users WHERE id = ?`)
   const keyByHash = sqlite.prepare(
-    `SELECT k.id AS key_id, k.scopes, k.workspace_id, k.expires_at, k.revoked_at, u.id, u.customer_id, u.org_role
+    `SELECT k.id AS key_id, k.scopes, k.workspace_id, k.expires_at, k.revoked_at, u.id, u.customer_id, u.org_role, u.email, u.name
      FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = ?`
   )
   const serviceOwner = sqlite.prepare(
-    `SELECT u.id, u.customer_id, u.org_role FROM users u
+    `SELECT u.id, u.customer_id, u.org_role, u.email, u.name FROM users u
      WHERE u.customer_id = (SELECT id FROM organizations ORDER BY created_at, id LIMIT 1) AND u.org_role = 'owner'
      ORDER BY u.created_at LIMIT 1`
   )
@@ -81,7 +83,7 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; jwtTt
   )
 
   function fromUser(kind: Principal['kind'], row: UserRow | undefined): Principal | null {
-    return row ? { kind, userId: row.id, customerId: row.customer_id, orgRole: row.org_role } : null
+    return row ? { kind, userId: row.id, customerId: row.customer_id, orgRole: row.org_role, email: row.email, name: row.name } : null
   }
 
   function resolveApiKey(value: string): Principal {
@@ -95,6 +97,8 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; jwtTt
       userId: row.id,
       customerId: row.customer_id,
       orgRole: row.org_role,
+      email: row.email,
+      name: row.name,
       apiKey: { id: row.key_id, scopes: JSON.parse(row.scopes) as string[], workspaceId: row.workspace_id }
     }
   }

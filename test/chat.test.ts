@@ -218,3 +218,16 @@ t.test('web_search goes to the configured SearXNG instance, or says it is not co
   }
   t.same(queries, ['/search?q=tides&format=json'])
 })
+
+t.test('the stream ignores Idempotency-Key: each request streams anew', async (t) => {
+  const llm = await fakeLlm(t, { answer: () => 'streamed' })
+  const app = await build(t, { config: { llm: { baseUrl: llm.baseUrl, model: 'f' } } })
+  const address = await app.listen({ port: 0, host: '127.0.0.1' })
+  const u = await signup(app)
+  for (let i = 0; i < 2; i++) {
+    const res = await fetch(`${address}/api/v2/chat/stream`, { method: 'POST', headers: { ...u.auth, 'content-type': 'application/json', 'idempotency-key': 'same' }, body: JSON.stringify({ message: 'x' }) })
+    t.equal(res.status, 200)
+    t.equal(parseSse(await res.text()).pop()?.event, 'done')
+  }
+  t.equal(llm.requests.length, 2)
+})

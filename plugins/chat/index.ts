@@ -44,6 +44,7 @@ const chat: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/stream', {
+    config: { idempotency: false },
     schema: {
       tags, summary: 'Ask the assistant and receive the answer as Server-Sent Events (text_delta, then done or error)',
       body: Type.Object({ message: Message, conversationId: Type.Optional(Uuid) }),

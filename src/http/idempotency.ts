@@ -21,6 +21,10 @@ declare module 'fastify' {
   interface FastifyRequest {
     idempotency: { caller: string; key: string } | null
   }
+  interface FastifyContextConfig {
+    /** false for routes whose answer cannot be replayed (event streams): the header is ignored there */
+    idempotency?: boolean
+  }
 }
 
 
@@ -71,7 +75,7 @@ async function idempotencyPlugin(app: FastifyInstance) {
   app.decorateRequest('idempotency', null)
 
   app.addHook('preHandler', async (request, reply) => {
-    if (request.method !== 'POST') return
+    if (request.method !== 'POST' || request.routeOptions.config.idempotency === false) return
     const header = request.headers['idempotency-key']
     if (header === undefined) return
     const key = Array.isArray(header) ? header[0] : header

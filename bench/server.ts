@@ -24,7 +24,7 @@ if (mode === 'bare') {
     rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 },
     allowPrivateUrls: true
   }
-  const app = await buildApp(config, { logger: { level: 'error' } })
+  const app = await buildApp(config)
   // bench only: the worst event-loop delay since the last call
   const loop = monitorEventLoopDelay({ resolution: 10 })
   loop.enable()

@@ -71,12 +71,6 @@ export function createAccountStore(db: Db, sqlite: Database.Database) {
       return { id, name, customer_id: customerId, role: 'owner' as const }
     },
 
-    memberRole(workspaceId: string, userId: string): WorkspaceRole | undefined {
-      return db.select({ role: workspaceMembers.role }).from(workspaceMembers)
-        .where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.userId, userId)))
-        .get()?.role
-    },
-
     /** Adds or changes a member; 'not-found' for a user outside the organization, 'owner' for the owner. */
     setMember(customerId: string, workspaceId: string, userId: string, role: 'admin' | 'member') {
       return db.transaction((tx) => {

@@ -104,6 +104,7 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
     const p = requirePrincipal(request)
     if (p.orgRole !== 'owner' && p.orgRole !== 'admin') throw forbidden('Only organization owners and admins can add users')
   }
+  // the member routes' only role check (it runs before validation)
   const workspaceManagerOnly = async (request: FastifyRequest) => {
     managerOf(requirePrincipal(request), (request.params as { id: string }).id)
   }
@@ -160,7 +161,6 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
       response: { 201: AddMemberResponse, ...errors(403, 404, 409) }
     }
   }, async (request, reply) => {
-    managerOf(requirePrincipal(request), request.params.id)
     const result = store.setMember(request.principal!.customerId, request.params.id, request.body.userId, request.body.role)
     if (result === 'not-found') throw notFound('User not found')
     if (result === 'owner') throw conflict('The workspace owner\'s role cannot be changed')
@@ -178,7 +178,6 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: SuccessMessage, ...errors(403, 404, 409) }
     }
   }, async (request) => {
-    managerOf(requirePrincipal(request), request.params.id)
     const result = store.removeMember(request.params.id, request.params.userId)
     if (result === 'not-found') throw notFound('Member not found')
     if (result === 'owner') throw conflict('The workspace owner cannot be removed')

@@ -120,11 +120,11 @@ const artifactsPlugin: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/conversation/:conversationId', {
     schema: { tags, summary: 'Artifact summaries of a conversation', params: ConversationParams, querystring: WorkspaceQuery, response: { 200: SummariesResponse, ...errors(403) } }
-  }, async (request) => ({ success: true as const, data: store.byConversation(scopeOf(request), request.params.conversationId) }))
+  }, async (request) => ({ success: true as const, data: store.summariesBy(scopeOf(request), 'conversation', request.params.conversationId) }))
 
   app.get('/workflow/:runId', {
     schema: { tags, summary: 'Artifact summaries of a workflow run', params: RunParams, querystring: WorkspaceQuery, response: { 200: SummariesResponse, ...errors(403) } }
-  }, async (request) => ({ success: true as const, data: store.byWorkflowRun(scopeOf(request), request.params.runId) }))
+  }, async (request) => ({ success: true as const, data: store.summariesBy(scopeOf(request), 'workflowRun', request.params.runId) }))
 }
 
 export default artifactsPlugin

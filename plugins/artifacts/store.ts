@@ -247,15 +247,11 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
       }>
     },
 
-    byConversation(s: Scope, conversationId: string) {
+    /** Summaries of the artifacts of one conversation or one workflow run, newest first. */
+    summariesBy(s: Scope, link: 'conversation' | 'workflowRun', id: string) {
+      const column = link === 'conversation' ? artifacts.conversationId : artifacts.workflowRunId
       return db.select().from(artifacts)
-        .where(and(eq(artifacts.workspaceId, s.workspaceId), eq(artifacts.customerId, s.customerId), eq(artifacts.conversationId, conversationId)))
-        .orderBy(desc(artifacts.createdAt), desc(artifacts.id)).all().map(summary)
-    },
-
-    byWorkflowRun(s: Scope, runId: string) {
-      return db.select().from(artifacts)
-        .where(and(eq(artifacts.workspaceId, s.workspaceId), eq(artifacts.customerId, s.customerId), eq(artifacts.workflowRunId, runId)))
+        .where(and(eq(artifacts.workspaceId, s.workspaceId), eq(artifacts.customerId, s.customerId), eq(column, id)))
         .orderBy(desc(artifacts.createdAt), desc(artifacts.id)).all().map(summary)
     }
   }

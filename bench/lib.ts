@@ -28,9 +28,9 @@ export async function stopServer(child: ChildProcess) {
 
 export interface Load { requestsPerSec: number; p50: number; p99: number; non2xx: number }
 
-export async function load(url: string, headers: Record<string, string> = {}, seconds = 8, connections = 10): Promise<Load> {
+export async function load(url: string, headers: Record<string, string> = {}, seconds = 8, connections = 10, warmUp = true): Promise<Load> {
   // a short warm-up, then the measured run
-  await autocannon({ url, headers, duration: 1, connections })
+  if (warmUp) await autocannon({ url, headers, duration: 1, connections })
   const r = await autocannon({ url, headers, duration: seconds, connections })
   return { requestsPerSec: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx }
 }

@@ -16,6 +16,7 @@ if (mode === 'bare') {
   app.get('/hello', async () => ({ hello: 'world' }))
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
   console.log(JSON.stringify({ address }))
+  process.on('SIGTERM', () => { void app.close().then(() => process.exit(0)) })
 } else if (mode === 'cairn') {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-'))
   process.on('exit', () => fs.rmSync(dataDir, { recursive: true, force: true }))

@@ -94,7 +94,8 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
         user: { id: p.userId, email: p.email, name: p.name },
         customerId: p.customerId,
         orgRole: p.orgRole,
-        workspaces: store.workspacesOf(p.userId)
+        // kept with the caller's credentials: emptied whenever a workspace or membership changes
+        workspaces: app.authCache.get(`w:${p.userId}`, () => store.workspacesOf(p.userId))!
       }
     }
   })

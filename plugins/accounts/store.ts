@@ -45,7 +45,7 @@ export function createAccountStore(db: Db, sqlite: Database.Database) {
         tx.insert(workspaces).values({ id: workspaceId, customerId, name: 'General', createdBy: userId, createdAt: now }).run()
         tx.insert(workspaceMembers).values({ workspaceId, userId, role: 'owner', createdAt: now }).run()
         return { customerId, userId, workspaceId }
-      })
+      }, { behavior: 'immediate' })
     },
 
     createUser(customerId: string, input: { email: string; passwordHash: string; name: string; role: OrgRole }) {
@@ -67,7 +67,7 @@ export function createAccountStore(db: Db, sqlite: Database.Database) {
       db.transaction((tx) => {
         tx.insert(workspaces).values({ id, customerId, name, createdBy: userId, createdAt: now }).run()
         tx.insert(workspaceMembers).values({ workspaceId: id, userId, role: 'owner', createdAt: now }).run()
-      })
+      }, { behavior: 'immediate' })
       return { id, name, customer_id: customerId, role: 'owner' as const }
     },
 
@@ -83,7 +83,7 @@ export function createAccountStore(db: Db, sqlite: Database.Database) {
         tx.insert(workspaceMembers).values({ workspaceId, userId, role, createdAt: nowIso() })
           .onConflictDoUpdate({ target: [workspaceMembers.workspaceId, workspaceMembers.userId], set: { role } }).run()
         return 'ok' as const
-      })
+      }, { behavior: 'immediate' })
     },
 
     removeMember(workspaceId: string, userId: string) {
@@ -95,7 +95,7 @@ export function createAccountStore(db: Db, sqlite: Database.Database) {
         tx.delete(workspaceMembers)
           .where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.userId, userId))).run()
         return 'ok' as const
-      })
+      }, { behavior: 'immediate' })
     }
   }
 }

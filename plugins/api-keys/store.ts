@@ -99,7 +99,7 @@ export function createApiKeyStore(db: Db) {
           expiresAt: row.expiresAt,
           rotatedFrom: row.id
         })
-      })
+      }, { behavior: 'immediate' })
     }
   }
 }

@@ -166,7 +166,7 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
         }
         db.insert(artifacts).values(row).run()
         return detail(row, false)
-      })
+      }, { behavior: 'immediate' })
     },
 
     update(s: Scope, id: string, patch: UpdateArtifactBody) {
@@ -187,7 +187,7 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
         tx.insert(artifactTombstones).values({ id: row.id, workspaceId: s.workspaceId, parentArtifactId: row.parent, deletedAt: nowIso() }).run()
         tx.delete(artifacts).where(eq(artifacts.id, row.id)).run()
         return true
-      })
+      }, { behavior: 'immediate' })
     },
 
     setStatus(s: Scope, id: string, status: ArtifactStatus) {
@@ -208,7 +208,7 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
           position: position === undefined ? null : JSON.stringify(position), createdAt: now
         }).run()
         return { id: row.id, type: row.type, title: row.title, comments: commentsOf(id), updated_at: row.updatedAt }
-      })
+      }, { behavior: 'immediate' })
     },
 
     /** The original becomes superseded and a new draft version follows it, in one transaction. */
@@ -237,7 +237,7 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
         }
         tx.insert(artifacts).values(row).run()
         return detail(row, false)
-      })
+      }, { behavior: 'immediate' })
     },
 
     chain(s: Scope, id: string) {

@@ -59,7 +59,7 @@ export function createChannelStore(sqlite: Database.Database, events: EventBus) 
         insertChannel.run(id, who.customerId, who.workspaceId, name, type, who.userId, now)
         for (const m of new Set([who.userId, ...memberIds])) insertMember.run(id, m)
         return { id, customer_id: who.customerId, workspace_id: who.workspaceId, name, type, created_by: who.userId, created_at: now } as ChannelRow
-      })()
+      }).immediate()
     },
 
     messages(channelId: string, limit: number, before?: string) {

@@ -39,7 +39,7 @@ export function registerKnowledgeJobs(app: FastifyInstance, store: KnowledgeStor
     if (done) finish.run(next, next, now, documentId)
     else progress.run(next, 'processing', now, documentId)
     return { next, done, gone: false }
-  })
+  }).immediate
 
   app.jobs.register('knowledge.index', async (payload, ctx) => {
     const { documentId } = payload as { documentId: string }

@@ -136,7 +136,7 @@ export function createKnowledgeStore(sqlite: Database.Database) {
       now: nowIso()
     })
     for (const tag of doc.tags) insertTag.run(doc.id, tag)
-  })
+  }).immediate
 
   return {
     create,

@@ -137,7 +137,7 @@ export function createAssistant(app: FastifyInstance) {
     sqlite.transaction(() => {
       for (const m of fresh) appendMessage.run(conversationId, m.role, m.content, m.toolCalls ? JSON.stringify(m.toolCalls) : null, m.toolCallId ?? null, now)
       touchConversation.run(now, conversationId)
-    })()
+    }).immediate()
     return { reply, conversationId: conversationId!, model: model.model, toolCalls: used }
   }
 

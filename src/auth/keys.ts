@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto'
 
 export const API_KEY_PREFIX = 'cairn_'
 const API_KEY_PATTERN = /^cairn_[A-Za-z0-9_-]{43}$/
@@ -12,8 +12,9 @@ export function isWellFormedApiKey(value: string): boolean {
   return API_KEY_PATTERN.test(value)
 }
 
+/** SHA-256 as hex; one-shot (no Hash object): it runs for every request made with an API key. */
 export function sha256Hex(value: string | Buffer): string {
-  return createHash('sha256').update(value).digest('hex')
+  return hash('sha256', value, 'hex')
 }
 
 /** Constant-time equality of two secrets of any length (compares their digests). */

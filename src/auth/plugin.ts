@@ -2,25 +2,27 @@ import fp from 'fastify-plugin'
 import jwt from '@fastify/jwt'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { checkCapability } from './capabilities.js'
+import { createTableCache, AUTH_TABLES, type TableCache } from '../db/table-cache.js'
 import { isWellFormedApiKey, sha256Hex, secretsEqual, API_KEY_PREFIX } from './keys.js'
 import { forbidden, unauthorized, badRequest } from '../http/errors.js'
 
 export type OrgRole = 'owner' | 'admin' | 'member'
 export type WorkspaceRole = 'owner' | 'admin' | 'member'
 
+/** Who is calling. Shared by the requests of one caller (see db/table-cache.ts), hence read-only. */
 export interface Principal {
-  kind: 'jwt' | 'apiKey' | 'serviceKey'
-  userId: string
-  customerId: string
-  orgRole: OrgRole
-  email: string
-  name: string
-  apiKey?: { id: string; scopes: string[]; workspaceId: string | null }
+  readonly kind: 'jwt' | 'apiKey' | 'serviceKey'
+  readonly userId: string
+  readonly customerId: string
+  readonly orgRole: OrgRole
+  readonly email: string
+  readonly name: string
+  readonly apiKey?: { readonly id: string; readonly scopes: readonly string[]; readonly workspaceId: string | null }
 }
 
 export interface WorkspaceContext {
-  id: string
-  role: WorkspaceRole
+  readonly id: string
+  readonly role: WorkspaceRole
 }
 
 /**
@@ -62,9 +64,24 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; jwtTt
   await app.register(jwt, {
     secret: opts.jwtSecret,
     sign: { algorithm: 'HS256', expiresIn: opts.jwtTtlSeconds },
-    // verified tokens are cached (bounded, never past their exp); the user is still looked up each request
-    verify: { algorithms: ['HS256'], cache: 10_000 }
+    verify: { algorithms: ['HS256'] }
   })
+
+  /**
+   * Verified tokens by their exact text, each until its `exp` (bounded; starts over when full): a token seen
+   * before costs a map look-up instead of an HMAC. A changed byte is another key, verified afresh.
+   */
+  const verifiedTokens = new Map<string, { sub: unknown; cid: unknown; expiresMs: number }>()
+  function verifyToken(token: string) {
+    const known = verifiedTokens.get(token)
+    if (known && known.expiresMs > Date.now()) return known
+    if (known) verifiedTokens.delete(token)
+    const payload = app.jwt.verify<{ sub?: unknown; cid?: unknown; exp?: unknown }>(token)
+    const entry = { sub: payload.sub, cid: payload.cid, expiresMs: typeof payload.exp === 'number' ? payload.exp * 1000 : Infinity }
+    if (verifiedTokens.size >= 10_000) verifiedTokens.clear()
+    verifiedTokens.set(token, entry)
+    return entry
+  }
 
   const sqlite = app.sqlite
   const userById = sqlite.prepare(`SELECT id, customer_id, org_role, email, name FROM users WHERE id = ?`)
@@ -82,53 +99,63 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; jwtTt
      WHERE m.workspace_id = ? AND m.user_id = ? AND w.customer_id = ?`
   )
 
-  function fromUser(kind: Principal['kind'], row: UserRow | undefined): Principal | null {
-    return row ? { kind, userId: row.id, customerId: row.customer_id, orgRole: row.org_role, email: row.email, name: row.name } : null
+  // principals and memberships are served from memory; the cache empties itself on any change (see db/table-cache.ts)
+  const cache = createTableCache(sqlite, { name: 'auth', tables: AUTH_TABLES })
+
+  /** Principals are shared by the requests of one caller: frozen, so no route can change another's. */
+  function fromUser(kind: Principal['kind'], row: UserRow | undefined): Principal | undefined {
+    return row ? Object.freeze({ kind, userId: row.id, customerId: row.customer_id, orgRole: row.org_role, email: row.email, name: row.name }) : undefined
+  }
+
+  interface KnownKey { principal: Principal; expiresAt: string | null; revoked: boolean }
+
+  function loadKey(hash: string): KnownKey | undefined {
+    const row = keyByHash.get(hash) as KeyRow | undefined
+    if (!row) return undefined
+    const apiKey = Object.freeze({ id: row.key_id, scopes: Object.freeze(JSON.parse(row.scopes) as string[]), workspaceId: row.workspace_id })
+    const principal = Object.freeze({
+      kind: 'apiKey' as const, userId: row.id, customerId: row.customer_id, orgRole: row.org_role, email: row.email, name: row.name, apiKey
+    })
+    return { principal, expiresAt: row.expires_at, revoked: row.revoked_at !== null }
   }
 
   function resolveApiKey(value: string): Principal {
     if (!isWellFormedApiKey(value)) throw unauthorized('Malformed API key')
-    const row = keyByHash.get(sha256Hex(value)) as KeyRow | undefined
-    if (!row) throw unauthorized('Invalid API key')
-    if (row.revoked_at) throw unauthorized('API key has been revoked')
-    if (row.expires_at && row.expires_at <= new Date().toISOString()) throw unauthorized('API key has expired')
-    return {
-      kind: 'apiKey',
-      userId: row.id,
-      customerId: row.customer_id,
-      orgRole: row.org_role,
-      email: row.email,
-      name: row.name,
-      apiKey: { id: row.key_id, scopes: JSON.parse(row.scopes) as string[], workspaceId: row.workspace_id }
-    }
+    const hash = sha256Hex(value)
+    const key = cache.get(`k:${hash}`, () => loadKey(hash))
+    if (!key) throw unauthorized('Invalid API key')
+    if (key.revoked) throw unauthorized('API key has been revoked')
+    if (key.expiresAt && key.expiresAt <= new Date().toISOString()) throw unauthorized('API key has expired')
+    return key.principal
   }
 
   function resolveJwt(token: string): Principal {
-    let payload: { sub?: unknown; cid?: unknown }
+    let payload: { sub: unknown; cid: unknown }
     try {
-      payload = app.jwt.verify(token)
+      payload = verifyToken(token)
     } catch (err) {
       const code = (err as { code?: string }).code
       throw unauthorized(code === 'FAST_JWT_EXPIRED' ? 'Token has expired' : 'Invalid token')
     }
-    const user = typeof payload.sub === 'string' ? (userById.get(payload.sub) as UserRow | undefined) : undefined
-    if (!user || user.customer_id !== payload.cid) throw unauthorized('Invalid token')
-    return fromUser('jwt', user)!
+    const sub = payload.sub
+    const user = typeof sub === 'string' ? cache.get(`u:${sub}`, () => fromUser('jwt', userById.get(sub) as UserRow | undefined)) : undefined
+    if (!user || user.customerId !== payload.cid) throw unauthorized('Invalid token')
+    return user
   }
 
   function resolvePrincipal(request: FastifyRequest): Principal | null {
     const serviceKey = request.headers['x-service-key']
     if (typeof serviceKey === 'string') {
       if (!opts.serviceKey || !secretsEqual(serviceKey, opts.serviceKey)) throw unauthorized('Invalid service key')
-      const owner = fromUser('serviceKey', serviceOwner.get() as UserRow | undefined)
+      const owner = cache.get('s:', () => fromUser('serviceKey', serviceOwner.get() as UserRow | undefined))
       if (!owner) throw unauthorized('No organization exists yet')
       return owner
     }
     const authorization = request.headers.authorization
     if (authorization !== undefined) {
-      const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization)
-      if (!m) throw unauthorized('Authorization header must be "Bearer <token>"')
-      return m[1].startsWith(API_KEY_PREFIX) ? resolveApiKey(m[1]) : resolveJwt(m[1])
+      const token = bearerToken(authorization)
+      if (!token) throw unauthorized('Authorization header must be "Bearer <token>"')
+      return token.startsWith(API_KEY_PREFIX) ? resolveApiKey(token) : resolveJwt(token)
     }
     const apiKey = request.headers['x-api-key']
     if (typeof apiKey === 'string') return resolveApiKey(apiKey.trim())
@@ -137,18 +164,23 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; jwtTt
 
   /** Membership of the principal's user in a workspace of its organization, or 403. */
   function workspaceFor(principal: Principal, workspaceId: string): WorkspaceContext {
-    const row = membership.get(workspaceId, principal.userId, principal.customerId) as { role: WorkspaceRole } | undefined
-    if (!row) throw forbidden('You are not a member of this workspace', 'WORKSPACE_FORBIDDEN')
-    return { id: workspaceId, role: row.role }
+    const context = cache.get(`m:${workspaceId}\0${principal.userId}\0${principal.customerId}`, () => {
+      const row = membership.get(workspaceId, principal.userId, principal.customerId) as { role: WorkspaceRole } | undefined
+      return row && Object.freeze({ id: workspaceId, role: row.role })
+    })
+    if (!context) throw forbidden('You are not a member of this workspace', 'WORKSPACE_FORBIDDEN')
+    return context
   }
 
   app.decorate('workspaceFor', workspaceFor)
+  app.decorate('authCache', cache)
   app.decorateRequest('principal', null)
   app.decorateRequest('workspace', null)
 
-  app.addHook('onRequest', async (request) => {
-    if (request.is404) return
-    const mode = request.routeOptions.config.auth ?? 'required'
+  function authenticate(request: FastifyRequest) {
+    const config = request.routeOptions.config
+    if (config?.url === undefined) return // 404: no route
+    const mode = config.auth ?? 'required'
     if (mode === 'public') return
     const principal = resolvePrincipal(request)
     if (!principal) throw unauthorized()
@@ -156,7 +188,7 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; jwtTt
 
     if (principal.apiKey) {
       if (mode === 'jwt') throw forbidden('This route requires a user session (JWT); API keys are not accepted', 'API_KEY_NOT_ALLOWED')
-      const decision = checkCapability(request.method, request.routeOptions.url ?? '', principal.apiKey.scopes)
+      const decision = checkCapability(request.method, config.url, principal.apiKey.scopes)
       if (decision === 'not-in-table') throw forbidden('API keys cannot be used on this route', 'API_KEY_NOT_ALLOWED')
       if (decision === 'missing-scope') throw forbidden('API key lacks the capability for this route', 'INSUFFICIENT_SCOPE')
     }
@@ -167,11 +199,23 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; jwtTt
     if (bound && named && named !== bound) throw forbidden('This API key is bound to another workspace', 'WORKSPACE_FORBIDDEN')
     const workspaceId = bound ?? named
     if (workspaceId) request.workspace = workspaceFor(principal, workspaceId)
+  }
+
+  // a callback hook, not an async one: it runs on every request and needs no promise
+  app.addHook('onRequest', (request, _reply, done) => {
+    try {
+      authenticate(request)
+    } catch (err) {
+      return done(err as Error)
+    }
+    done()
   })
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
+    /** users, keys and memberships kept in memory, emptied on every change to their tables */
+    authCache: TableCache
     workspaceFor(principal: Principal, workspaceId: string): WorkspaceContext
   }
 }
@@ -197,6 +241,16 @@ export function requireWorkspaceContext(request: FastifyRequest, queryValue?: st
   const ws = workspaceContext(request, queryValue)
   if (!ws) throw badRequest('Workspace context required: send the x-workspace-id header or the workspace_id query parameter', 'WORKSPACE_REQUIRED')
   return ws
+}
+
+/** The token of `Bearer <token>` (scheme in any case, surrounding spaces allowed), or undefined. */
+export function bearerToken(header: string): string | undefined {
+  // the usual form, checked without a regular expression: it comes with nearly every request
+  if (header.startsWith('Bearer ')) {
+    const token = header.slice(7)
+    if (token.length > 0 && !/\s/.test(token)) return token
+  }
+  return /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1]
 }
 
 /** Who a request counts as, for rate limits and Idempotency-Key: the API key, else the user, else the IP. */

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import { createHash } from 'node:crypto'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { HttpError, badRequest } from './errors.js'
 import { callerKey } from '../auth/plugin.js'
 
@@ -70,12 +70,11 @@ async function idempotencyPlugin(app: FastifyInstance) {
     if (row) remove.run(caller, key)
     claim.run(caller, key, print, new Date(now).toISOString())
     return undefined
-  })
+  }).immediate
 
   app.decorateRequest('idempotency', null)
 
-  app.addHook('preHandler', async (request, reply) => {
-    if (request.method !== 'POST' || request.routeOptions.config.idempotency === false) return
+  const preHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     const header = request.headers['idempotency-key']
     if (header === undefined) return
     const key = Array.isArray(header) ? header[0] : header
@@ -97,9 +96,9 @@ async function idempotencyPlugin(app: FastifyInstance) {
     if (existing.content_type) reply.type(existing.content_type)
     reply.code(existing.status_code ?? 200)
     return reply.send(existing.body ?? '')
-  })
+  }
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const idem = request.idempotency
     if (!idem) return payload
     request.idempotency = null
@@ -111,11 +110,22 @@ async function idempotencyPlugin(app: FastifyInstance) {
       complete.run(reply.statusCode, String(reply.getHeader('content-type') ?? ''), body, idem.caller, idem.key)
     }
     return payload
-  })
+  }
 
   // a request that dies without a response must not hold its key for long
-  app.addHook('onResponse', async (request) => {
+  const onResponse = async (request: FastifyRequest) => {
     if (request.idempotency) remove.run(request.idempotency.caller, request.idempotency.key)
+  }
+
+  // only POST routes carry the hooks (ahead of their own): other requests do not pay for them
+  app.addHook('onRoute', (route) => {
+    const methods = [route.method].flat()
+    if (!methods.includes('POST') || route.config?.idempotency === false) return
+    if (methods.length > 1) throw new Error(`Idempotency-Key needs POST routes of their own: ${route.url}`)
+    const first = <T>(hook: T, existing: T | T[] | undefined): T[] => [hook, ...(existing === undefined ? [] : [existing].flat() as T[])]
+    route.preHandler = first(preHandler, route.preHandler as typeof preHandler | undefined)
+    route.onSend = first(onSend, route.onSend as typeof onSend | undefined)
+    route.onResponse = first(onResponse, route.onResponse as typeof onResponse | undefined)
   })
 
   const timer = setInterval(() => sweep.run(new Date(Date.now() - TTL_MS).toISOString()), 60 * 60 * 1000)

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import type { RateLimits } from '../config.js'
 import { routeGroup } from './route-group.js'
 import { HttpError } from './errors.js'
@@ -24,14 +24,16 @@ const UNLIMITED_ROUTES = new Set(['/api/knowledge/health', '/api/health', '/metr
  * its hook is route-level, the auth hook instance-level.
  */
 async function rateLimitPlugin(app: FastifyInstance, opts: { limits: RateLimits }) {
-  const groupLimit = (request: FastifyRequest) => limitFor(opts.limits, routeGroup(request.routeOptions.url))
+  const unlimited = (url: string) => UNLIMITED_ROUTES.has(url) || url.startsWith('/api/docs') || limitFor(opts.limits, routeGroup(url)) === 0
+  // decided once per route, before the plugin below sees it: unlimited routes carry no rate-limit hook at all
+  app.addHook('onRoute', (route) => {
+    if (unlimited(route.url)) route.config = { ...route.config, rateLimit: false }
+  })
   await app.register(rateLimit, {
     global: true,
     timeWindow: 60_000,
-    max: (request) => groupLimit(request),
-    keyGenerator: (request) => `${routeGroup(request.routeOptions.url)}|${callerKey(request)}`,
-    allowList: (request) => UNLIMITED_ROUTES.has(request.routeOptions.url ?? '') ||
-      (request.routeOptions.url ?? '').startsWith('/api/docs') || groupLimit(request) === 0,
+    max: (request) => limitFor(opts.limits, routeGroup(request.routeOptions.config.url)),
+    keyGenerator: (request) => `${routeGroup(request.routeOptions.config.url)}|${callerKey(request)}`,
     errorResponseBuilder: (_request, context) =>
       new HttpError(429, `Rate limit exceeded: ${context.max} requests per minute; retry in ${context.after}`, 'RATE_LIMITED')
   })

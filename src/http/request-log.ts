@@ -130,21 +130,26 @@ async function requestLogPlugin(app: FastifyInstance) {
   app.decorate('devLog', devLog)
   app.decorateRequest('skipRequestLog', false)
 
-  app.addHook('onResponse', async (request, reply) => {
+  // a callback hook, not an async one: it runs on every request and needs no promise
+  app.addHook('onResponse', (request, reply, done) => {
     const p = request.principal
-    if (!p?.apiKey || request.skipRequestLog || request.is404) return
-    const url = request.routeOptions.url
-    devLog.record({
-      customerId: p.customerId,
-      userId: p.userId,
-      apiKeyId: p.apiKey.id,
-      category: routeGroup(url),
-      action: request.routeOptions.config.action ?? routeAction(request.method, url),
-      method: request.method,
-      path: request.url.split('?')[0],
-      statusCode: reply.statusCode,
-      durationMs: Math.round(reply.elapsedTime)
-    })
+    const config = p?.apiKey && !request.skipRequestLog ? request.routeOptions.config : undefined
+    const url = config?.url
+    if (p?.apiKey && url !== undefined) {
+      const q = request.url.indexOf('?')
+      devLog.record({
+        customerId: p.customerId,
+        userId: p.userId,
+        apiKeyId: p.apiKey.id,
+        category: routeGroup(url),
+        action: config!.action ?? routeAction(request.method, url),
+        method: request.method,
+        path: q < 0 ? request.url : request.url.slice(0, q),
+        statusCode: reply.statusCode,
+        durationMs: Math.round(reply.elapsedTime)
+      })
+    }
+    done()
   })
   // onClose hooks run in reverse registration order: this one after in-flight requests, before the database closes
   app.addHook('onClose', async () => flush())

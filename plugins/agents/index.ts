@@ -5,7 +5,7 @@ import { errors, SuccessMessage, Uuid } from '../../schema/api/common.js'
 import { requirePrincipal } from '../../src/auth/plugin.js'
 import { badRequest, notFound } from '../../src/http/errors.js'
 import { nowIso } from '../../src/db/index.js'
-import { createAssistant, modelFailure, TOOL_NAMES, type ToolName } from '../../src/ai/assistant.js'
+import { modelFailure, TOOL_NAMES, type ToolName } from '../../src/ai/assistant.js'
 
 const AgentSchema = Type.Object({
   id: Uuid, name: Type.String(), systemPrompt: Type.String(),
@@ -18,7 +18,7 @@ const toAgent = (r: AgentRow) => ({
 
 /** Agents of the organization (SPEC.md, CONTRACT.md §9): a system prompt and tools, sent messages. */
 const agentsPlugin: FastifyPluginAsyncTypebox = async (app) => {
-  const assistant = createAssistant(app)
+  const assistant = app.assistant
   const sqlite = app.sqlite
   const insert = sqlite.prepare(`INSERT INTO agents (id, customer_id, created_by, name, system_prompt, tools, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
   const list = sqlite.prepare(`SELECT * FROM agents WHERE customer_id = ? ORDER BY created_at DESC, id DESC`)

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { errors, Nullable, StringEnum, Uuid } from '../../schema/api/common.js'
 import { requirePrincipal, requireWorkspaceContext } from '../../src/auth/plugin.js'
 import { badRequest, notFound } from '../../src/http/errors.js'
-import { createChannelStore, CHANNEL_TYPES } from './store.js'
+import { CHANNEL_TYPES } from './store.js'
 
 const ChannelSchema = Type.Object({
   id: Uuid, workspace_id: Uuid, name: Type.String(), type: Type.String(), created_by: Type.String(), created_at: Type.String(),
@@ -17,7 +17,7 @@ const WsQuery = Type.Object({ workspaceId: Type.Optional(Type.String()) })
 
 /** Channels of a workspace (CONTRACT.md §9) and `POST /api/v2/messages`. */
 const channelsPlugin: FastifyPluginAsyncTypebox = async (app) => {
-  const store = createChannelStore(app.sqlite, app.events)
+  const store = app.channelStore
   const tags = ['channels']
 
   app.post('/channels', {

@@ -4,9 +4,9 @@ import { Type } from '@sinclair/typebox'
 import { errors, Uuid } from '../../schema/api/common.js'
 import { requirePrincipal } from '../../src/auth/plugin.js'
 import { notFound } from '../../src/http/errors.js'
-import { createAssistant, modelFailure } from '../../src/ai/assistant.js'
+import { modelFailure } from '../../src/ai/assistant.js'
 import { ModelError } from '../../src/ai/llm.js'
-import { createChannelStore, assistantTwinId } from '../channels/store.js'
+import { assistantTwinId } from '../channels/store.js'
 
 const HEARTBEAT_MS = 15_000
 const Message = Type.String({ minLength: 1, maxLength: 20_000 })
@@ -14,8 +14,8 @@ const Message = Type.String({ minLength: 1, maxLength: 20_000 })
 /** Chat with the assistant (SPEC.md, CONTRACT.md §9): a JSON answer, or a Server-Sent Events stream. */
 const chat: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(FastifySSEPlugin, { retryDelay: false })
-  const assistant = createAssistant(app)
-  const channels = createChannelStore(app.sqlite, app.events)
+  const assistant = app.assistant
+  const channels = app.channelStore
   const tags = ['chat']
 
   app.post('', {

@@ -3,7 +3,6 @@ import { Type } from '@sinclair/typebox'
 import { errors } from '../../schema/api/common.js'
 import { requirePrincipal } from '../../src/auth/plugin.js'
 import { badRequest } from '../../src/http/errors.js'
-import { createAssistant } from '../../src/ai/assistant.js'
 import { ftsPhrase } from '../knowledge/search.js'
 
 const ResultSchema = Type.Object({ kind: Type.String(), id: Type.String(), title: Type.String(), snippet: Type.String(), score: Type.Number() })
@@ -14,7 +13,7 @@ const ResultSchema = Type.Object({ kind: Type.String(), id: Type.String(), title
  * Every kind is a trigram-index look-up.
  */
 const searchPlugin: FastifyPluginAsyncTypebox = async (app) => {
-  const assistant = createAssistant(app)
+  const assistant = app.assistant
   const sqlite = app.sqlite
   const snippet = (table: string, column: number) => `snippet(${table}, ${column}, '<mark>', '</mark>', '…', 24)`
   const artifacts = sqlite.prepare(`SELECT a.id, a.title, ${snippet('artifacts_fts', -1)} AS snippet, -bm25(artifacts_fts) AS score

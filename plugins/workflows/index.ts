@@ -7,8 +7,7 @@ import { errors, SuccessMessage, Uuid } from '../../schema/api/common.js'
 import { requirePrincipal, requireWorkspaceContext, type Principal } from '../../src/auth/plugin.js'
 import { badRequest, notFound } from '../../src/http/errors.js'
 import { nowIso } from '../../src/db/index.js'
-import { createAssistant, type ToolName } from '../../src/ai/assistant.js'
-import { createChannelStore } from '../channels/store.js'
+import type { ToolName } from '../../src/ai/assistant.js'
 import { createArtifactStore } from '../artifacts/store.js'
 import type { ArtifactType } from '../../schema/api/artifacts.js'
 import { definitionProblems, fill, resolveInputs, type InputDef, type Step } from './definition.js'
@@ -50,8 +49,8 @@ const WsQuery = Type.Object({ workspaceId: Type.Optional(Type.String()) })
 /** Workflows of a workspace (SPEC.md, CONTRACT.md §9): definitions, runs on the job queue, cron schedules. */
 const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   const sqlite = app.sqlite
-  const assistant = createAssistant(app)
-  const channels = createChannelStore(sqlite, app.events)
+  const assistant = app.assistant
+  const channels = app.channelStore
   const artifacts = createArtifactStore(app.db, sqlite)
   const tags = ['workflows']
   const one = sqlite.prepare(`SELECT * FROM workflows WHERE id = ? AND workspace_id = ? AND customer_id = ?`)

@@ -176,3 +176,21 @@ t.test('bearerToken: the scheme in any case, one token, surrounding spaces allow
   t.equal(bearerToken('Basic abc'), undefined)
   t.equal(bearerToken('Bearer a\tb'), undefined)
 })
+
+t.test('cached usage and memberships stay per tenant', async (t) => {
+  const app = await build(t)
+  const a = await signup(app)
+  const b = await signup(app)
+  const key = await createKey(app, a, ['read'])
+  const url = `/api/v2/developer/api-keys/${key.id}/usage`
+  t.equal((await app.inject({ url, headers: a.auth })).statusCode, 200, 'the owner reads it (now kept in memory)')
+  t.equal((await app.inject({ url, headers: a.auth })).statusCode, 200)
+  t.equal((await app.inject({ url, headers: b.auth })).statusCode, 404, 'another organization still gets 404')
+  const other = await createKey(app, b, ['read'])
+  t.equal((await app.inject({ url, headers: { 'x-api-key': other.key } })).statusCode, 404, 'also with its own key')
+
+  const inA = { ...a.auth, 'x-workspace-id': a.workspaceId }
+  t.equal((await app.inject({ url: '/api/v2/developer/logs', headers: inA })).statusCode, 200)
+  const bInA = await app.inject({ url: '/api/v2/developer/logs', headers: { ...b.auth, 'x-workspace-id': a.workspaceId } })
+  t.equal(bInA.statusCode, 403, 'a membership kept for one user is not another\'s')
+})

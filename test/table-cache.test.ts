@@ -194,3 +194,14 @@ t.test('cached usage and memberships stay per tenant', async (t) => {
   const bInA = await app.inject({ url: '/api/v2/developer/logs', headers: { ...b.auth, 'x-workspace-id': a.workspaceId } })
   t.equal(bInA.statusCode, 403, 'a membership kept for one user is not another\'s')
 })
+
+t.test('table cache: two caches on one connection each empty themselves', async (t) => {
+  const { db } = database(t)
+  const first = createTableCache(db, { name: 'people', tables: { people: undefined } })
+  const second = createTableCache(db, { name: 'people', tables: { people: undefined } })
+  first.get('a', () => 1)
+  second.get('a', () => 2)
+  db.prepare(`UPDATE people SET name = 'x' WHERE id = 'a'`).run()
+  t.equal(first.size, 0)
+  t.equal(second.size, 0)
+})

@@ -47,13 +47,17 @@ export interface TableCacheOptions {
  * The triggers are TEMP: they live only in this connection and are not part of the schema, so other programs
  * opening the database never see them or the function they call.
  */
+let instances = 0
+
 export function createTableCache(sqlite: Database.Database, options: TableCacheOptions): TableCache {
   if (!/^\w+$/.test(options.name)) throw new Error(`invalid cache name: ${options.name}`)
   const maxEntries = options.maxEntries ?? 10_000
   const externalCheckMs = options.externalCheckMs ?? 1000
   const entries = new Map<string, unknown>()
 
-  const fn = `cairn_${options.name}_changed`
+  // a function and triggers of this instance's own (two caches never share, nor replace, each other's)
+  const tag = `cairn_${options.name}_${++instances}`
+  const fn = `${tag}_changed`
   sqlite.function(fn, { deterministic: false }, () => {
     entries.clear()
     return null
@@ -61,8 +65,7 @@ export function createTableCache(sqlite: Database.Database, options: TableCacheO
   for (const [table, columns] of Object.entries(options.tables)) {
     const update = columns ? `UPDATE OF ${columns.join(', ')}` : 'UPDATE'
     for (const [event, name] of [['INSERT', 'insert'], [update, 'update'], ['DELETE', 'delete']] as const) {
-      sqlite.exec(`CREATE TEMP TRIGGER IF NOT EXISTS cairn_${options.name}_${table}_${name} AFTER ${event} ON main.${table}
-                   BEGIN SELECT ${fn}(); END`)
+      sqlite.exec(`CREATE TEMP TRIGGER ${tag}_${table}_${name} AFTER ${event} ON main.${table} BEGIN SELECT ${fn}(); END`)
     }
   }
 

@@ -17,11 +17,10 @@ import { chunkOptionsProblem } from '../../src/ingest/chunker.js'
 import { createExtractor, DEFAULT_WORKER_LIMITS, type WorkerLimits } from '../../src/ingest/run.js'
 import { UnreadableFileError } from '../../src/ingest/text.js'
 import { VERSION } from '../../src/version.js'
-import { createKnowledgeStore, readerResolver, type DocScope, type DocumentRow, type Reader } from './store.js'
+import { readerResolver, type DocScope, type DocumentRow, type Reader } from './store.js'
 import { knowledgeFiles } from './files.js'
 import { receiveMultipart, MAX_FILE_BYTES, type ReceivedFile } from './receive.js'
 import { registerKnowledgeJobs } from './indexer.js'
-import { createSearch } from './search.js'
 import { contentDisposition } from './disposition.js'
 
 const tags = ['knowledge']
@@ -103,7 +102,7 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
   await app.register(multipart, {
     limits: { fileSize: MAX_FILE_BYTES, files: 11, fields: 20, fieldSize: 64 * 1024, parts: 40 }
   })
-  const store = createKnowledgeStore(app.sqlite)
+  const store = app.knowledgeStore
   const files = knowledgeFiles(app.config.dataDir)
   files.clearTmp()
   const documentExists = app.sqlite.prepare(`SELECT 1 FROM knowledge_documents WHERE id = ?`)
@@ -113,7 +112,7 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
   })
   const extractor = createExtractor(opts.workerLimits ?? DEFAULT_WORKER_LIMITS)
   app.addHook('onClose', () => extractor.close())
-  const searcher = createSearch(app.sqlite, store)
+  const searcher = app.knowledgeSearch
   registerKnowledgeJobs(app, store, files)
 
   const readerFor = readerResolver(app.sqlite)

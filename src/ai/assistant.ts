@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { nowIso } from '../db/index.js'
 import { workspaceContext, type Principal } from '../auth/plugin.js'
-import { createKnowledgeStore, readerResolver, type Reader } from '../../plugins/knowledge/store.js'
-import { createSearch } from '../../plugins/knowledge/search.js'
+import { readerResolver, type Reader } from '../../plugins/knowledge/store.js'
 import { ModelError, modelFromConfig, type ChatMessage, type LanguageModel, type ToolCall, type ToolSpec } from './llm.js'
 import { HttpError, notFound } from '../http/errors.js'
 
@@ -56,8 +55,7 @@ export interface ConverseResult {
  */
 export function createAssistant(app: FastifyInstance) {
   const sqlite = app.sqlite
-  const store = createKnowledgeStore(sqlite)
-  const search = createSearch(sqlite, store)
+  const search = app.knowledgeSearch
   const readerFor = readerResolver(sqlite)
   const ownConversation = sqlite.prepare(`SELECT id, agent_id FROM conversations WHERE id = ? AND user_id = ? AND customer_id = ?`)
   const insertConversation = sqlite.prepare(`INSERT INTO conversations (id, customer_id, user_id, agent_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`)

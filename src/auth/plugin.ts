@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import jwt from '@fastify/jwt'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { checkCapability } from './capabilities.js'
-import { createTableCache, AUTH_TABLES, type TableCache } from '../db/table-cache.js'
+import { createTableCache, type TableCache, type WatchedTables } from '../db/table-cache.js'
 import { isWellFormedApiKey, sha256Hex, secretsEqual, API_KEY_PREFIX } from './keys.js'
 import { forbidden, unauthorized, badRequest } from '../http/errors.js'
 
@@ -58,6 +58,18 @@ interface KeyRow extends UserRow {
   workspace_id: string | null
   expires_at: string | null
   revoked_at: string | null
+}
+
+/**
+ * The tables whose rows say who a caller is and where they belong: the auth cache empties on any change to
+ * them. `api_keys.last_used_at`, written with every batch of the request log, does not matter.
+ */
+const AUTH_TABLES: WatchedTables = {
+  organizations: undefined,
+  users: undefined,
+  workspaces: undefined,
+  workspace_members: undefined,
+  api_keys: ['id', 'user_id', 'customer_id', 'workspace_id', 'key_hash', 'scopes', 'expires_at', 'revoked_at']
 }
 
 async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; jwtTtlSeconds: number; serviceKey?: string }) {

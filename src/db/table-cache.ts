@@ -3,18 +3,6 @@ import type Database from 'better-sqlite3'
 /** Tables a cache depends on, each with the columns whose update matters (undefined: any column). */
 export type WatchedTables = Record<string, string[] | undefined>
 
-/**
- * The tables whose rows say who a caller is and where they belong. `api_keys.last_used_at`, written with
- * every batch of the request log, does not matter.
- */
-export const AUTH_TABLES: WatchedTables = {
-  organizations: undefined,
-  users: undefined,
-  workspaces: undefined,
-  workspace_members: undefined,
-  api_keys: ['id', 'user_id', 'customer_id', 'workspace_id', 'key_hash', 'scopes', 'expires_at', 'revoked_at']
-}
-
 export interface TableCache {
   /**
    * The value kept under `key`, else `load()`'s (kept unless undefined). Never kept while the connection is
@@ -37,6 +25,8 @@ export interface TableCacheOptions {
   externalCheckMs?: number
 }
 
+let instances = 0
+
 /**
  * Values read from the database on hot paths (credentials, users and memberships on every request; key
  * usage), kept in memory so such a request costs no database read. Correct by construction, not by expiry:
@@ -47,8 +37,6 @@ export interface TableCacheOptions {
  * The triggers are TEMP: they live only in this connection and are not part of the schema, so other programs
  * opening the database never see them or the function they call.
  */
-let instances = 0
-
 export function createTableCache(sqlite: Database.Database, options: TableCacheOptions): TableCache {
   if (!/^\w+$/.test(options.name)) throw new Error(`invalid cache name: ${options.name}`)
   const maxEntries = options.maxEntries ?? 10_000

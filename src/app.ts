@@ -18,6 +18,7 @@ import services from './services.js'
 import { errorHandler, notFoundHandler } from './http/errors.js'
 import { installJsonGuard } from './http/json-guard.js'
 import { ErrorSchema } from '../schema/api/common.js'
+import { routeGroup } from './http/route-group.js'
 import { VERSION } from './version.js'
 import health from '../plugins/health/index.js'
 import accounts from '../plugins/accounts/index.js'
@@ -98,8 +99,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   const routeTable: RouteEntry[] = []
   app.decorate('routeTable', routeTable)
   app.addHook('onRoute', (route) => {
+    // each route's group, worked out once: rate limits and the request log read it on every request
+    route.config = { ...route.config, group: routeGroup(route.url) }
     // the API documentation is public
-    if (route.url.startsWith('/api/docs')) route.config = { ...route.config, auth: 'public' }
+    if (route.url.startsWith('/api/docs')) route.config.auth = 'public'
     for (const method of [route.method].flat()) routeTable.push({ method, url: route.url, auth: route.config?.auth ?? 'required' })
   })
 

@@ -46,11 +46,14 @@ async function metricsPlugin(app: FastifyInstance) {
     }
   })
 
-  app.addHook('onResponse', async (request, reply) => {
+  // a callback hook, like the request log's: no promise per request
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url
-    if (!route || route === '/metrics') return
-    requests.inc({ method: request.method, route, status: String(reply.statusCode) })
-    latency.observe({ method: request.method, route }, reply.elapsedTime / 1000)
+    if (route && route !== '/metrics') {
+      requests.inc({ method: request.method, route, status: String(reply.statusCode) })
+      latency.observe({ method: request.method, route }, reply.elapsedTime / 1000)
+    }
+    done()
   })
 
   app.get('/metrics', { config: { auth: 'public' }, schema: { hide: true } }, async (request, reply) => {

@@ -32,8 +32,8 @@ async function rateLimitPlugin(app: FastifyInstance, opts: { limits: RateLimits 
   await app.register(rateLimit, {
     global: true,
     timeWindow: 60_000,
-    max: (request) => limitFor(opts.limits, routeGroup(request.routeOptions.config.url)),
-    keyGenerator: (request) => `${routeGroup(request.routeOptions.config.url)}|${callerKey(request)}`,
+    max: (request) => limitFor(opts.limits, request.routeOptions.config.group ?? routeGroup(request.routeOptions.config.url)),
+    keyGenerator: (request) => `${request.routeOptions.config.group ?? routeGroup(request.routeOptions.config.url)}|${callerKey(request)}`,
     errorResponseBuilder: (_request, context) =>
       new HttpError(429, `Rate limit exceeded: ${context.max} requests per minute; retry in ${context.after}`, 'RATE_LIMITED')
   })

@@ -30,10 +30,6 @@ declare module 'fastify' {
   interface FastifyInstance {
     devLog: DevLog
   }
-  interface FastifyContextConfig {
-    /** the route's group, the `category` of its developer-log entries (set at registration) */
-    logCategory?: string
-  }
   interface FastifyRequest {
     /** set by a route that records its own developer-log entry instead of the request entry */
     skipRequestLog: boolean
@@ -130,29 +126,24 @@ async function requestLogPlugin(app: FastifyInstance) {
   app.decorate('devLog', devLog)
   app.decorateRequest('skipRequestLog', false)
 
-  // each route's category and action, worked out once (the request hook below reads them)
+  // each route's action, worked out once (the request hook below reads it)
   app.addHook('onRoute', (route) => {
     const methods = [route.method].flat()
-    route.config = {
-      ...route.config,
-      logCategory: routeGroup(route.url),
-      ...(route.config?.action || methods.length !== 1 ? {} : { action: routeAction(methods[0], route.url) })
-    }
+    if (!route.config?.action && methods.length === 1) route.config = { ...route.config, action: routeAction(methods[0], route.url) }
   })
 
   // a callback hook, not an async one: it runs on every request and needs no promise
   app.addHook('onResponse', (request, reply, done) => {
     const p = request.principal
     const config = p?.apiKey && !request.skipRequestLog ? request.routeOptions.config : undefined
-    const url = config?.url
-    if (p?.apiKey && url !== undefined) {
+    if (p?.apiKey && config?.url !== undefined) {
       const q = request.url.indexOf('?')
       devLog.record({
         customerId: p.customerId,
         userId: p.userId,
         apiKeyId: p.apiKey.id,
-        category: config!.logCategory ?? routeGroup(url),
-        action: config!.action ?? routeAction(request.method, url),
+        category: config.group ?? routeGroup(config.url),
+        action: config.action ?? routeAction(request.method, config.url),
         method: request.method,
         path: q < 0 ? request.url : request.url.slice(0, q),
         statusCode: reply.statusCode,

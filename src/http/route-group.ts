@@ -1,3 +1,10 @@
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** the route's group (set at registration by buildApp): its rate limit and its developer-log category */
+    group?: string
+  }
+}
+
 /** The route group of a route URL: the unit of rate limits and the `category` of developer logs. */
 export function routeGroup(url: string | undefined): string {
   if (!url) return 'other'

@@ -2,6 +2,7 @@ import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { build, signup, createKey } from './helper.js'
 import { loggerOptions } from '../src/app.js'
+import { createTimestamps } from '../src/http/request-log.js'
 
 interface LogRow { api_key_id: string; category: string; action: string; method: string; path: string; status_code: number; duration_ms: number; user_id: string }
 
@@ -75,5 +76,14 @@ t.test('nothing secret reaches the log', async (t) => {
   for (const [name, secret] of [['password', u.password], ['wrong password', 'a wrong password guess'], ['API key', k.key],
     ['key hash', hash], ['password hash', pwHash], ['JWT', jwt], ['sign-up JWT', u.token], ['service key', serviceKey]]) {
     t.notOk(log.includes(secret), `no ${name} in the log`)
+  }
+})
+
+t.test('timestamps of queued entries: ISO text and UTC day of each millisecond, across a midnight', async (t) => {
+  const stamp = createTimestamps()
+  const midnight = Date.UTC(2026, 10, 21)
+  for (const ms of [midnight - 2, midnight - 1, midnight - 1, midnight, midnight, midnight + 1, midnight - 1, 0, 1_700_000_000_123]) {
+    t.equal(stamp.iso(ms), new Date(ms).toISOString(), `iso of ${ms}`)
+    t.equal(stamp.day(ms), new Date(ms).toISOString().slice(0, 10), `day of ${ms}`)
   }
 })

@@ -14,7 +14,6 @@ export interface DevLogEntry {
   statusCode: number
   durationMs: number
   metadata?: unknown
-  createdAt?: string
 }
 
 export interface DevLog {
@@ -55,24 +54,32 @@ async function requestLogPlugin(app: FastifyInstance) {
   )
   const touchKey = sqlite.prepare(`UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)`)
 
-  /** a row in the column order of insertLog: positional parameters bind faster than named ones */
+  /**
+   * A queued entry, in the column order of insertLog (positional parameters bind faster than named ones).
+   * The id and created_at of a request entry are filled in by the batch: on the request's path they cost
+   * more than the rest of the entry together, and nobody reads them before the batch.
+   */
   type Row = [
-    id: string, customerId: string, userId: string, apiKeyId: string | null, category: string, action: string,
-    method: string | null, path: string | null, statusCode: number, durationMs: number, metadata: string | null, createdAt: string
+    id: string | null, customerId: string, userId: string, apiKeyId: string | null, category: string, action: string,
+    method: string | null, path: string | null, statusCode: number, durationMs: number, metadata: string | null,
+    createdAt: string | null, at: number
   ]
   let buffer: Row[] = []
   /** per key, per UTC day: requests in `buffer`, so usage reads are exact without forcing a write */
   let pending = new Map<string, Map<string, number>>()
   let timer: NodeJS.Timeout | undefined
+  const stamp = createTimestamps()
 
   const writeBatch = sqlite.transaction((rows: Row[]) => {
     const usage = new Map<string, number>()
     const lastUsed = new Map<string, string>()
     for (const row of rows) {
+      const at = row.pop() as number // the statement binds the first twelve
+      row[0] ??= randomUUID()
+      const createdAt = (row[11] ??= stamp.iso(at))
       insertLog.run(row)
       const keyId = row[3]
       if (keyId) {
-        const createdAt = row[11]
         const k = `${keyId} ${createdAt.slice(0, 10)}`
         usage.set(k, (usage.get(k) ?? 0) + 1)
         const prev = lastUsed.get(keyId)
@@ -99,22 +106,28 @@ async function requestLogPlugin(app: FastifyInstance) {
     }
   }
 
+  function queue(row: Row) {
+    buffer.push(row)
+    const keyId = row[3]
+    if (keyId) {
+      let days = pending.get(keyId)
+      if (!days) pending.set(keyId, (days = new Map()))
+      const day = row[11] === null ? stamp.day(row[12]) : row[11].slice(0, 10)
+      days.set(day, (days.get(day) ?? 0) + 1)
+    }
+    if (buffer.length >= FLUSH_AT) setImmediate(flush)
+    else if (!timer) { timer = setTimeout(flush, FLUSH_EVERY_MS); timer.unref() }
+  }
+
   const devLog: DevLog = {
     record(entry) {
       const id = randomUUID()
-      const createdAt = entry.createdAt ?? new Date().toISOString()
-      buffer.push([
+      const at = Date.now()
+      const createdAt = stamp.iso(at)
+      queue([
         id, entry.customerId, entry.userId, entry.apiKeyId, entry.category, entry.action, entry.method ?? null, entry.path ?? null,
-        entry.statusCode, entry.durationMs, entry.metadata === undefined ? null : JSON.stringify(entry.metadata), createdAt
+        entry.statusCode, entry.durationMs, entry.metadata === undefined ? null : JSON.stringify(entry.metadata), createdAt, at
       ])
-      if (entry.apiKeyId) {
-        let days = pending.get(entry.apiKeyId)
-        if (!days) pending.set(entry.apiKeyId, (days = new Map()))
-        const day = createdAt.slice(0, 10)
-        days.set(day, (days.get(day) ?? 0) + 1)
-      }
-      if (buffer.length >= FLUSH_AT) setImmediate(flush)
-      else if (!timer) { timer = setTimeout(flush, FLUSH_EVERY_MS); timer.unref() }
       return { id, createdAt }
     },
     flush,
@@ -138,22 +151,41 @@ async function requestLogPlugin(app: FastifyInstance) {
     const config = p?.apiKey && !request.skipRequestLog ? request.routeOptions.config : undefined
     if (p?.apiKey && config?.url !== undefined) {
       const q = request.url.indexOf('?')
-      devLog.record({
-        customerId: p.customerId,
-        userId: p.userId,
-        apiKeyId: p.apiKey.id,
-        category: config.group ?? routeGroup(config.url),
-        action: config.action ?? routeAction(request.method, config.url),
-        method: request.method,
-        path: q < 0 ? request.url : request.url.slice(0, q),
-        statusCode: reply.statusCode,
-        durationMs: Math.round(reply.elapsedTime)
-      })
+      queue([
+        null, p.customerId, p.userId, p.apiKey.id, config.group ?? routeGroup(config.url), config.action ?? routeAction(request.method, config.url),
+        request.method, q < 0 ? request.url : request.url.slice(0, q), reply.statusCode, Math.round(reply.elapsedTime), null, null, Date.now()
+      ])
     }
     done()
   })
   // onClose hooks run in reverse registration order: this one after in-flight requests, before the database closes
   app.addHook('onClose', async () => flush())
+}
+
+const DAY_MS = 86_400_000
+
+/**
+ * ISO 8601 timestamps and UTC day labels of epoch milliseconds, remembering the last one of each: entries come
+ * in bursts within the same millisecond and day, and `Date#toISOString` is slow next to a comparison.
+ */
+export function createTimestamps() {
+  let lastMs = NaN
+  let lastIso = ''
+  let dayStart = NaN
+  let dayLabel = ''
+  return {
+    iso(ms: number): string {
+      if (ms !== lastMs) { lastMs = ms; lastIso = new Date(ms).toISOString() }
+      return lastIso
+    },
+    day(ms: number): string {
+      if (!(ms >= dayStart && ms < dayStart + DAY_MS)) {
+        dayStart = ms - (ms % DAY_MS)
+        dayLabel = new Date(dayStart).toISOString().slice(0, 10)
+      }
+      return dayLabel
+    }
+  }
 }
 
 export default fp(requestLogPlugin, { name: 'cairn-request-log', dependencies: ['cairn-db', 'cairn-auth'] })

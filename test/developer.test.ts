@@ -1,9 +1,17 @@
 import t, { type Test } from 'tap'
 import http from 'node:http'
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import { createHash, createHmac, randomUUID, timingSafeEqual } from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import Database from 'better-sqlite3'
+import { drizzle } from 'drizzle-orm/better-sqlite3'
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
 import type { AddressInfo } from 'node:net'
-import { build, signup, addUser, createKey, type TestUser } from './helper.js'
+import { build, signup, addUser, createKey, tempDir, type TestUser } from './helper.js'
 import type { App } from '../src/app.js'
+import { openDatabase, projectRoot } from '../src/db/index.js'
+import type { StoredEntry } from '../src/http/request-log.js'
+import { createLogStore, LOG_SCAN_BUDGET } from '../plugins/developer/webhooks.js'
 import { hostile } from './fixtures/hostile-urls.js'
 
 interface Received { path: string; headers: http.IncomingHttpHeaders; raw: Buffer }
@@ -233,7 +241,112 @@ t.test('developer logs: filters, cursor pages without gaps or duplicates, limits
 
   // retention
   app.devLog.flush()
-  app.sqlite.prepare(`UPDATE developer_logs SET created_at = '2000-01-01T00:00:00.000Z' WHERE api_key_id = ?`).run(k2.id)
+  app.sqlite.prepare(`UPDATE developer_log_chunks SET first_at = '2000-01-01T00:00:00.000Z', last_at = '2000-01-01T00:00:00.000Z' WHERE api_key_id = ?`).run(k2.id)
   app.sweepRetention()
   t.equal((await logs(`?api_key_id=${k2.id}`)).json().data.length, 0)
+  t.ok((await logs(`?api_key_id=${k1.id}`)).json().data.length > 0, 'the other key\'s entries are kept')
+})
+
+t.test('developer logs: a filter that matches little gives short pages with a cursor, never a scan of the whole log', async (t) => {
+  const app = await build(t)
+  const u = await signup(app)
+  const k = await createKey(app, u, ['read'])
+  // one chunk: an old `sync` entry, then more `developer` entries than one page may examine
+  const at = (i: number) => new Date(Date.UTC(2026, 0, 1) + i).toISOString()
+  const entries: StoredEntry[] = [[randomUUID(), 'sync', 'sync.done', null, null, 201, 1, { items: 1 }, at(0)]]
+  for (let i = 1; i <= LOG_SCAN_BUDGET + 5000; i++) entries.push([randomUUID(), 'developer', 'developer.logs', 'GET', '/x', 200, 1, null, at(i)])
+  app.sqlite.prepare(`INSERT INTO developer_log_chunks (user_id, api_key_id, categories, first_at, last_at, count, entries) VALUES (?, ?, ',sync,developer,', ?, ?, ?, ?)`)
+    .run(u.userId, k.id, at(0), at(entries.length - 1), entries.length, JSON.stringify(entries))
+  const logs = (q: string) => app.inject({ url: `${BASE}/logs${q}`, headers: u.auth })
+
+  const first = (await logs('?categories=sync')).json()
+  t.same(first.data, [], 'the budget ran out before a match')
+  t.type(first.nextCursor, 'string')
+  const second = (await logs(`?categories=sync&cursor=${first.nextCursor}`)).json()
+  t.same(second.data.map((e: { action: string; metadata: unknown }) => [e.action, e.metadata]), [['sync.done', { items: 1 }]])
+  t.equal(second.nextCursor, null)
+
+  // unfiltered pages walk the same chunk newest first, without gaps
+  const n = entries.length
+  const page1 = (await logs('?limit=3')).json()
+  t.same(page1.data.map((e: { created_at: string }) => e.created_at), [at(n - 1), at(n - 2), at(n - 3)])
+  const page2 = (await logs(`?limit=2&cursor=${page1.nextCursor}`)).json()
+  t.same(page2.data.map((e: { created_at: string }) => e.created_at), [at(n - 4), at(n - 5)])
+  // time filters narrow within a chunk
+  const windowQuery = `?start=${encodeURIComponent(at(n - 12))}&end=${encodeURIComponent(at(n - 10))}`
+  const window = (await logs(windowQuery)).json()
+  t.same(window.data.map((e: { created_at: string }) => e.created_at), [at(n - 10), at(n - 11), at(n - 12)])
+  // following the cursor to its end finds nothing more (the rest of this oversized chunk is older than start)
+  let cursor: string | null = window.nextCursor
+  let pages = 0
+  while (cursor) {
+    const page: { data: unknown[]; nextCursor: string | null } = (await logs(`${windowQuery}&cursor=${cursor}`)).json()
+    t.same(page.data, [])
+    cursor = page.nextCursor
+    t.ok(++pages < 5, 'the walk ends')
+  }
+  // a cursor from another user's log shows nothing of theirs; a malformed one is refused
+  const other = await signup(app)
+  t.same((await app.inject({ url: `${BASE}/logs?cursor=${page1.nextCursor}`, headers: other.auth })).json().data, [])
+  t.equal((await logs(`?cursor=${Buffer.from('c1.x').toString('base64url')}`)).statusCode, 400)
+})
+
+t.test('the chunked developer log takes over entries written before it (migration 0010)', async (t) => {
+  const dir = tempDir(t)
+  // a database as the previous release left it: migrations up to 0009, with developer_logs rows
+  const folder = path.join(dir, 'migrations')
+  fs.cpSync(path.join(projectRoot(), 'schema', 'migrations'), folder, { recursive: true })
+  fs.rmSync(path.join(folder, '0010_developer_log_chunks.sql'))
+  const journalFile = path.join(folder, 'meta', '_journal.json')
+  const journal = JSON.parse(fs.readFileSync(journalFile, 'utf8')) as { entries: Array<{ idx: number }> }
+  journal.entries = journal.entries.filter((e) => e.idx < 10)
+  fs.writeFileSync(journalFile, JSON.stringify(journal))
+  const old = new Database(path.join(dir, 'cairn.db'))
+  migrate(drizzle(old), { migrationsFolder: folder })
+  const insert = old.prepare(`INSERT INTO developer_logs (id, customer_id, user_id, api_key_id, category, action, method, path, status_code, duration_ms, metadata, created_at)
+    VALUES (?, 'c', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+  insert.run('e1', 'u1', 'k1', 'developer', 'developer.key_usage', 'GET', '/api/v2/developer/api-keys/k1/usage', 200, 3, null, '2026-11-01T10:00:00.000Z')
+  insert.run('e2', 'u1', null, 'sync', 'sync.done', null, null, 201, 0, '{"items":2}', '2026-11-01T10:00:01.000Z')
+  insert.run('e3', 'u2', 'k2', 'knowledge', 'knowledge.search', 'GET', '/api/knowledge/search', 200, 9, null, '2026-11-01T10:00:02.000Z')
+  old.close()
+
+  const handle = openDatabase(path.join(dir, 'cairn.db'))
+  t.teardown(() => handle.close())
+  t.notOk(handle.sqlite.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'developer_logs'`).get(), 'the old table is gone')
+  const page = createLogStore(handle.sqlite).page('u1', { limit: 10 })
+  t.same(page.data, [
+    { id: 'e2', category: 'sync', action: 'sync.done', api_key_id: null, status_code: 201, duration_ms: 0, metadata: { items: 2 }, created_at: '2026-11-01T10:00:01.000Z' },
+    { id: 'e1', category: 'developer', action: 'developer.key_usage', api_key_id: 'k1', status_code: 200, duration_ms: 3, created_at: '2026-11-01T10:00:00.000Z' }
+  ])
+  t.equal(page.nextCursor, null)
+  t.equal(createLogStore(handle.sqlite).page('u2', { limit: 10, categories: ['knowledge'] }).data[0].id, 'e3')
+})
+
+t.test('developer logs: large activity entries are split across chunks, and a page decodes a bounded amount', async (t) => {
+  const app = await build(t)
+  const u = await signup(app)
+  const big = 'x'.repeat(300_000)
+  for (let i = 0; i < 40; i++) app.devLog.record({ userId: u.userId, apiKeyId: null, category: 'activity', action: `big.${i}`, statusCode: 201, durationMs: 0, metadata: { i, big } })
+  app.devLog.flush()
+  const chunks = app.sqlite.prepare('SELECT count, length(entries) AS bytes FROM developer_log_chunks WHERE user_id = ? ORDER BY seq').all(u.userId) as Array<{ count: number; bytes: number }>
+  t.ok(chunks.length >= 14, `40 entries of 300 KB in ${chunks.length} chunks`)
+  t.ok(chunks.every((c) => c.bytes <= 1 << 20), 'each chunk under 1 MB')
+  t.equal(chunks.reduce((n, c) => n + c.count, 0), 40)
+
+  const seen: number[] = []
+  let cursor: string | null = null
+  let pages = 0
+  do {
+    const page: { data: Array<{ action: string; metadata: { i: number; big: string } }>; nextCursor: string | null } =
+      (await app.inject({ url: `${BASE}/logs?limit=100${cursor ? `&cursor=${cursor}` : ''}`, headers: u.auth })).json()
+    t.ok(page.data.length < 40, 'a page stops after decoding about 8 MB')
+    for (const e of page.data) {
+      t.equal(e.metadata.big.length, 300_000)
+      seen.push(e.metadata.i)
+    }
+    cursor = page.nextCursor
+    pages++
+  } while (cursor)
+  t.ok(pages >= 2)
+  t.same(seen, Array.from({ length: 40 }, (_, i) => 39 - i), 'every entry once, newest first')
 })

@@ -6,7 +6,7 @@ import type { InjectOptions } from 'fastify'
 /** Row counts of every table: a hostile request must leave them all unchanged. */
 function snapshot(app: App) {
   const tables = (app.sqlite.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%_fts%'
-    AND name NOT IN ('developer_logs', 'key_usage_daily', 'idempotency_keys', '__drizzle_migrations')`).all() as Array<{ name: string }>).map((r) => r.name)
+    AND name NOT IN ('developer_log_chunks', 'key_usage_daily', 'idempotency_keys', '__drizzle_migrations')`).all() as Array<{ name: string }>).map((r) => r.name)
   return Object.fromEntries(tables.map((name) => [name, (app.sqlite.prepare(`SELECT COUNT(*) AS n FROM "${name}"`).get() as { n: number }).n]))
 }
 

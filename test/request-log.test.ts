@@ -1,10 +1,15 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { build, signup, createKey } from './helper.js'
-import { loggerOptions } from '../src/app.js'
-import { createTimestamps } from '../src/http/request-log.js'
+import { loggerOptions, type App } from '../src/app.js'
+import { createTimestamps, type StoredEntry } from '../src/http/request-log.js'
 
-interface LogRow { api_key_id: string; category: string; action: string; method: string; path: string; status_code: number; duration_ms: number; user_id: string }
+/** every stored developer-log entry, oldest first, with its chunk's key and user */
+function storedEntries(app: App) {
+  const chunks = app.sqlite.prepare('SELECT user_id, api_key_id, entries FROM developer_log_chunks ORDER BY seq').all() as Array<{ user_id: string; api_key_id: string | null; entries: string }>
+  return chunks.flatMap((c) => (JSON.parse(c.entries) as StoredEntry[]).map(([id, category, action, method, path, status_code, duration_ms, metadata, created_at]) =>
+    ({ user_id: c.user_id, api_key_id: c.api_key_id, id, category, action, method, path, status_code, duration_ms, metadata, created_at })))
+}
 
 t.test('every API-key request is recorded with key, group, action, status and duration; usage counts per day', async (t) => {
   const app = await build(t)
@@ -18,7 +23,7 @@ t.test('every API-key request is recorded with key, group, action, status and du
   t.equal((await app.inject({ url, headers: u.auth })).statusCode, 200, 'JWT requests are not API-key requests')
   app.devLog.flush()
 
-  const rows = app.sqlite.prepare('SELECT * FROM developer_logs ORDER BY seq').all() as LogRow[]
+  const rows = storedEntries(app)
   t.equal(rows.length, 3)
   t.same(rows.map((r) => [r.api_key_id, r.category, r.action, r.method, r.path, r.status_code]), [
     [reader.id, 'developer', 'developer.key_usage', 'GET', url, 200],

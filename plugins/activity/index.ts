@@ -14,7 +14,6 @@ const activity: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const p = requirePrincipal(request)
     const entry = {
-      customerId: p.customerId,
       userId: p.userId,
       apiKeyId: p.apiKey?.id ?? null,
       category: request.body.category ?? 'activity',

@@ -11,7 +11,7 @@ import { badRequest, forbidden, notFound } from '../../src/http/errors.js'
 import { checkPublicUrl, UrlNotAllowedError } from '../../src/net/address-guard.js'
 import { unknownEvents, EVENT_NAMES } from '../../src/events/names.js'
 import { createUsageStore } from './store.js'
-import { createWebhookStore, createLogStore, decodeCursor } from './webhooks.js'
+import { createWebhookStore, createLogStore, decodeCursor, type LogPosition } from './webhooks.js'
 
 const HookParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
 
@@ -145,7 +145,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
     schema: { tags: ['developer'], summary: 'The caller\'s API-key requests and activity entries, newest first', querystring: LogsQuery, response: { 200: LogsResponse, ...errors(403) } }
   }, async (request) => {
     const q = request.query
-    let before: number | undefined
+    let before: LogPosition | undefined
     if (q.cursor !== undefined) {
       before = decodeCursor(q.cursor)
       if (before === undefined) throw badRequest('Invalid cursor', 'VALIDATION_ERROR')

@@ -1,25 +1,28 @@
 import { sqliteTable, text, integer, index, primaryKey } from 'drizzle-orm/sqlite-core'
 
-/** One row per request made with an API key (and per activity log post). */
-export const developerLogs = sqliteTable('developer_logs', {
-  /** monotonically increasing; the cursor of the logs endpoint */
+/**
+ * The developer log (one entry per request made with an API key, and per activity log post), stored in chunks:
+ * each batch written by the request log holds one row per user and key with that batch's entries, so an
+ * API-key request costs a share of one insert instead of a row and two index entries of its own.
+ * An entry's position (chunk seq, index in `entries`) orders the log and is the logs endpoint's cursor.
+ */
+export const developerLogChunks = sqliteTable('developer_log_chunks', {
+  /** increasing with every chunk written; never reused */
   seq: integer('seq').primaryKey({ autoIncrement: true }),
-  id: text('id').notNull(),
-  customerId: text('customer_id').notNull(),
   userId: text('user_id').notNull(),
   apiKeyId: text('api_key_id'),
-  category: text('category').notNull(),
-  action: text('action').notNull(),
-  method: text('method'),
-  path: text('path'),
-  statusCode: integer('status_code').notNull(),
-  durationMs: integer('duration_ms').notNull(),
-  metadata: text('metadata'),
-  createdAt: text('created_at').notNull()
+  /** the distinct categories of the entries, as `,a,b,`: a category filter skips chunks without decoding them */
+  categories: text('categories').notNull(),
+  /** created_at of the first and last entry */
+  firstAt: text('first_at').notNull(),
+  lastAt: text('last_at').notNull(),
+  count: integer('count').notNull(),
+  /** JSON array, oldest first, of [id, category, action, method, path, status_code, duration_ms, metadata, created_at] */
+  entries: text('entries').notNull()
 }, (t) => [
-  index('developer_logs_user_idx').on(t.userId, t.seq),
-  index('developer_logs_key_idx').on(t.apiKeyId, t.seq),
-  index('developer_logs_created_idx').on(t.createdAt)
+  index('developer_log_chunks_user_idx').on(t.userId, t.seq),
+  index('developer_log_chunks_key_idx').on(t.apiKeyId, t.seq),
+  index('developer_log_chunks_last_idx').on(t.lastAt)
 ])
 
 /** Requests per API key per UTC day, for the usage sparkline. */

@@ -61,7 +61,8 @@ async function eventsPlugin(app: FastifyInstance) {
   }, { maxAttempts: 1, concurrency: 8 })
 
   // retention of developer logs, delivery records and failed jobs
-  const sweepLogs = sqlite.prepare(`DELETE FROM developer_logs WHERE created_at < ?`)
+  // a chunk goes once its newest entry is past retention (its entries span one batch: at most a quarter second)
+  const sweepLogs = sqlite.prepare(`DELETE FROM developer_log_chunks WHERE last_at < ?`)
   const sweepDeliveries = sqlite.prepare(`DELETE FROM webhook_deliveries WHERE created_at < ?`)
   const sweepFailedJobs = sqlite.prepare(`DELETE FROM jobs WHERE status = 'failed' AND updated_at < ?`)
   const sweep = () => {

@@ -4,7 +4,6 @@ import type { FastifyInstance } from 'fastify'
 import { routeAction, routeGroup } from './route-group.js'
 
 export interface DevLogEntry {
-  customerId: string
   userId: string
   apiKeyId: string | null
   category: string
@@ -37,16 +36,40 @@ declare module 'fastify' {
 
 const FLUSH_EVERY_MS = 250
 const FLUSH_AT = 500
+/** a chunk's entries, serialised, stay under this size (unless one entry alone is larger) */
+const CHUNK_BYTES = 1 << 20
+
+/** An entry waiting for the next batch. A request entry's id is made by the batch (nobody reads it sooner). */
+interface Queued {
+  id: string | null
+  userId: string
+  apiKeyId: string | null
+  category: string
+  action: string
+  method: string | null
+  path: string | null
+  statusCode: number
+  durationMs: number
+  metadata: unknown
+  /** epoch ms; the ISO text is made by the batch */
+  at: number
+}
+
+/** An entry as stored in a chunk's `entries` (schema/tables/developer.ts) */
+export type StoredEntry = [
+  id: string, category: string, action: string, method: string | null, path: string | null,
+  statusCode: number, durationMs: number, metadata: unknown, createdAt: string
+]
 
 /**
- * Records every request made with an API key into developer_logs and key_usage_daily.
- * Entries are buffered and written in one transaction per batch, off the request's path.
+ * Records every request made with an API key into the developer log and key_usage_daily.
+ * Entries are buffered and written in one transaction per batch, off the request's path: one
+ * developer_log_chunks row per user and key in the batch, plus one usage row per key and day.
  */
 async function requestLogPlugin(app: FastifyInstance) {
   const sqlite = app.sqlite
-  const insertLog = sqlite.prepare(
-    `INSERT INTO developer_logs (id, customer_id, user_id, api_key_id, category, action, method, path, status_code, duration_ms, metadata, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+  const insertChunk = sqlite.prepare(
+    `INSERT INTO developer_log_chunks (user_id, api_key_id, categories, first_at, last_at, count, entries) VALUES (?, ?, ?, ?, ?, ?, ?)`
   )
   const bumpUsage = sqlite.prepare(
     `INSERT INTO key_usage_daily (key_id, day, count) VALUES (?, ?, ?)
@@ -54,65 +77,78 @@ async function requestLogPlugin(app: FastifyInstance) {
   )
   const touchKey = sqlite.prepare(`UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)`)
 
-  /**
-   * A queued entry, in the column order of insertLog (positional parameters bind faster than named ones).
-   * The id and created_at of a request entry are filled in by the batch: on the request's path they cost
-   * more than the rest of the entry together, and nobody reads them before the batch.
-   */
-  type Row = [
-    id: string | null, customerId: string, userId: string, apiKeyId: string | null, category: string, action: string,
-    method: string | null, path: string | null, statusCode: number, durationMs: number, metadata: string | null,
-    createdAt: string | null, at: number
-  ]
-  let buffer: Row[] = []
+  let buffer: Queued[] = []
   /** per key, per UTC day: requests in `buffer`, so usage reads are exact without forcing a write */
   let pending = new Map<string, Map<string, number>>()
   let timer: NodeJS.Timeout | undefined
   const stamp = createTimestamps()
 
-  const writeBatch = sqlite.transaction((rows: Row[]) => {
-    const usage = new Map<string, number>()
-    const lastUsed = new Map<string, string>()
-    for (const row of rows) {
-      const at = row.pop() as number // the statement binds the first twelve
-      row[0] ??= randomUUID()
-      const createdAt = (row[11] ??= stamp.iso(at))
-      insertLog.run(row)
-      const keyId = row[3]
-      if (keyId) {
-        const k = `${keyId} ${createdAt.slice(0, 10)}`
-        usage.set(k, (usage.get(k) ?? 0) + 1)
-        const prev = lastUsed.get(keyId)
-        if (!prev || prev < createdAt) lastUsed.set(keyId, createdAt)
+  const writeBatch = sqlite.transaction((entries: Queued[]) => {
+    // one chunk per key (or, without a key, per user), its entries in the order they were made
+    const chunks = new Map<string, Queued[]>()
+    for (const e of entries) {
+      const k = e.apiKeyId ?? `user ${e.userId}`
+      const chunk = chunks.get(k)
+      if (chunk) chunk.push(e)
+      else chunks.set(k, [e])
+    }
+    for (const group of chunks.values()) {
+      const { userId, apiKeyId } = group[0]
+      // entries are serialised one by one so that a chunk stays under CHUNK_BYTES (activity metadata can be large)
+      let parts: string[] = []
+      let bytes = 0
+      let categories = new Set<string>()
+      let firstAt = ''
+      let lastAt = ''
+      const write = () => {
+        insertChunk.run(userId, apiKeyId, `,${[...categories].join(',')},`, firstAt, lastAt, parts.length, `[${parts.join(',')}]`)
+        parts = []
+        bytes = 0
+        categories = new Set()
+      }
+      for (const e of group) {
+        const createdAt = stamp.iso(e.at)
+        const entry: StoredEntry = [e.id ?? randomUUID(), e.category, e.action, e.method, e.path, e.statusCode, e.durationMs, e.metadata ?? null, createdAt]
+        const json = JSON.stringify(entry)
+        if (parts.length > 0 && bytes + json.length > CHUNK_BYTES) write()
+        if (parts.length === 0) firstAt = createdAt
+        parts.push(json)
+        bytes += json.length + 1
+        categories.add(e.category)
+        lastAt = createdAt
+      }
+      write()
+      if (apiKeyId) {
+        const perDay = new Map<string, number>()
+        for (const e of group) {
+          const day = stamp.day(e.at)
+          perDay.set(day, (perDay.get(day) ?? 0) + 1)
+        }
+        for (const [day, n] of perDay) bumpUsage.run(apiKeyId, day, n)
+        touchKey.run(lastAt, apiKeyId, lastAt)
       }
     }
-    for (const [k, n] of usage) {
-      const [keyId, day] = k.split(' ')
-      bumpUsage.run(keyId, day, n)
-    }
-    for (const [keyId, at] of lastUsed) touchKey.run(at, keyId, at)
   }).immediate
 
   function flush() {
     if (timer) { clearTimeout(timer); timer = undefined }
     if (buffer.length === 0 || !sqlite.open) return
-    const rows = buffer
+    const entries = buffer
     buffer = []
     pending = new Map()
     try {
-      writeBatch(rows)
+      writeBatch(entries)
     } catch (err) {
-      app.log.error({ err, entries: rows.length }, 'could not write developer log batch')
+      app.log.error({ err, entries: entries.length }, 'could not write developer log batch')
     }
   }
 
-  function queue(row: Row) {
-    buffer.push(row)
-    const keyId = row[3]
-    if (keyId) {
-      let days = pending.get(keyId)
-      if (!days) pending.set(keyId, (days = new Map()))
-      const day = row[11] === null ? stamp.day(row[12]) : row[11].slice(0, 10)
+  function queue(e: Queued) {
+    buffer.push(e)
+    if (e.apiKeyId) {
+      let days = pending.get(e.apiKeyId)
+      if (!days) pending.set(e.apiKeyId, (days = new Map()))
+      const day = stamp.day(e.at)
       days.set(day, (days.get(day) ?? 0) + 1)
     }
     if (buffer.length >= FLUSH_AT) setImmediate(flush)
@@ -123,12 +159,11 @@ async function requestLogPlugin(app: FastifyInstance) {
     record(entry) {
       const id = randomUUID()
       const at = Date.now()
-      const createdAt = stamp.iso(at)
-      queue([
-        id, entry.customerId, entry.userId, entry.apiKeyId, entry.category, entry.action, entry.method ?? null, entry.path ?? null,
-        entry.statusCode, entry.durationMs, entry.metadata === undefined ? null : JSON.stringify(entry.metadata), createdAt, at
-      ])
-      return { id, createdAt }
+      queue({
+        id, userId: entry.userId, apiKeyId: entry.apiKeyId, category: entry.category, action: entry.action, method: entry.method ?? null,
+        path: entry.path ?? null, statusCode: entry.statusCode, durationMs: entry.durationMs, metadata: entry.metadata, at
+      })
+      return { id, createdAt: stamp.iso(at) }
     },
     flush,
     pendingUsage(keyId) {
@@ -151,10 +186,12 @@ async function requestLogPlugin(app: FastifyInstance) {
     const config = p?.apiKey && !request.skipRequestLog ? request.routeOptions.config : undefined
     if (p?.apiKey && config?.url !== undefined) {
       const q = request.url.indexOf('?')
-      queue([
-        null, p.customerId, p.userId, p.apiKey.id, config.group ?? routeGroup(config.url), config.action ?? routeAction(request.method, config.url),
-        request.method, q < 0 ? request.url : request.url.slice(0, q), reply.statusCode, Math.round(reply.elapsedTime), null, null, Date.now()
-      ])
+      queue({
+        id: null, userId: p.userId, apiKeyId: p.apiKey.id, category: config.group ?? routeGroup(config.url),
+        action: config.action ?? routeAction(request.method, config.url), method: request.method,
+        path: q < 0 ? request.url : request.url.slice(0, q), statusCode: reply.statusCode, durationMs: Math.round(reply.elapsedTime),
+        metadata: undefined, at: Date.now()
+      })
     }
     done()
   })

@@ -36,7 +36,7 @@ declare module 'fastify' {
 
 const FLUSH_EVERY_MS = 250
 const FLUSH_AT = 500
-/** a chunk's entries, serialised, stay under this size (unless one entry alone is larger) */
+/** a chunk's serialised entries stay under this many characters (unless one entry alone is larger) */
 const CHUNK_BYTES = 1 << 20
 
 /** An entry waiting for the next batch. A request entry's id is made by the batch (nobody reads it sooner). */
@@ -151,7 +151,7 @@ async function requestLogPlugin(app: FastifyInstance) {
       const day = stamp.day(e.at)
       days.set(day, (days.get(day) ?? 0) + 1)
     }
-    if (buffer.length >= FLUSH_AT) setImmediate(flush)
+    if (buffer.length === FLUSH_AT) setImmediate(flush) // once: the flush empties the buffer
     else if (!timer) { timer = setTimeout(flush, FLUSH_EVERY_MS); timer.unref() }
   }
 

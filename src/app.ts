@@ -82,13 +82,16 @@ export function jwtSecretFor(config: Config): string {
 
 export async function buildApp(config: Config, options: BuildOptions = {}) {
   const jwtSecret = jwtSecretFor(config)
-  const database = openDatabase(path.join(config.dataDir, 'cairn.db'))
+  // the checkpoint thread starts with the connection; its errors reach the app's log once there is one
+  let checkpointError = (err: Error) => { console.error(err) }
+  const database = openDatabase(path.join(config.dataDir, 'cairn.db'), { checkpointer: { onError: (err) => checkpointError(err) } })
 
   const app = Fastify({
     logger: options.logger ?? false,
     return503OnClosing: true,
     forceCloseConnections: 'idle'
   }).withTypeProvider<TypeBoxTypeProvider>()
+  checkpointError = (err) => app.log.error({ err }, 'write-ahead log checkpoint')
 
   app.setErrorHandler(errorHandler)
   installJsonGuard(app)

@@ -5,6 +5,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as tables from '../../schema/tables/index.js'
+import { startCheckpointer, type CheckpointerOptions } from './checkpointer.js'
 
 export type Db = BetterSQLite3Database<typeof tables>
 
@@ -12,7 +13,13 @@ export interface DatabaseHandle {
   /** the raw better-sqlite3 connection, for prepared statements on hot paths */
   sqlite: Database.Database
   db: Db
-  close(): void
+  /** stops the checkpoint thread, folds the write-ahead log into the database file and closes */
+  close(): Promise<void>
+}
+
+export interface OpenOptions {
+  /** checkpoints from a thread of their own (src/db/checkpointer.ts); default on */
+  checkpointer?: CheckpointerOptions | false
 }
 
 /** Walks up from this file to the folder holding package.json: works from src/ and from dist/src/. */
@@ -26,7 +33,7 @@ export function projectRoot(): string {
   return dir
 }
 
-export function openDatabase(file: string): DatabaseHandle {
+export function openDatabase(file: string, options: OpenOptions = {}): DatabaseHandle {
   fs.mkdirSync(path.dirname(file), { recursive: true })
   const sqlite = new Database(file)
   sqlite.pragma('journal_mode = WAL')
@@ -35,10 +42,12 @@ export function openDatabase(file: string): DatabaseHandle {
   sqlite.pragma('busy_timeout = 5000')
   const db = drizzle(sqlite, { schema: tables })
   migrate(db, { migrationsFolder: path.join(projectRoot(), 'schema', 'migrations') })
+  const checkpointer = options.checkpointer === false ? undefined : startCheckpointer(sqlite, options.checkpointer)
   return {
     sqlite,
     db,
-    close() {
+    async close() {
+      await checkpointer?.stop()
       if (!sqlite.open) return
       sqlite.pragma('wal_checkpoint(TRUNCATE)')
       sqlite.close()

@@ -1,0 +1,73 @@
+import { Worker } from 'node:worker_threads'
+import { createRequire } from 'node:module'
+import type Database from 'better-sqlite3'
+
+export interface CheckpointerOptions {
+  /** how often the thread copies the write-ahead log back into the database file */
+  everyMs?: number
+  /** the better-sqlite3 module the thread loads (tests give a missing one to see the fallback) */
+  driver?: string
+  /** told when the thread could not start or failed; checkpoints are back on the connection by then */
+  onError?: (err: Error) => void
+}
+
+export interface Checkpointer {
+  /** stops the thread and closes its connection (waits for a checkpoint in progress) */
+  stop(): Promise<void>
+}
+
+/** SQLite's own threshold, used again when the thread is not there: a checkpoint every 1000 WAL pages */
+const DEFAULT_AUTOCHECKPOINT = 1000
+
+// Plain CommonJS evaluated in the thread: no TypeScript loader is needed there, from source or compiled.
+const THREAD_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads')
+const Database = require(workerData.driver)
+const db = new Database(workerData.file, { fileMustExist: true })
+const checkpoint = () => {
+  try { db.pragma('wal_checkpoint(PASSIVE)') } catch (err) { parentPort.postMessage({ error: String((err && err.message) || err) }) }
+}
+const timer = setInterval(checkpoint, workerData.everyMs)
+parentPort.on('message', (message) => {
+  if (message !== 'stop') return
+  clearInterval(timer)
+  db.close()
+  parentPort.close()
+})
+`
+
+/**
+ * Checkpoints the write-ahead log from a thread of its own, so that the event loop never waits for them.
+ *
+ * With SQLite's default, the commit that takes the WAL past 1000 pages also copies it into the database
+ * file and syncs both: a 10–150 ms pause of the event loop on an ordinary disk, once every few megabytes
+ * written. Here the connection's automatic checkpoints are off and a worker thread with its own connection
+ * runs a PASSIVE checkpoint every `everyMs` (one that has nothing to copy costs next to nothing, and a
+ * PASSIVE checkpoint never blocks the writer). Should the thread fail, the connection checkpoints itself
+ * again as before.
+ */
+export function startCheckpointer(sqlite: Database.Database, options: CheckpointerOptions = {}): Checkpointer {
+  const driver = options.driver ?? createRequire(import.meta.url).resolve('better-sqlite3')
+  sqlite.pragma('wal_autocheckpoint = 0')
+  const worker = new Worker(THREAD_SOURCE, { eval: true, workerData: { file: sqlite.name, driver, everyMs: options.everyMs ?? 1000 } })
+  worker.unref()
+  let stopping = false
+  const fallBack = (err: Error) => {
+    if (sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT}`)
+    options.onError?.(err)
+  }
+  worker.on('message', (m: { error?: string }) => { if (m.error) options.onError?.(new Error(`background checkpoint failed: ${m.error}`)) })
+  worker.on('error', fallBack)
+  worker.on('exit', (code) => { if (!stopping) fallBack(new Error(`the checkpoint thread stopped (exit code ${code})`)) })
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
+  return {
+    async stop() {
+      if (stopping) return exited
+      stopping = true
+      worker.postMessage('stop')
+      const timeout = setTimeout(() => { void worker.terminate() }, 5000)
+      await exited
+      clearTimeout(timeout)
+    }
+  }
+}

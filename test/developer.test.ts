@@ -288,6 +288,7 @@ t.test('developer logs: a filter that matches little gives short pages with a cu
   // a cursor from another user's log shows nothing of theirs; a malformed one is refused
   const other = await signup(app)
   t.same((await app.inject({ url: `${BASE}/logs?cursor=${page1.nextCursor}`, headers: other.auth })).json().data, [])
+  t.same((await app.inject({ url: `${BASE}/logs?api_key_id=${k.id}`, headers: other.auth })).json().data, [], 'nor does a filter on their key')
   t.equal((await logs(`?cursor=${Buffer.from('c1.x').toString('base64url')}`)).statusCode, 400)
 })
 

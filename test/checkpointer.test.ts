@@ -56,7 +56,8 @@ t.test('a thread that cannot start hands checkpoints back to the connection', as
   const db = openDatabase(file, { checkpointer: { driver: path.join(tempDir(t), 'no-such-driver.js'), onError: (err) => errors.push(err) } })
   t.teardown(() => db.close())
   for (let i = 0; i < 100 && errors.length === 0; i++) await sleep(20)
-  t.equal(errors.length >= 1, true, 'the failure is reported')
+  await sleep(100) // the thread's 'exit' follows its 'error'
+  t.equal(errors.length, 1, 'the failure is reported once')
   t.equal(db.sqlite.pragma('wal_autocheckpoint', { simple: true }), 1000, 'automatic checkpoints are back on')
   // and they work: 8 MB written leave a small WAL behind each commit that crosses 1000 pages
   const before = size(file)

@@ -52,7 +52,11 @@ export function startCheckpointer(sqlite: Database.Database, options: Checkpoint
   const worker = new Worker(THREAD_SOURCE, { eval: true, workerData: { file: sqlite.name, driver, everyMs: options.everyMs ?? 1000 } })
   worker.unref()
   let stopping = false
+  let failed = false
+  // a thread that fails emits 'error' and then 'exit': hand checkpoints back once
   const fallBack = (err: Error) => {
+    if (failed) return
+    failed = true
     if (sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT}`)
     options.onError?.(err)
   }

@@ -100,6 +100,7 @@ async function requestLogPlugin(app: FastifyInstance) {
       let categories = new Set<string>()
       let firstAt = ''
       let lastAt = ''
+      const perDay = new Map<string, number>()
       const write = () => {
         insertChunk.run(userId, apiKeyId, `,${[...categories].join(',')},`, firstAt, lastAt, parts.length, `[${parts.join(',')}]`)
         parts = []
@@ -116,14 +117,11 @@ async function requestLogPlugin(app: FastifyInstance) {
         bytes += json.length + 1
         categories.add(e.category)
         lastAt = createdAt
+        const day = stamp.day(e.at)
+        perDay.set(day, (perDay.get(day) ?? 0) + 1)
       }
       write()
       if (apiKeyId) {
-        const perDay = new Map<string, number>()
-        for (const e of group) {
-          const day = stamp.day(e.at)
-          perDay.set(day, (perDay.get(day) ?? 0) + 1)
-        }
         for (const [day, n] of perDay) bumpUsage.run(apiKeyId, day, n)
         touchKey.run(lastAt, apiKeyId, lastAt)
       }

@@ -1,6 +1,7 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { randomBytes } from 'node:crypto'
 import type { Test } from 'tap'
 import { loadConfig, type Config } from '../src/config.js'
 import { buildApp, type App, type BuildOptions } from '../src/app.js'
@@ -76,8 +77,7 @@ export async function createKey(app: App, user: TestUser, scopes: string[], extr
 export interface FilePart { name?: string; filename: string; content: Buffer | string; contentType?: string }
 
 /** A multipart/form-data body, built by hand so tests control every byte (names, order, sizes). */
-export function multipart(files: FilePart[], fields: Record<string, string> = {}, fieldsFirst = true) {
-  const boundary = '----cairn' + Math.random().toString(16).slice(2)
+export function multipart(files: FilePart[], fields: Record<string, string> = {}, fieldsFirst = true, boundary = '----cairn' + randomBytes(8).toString('hex')) {
   const chunks: Buffer[] = []
   const addFields = () => {
     for (const [k, v] of Object.entries(fields)) {

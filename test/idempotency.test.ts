@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, signup } from './helper.js'
+import { build, signup, multipart } from './helper.js'
 
 t.test('Idempotency-Key: replay, 422 on a different request, 409 while in flight', async (t) => {
   let release: () => void = () => {}
@@ -77,4 +77,29 @@ t.test('Idempotency-Key: replay, 422 on a different request, 409 while in flight
   const expired = await app.inject({ method: 'POST', url: '/api/v2/workspaces', headers, payload: { name: 'Twice' } })
   t.equal(expired.statusCode, 201, 'an expired key is free again')
   t.notOk(expired.headers['idempotency-replayed'])
+})
+
+t.test('Idempotency-Key on an upload: a retry with a new multipart boundary is replayed; other content is refused', async (t) => {
+  const app = await build(t)
+  const u = await signup(app)
+  const headers = { ...u.auth, 'idempotency-key': 'upload-1' }
+  const file = { filename: 'notes.md', content: '# Notes\n\nThe retry must not make a second document.\n', contentType: 'text/markdown' }
+  const send = (body: ReturnType<typeof multipart>) =>
+    app.inject({ method: 'POST', url: '/api/knowledge/upload', headers: { ...headers, ...body.headers }, payload: body.payload })
+
+  const first = await send(multipart([file], {}, true, '----cairn-aaaaaaaaaaaaaaaa'))
+  t.equal(first.statusCode, 201, first.body)
+  const retry = await send(multipart([file], {}, true, '----cairn-bbbbbbbbbbbbbbbb'))
+  t.equal(retry.statusCode, 201)
+  t.equal(retry.headers['idempotency-replayed'], 'true', 'a new boundary of the same length is the same upload')
+  t.equal(retry.body, first.body)
+  const quoted = multipart([file], {}, true, '----cairn-cccccccccccccccc')
+  quoted.headers['content-type'] = 'multipart/form-data; boundary="----cairn-cccccccccccccccc"'
+  t.equal((await send({ ...quoted, payload: quoted.payload })).headers['idempotency-replayed'], 'true', 'quoted boundary too')
+  const docs = await app.inject({ url: '/api/knowledge/documents', headers: u.auth })
+  t.equal(docs.json().count, 1, 'one document')
+
+  const other = await send(multipart([{ ...file, content: file.content + 'and more\n' }], {}, true, '----cairn-dddddddddddddddd'))
+  t.equal(other.statusCode, 422, 'other content (another length) reuses the key: refused')
+  t.equal(other.json().code, 'IDEMPOTENCY_KEY_REUSED')
 })

@@ -28,13 +28,18 @@ declare module 'fastify' {
 }
 
 
+/** the `boundary` parameter of a multipart content type */
+const BOUNDARY = /;\s*boundary=(?:"[^"]*"|[^;\s]*)/i
+
 /** What makes two requests "the same": method, path with query, and the body as received. */
 function fingerprint(request: FastifyRequest): string {
   const h = createHash('sha256').update(request.method).update('\0').update(request.url).update('\0')
   const body = request.body
   if (body === undefined || body === null) {
-    // bodies not parsed before the handler (multipart streams) are told apart by type and length
-    h.update(String(request.headers['content-type'] ?? '')).update('\0').update(String(request.headers['content-length'] ?? ''))
+    // bodies not parsed before the handler (multipart streams) are told apart by media type and length; the
+    // boundary is left out, since a client retrying an upload makes a new one (of the same length)
+    const type = String(request.headers['content-type'] ?? '').replace(BOUNDARY, '')
+    h.update(type).update('\0').update(String(request.headers['content-length'] ?? ''))
   } else if (typeof body === 'string' || Buffer.isBuffer(body)) {
     h.update(body)
   } else {

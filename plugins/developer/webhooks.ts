@@ -130,13 +130,11 @@ export function createLogStore(sqlite: Database.Database) {
           if (examined === LOG_SCAN_BUDGET) { more = true; break scan }
           examined++
           const e = entries[i]
-          if ((wanted && !wanted.has(e[1])) || (q.start && e[8] < q.start) || (q.end && e[8] > q.end)) {
-            cursor = { seq: row.seq, index: i }
-            continue
-          }
-          if (data.length === q.limit) { more = true; break scan }
-          data.push(toLogEntry(e, row.api_key_id))
+          const match = !((wanted && !wanted.has(e[1])) || (q.start && e[8] < q.start) || (q.end && e[8] > q.end))
+          // a match beyond a full page: there is more, and the cursor stays on the last entry examined before it
+          if (match && data.length === q.limit) { more = true; break scan }
           cursor = { seq: row.seq, index: i }
+          if (match) data.push(toLogEntry(e, row.api_key_id))
         }
       }
       return { data, nextCursor: more && cursor ? encodeCursor(cursor) : null }

@@ -13,6 +13,10 @@ const PUBLIC: Rule = { who: 'public' }
 const USER: Rule = { who: 'user' }
 const key = (scopes: string[], extra: { wsAdmin?: boolean } = {}): Rule => ({ who: 'key', scopes, ...extra })
 const KR = key(['read', 'knowledge:read'])
+const AR = key(['artifacts:read'])
+const AW = key(['artifacts:write'])
+const SCOPES = ['read', 'write', 'execute', 'knowledge:read', 'knowledge:write', 'artifacts:read', 'artifacts:write']
+const ANY_KEY = key(SCOPES)
 
 const RULES: Record<string, Rule> = {
   'GET /api/health': PUBLIC, 'POST /api/v2/auth/signup': PUBLIC, 'POST /api/v2/auth/login': PUBLIC,
@@ -33,16 +37,16 @@ const RULES: Record<string, Rule> = {
   'POST /api/v2/workflows': USER, 'GET /api/v2/workflows': USER, 'GET /api/v2/workflows/:id': USER, 'PUT /api/v2/workflows/:id': USER,
   'DELETE /api/v2/workflows/:id': USER, 'POST /api/v2/workflows/:id/execute': USER, 'GET /api/v2/workflows/:id/runs': USER, 'GET /api/v2/workflow-runs/:runId': USER,
   'POST /api/v2/search': KR,
-  'GET /api/v2/artifacts/meta/types': PUBLIC, 'GET /api/v2/artifacts': USER, 'GET /api/v2/artifacts/:id': USER, 'POST /api/v2/artifacts': USER,
-  'PATCH /api/v2/artifacts/:id': USER, 'DELETE /api/v2/artifacts/:id': USER, 'POST /api/v2/artifacts/:id/status': USER, 'POST /api/v2/artifacts/:id/comments': USER,
-  'POST /api/v2/artifacts/:id/supersede': USER, 'GET /api/v2/artifacts/:id/chain': USER, 'GET /api/v2/artifacts/conversation/:conversationId': USER,
-  'GET /api/v2/artifacts/workflow/:runId': USER,
+  'GET /api/v2/artifacts/meta/types': PUBLIC, 'GET /api/v2/artifacts': AR, 'GET /api/v2/artifacts/:id': AR, 'POST /api/v2/artifacts': AW,
+  'PATCH /api/v2/artifacts/:id': AW, 'DELETE /api/v2/artifacts/:id': AW, 'POST /api/v2/artifacts/:id/status': AW, 'POST /api/v2/artifacts/:id/comments': AW,
+  'POST /api/v2/artifacts/:id/supersede': AW, 'GET /api/v2/artifacts/:id/chain': AR, 'GET /api/v2/artifacts/conversation/:conversationId': AR,
+  'GET /api/v2/artifacts/workflow/:runId': AR,
+  'POST /api/mcp': ANY_KEY, 'GET /api/mcp': ANY_KEY, 'DELETE /api/mcp': ANY_KEY,
   'GET /api/knowledge/health': PUBLIC, 'POST /api/knowledge/upload': key(['write', 'knowledge:write']), 'POST /api/knowledge/upload/batch': key(['write', 'knowledge:write']),
   'GET /api/knowledge/documents': KR, 'GET /api/knowledge/document/:id': KR, 'GET /api/knowledge/document/:id/download': KR,
   'GET /api/knowledge/documents/:id/status': KR, 'DELETE /api/knowledge/document/:id': USER, 'POST /api/knowledge/search': KR, 'GET /api/knowledge/stats': KR,
   'GET /api/knowledge-graph/documents/:id': KR, 'DELETE /api/knowledge-graph/documents/:id': key(['write'])
 }
-const SCOPES = ['read', 'write', 'execute', 'knowledge:read', 'knowledge:write']
 
 t.test('every route × every kind of caller', async (t) => {
   const secret = 'matrix-secret-0123456789abcdef'

@@ -22,7 +22,23 @@ const rows: Array<[string, string, string[]]> = [
   ['GET', '/api/knowledge/stats', ['read', 'knowledge:read']],
   ['POST', '/api/knowledge/search', ['read', 'knowledge:read']],
   ['POST', '/api/knowledge/upload', ['write', 'knowledge:write']],
-  ['POST', '/api/knowledge/upload/batch', ['write', 'knowledge:write']]
+  ['POST', '/api/knowledge/upload/batch', ['write', 'knowledge:write']],
+  // CONTRACT.md §3: artifacts have their own scopes; read/write do not open them
+  ['GET', '/api/v2/artifacts', ['artifacts:read']],
+  ['GET', '/api/v2/artifacts/:id', ['artifacts:read']],
+  ['GET', '/api/v2/artifacts/:id/chain', ['artifacts:read']],
+  ['GET', '/api/v2/artifacts/conversation/:conversationId', ['artifacts:read']],
+  ['GET', '/api/v2/artifacts/workflow/:runId', ['artifacts:read']],
+  ['POST', '/api/v2/artifacts', ['artifacts:write']],
+  ['PATCH', '/api/v2/artifacts/:id', ['artifacts:write']],
+  ['DELETE', '/api/v2/artifacts/:id', ['artifacts:write']],
+  ['POST', '/api/v2/artifacts/:id/status', ['artifacts:write']],
+  ['POST', '/api/v2/artifacts/:id/comments', ['artifacts:write']],
+  ['POST', '/api/v2/artifacts/:id/supersede', ['artifacts:write']],
+  // CONTRACT.md §10: any key reaches the tool server; each tool is checked against its own route
+  ['POST', '/api/mcp', [...ISSUABLE_SCOPES]],
+  ['GET', '/api/mcp', [...ISSUABLE_SCOPES]],
+  ['DELETE', '/api/mcp', [...ISSUABLE_SCOPES]]
 ]
 
 t.test('each row allows exactly its scopes', async (t) => {
@@ -40,7 +56,7 @@ t.test('each row allows exactly its scopes', async (t) => {
 t.test('routes outside the table', async (t) => {
   for (const [method, url] of [
     ['GET', '/api/v2/api-keys'], ['POST', '/api/v2/api-keys'], ['DELETE', '/api/v2/api-keys/:id'],
-    ['DELETE', '/api/knowledge/document/:id'], ['GET', '/api/v2/artifacts'], ['POST', '/api/v2/voice-notes'],
+    ['DELETE', '/api/knowledge/document/:id'], ['GET', '/api/v2/artifacts/meta/types'], ['POST', '/api/v2/voice-notes'],
     ['POST', '/api/v2/chat'], ['PUT', '/api/v2/developer/logs'], ['POST', '/api/v2/developer/api-keys/:id/usage']
   ]) {
     t.equal(checkCapability(method, url, [...ISSUABLE_SCOPES, 'admin']), 'not-in-table', `${method} ${url}`)

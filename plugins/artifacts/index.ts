@@ -8,7 +8,7 @@ import {
   ChainResponse, SummariesResponse, MetaTypesResponse, ConversationParams, RunParams
 } from '../../schema/api/artifacts.js'
 import { requireWorkspaceContext } from '../../src/auth/plugin.js'
-import { badRequest, notFound } from '../../src/http/errors.js'
+import { badRequest, forbidden, notFound } from '../../src/http/errors.js'
 import { createArtifactStore, InvalidReference, type Scope } from './store.js'
 
 const IdParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
@@ -26,6 +26,20 @@ const artifactsPlugin: FastifyPluginAsyncTypebox = async (app) => {
     return { customerId: request.principal!.customerId, workspaceId: ws.id, userId: request.principal!.userId }
   }
   const missing = () => notFound('Artifact not found')
+
+  /**
+   * CONTRACT.md §3 machine reviews: an API key neither decides on an artifact that asks for a person's
+   * review nor lifts that request (a person, with a JWT, does).
+   */
+  function guardHumanReview(request: FastifyRequest, scope: Scope, id: string, change: { status?: string; policy?: string }) {
+    if (request.principal?.kind !== 'apiKey') return
+    if (store.get(scope, id)?.review_policy !== 'request_review') return
+    const decides = change.status === 'approved' || change.status === 'rejected'
+    const lifts = change.policy !== undefined && change.policy !== 'request_review'
+    if (decides || lifts) {
+      throw forbidden('This artifact requests a human review: approve, reject or change its review policy with a user session (JWT)', 'HUMAN_REVIEW_REQUIRED')
+    }
+  }
 
   app.get('/meta/types', {
     config: { auth: 'public' },
@@ -72,7 +86,9 @@ const artifactsPlugin: FastifyPluginAsyncTypebox = async (app) => {
     if (b.title === undefined && b.content === undefined && b.confidence === undefined && b.review_policy === undefined) {
       throw badRequest('Nothing to update: send title, content, confidence or review_policy', 'VALIDATION_ERROR')
     }
-    const artifact = store.update(scopeOf(request), request.params.id, b)
+    const scope = scopeOf(request)
+    guardHumanReview(request, scope, request.params.id, { policy: b.review_policy })
+    const artifact = store.update(scope, request.params.id, b)
     if (!artifact) throw missing()
     return { success: true as const, data: artifact }
   })
@@ -87,7 +103,9 @@ const artifactsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/:id/status', {
     schema: { tags, summary: 'Set the review status; the caller is recorded as reviewer', params: IdParams, querystring: WorkspaceQuery, body: StatusBody, response: { 200: StatusResponse, ...errors(403, 404) } }
   }, async (request) => {
-    const result = store.setStatus(scopeOf(request), request.params.id, request.body.status)
+    const scope = scopeOf(request)
+    guardHumanReview(request, scope, request.params.id, { status: request.body.status })
+    const result = store.setStatus(scope, request.params.id, request.body.status)
     if (!result) throw missing()
     return { success: true as const, data: result }
   })
@@ -104,7 +122,9 @@ const artifactsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/:id/supersede', {
     schema: { tags, summary: 'Make a new draft version; the original becomes superseded', params: IdParams, querystring: WorkspaceQuery, body: SupersedeBody, response: { 201: ArtifactResponse, ...errors(403, 404) } }
   }, async (request, reply) => {
-    const artifact = store.supersede(scopeOf(request), request.params.id, request.body ?? {})
+    const scope = scopeOf(request)
+    guardHumanReview(request, scope, request.params.id, { policy: request.body?.review_policy })
+    const artifact = store.supersede(scope, request.params.id, request.body ?? {})
     if (!artifact) throw missing()
     reply.code(201)
     return { success: true as const, data: artifact }

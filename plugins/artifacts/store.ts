@@ -5,7 +5,7 @@ import type { Db } from '../../src/db/index.js'
 import { nowIso } from '../../src/db/index.js'
 import { artifacts, artifactComments, artifactTombstones, artifactCounts } from '../../schema/tables/artifacts.js'
 import type {
-  CreateArtifactBody, UpdateArtifactBody, ListArtifactsQuery, ArtifactStatus
+  CreateArtifactBody, UpdateArtifactBody, ListArtifactsQuery, ArtifactStatus, ReviewPolicy
 } from '../../schema/api/artifacts.js'
 
 type Row = typeof artifacts.$inferSelect
@@ -212,7 +212,7 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
     },
 
     /** The original becomes superseded and a new draft version follows it, in one transaction. */
-    supersede(s: Scope, id: string, body: { title?: string; content?: Record<string, unknown>; confidence?: { score: number } }) {
+    supersede(s: Scope, id: string, body: { title?: string; content?: Record<string, unknown>; confidence?: { score: number }; review_policy?: ReviewPolicy }) {
       return db.transaction((tx) => {
         const original = tx.select().from(artifacts).where(inWorkspace(s, id)).get()
         if (!original) return undefined
@@ -224,6 +224,7 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
           title: body.title ?? original.title,
           content: body.content === undefined ? original.content : JSON.stringify(body.content),
           confidenceScore: body.confidence === undefined ? original.confidenceScore : body.confidence.score,
+          reviewPolicy: body.review_policy ?? original.reviewPolicy,
           status: 'draft',
           workflowRunId: null,
           conversationId: null,

@@ -102,7 +102,9 @@ export const CommentBody = Type.Object({
 export const SupersedeBody = Type.Object({
   title: Type.Optional(Title),
   content: Type.Optional(FreeObject),
-  confidence: Type.Optional(Confidence)
+  confidence: Type.Optional(Confidence),
+  /** default: the original's policy */
+  review_policy: Type.Optional(PolicyValue)
 })
 
 export const ListArtifactsQuery = Type.Object({

@@ -2,7 +2,7 @@
  * The capability table of SPEC.md "Authentication", read with CONTRACT.md §3: the one place that says
  * which per-user API key scopes open which route. A route not listed here answers 403 to an API key.
  */
-export const ISSUABLE_SCOPES = ['read', 'write', 'execute', 'knowledge:read', 'knowledge:write'] as const
+export const ISSUABLE_SCOPES = ['read', 'write', 'execute', 'knowledge:read', 'knowledge:write', 'artifacts:read', 'artifacts:write'] as const
 export type Scope = (typeof ISSUABLE_SCOPES)[number]
 
 const READ: Scope[] = ['read']
@@ -10,6 +10,11 @@ const WRITE: Scope[] = ['write']
 const EXECUTE: Scope[] = ['execute']
 const KNOWLEDGE_READ: Scope[] = ['read', 'knowledge:read']
 const KNOWLEDGE_WRITE: Scope[] = ['write', 'knowledge:write']
+// Cairn's extension (CONTRACT.md §3): the SPEC.md scopes do not open artifact routes
+const ARTIFACTS_READ: Scope[] = ['artifacts:read']
+const ARTIFACTS_WRITE: Scope[] = ['artifacts:write']
+/** the tool server itself: any key may connect; each tool is then checked against its own route */
+const ANY: Scope[] = [...ISSUABLE_SCOPES]
 
 /** `METHOD route-url` → any one of these scopes allows it. HEAD is looked up as GET. */
 export const CAPABILITY_TABLE: Readonly<Record<string, readonly Scope[]>> = {
@@ -36,7 +41,24 @@ export const CAPABILITY_TABLE: Readonly<Record<string, readonly Scope[]>> = {
   'POST /api/knowledge/search': KNOWLEDGE_READ,
 
   'POST /api/knowledge/upload': KNOWLEDGE_WRITE,
-  'POST /api/knowledge/upload/batch': KNOWLEDGE_WRITE
+  'POST /api/knowledge/upload/batch': KNOWLEDGE_WRITE,
+
+  'GET /api/v2/artifacts': ARTIFACTS_READ,
+  'GET /api/v2/artifacts/:id': ARTIFACTS_READ,
+  'GET /api/v2/artifacts/:id/chain': ARTIFACTS_READ,
+  'GET /api/v2/artifacts/conversation/:conversationId': ARTIFACTS_READ,
+  'GET /api/v2/artifacts/workflow/:runId': ARTIFACTS_READ,
+
+  'POST /api/v2/artifacts': ARTIFACTS_WRITE,
+  'PATCH /api/v2/artifacts/:id': ARTIFACTS_WRITE,
+  'DELETE /api/v2/artifacts/:id': ARTIFACTS_WRITE,
+  'POST /api/v2/artifacts/:id/status': ARTIFACTS_WRITE,
+  'POST /api/v2/artifacts/:id/comments': ARTIFACTS_WRITE,
+  'POST /api/v2/artifacts/:id/supersede': ARTIFACTS_WRITE,
+
+  'POST /api/mcp': ANY,
+  'GET /api/mcp': ANY,
+  'DELETE /api/mcp': ANY
 }
 
 export type CapabilityDecision = 'allowed' | 'missing-scope' | 'not-in-table'

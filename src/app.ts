@@ -20,6 +20,7 @@ import { installJsonGuard } from './http/json-guard.js'
 import { ErrorSchema } from '../schema/api/common.js'
 import { routeGroup } from './http/route-group.js'
 import { VERSION } from './version.js'
+import mcp from './mcp/plugin.js'
 import health from '../plugins/health/index.js'
 import accounts from '../plugins/accounts/index.js'
 import apiKeys from '../plugins/api-keys/index.js'
@@ -134,6 +135,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   await app.register(events)
   await app.register(metrics)
   await app.register(services)
+  // before the resource plugins: the tool server reads their route schemas as they are registered
+  await app.register(mcp)
 
   await app.register(health, { prefix: '/api' })
   await app.register(accounts, { prefix: '/api/v2' })

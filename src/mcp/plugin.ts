@@ -1,0 +1,72 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import { requirePrincipal } from '../auth/plugin.js'
+import { dispatcherFor } from './dispatch.js'
+import { createMcpServer } from './server.js'
+import { createReviewWatch, ARTIFACT_CHANGING_ROUTES, type ReviewWatch } from './review-watch.js'
+import type { RouteSchemas } from './tools.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** artifact change notices that `wait_for_review` waits on */
+    reviewWatch: ReviewWatch
+  }
+}
+
+export const MCP_PATH = '/api/mcp'
+/** an add_document body carries a whole text file (the knowledge upload limit) */
+const MCP_BODY_LIMIT = 51 * 1024 * 1024
+
+/**
+ * The tool server for coding assistants (CONTRACT.md §10), Streamable HTTP, stateless: every POST is
+ * authenticated like any request and served by a protocol server made for that caller. Each tool calls
+ * the route it stands for in-process, so the route's rules apply unchanged. Registered before the resource
+ * plugins: it reads their route schemas (tool input schemas) as they are registered.
+ */
+async function mcpPlugin(app: FastifyInstance) {
+  const schemas = new Map<string, { body?: unknown; querystring?: unknown; params?: unknown }>()
+  app.addHook('onRoute', (route) => {
+    if (!route.schema) return
+    for (const method of [route.method].flat()) schemas.set(`${method} ${route.url}`, route.schema)
+  })
+
+  const watch = createReviewWatch()
+  app.decorate('reviewWatch', watch)
+  app.addHook('onResponse', (request, reply, done) => {
+    const url = request.routeOptions.config?.url
+    if (reply.statusCode < 300 && url && ARTIFACT_CHANGING_ROUTES.has(`${request.method} ${url}`)) {
+      const id = (request.params as { id?: string } | undefined)?.id
+      if (id) watch.notify(id)
+    }
+    done()
+  })
+
+  const config = { idempotency: false, action: 'mcp' }
+  app.post(MCP_PATH, { config, bodyLimit: MCP_BODY_LIMIT, schema: { hide: true } }, async (request, reply) => {
+    const principal = requirePrincipal(request)
+    // each tool call is logged by the route it reaches; the envelope itself is not an entry
+    request.skipRequestLog = true
+    const closed = new AbortController()
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined })
+    const server = createMcpServer({ principal, dispatch: dispatcherFor(app, request), schemas: schemas as RouteSchemas, watch: app.reviewWatch, closed: closed.signal })
+    reply.raw.on('close', () => {
+      closed.abort()
+      void transport.close()
+      void server.close()
+    })
+    await server.connect(transport)
+    reply.hijack()
+    await transport.handleRequest(request.raw, reply.raw, request.body)
+  })
+
+  // stateless: no server-initiated stream and no session to end (the transport's answer for both: 405)
+  const notAllowed = async (request: { skipRequestLog: boolean }, reply: import('fastify').FastifyReply) => {
+    request.skipRequestLog = true
+    reply.code(405).header('allow', 'POST').send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless; use POST' }, id: null })
+  }
+  app.get(MCP_PATH, { config, schema: { hide: true } }, (request, reply) => notAllowed(request, reply))
+  app.delete(MCP_PATH, { config, schema: { hide: true } }, (request, reply) => notAllowed(request, reply))
+}
+
+export default fp(mcpPlugin, { name: 'cairn-mcp', dependencies: ['cairn-auth'] })

@@ -1,0 +1,190 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import {
+  CallToolRequestSchema, ListToolsRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema,
+  ReadResourceRequestSchema, McpError, ErrorCode, type CallToolResult
+} from '@modelcontextprotocol/sdk/types.js'
+import type { Principal } from '../auth/plugin.js'
+import { checkCapability } from '../auth/capabilities.js'
+import { VERSION } from '../version.js'
+import type { Dispatch, RouteAnswer } from './dispatch.js'
+import { TOOLS, WAIT_FOR_REVIEW, DECIDED_STATUSES, structuredOf, errorOf, type RouteSchemas, type ToolDef } from './tools.js'
+import type { ReviewWatch } from './review-watch.js'
+
+type Json = Record<string, unknown>
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const RESOURCE_PAGE = 100
+
+export interface McpContext {
+  principal: Principal
+  dispatch: Dispatch
+  schemas: RouteSchemas
+  watch: ReviewWatch
+  /** aborted when the HTTP exchange ends */
+  closed: AbortSignal
+}
+
+/** Whether the credential may call the route a tool stands for (the capability table; users may call all). */
+export function mayUse(principal: Principal, tool: Pick<ToolDef, 'route'>): boolean {
+  return !principal.apiKey || checkCapability(tool.route.method, tool.route.url, principal.apiKey.scopes) === 'allowed'
+}
+
+const ok = (answer: RouteAnswer) => answer.statusCode >= 200 && answer.statusCode < 300
+
+function toolResult(tool: ToolDef, answer: RouteAnswer, extra: Json = {}): CallToolResult {
+  if (!ok(answer)) return errorOf(answer)
+  const structured = { ...structuredOf(answer), ...extra }
+  return { content: [{ type: 'text', text: `${tool.summary(structured)}\n\n${JSON.stringify(structured)}` }], structuredContent: structured }
+}
+
+const toolError = (statusCode: number, code: string, message: string) =>
+  errorOf({ statusCode, body: { code, message, error: statusCode === 400 ? 'Bad Request' : '' }, headers: {} })
+
+/** Waits on change notices of the artifact, never on a loop of reads; each read goes through the route. */
+async function waitForReview(tool: ToolDef, args: Json, ctx: McpContext, signal: AbortSignal): Promise<CallToolResult> {
+  const timeout = args.timeoutSeconds ?? 30
+  if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 1 || timeout > 60) {
+    return toolError(400, 'VALIDATION_ERROR', 'timeoutSeconds must be an integer from 1 to 60')
+  }
+  if (typeof args.id !== 'string' || !UUID.test(args.id)) return toolError(400, 'VALIDATION_ERROR', 'id must be a UUID')
+  const id = args.id
+  let changed = false
+  let wake: (() => void) | undefined
+  const unsubscribe = ctx.watch.watch(id, () => { changed = true; wake?.() })
+  const deadline = Date.now() + timeout * 1000
+  try {
+    for (;;) {
+      changed = false
+      const answer = await ctx.dispatch(tool.call(args))
+      if (!ok(answer)) return errorOf(answer)
+      const status = (structuredOf(answer) as { status?: string }).status
+      if (status && DECIDED_STATUSES.includes(status)) return toolResult(tool, answer, { changed: true })
+      if (changed) continue // a change arrived while we read
+      const woke = await new Promise<boolean>((resolve) => {
+        const left = deadline - Date.now()
+        const done = (value: boolean) => {
+          clearTimeout(timer)
+          signal.removeEventListener('abort', stop)
+          ctx.closed.removeEventListener('abort', stop)
+          wake = undefined
+          resolve(value)
+        }
+        const stop = () => done(false)
+        const timer = setTimeout(stop, Math.max(0, left))
+        wake = () => done(true)
+        signal.addEventListener('abort', stop)
+        ctx.closed.addEventListener('abort', stop)
+      })
+      if (!woke) return toolResult(tool, answer, { changed: false })
+    }
+  } finally {
+    unsubscribe()
+  }
+}
+
+function resourceUri(uri: string): { kind: 'artifacts' | 'documents'; id: string } | undefined {
+  const m = /^cairn:\/\/(artifacts|documents)\/([^/?#]+)$/.exec(uri)
+  return m ? { kind: m[1] as 'artifacts' | 'documents', id: decodeURIComponent(m[2]) } : undefined
+}
+
+/** An MCP error for a route's failure; the HTTP status and code travel in `data`. */
+function routeError(answer: RouteAnswer): McpError {
+  const b = answer.body
+  const code = answer.statusCode === 404 ? ErrorCode.InvalidParams : ErrorCode.InvalidRequest
+  return new McpError(code, `HTTP ${answer.statusCode} ${String(b.code ?? '')}: ${String(b.message ?? '')}`,
+    { statusCode: answer.statusCode, code: b.code, message: b.message })
+}
+
+/** A protocol server for one HTTP exchange, acting as its caller (stateless: nothing outlives the exchange). */
+export function createMcpServer(ctx: McpContext): Server {
+  const server = new Server(
+    { name: 'cairn', title: 'Cairn', version: VERSION },
+    {
+      capabilities: { tools: {}, resources: {} },
+      instructions: 'Cairn: search the knowledge base, write plans and other artifacts, and wait for a person to review them.'
+    }
+  )
+  const usable = TOOLS.filter((tool) => mayUse(ctx.principal, tool))
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: usable.map((tool) => ({
+      name: tool.name, title: tool.title, description: tool.description, inputSchema: tool.inputSchema(ctx.schemas)
+    }))
+  }))
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const tool = TOOLS.find((t) => t.name === request.params.name)
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`)
+    const args = (request.params.arguments ?? {}) as Json
+    if (tool.name === WAIT_FOR_REVIEW) return waitForReview(tool, args, ctx, extra.signal)
+    // a tool the credential may not use still goes to its route, which answers with its own 403
+    return toolResult(tool, await ctx.dispatch(tool.call(args)))
+  })
+
+  const artifactRead = { route: { method: 'GET' as const, url: '/api/v2/artifacts/:id' } }
+  const documentRead = { route: { method: 'GET' as const, url: '/api/knowledge/document/:id' } }
+
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+    resourceTemplates: [
+      ...(mayUse(ctx.principal, artifactRead) ? [{ uriTemplate: 'cairn://artifacts/{id}', name: 'artifact', title: 'Artifact', mimeType: 'application/json' }] : []),
+      ...(mayUse(ctx.principal, documentRead) ? [{ uriTemplate: 'cairn://documents/{id}', name: 'document', title: 'Knowledge document', mimeType: 'text/plain' }] : [])
+    ]
+  }))
+
+  // the cursor is the pair of offsets into the artifact and document lists
+  server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
+    let offsets = { a: 0, d: 0 }
+    if (request.params?.cursor) {
+      try {
+        offsets = JSON.parse(Buffer.from(request.params.cursor, 'base64url').toString()) as { a: number; d: number }
+        if (![offsets.a, offsets.d].every((n) => Number.isInteger(n) && n >= -1 && n <= 1_000_000_000)) throw new Error('bad offsets')
+      } catch {
+        throw new McpError(ErrorCode.InvalidParams, 'Invalid cursor')
+      }
+    }
+    const resources: Array<{ uri: string; name: string; title?: string; mimeType: string }> = []
+    const next = { a: -1, d: -1 }
+    if (offsets.a >= 0 && mayUse(ctx.principal, { route: { method: 'GET', url: '/api/v2/artifacts' } })) {
+      const answer = await ctx.dispatch({ method: 'GET', url: '/api/v2/artifacts', query: { limit: RESOURCE_PAGE, offset: offsets.a } })
+      if (ok(answer)) {
+        const rows = answer.body.data as Json[]
+        for (const a of rows) resources.push({ uri: `cairn://artifacts/${String(a.id)}`, name: `artifact ${String(a.id)}`, title: String(a.title), mimeType: 'application/json' })
+        if (rows.length === RESOURCE_PAGE) next.a = offsets.a + RESOURCE_PAGE
+      }
+    }
+    if (offsets.d >= 0 && mayUse(ctx.principal, { route: { method: 'GET', url: '/api/knowledge/documents' } })) {
+      const answer = await ctx.dispatch({ method: 'GET', url: '/api/knowledge/documents', query: { limit: RESOURCE_PAGE, offset: offsets.d } })
+      if (ok(answer)) {
+        const rows = answer.body.documents as Json[]
+        for (const d of rows) resources.push({ uri: `cairn://documents/${String(d.id)}`, name: `document ${String(d.id)}`, title: String(d.fileName), mimeType: 'text/plain' })
+        if (rows.length === RESOURCE_PAGE) next.d = offsets.d + RESOURCE_PAGE
+      }
+    }
+    const more = next.a >= 0 || next.d >= 0
+    return { resources, ...(more ? { nextCursor: Buffer.from(JSON.stringify(next)).toString('base64url') } : {}) }
+  })
+
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+    const uri = request.params.uri
+    const target = resourceUri(uri)
+    if (!target) throw new McpError(ErrorCode.InvalidParams, `Unknown resource: ${uri}`)
+    const id = encodeURIComponent(target.id)
+    if (target.kind === 'artifacts') {
+      const answer = await ctx.dispatch({ method: 'GET', url: `/api/v2/artifacts/${id}` })
+      if (!ok(answer)) throw routeError(answer)
+      return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(answer.body.data) }] }
+    }
+    // the document's text: its passages, page by page
+    const texts: string[] = []
+    for (let offset = 0; ; offset += 1000) {
+      const answer = await ctx.dispatch({ method: 'GET', url: `/api/knowledge/document/${id}`, query: { chunkOffset: offset, chunkLimit: 1000 } })
+      if (!ok(answer)) throw routeError(answer)
+      const chunks = answer.body.chunks as Array<{ text: string }>
+      texts.push(...chunks.map((c) => c.text))
+      if (chunks.length < 1000) break
+    }
+    return { contents: [{ uri, mimeType: 'text/plain', text: texts.join('\n\n') }] }
+  })
+
+  return server
+}

@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint'
 import globals from 'globals'
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'schema/migrations/**', 'data/**', '.tap/**'] },
+  { ignores: ['dist/**', 'clients/typescript/dist/**', 'clients/typescript/src/generated/**', 'node_modules/**', 'schema/migrations/**', 'data/**', '.tap/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   { languageOptions: { globals: globals.node } },

@@ -64,6 +64,7 @@ t.test('MCP tool server over Streamable HTTP with the official SDK client', asyn
     const added = await call(c, 'add_document', { fileName: 'runbook.md', content: '# Runbook\n\nRestart the flux capacitor before deploying.', tags: ['ops'], category: 'ops' })
     t.notOk(added.isError, added.text)
     docId = (added.s.document as { id: string }).id
+    await app.jobs.idle() // passages are indexed in the background
     t.match(added.s, { document: { fileName: 'runbook.md', chunkCount: 1 } })
 
     const found = await call(c, 'search_knowledge', { query: 'flux capacitor' })

@@ -1,0 +1,281 @@
+import type { paths } from './generated/openapi.js'
+import { Transport, type TransportOptions, type RequestOptions } from './http.js'
+import { CairnError } from './errors.js'
+import { readSse } from './sse.js'
+
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete'
+export type Path = keyof paths
+/** The OpenAPI operation of a path and method. */
+export type Operation<P extends Path, M extends Method> = paths[P] extends { [K in M]: infer O } ? O : never
+export type JsonBody<O> = O extends { requestBody: { content: { 'application/json': infer B } } } ? B
+  : O extends { requestBody?: { content: { 'application/json': infer B } } } ? B | undefined : undefined
+export type QueryOf<O> = O extends { parameters: { query?: infer Q } } ? Q : never
+export type PathParams<O> = O extends { parameters: { path: infer P } } ? P : never
+export type Success<O> = O extends { responses: infer R }
+  ? R[Extract<keyof R, 200 | 201 | 202>] extends { content: { 'application/json': infer T } } ? T : unknown
+  : never
+
+type Data<P extends Path, M extends Method> = Success<Operation<P, M>> extends { data: infer D } ? D : never
+
+export type Artifact = Data<'/api/v2/artifacts/{id}', 'get'>
+export type ArtifactListItem = Data<'/api/v2/artifacts', 'get'> extends Array<infer T> ? T : never
+export type ChainLink = Data<'/api/v2/artifacts/{id}/chain', 'get'> extends Array<infer T> ? T : never
+export type CreateArtifactInput = NonNullable<JsonBody<Operation<'/api/v2/artifacts', 'post'>>>
+export type UpdateArtifactInput = NonNullable<JsonBody<Operation<'/api/v2/artifacts/{id}', 'patch'>>>
+export type SupersedeArtifactInput = NonNullable<JsonBody<Operation<'/api/v2/artifacts/{id}/supersede', 'post'>>>
+export type ArtifactStatus = NonNullable<JsonBody<Operation<'/api/v2/artifacts/{id}/status', 'post'>>>['status']
+export type ListArtifactsQuery = NonNullable<QueryOf<Operation<'/api/v2/artifacts', 'get'>>>
+export type SearchInput = NonNullable<JsonBody<Operation<'/api/knowledge/search', 'post'>>>
+export type SearchResult = Success<Operation<'/api/knowledge/search', 'post'>>
+export type KnowledgeDocument = Success<Operation<'/api/knowledge/documents', 'get'>> extends { documents: Array<infer T> } ? T : never
+export type ListDocumentsQuery = NonNullable<QueryOf<Operation<'/api/knowledge/documents', 'get'>>>
+export type DocumentWithChunks = Success<Operation<'/api/knowledge/document/{id}', 'get'>>
+export type UploadResult = Success<Operation<'/api/knowledge/upload', 'post'>>
+export type LogEntry = Data<'/api/v2/developer/logs', 'get'> extends Array<infer T> ? T : never
+export type LogsQuery = Omit<NonNullable<QueryOf<Operation<'/api/v2/developer/logs', 'get'>>>, 'cursor'>
+export type ActivityInput = NonNullable<JsonBody<Operation<'/api/v2/activity/log', 'post'>>>
+export type ChatInput = NonNullable<JsonBody<Operation<'/api/v2/chat/stream', 'post'>>>
+
+/** The events of `POST /api/v2/chat/stream` (CONTRACT.md §9). */
+export type ChatEvent =
+  | { type: 'text_delta'; content: string }
+  | { type: 'done'; conversationId: string; reply: string; model?: string }
+  | { type: 'error'; message: string }
+
+/** A chat stream: iterate it with `for await`; `cancel()` (or leaving the loop) ends it and the model call. */
+export interface ChatStream extends AsyncIterable<ChatEvent> {
+  cancel(): void
+}
+
+/** A file for the knowledge base: a path on disk, or bytes with a name. */
+export type UploadSource = { path: string; fileName?: string } | { data: Uint8Array | Blob | string; fileName: string }
+
+export interface UploadOptions {
+  category?: string
+  tags?: string[]
+  scope?: 'organization' | 'workspace' | 'personal'
+  workspaceId?: string
+  idempotencyKey?: string
+  signal?: AbortSignal
+}
+
+export interface WaitOptions {
+  /** give up after this long (default 300 000 ms); the artifact is then returned with `changed: false` */
+  timeoutMs?: number
+  signal?: AbortSignal
+}
+
+export type CairnClientOptions = TransportOptions
+
+const DECIDED = new Set(['approved', 'rejected', 'superseded'])
+const enc = encodeURIComponent
+
+async function fileBlob(source: UploadSource): Promise<{ blob: Blob; fileName: string }> {
+  if ('path' in source) {
+    const { readFile } = await import('node:fs/promises')
+    const { basename } = await import('node:path')
+    return { blob: new Blob([await readFile(source.path)]), fileName: source.fileName ?? basename(source.path) }
+  }
+  const data = source.data
+  return { blob: data instanceof Blob ? data : new Blob([data as Uint8Array<ArrayBuffer> | string]), fileName: source.fileName }
+}
+
+/**
+ * A Cairn API client. Every call retries on 429 and 503 (honouring Retry-After) and, when harmless, on
+ * network errors; every POST carries an Idempotency-Key that its retries reuse; failures throw CairnError.
+ */
+export class CairnClient {
+  readonly transport: Transport
+
+  constructor(options: CairnClientOptions) {
+    this.transport = new Transport(options)
+  }
+
+  /** A client with another credential or workspace, sharing the rest of the options. */
+  with(options: Partial<CairnClientOptions>): CairnClient {
+    return new CairnClient({ ...this.transport.options, ...options })
+  }
+
+  /** Any route of the OpenAPI document, typed by it: `call('/api/v2/artifacts/{id}', 'get', { path: { id } })`. */
+  async call<P extends Path, M extends Method & keyof paths[P]>(path: P, method: M, options: {
+    path?: PathParams<Operation<P, M>>
+    query?: QueryOf<Operation<P, M>>
+    body?: JsonBody<Operation<P, M>>
+  } & Pick<RequestOptions, 'headers' | 'signal' | 'idempotencyKey'> = {}): Promise<Success<Operation<P, M>>> {
+    const params = (options.path ?? {}) as Record<string, string>
+    const url = String(path).replace(/\{(\w+)\}/g, (_m, name: string) => enc(String(params[name])))
+    return this.transport.json(method.toUpperCase(), url, {
+      query: options.query as RequestOptions['query'], json: options.body, headers: options.headers, signal: options.signal, idempotencyKey: options.idempotencyKey
+    })
+  }
+
+  // knowledge base
+
+  async uploadDocument(source: UploadSource, options: UploadOptions = {}): Promise<UploadResult> {
+    const { blob, fileName } = await fileBlob(source)
+    const form = new FormData()
+    if (options.category) form.set('category', options.category)
+    if (options.tags) form.set('tags', JSON.stringify(options.tags))
+    if (options.scope) form.set('scope', options.scope)
+    if (options.workspaceId) form.set('workspaceId', options.workspaceId)
+    form.set('file', blob, fileName)
+    return this.transport.json('POST', '/api/knowledge/upload', { form, idempotencyKey: options.idempotencyKey, signal: options.signal })
+  }
+
+  searchKnowledge(input: SearchInput, signal?: AbortSignal): Promise<SearchResult> {
+    return this.call('/api/knowledge/search', 'post', { body: input, signal })
+  }
+
+  getDocument(id: string, query: { chunkOffset?: number; chunkLimit?: number } = {}): Promise<DocumentWithChunks> {
+    return this.call('/api/knowledge/document/{id}', 'get', { path: { id }, query: query as never })
+  }
+
+  /** Every document the caller can read, page by page. */
+  async *documents(query: Omit<ListDocumentsQuery, 'offset'> = {}): AsyncGenerator<KnowledgeDocument> {
+    const limit = query.limit ?? 100
+    for (let offset = 0; ;) {
+      const page = await this.call('/api/knowledge/documents', 'get', { query: { ...query, limit, offset } as never })
+      yield* page.documents
+      offset += page.documents.length
+      if (page.documents.length < limit || offset >= page.count) return
+    }
+  }
+
+  // artifacts
+
+  async createArtifact(input: CreateArtifactInput): Promise<Artifact> {
+    return (await this.call('/api/v2/artifacts', 'post', { body: input })).data as Artifact
+  }
+
+  async getArtifact(id: string): Promise<Artifact> {
+    return (await this.call('/api/v2/artifacts/{id}', 'get', { path: { id } })).data
+  }
+
+  async updateArtifact(id: string, input: UpdateArtifactInput): Promise<Artifact> {
+    return (await this.call('/api/v2/artifacts/{id}', 'patch', { path: { id }, body: input })).data as Artifact
+  }
+
+  async deleteArtifact(id: string): Promise<void> {
+    await this.call('/api/v2/artifacts/{id}', 'delete', { path: { id } })
+  }
+
+  async setArtifactStatus(id: string, status: ArtifactStatus) {
+    return (await this.call('/api/v2/artifacts/{id}/status', 'post', { path: { id }, body: { status } })).data
+  }
+
+  async commentOnArtifact(id: string, content: string, position?: Record<string, unknown>) {
+    return (await this.call('/api/v2/artifacts/{id}/comments', 'post', { path: { id }, body: { content, ...(position ? { position } : {}) } })).data
+  }
+
+  async supersedeArtifact(id: string, input: SupersedeArtifactInput = {}): Promise<Artifact> {
+    return (await this.call('/api/v2/artifacts/{id}/supersede', 'post', { path: { id }, body: input })).data as Artifact
+  }
+
+  async artifactChain(id: string): Promise<ChainLink[]> {
+    return (await this.call('/api/v2/artifacts/{id}/chain', 'get', { path: { id } })).data
+  }
+
+  async listArtifacts(query: ListArtifactsQuery = {}) {
+    const page = await this.call('/api/v2/artifacts', 'get', { query })
+    return { artifacts: page.data, meta: page.meta }
+  }
+
+  /** Every artifact matching the filters, newest first, page by page. */
+  async *artifacts(query: Omit<ListArtifactsQuery, 'offset'> = {}): AsyncGenerator<ArtifactListItem> {
+    const limit = query.limit ?? 100
+    for (let offset = 0; ;) {
+      const page = await this.call('/api/v2/artifacts', 'get', { query: { ...query, limit, offset } })
+      yield* page.data
+      offset += page.data.length
+      if (page.data.length < limit || offset >= page.meta.count) return
+    }
+  }
+
+  /**
+   * Waits until a person (or a permitted key) approves, rejects or supersedes the artifact. It asks the
+   * tool server's `wait_for_review` (CONTRACT.md §10), which is woken by the change itself: no polling.
+   */
+  async waitForReview(id: string, options: WaitOptions = {}): Promise<Artifact & { changed: boolean }> {
+    const deadline = Date.now() + (options.timeoutMs ?? 300_000)
+    for (;;) {
+      const left = Math.ceil((deadline - Date.now()) / 1000)
+      const seconds = Math.max(1, Math.min(60, left))
+      const result = await this.mcpTool('wait_for_review', { id, timeoutSeconds: seconds }, options.signal) as Artifact & { changed: boolean }
+      if (result.changed || DECIDED.has(result.status) || Date.now() >= deadline) return result
+    }
+  }
+
+  /** One MCP tool call over `/api/mcp` (stateless Streamable HTTP), answered as the tool's structured content. */
+  async mcpTool(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<Record<string, unknown>> {
+    const res = await this.transport.send('POST', '/api/mcp', {
+      json: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
+      headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+      signal, stream: true
+    })
+    let message: { result?: { isError?: boolean; structuredContent?: Record<string, unknown>; content?: Array<{ text?: string }> }; error?: { message: string } } | undefined
+    if ((res.headers.get('content-type') ?? '').includes('text/event-stream') && res.body) {
+      for await (const event of readSse(res.body)) {
+        const parsed = JSON.parse(event.data) as typeof message & { id?: unknown }
+        if (parsed && parsed.id === 1) { message = parsed; break }
+      }
+    } else {
+      message = await res.json() as typeof message
+    }
+    if (!message) throw new CairnError(0, 'MCP_NO_ANSWER', `The tool server gave no answer to ${name}`)
+    if (message.error) throw new CairnError(400, 'MCP_ERROR', message.error.message, message.error)
+    const result = message.result ?? {}
+    const s = result.structuredContent ?? {}
+    if (result.isError) {
+      throw new CairnError(Number(s.statusCode ?? 0), String(s.code ?? 'TOOL_ERROR'), String(s.message ?? result.content?.[0]?.text ?? 'Tool error'), s,
+        typeof s.retryAfter === 'number' ? s.retryAfter : undefined)
+    }
+    return s
+  }
+
+  // developer data
+
+  /** Developer-log entries, newest first, following `nextCursor` to the last page. */
+  async *logs(query: LogsQuery = {}): AsyncGenerator<LogEntry> {
+    let cursor: string | undefined
+    do {
+      const page = await this.call('/api/v2/developer/logs', 'get', { query: { ...query, ...(cursor ? { cursor } : {}) } as never })
+      yield* page.data
+      cursor = page.nextCursor ?? undefined
+    } while (cursor)
+  }
+
+  async logActivity(input: ActivityInput) {
+    return (await this.call('/api/v2/activity/log', 'post', { body: input })).data
+  }
+
+  // chat
+
+  /** The assistant's answer as it is written; `cancel()` or leaving the loop ends the stream and the model call. */
+  chatStream(input: ChatInput, options: { signal?: AbortSignal } = {}): ChatStream {
+    const controller = new AbortController()
+    options.signal?.addEventListener('abort', () => controller.abort(), { once: true })
+    const transport = this.transport
+    async function* events(): AsyncGenerator<ChatEvent> {
+      try {
+        const res = await transport.send('POST', '/api/v2/chat/stream', {
+          json: input, headers: { accept: 'text/event-stream' }, signal: controller.signal, stream: true
+        })
+        if (!res.body) return
+        for await (const message of readSse(res.body)) {
+          if (controller.signal.aborted) return // events already received are dropped too
+          if (message.event !== 'text_delta' && message.event !== 'done' && message.event !== 'error') continue
+          const data = JSON.parse(message.data) as Record<string, unknown>
+          yield { type: message.event, ...data } as ChatEvent
+          if (message.event !== 'text_delta') return
+        }
+      } catch (err) {
+        if (controller.signal.aborted) return
+        throw err
+      } finally {
+        controller.abort()
+      }
+    }
+    const iterator = events()
+    return { [Symbol.asyncIterator]: () => iterator, cancel: () => controller.abort() }
+  }
+}

@@ -53,6 +53,8 @@ t.test('MCP tool server over Streamable HTTP with the official SDK client', asyn
     t.notOk('parent_artifact_id' in (create.inputSchema.properties ?? {}), 'only the fields of CONTRACT.md §10')
     const search = tools.find((x) => x.name === 'search_knowledge')!
     t.same(search.inputSchema.required, ['query'], 'defaulted fields are optional')
+    t.match(tools.find((x) => x.name === 'get_artifact')!.annotations, { readOnlyHint: true }, 'hints from the route method')
+    t.match(create.annotations, { readOnlyHint: false })
     const wait = tools.find((x) => x.name === 'wait_for_review')!
     t.match(wait.inputSchema.properties, { id: { format: 'uuid' }, timeoutSeconds: { minimum: 1, maximum: 60, default: 30 } })
   })

@@ -108,7 +108,13 @@ export function createMcpServer(ctx: McpContext): Server {
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: usable.map((tool) => ({
-      name: tool.name, title: tool.title, description: tool.description, inputSchema: tool.inputSchema(ctx.schemas)
+      name: tool.name, title: tool.title, description: tool.description, inputSchema: tool.inputSchema(ctx.schemas),
+      annotations: {
+        readOnlyHint: tool.route.method === 'GET',
+        destructiveHint: false,
+        idempotentHint: tool.route.method === 'GET' || tool.route.method === 'PATCH',
+        openWorldHint: false
+      }
     }))
   }))
 

@@ -57,7 +57,7 @@ async function eventsPlugin(app: FastifyInstance) {
   }, signal)
 
   // finished attempts wait here for one transaction that records them together
-  let unrecorded: Outcome[] = []
+  const unrecorded: Outcome[] = []
   let flushScheduled = false
   function flush() {
     flushScheduled = false

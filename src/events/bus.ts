@@ -1,7 +1,9 @@
 import fp from 'fastify-plugin'
 import { randomUUID } from 'node:crypto'
+import { setMaxListeners } from 'node:events'
 import type { FastifyInstance } from 'fastify'
-import { createDeliverer, type DeliveryAttempt } from './delivery.js'
+import type { DeliveryAttempt } from './delivery.js'
+import { createWorkerDeliverer } from './worker-deliverer.js'
 import { createOutboxStore, signingSecrets, type AttemptKind, type MessageRow, type Outcome } from './outbox.js'
 import type { EventName } from './names.js'
 
@@ -39,13 +41,15 @@ const MAX_IN_FLIGHT = 64
 const MAX_PER_HOOK = 16
 /** attempts started per event-loop turn, so a burst never holds the loop */
 const STARTS_PER_TURN = 16
-/** finished attempts recorded per transaction at most */
+/** finished attempts recorded per transaction at most, and the longest one waits for the others */
 const RECORD_BATCH = 100
+const RECORD_DELAY_MS = 25
 
 async function eventsPlugin(app: FastifyInstance) {
   const sqlite = app.sqlite
   const log = app.log
-  const deliverer = createDeliverer({ allowPrivate: app.config.allowPrivateUrls })
+  // HTTP attempts run in a thread of their own: a burst of deliveries does not compete with requests for the loop
+  const deliverer = createWorkerDeliverer({ allowPrivate: app.config.allowPrivateUrls })
   const outbox = createOutboxStore(sqlite, {
     schedule: app.config.webhookRetrySchedule,
     scheduleRetry: (seq, retry, runAt) => { app.jobs.enqueue('webhook.retry', { seq, retry }, { runAt }) },
@@ -56,17 +60,18 @@ async function eventsPlugin(app: FastifyInstance) {
     id: row.id, deliveryId, event: row.event, timestamp: row.timestamp, body: row.body
   }, signal)
 
-  // finished attempts wait here for one transaction that records them together
+  // finished attempts wait here (a few ms) for one transaction that records them together: a commit costs far
+  // more than a row. A crash before it means the attempt is made again (receivers de-duplicate on webhook-id).
   const unrecorded: Outcome[] = []
-  let flushScheduled = false
+  let flushTimer: NodeJS.Timeout | undefined
   function flush() {
-    flushScheduled = false
+    if (flushTimer) { clearTimeout(flushTimer); flushTimer = undefined }
     while (unrecorded.length > 0) outbox.record(unrecorded.splice(0, RECORD_BATCH))
   }
   function recordLater(o: Outcome) {
     unrecorded.push(o)
     if (unrecorded.length >= RECORD_BATCH) flush()
-    else if (!flushScheduled) { flushScheduled = true; setImmediate(flush) }
+    else flushTimer ??= setTimeout(flush, RECORD_DELAY_MS)
   }
   const recordNow = (o: Outcome) => { unrecorded.push(o); flush() }
 
@@ -86,7 +91,21 @@ async function eventsPlugin(app: FastifyInstance) {
    * of a crashed process are still pending and are sent by the next run. A stop (shutdown) aborts the attempts
    * in flight; their messages stay pending.
    */
-  async function fanout(signal: AbortSignal) {
+  async function fanout(stop: AbortSignal) {
+    // one listener on the queue's signal, however many attempts are in flight
+    const controller = new AbortController()
+    setMaxListeners(MAX_IN_FLIGHT + 1, controller.signal)
+    const signal = controller.signal
+    const abort = () => controller.abort()
+    stop.addEventListener('abort', abort, { once: true })
+    try {
+      await fanoutUntilDone(signal)
+    } finally {
+      stop.removeEventListener('abort', abort)
+    }
+  }
+
+  async function fanoutUntilDone(signal: AbortSignal) {
     const waiting = new Map<string, MessageRow[]>()
     const perHook = new Map<string, number>()
     const inFlight = new Set<Promise<void>>()

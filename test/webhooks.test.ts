@@ -1,11 +1,15 @@
 import t, { type Test } from 'tap'
 import http from 'node:http'
+import fs from 'node:fs'
+import path from 'node:path'
+import { spawn } from 'node:child_process'
 import { createHmac } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import { Webhook } from 'standardwebhooks'
 import { build, signup, addUser, createKey, tempDir, type TestUser } from './helper.js'
 import { loggerOptions, type App } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
+import { projectRoot } from '../src/db/index.js'
 
 interface Received { path: string; headers: http.IncomingHttpHeaders; raw: Buffer }
 
@@ -310,4 +314,54 @@ t.test('CAIRN_WEBHOOK_RETRY_SCHEDULE', async (t) => {
   t.same(loadConfig({}).webhookRetrySchedule, [5, 300, 1800, 7200, 18000, 36000, 36000], 'Standard Webhooks\' schedule by default')
   t.same(loadConfig({ CAIRN_WEBHOOK_RETRY_SCHEDULE: '0.5, 2,10' }).webhookRetrySchedule, [0.5, 2, 10])
   for (const bad of ['', 'soon', '1,,2', '-1', '1;2']) t.throws(() => loadConfig({ CAIRN_WEBHOOK_RETRY_SCHEDULE: bad }), bad)
+})
+
+t.test('the README\'s receiver.mjs verifies real deliveries, refuses stale timestamps and skips duplicates', async (t) => {
+  const readme = fs.readFileSync(path.join(projectRoot(), 'README.md'), 'utf8')
+  const code = /```js\n(\/\/ receiver\.mjs\n[\s\S]*?)```/.exec(readme)?.[1]
+  if (!code) throw new Error('no receiver.mjs example in the README')
+  t.ok(code.includes('.listen(8080)'))
+  const dir = tempDir(t)
+  const file = path.join(dir, 'receiver.mjs')
+  fs.writeFileSync(file, code.replace('.listen(8080)', `.listen(0, '127.0.0.1', function () { console.log('port', this.address().port) })`))
+
+  const app = await build(t, { config: { allowPrivateUrls: true } })
+  const u = await signup(app)
+  const hook = (await app.inject({ method: 'POST', url: `${BASE}/webhooks`, headers: ws(u), payload: { url: 'http://127.0.0.1:1/', events: ['message.created'] } })).json().data
+  const child = spawn(process.execPath, [file], { env: { ...process.env, CAIRN_WEBHOOK_SECRET: hook.signing_secret }, stdio: ['ignore', 'pipe', 'inherit'] })
+  t.teardown(() => { child.kill() })
+  let out = ''
+  const lineWaiters: Array<() => void> = []
+  child.stdout.on('data', (c: Buffer) => { out += c; for (const w of lineWaiters.splice(0)) w() })
+  const until = async (check: () => boolean) => { while (!check()) await new Promise<void>((r) => lineWaiters.push(r)) }
+  await until(() => /port \d+/.test(out))
+  const port = Number(/port (\d+)/.exec(out)![1])
+  await app.inject({ method: 'PUT', url: `${BASE}/webhooks/${hook.id}`, headers: ws(u), payload: { url: `http://127.0.0.1:${port}/` } })
+  const channel = (await app.inject({ method: 'POST', url: '/api/v2/channels', headers: ws(u), payload: { name: 'general', type: 'public' } })).json().data
+
+  await post(app, u, channel.id, 'seen by the receiver')
+  await until(() => out.includes('seen by the receiver'))
+  await app.jobs.idle()
+  const first = (await deliveries(app, u, hook.id))[0]
+  t.match(first, { success: true, status_code: 204 })
+
+  // a redelivery (same webhook-id) is acknowledged but not handled twice
+  await app.inject({ method: 'POST', url: `${BASE}/webhooks/${hook.id}/deliveries/${first.id}/redeliver`, headers: ws(u) })
+  await app.jobs.idle()
+  t.match((await deliveries(app, u, hook.id))[0], { attempt: 2, success: true, status_code: 204 })
+  t.equal(out.split('seen by the receiver').length - 1, 1, 'handled once')
+
+  // a correctly signed request with an old timestamp, and one with a wrong signature
+  const send = async (timestamp: number, secret: string) => {
+    const body = JSON.stringify({ event: 'message.created', timestamp: new Date().toISOString(), data: { content: 'forged' } })
+    const id = `msg_${timestamp}`
+    const signature = `v1,${createHmac('sha256', Buffer.from(secret.slice(6), 'base64')).update(`${id}.${timestamp}.${body}`).digest('base64')}`
+    return (await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body, headers: { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature } })).status
+  }
+  const now = Math.floor(Date.now() / 1000)
+  t.equal(await send(now - 6 * 60, hook.signing_secret), 400, 'older than 5 minutes')
+  t.equal(await send(now, `whsec_${'1'.repeat(64)}`), 401, 'wrong signature')
+  t.equal(await send(now, hook.signing_secret), 204, 'a fresh, signed request is accepted')
+  await until(() => out.includes('forged'))
+  t.equal(out.split('forged').length - 1, 1, 'only the valid request was handled')
 })

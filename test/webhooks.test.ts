@@ -22,6 +22,7 @@ async function receiver(t: Test) {
   const waiters: Array<{ n: number; resolve: () => void }> = []
   const held: http.ServerResponse[] = []
   let flaky = 0
+  let droppedHolds = 0
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
@@ -31,7 +32,7 @@ async function receiver(t: Test) {
       if (req.url === '/ok') res.writeHead(204).end()
       else if (req.url === '/fail') res.writeHead(500).end('down')
       else if (req.url === '/flaky') res.writeHead(++flaky <= 2 ? 503 : 200).end()
-      else if (req.url === '/hold') held.push(res)
+      else if (req.url === '/hold') { held.push(res); res.on('close', () => { if (!res.writableEnded) droppedHolds++ }) }
       else res.writeHead(404).end()
     })
   })
@@ -42,7 +43,9 @@ async function receiver(t: Test) {
     got,
     /** resolves once n requests in all have arrived */
     received: (n: number) => new Promise<void>((resolve) => { if (got.length >= n) resolve(); else waiters.push({ n, resolve }) }),
-    release: () => { for (const r of held.splice(0)) r.writeHead(200).end() }
+    release: () => { for (const r of held.splice(0)) r.writeHead(200).end() },
+    /** held requests the sender gave up on */
+    dropped: () => droppedHolds
   }
 }
 
@@ -131,6 +134,24 @@ t.test('one outbox row per event in the message\'s transaction; no job row per w
   t.equal(count(`SELECT COUNT(*) FROM webhook_events`), 1)
 })
 
+t.test('a receiver that holds its deliveries does not hold up another webhook\'s events', async (t) => {
+  const app = await build(t, { config: { allowPrivateUrls: true } })
+  const rx = await receiver(t)
+  const slow = await signup(app)
+  const fast = await signup(app)
+  const a = await hookAndChannel(app, slow, `${rx.base}/hold`)
+  const b = await hookAndChannel(app, fast, `${rx.base}/ok`)
+  await post(app, slow, a.channel.id)
+  await rx.received(1)
+  await post(app, fast, b.channel.id)
+  await rx.received(2)
+  t.equal(rx.got[1].path, '/ok')
+  t.equal(rx.dropped(), 0, 'delivered while the slow attempt is still in flight')
+  rx.release()
+  await app.jobs.idle()
+  t.same((await deliveries(app, slow, a.hook.id)).map((d) => d.success), [true])
+})
+
 t.test('retries follow the configured schedule with the same webhook-id; attempts are listed; exhausted messages stop', async (t) => {
   const app = await build(t, { config: { allowPrivateUrls: true, webhookRetrySchedule: [0.05, 0.1, 0.1] } })
   const rx = await receiver(t)
@@ -170,7 +191,8 @@ t.test('retries survive a restart; events written before a crash are delivered a
   await post(first, u, channel.id)
   await rx.received(1)
   // the failed first attempt is recorded with its retry queued; the process stops before the retry is due
-  for (let i = 0; i < 100 && !first.sqlite.prepare(`SELECT 1 FROM jobs WHERE type = 'webhook.retry'`).get(); i++) await new Promise((r) => setImmediate(r))
+  // (attempts are recorded in batches a few ms apart: wait for this one's)
+  for (let i = 0; i < 1000 && !first.sqlite.prepare(`SELECT 1 FROM jobs WHERE type = 'webhook.retry'`).get(); i++) await new Promise((r) => setTimeout(r, 10))
   t.ok(first.sqlite.prepare(`SELECT 1 FROM jobs WHERE type = 'webhook.retry'`).get(), 'the retry is a queued job')
   // a second event is written while background work is stopped, and the process ends without fanning it out
   await first.jobs.stop()
@@ -364,4 +386,17 @@ t.test('the README\'s receiver.mjs verifies real deliveries, refuses stale times
   t.equal(await send(now, hook.signing_secret), 204, 'a fresh, signed request is accepted')
   await until(() => out.includes('forged'))
   t.equal(out.split('forged').length - 1, 1, 'only the valid request was handled')
+})
+
+t.test('a delivery job queued by the previous version is sent as a message of its own', async (t) => {
+  const app = await build(t, { config: { allowPrivateUrls: true } })
+  const rx = await receiver(t)
+  const u = await signup(app)
+  const { hook } = await hookAndChannel(app, u, `${rx.base}/ok`)
+  app.jobs.enqueue('webhook.deliver', { webhookId: hook.id, event: 'message.created', data: { id: 'm-old', content: 'queued before the upgrade' } })
+  await rx.received(1)
+  t.ok(new Webhook(hook.signing_secret).verify(rx.got[0].raw.toString(), rx.got[0].headers as Record<string, string>))
+  t.equal(JSON.parse(rx.got[0].raw.toString()).data.content, 'queued before the upgrade')
+  await app.jobs.idle()
+  t.match((await deliveries(app, u, hook.id))[0], { attempt: 1, success: true, message_id: rx.got[0].headers['webhook-id'] })
 })

@@ -79,6 +79,8 @@ async function eventsPlugin(app: FastifyInstance) {
   let fanoutQueued = false
   let outboxDirty = true
   let kickScheduled = false
+  /** set while the fan-out waits for an attempt to finish */
+  let wake: (() => void) | undefined
   function kick() {
     kickScheduled = false
     if (fanoutQueued) return
@@ -156,7 +158,8 @@ async function eventsPlugin(app: FastifyInstance) {
         }
       }
       if (started === STARTS_PER_TURN) await new Promise((r) => setImmediate(r))
-      else if (inFlight.size > 0) await Promise.race(inFlight)
+      // a new event wakes the loop too: a slow receiver's attempts in flight never hold up the others' events
+      else if (inFlight.size > 0) await Promise.race([...inFlight, new Promise<void>((r) => { wake = r })]).finally(() => { wake = undefined })
       else if (waitingCount === 0 && !morePending && !outboxDirty) {
         // nothing left: the next emit queues a new run (no await between this check and the flag)
         fanoutQueued = false
@@ -215,6 +218,7 @@ async function eventsPlugin(app: FastifyInstance) {
       if (n === 0) return 0
       outbox.addEvent(workspaceId, event, data)
       outboxDirty = true
+      wake?.()
       // after the caller's transaction and response: the job row is not part of the request
       if (!kickScheduled && !fanoutQueued) { kickScheduled = true; setImmediate(kick) }
       return n

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox'
+import { Nullable } from './common.js'
 
 export const UsageQuery = Type.Object({
   days: Type.Integer({ minimum: 1, maximum: 90, default: 7 })
@@ -53,11 +54,11 @@ export const DeliveriesResponse = Type.Object({
     id: Type.String(),
     webhook_id: Type.String(),
     /** `webhook-id`: the same for every attempt and redelivery of one event to this webhook */
-    message_id: Type.Union([Type.String(), Type.Null()]),
+    message_id: Nullable(Type.String()),
     /** 1 for the first attempt of the message */
     attempt: Type.Integer({ minimum: 1 }),
     /** when the next automatic attempt is due after this failed one; null when none will follow */
-    next_attempt_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    next_attempt_at: Nullable(Type.String({ format: 'date-time' })),
     event_type: Type.String(),
     status_code: Type.Integer(),
     success: Type.Boolean(),

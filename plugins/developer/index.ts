@@ -10,8 +10,8 @@ import { requirePrincipal, requireWorkspaceContext } from '../../src/auth/plugin
 import { badRequest, forbidden, notFound } from '../../src/http/errors.js'
 import { checkPublicUrl, UrlNotAllowedError } from '../../src/net/address-guard.js'
 import { unknownEvents, EVENT_NAMES } from '../../src/events/names.js'
-import { createUsageStore, createWebhookStore } from './store.js'
-import { createLogStore, decodeCursor, type LogPosition } from './webhooks.js'
+import { createUsageStore } from './store.js'
+import { createWebhookStore, createLogStore, decodeCursor, type LogPosition } from './webhooks.js'
 
 const HookParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
 

@@ -4,7 +4,8 @@ const available: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   artifacts: () => import('./artifacts.js'),
   search: () => import('./search.js'),
   ingest: () => import('./ingest.js'),
-  load: () => import('./load.js')
+  load: () => import('./load.js'),
+  webhooks: () => import('./webhooks.js')
 }
 
 const names = process.argv.slice(2)

@@ -2,6 +2,9 @@ import { envSchema } from 'env-schema'
 import { Type, type Static } from '@sinclair/typebox'
 import path from 'node:path'
 
+/** Standard Webhooks' schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h after each failed attempt */
+const DEFAULT_RETRY_SCHEDULE = '5,300,1800,7200,18000,36000,36000'
+
 const EnvSchema = Type.Object({
   HOST: Type.String({ default: '127.0.0.1' }),
   PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535 }),
@@ -32,6 +35,11 @@ const EnvSchema = Type.Object({
     { default: 'info' }
   ),
   CAIRN_RETENTION_DAYS: Type.Integer({ default: 30, minimum: 1 }),
+  CAIRN_WEBHOOK_RETRY_SCHEDULE: Type.String({
+    default: DEFAULT_RETRY_SCHEDULE,
+    pattern: '^\\s*\\d+(\\.\\d+)?(\\s*,\\s*\\d+(\\.\\d+)?)*\\s*$',
+    description: 'seconds between a failed webhook attempt and the next, comma-separated (one retry each)'
+  }),
   CAIRN_METRICS: Type.Boolean({ default: false }),
   CAIRN_METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 }))
 })
@@ -62,6 +70,8 @@ export interface Config {
   serviceKey?: string
   logLevel: string
   retentionDays: number
+  /** delays in seconds before each automatic retry of a failed webhook attempt */
+  webhookRetrySchedule: number[]
   /** Prometheus metrics at /metrics; with a token, scrapers must send it as a bearer token */
   metrics: { enabled: boolean; token?: string }
 }
@@ -95,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     serviceKey: e.CAIRN_SERVICE_KEY,
     logLevel: e.CAIRN_LOG_LEVEL,
     retentionDays: e.CAIRN_RETENTION_DAYS,
+    webhookRetrySchedule: e.CAIRN_WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => Number(s.trim())),
     metrics: { enabled: e.CAIRN_METRICS, token: e.CAIRN_METRICS_TOKEN }
   }
 }

@@ -27,6 +27,8 @@ const RULES: Record<string, Rule> = {
   'POST /api/v2/developer/webhooks': key(['write'], { wsAdmin: true }), 'GET /api/v2/developer/webhooks': key(['read']),
   'PUT /api/v2/developer/webhooks/:id': key(['write'], { wsAdmin: true }), 'DELETE /api/v2/developer/webhooks/:id': key(['write'], { wsAdmin: true }),
   'GET /api/v2/developer/webhooks/:id/deliveries': key(['read']), 'POST /api/v2/developer/webhooks/:id/test': key(['execute'], { wsAdmin: true }),
+  'POST /api/v2/developer/webhooks/:id/deliveries/:deliveryId/redeliver': key(['write'], { wsAdmin: true }),
+  'POST /api/v2/developer/webhooks/:id/rotate-secret': key(['write'], { wsAdmin: true }),
   'GET /api/v2/developer/logs': key(['read']), 'POST /api/v2/activity/log': key(['write']),
   'POST /api/v2/voice-notes/audio': USER, 'GET /api/v2/voice-notes/audio/:id': USER, 'POST /api/v2/voice-notes': USER, 'GET /api/v2/voice-notes': USER,
   'GET /api/v2/voice-notes/:id': USER, 'PUT /api/v2/voice-notes/:id': USER, 'DELETE /api/v2/voice-notes/:id': USER,

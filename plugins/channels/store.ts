@@ -69,14 +69,17 @@ export function createChannelStore(sqlite: Database.Database, events: EventBus) 
 
     parentExists: (channelId: string, parentId: string) => !!messageInChannel.get(parentId, channelId),
 
-    /** Stores a message and, for channels every member reads, emits message.created (off the request's path). */
-    post(channel: ChannelRow, m: { senderId: string; content: string; contentType?: string; parentMessageId?: string; aiTwinId?: string }) {
+    /**
+     * Stores a message and, for channels every member reads, emits message.created: the event's outbox row
+     * commits with the message or not at all (delivery happens in the background).
+     */
+    post: sqlite.transaction((channel: ChannelRow, m: { senderId: string; content: string; contentType?: string; parentMessageId?: string; aiTwinId?: string }) => {
       const row = insertMessage.get(randomUUID(), channel.id, channel.workspace_id, m.senderId, m.aiTwinId ?? null,
         m.parentMessageId ?? null, m.content, m.contentType ?? 'text', nowIso()) as MessageRow
       const message = toMessage(row)
       if (OPEN_TYPES.has(channel.type)) events.emit(channel.workspace_id, 'message.created', { ...message, channel_name: channel.name })
       return message
-    }
+    })
   }
 }
 

@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox'
 import { errors, IdParams, SuccessMessage } from '../../schema/api/common.js'
 import {
   UsageQuery, UsageResponse, CreateWebhookBody, UpdateWebhookBody, WorkspaceIdQuery, CreateWebhookResponse, ListWebhooksResponse,
-  UpdateWebhookResponse, DeliveriesResponse, TestWebhookResponse, LogsQuery, LogsResponse
+  UpdateWebhookResponse, DeliveriesResponse, TestWebhookResponse, LogsQuery, LogsResponse, DeliveryParams, RedeliverResponse, RotateSecretResponse
 } from '../../schema/api/developer.js'
 import { requirePrincipal, requireWorkspaceContext } from '../../src/auth/plugin.js'
 import { badRequest, forbidden, notFound } from '../../src/http/errors.js'
@@ -71,7 +71,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
     const scope = hookScope(request, true)
     const events = knownEvents(request.body.events)
     const url = await allowedUrl(request.body.url)
-    reply.code(201)
+    reply.code(201).header('cache-control', 'no-store')
     return { success: true as const, data: hooks.create(scope, { url, events, description: request.body.description ?? '' }) }
   })
 
@@ -130,7 +130,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
     const s = hookScope(request, true)
     const hook = hooks.find(request.params.id, s.workspaceId, s.customerId)
     if (!hook) throw notFound('Webhook not found')
-    const attempt = await app.deliverToWebhook(hook, 'test.ping', {})
+    const attempt = await app.events.ping(hook)
     return {
       success: true as const,
       data: {
@@ -138,6 +138,37 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
         delivery: { id: attempt.id, event_type: attempt.eventType }, ...(attempt.error ? { error: attempt.error } : {})
       }
     }
+  })
+
+  app.post('/webhooks/:id/deliveries/:deliveryId/redeliver', {
+    config: { action: 'webhooks.redeliver' },
+    preValidation: managers,
+    schema: {
+      tags: ['webhooks'], summary: 'Send a delivery\'s event again now, with the same webhook-id (one attempt, not retried)',
+      params: DeliveryParams, querystring: WorkspaceIdQuery, response: { 202: RedeliverResponse, ...errors(403, 404) }
+    }
+  }, async (request, reply) => {
+    const s = hookScope(request, true)
+    if (!hooks.find(request.params.id, s.workspaceId, s.customerId)) throw notFound('Webhook not found')
+    const id = app.events.redeliver(request.params.id, request.params.deliveryId)
+    if (!id) throw notFound('Delivery not found')
+    reply.code(202)
+    return { success: true as const, data: { id } }
+  })
+
+  app.post('/webhooks/:id/rotate-secret', {
+    config: { action: 'webhooks.rotate_secret' },
+    preValidation: managers,
+    schema: {
+      tags: ['webhooks'], summary: 'A new signing secret, shown only here; the old one keeps signing (a second signature) for 24 hours',
+      params: HookParams, querystring: WorkspaceIdQuery, response: { 201: RotateSecretResponse, ...errors(403, 404) }
+    }
+  }, async (request, reply) => {
+    const s = hookScope(request, true)
+    const secret = hooks.rotateSecret(request.params.id, s.workspaceId, s.customerId)
+    if (!secret) throw notFound('Webhook not found')
+    reply.code(201).header('cache-control', 'no-store')
+    return { success: true as const, data: { signing_secret: secret } }
   })
 
   app.get('/logs', {

@@ -164,12 +164,15 @@ const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
       }
     }
     const finishedAt = nowIso()
-    save({ status: 'completed', steps: JSON.stringify(states), outputs: JSON.stringify(outputs), finished_at: finishedAt })
-    // SPEC.md: the payload never carries the run's inputs or outputs
-    app.events.emit(run.workspace_id, 'workflow.completed', {
-      workspace_id: run.workspace_id, run_id: run.id, workflow_id: wf.id, workflow_name: wf.name, status: 'completed',
-      started_at: startedAt, finished_at: finishedAt, duration_ms: Date.parse(finishedAt) - Date.parse(startedAt)
-    })
+    // the run's completion and its event (an outbox row) commit together
+    sqlite.transaction(() => {
+      save({ status: 'completed', steps: JSON.stringify(states), outputs: JSON.stringify(outputs), finished_at: finishedAt })
+      // SPEC.md: the payload never carries the run's inputs or outputs
+      app.events.emit(run.workspace_id, 'workflow.completed', {
+        workspace_id: run.workspace_id, run_id: run.id, workflow_id: wf.id, workflow_name: wf.name, status: 'completed',
+        started_at: startedAt, finished_at: finishedAt, duration_ms: Date.parse(finishedAt) - Date.parse(startedAt)
+      })
+    })()
   }, { maxAttempts: 2, concurrency: 2 })
 
   app.addHook('onReady', async () => { for (const w of scheduled.all() as WorkflowRow[]) schedule(w) })

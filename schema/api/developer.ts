@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox'
+import { Nullable } from './common.js'
 
 export const UsageQuery = Type.Object({
   days: Type.Integer({ minimum: 1, maximum: 90, default: 7 })
@@ -52,6 +53,12 @@ export const DeliveriesResponse = Type.Object({
   data: Type.Array(Type.Object({
     id: Type.String(),
     webhook_id: Type.String(),
+    /** `webhook-id`: the same for every attempt and redelivery of one event to this webhook */
+    message_id: Nullable(Type.String()),
+    /** 1 for the first attempt of the message */
+    attempt: Type.Integer({ minimum: 1 }),
+    /** when the next automatic attempt is due after this failed one; null when none will follow */
+    next_attempt_at: Nullable(Type.String({ format: 'date-time' })),
     event_type: Type.String(),
     status_code: Type.Integer(),
     success: Type.Boolean(),
@@ -64,6 +71,16 @@ export const DeliveriesResponse = Type.Object({
     error: Type.Optional(Type.String()),
     created_at: Type.String({ format: 'date-time' })
   }))
+})
+export const DeliveryParams = Type.Object({ id: Type.String({ format: 'uuid' }), deliveryId: Type.String({ format: 'uuid' }) })
+export const RedeliverResponse = Type.Object({
+  success: Type.Literal(true),
+  /** the id of the new attempt, listed with the deliveries once made */
+  data: Type.Object({ id: Type.String() })
+})
+export const RotateSecretResponse = Type.Object({
+  success: Type.Literal(true),
+  data: Type.Object({ signing_secret: Type.String() })
 })
 export const TestWebhookResponse = Type.Object({
   success: Type.Literal(true),

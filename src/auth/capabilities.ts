@@ -26,6 +26,8 @@ export const CAPABILITY_TABLE: Readonly<Record<string, readonly Scope[]>> = {
   'POST /api/v2/developer/webhooks': WRITE,
   'PUT /api/v2/developer/webhooks/:id': WRITE,
   'DELETE /api/v2/developer/webhooks/:id': WRITE,
+  'POST /api/v2/developer/webhooks/:id/deliveries/:deliveryId/redeliver': WRITE,
+  'POST /api/v2/developer/webhooks/:id/rotate-secret': WRITE,
   'DELETE /api/knowledge-graph/documents/:id': WRITE,
   'POST /api/v2/activity/log': WRITE,
 

@@ -1,86 +1,273 @@
 import fp from 'fastify-plugin'
+import { randomUUID } from 'node:crypto'
+import { setMaxListeners } from 'node:events'
 import type { FastifyInstance } from 'fastify'
-import { deliver, type DeliveryAttempt } from './delivery.js'
+import type { DeliveryAttempt } from './delivery.js'
+import { createWorkerDeliverer } from './worker-deliverer.js'
+import { createOutboxStore, signingSecrets, type AttemptKind, type MessageRow, type Outcome } from './outbox.js'
 import type { EventName } from './names.js'
 
 export interface EventBus {
   /**
-   * Fans an event out to every active webhook of the workspace subscribed to it, through the job queue:
-   * the caller is never delayed by a receiver.
+   * Writes the event to the outbox (one row, in the caller's transaction when there is one) if any active
+   * webhook of the workspace subscribes to it; a background job fans it out. Returns that number of webhooks.
    */
   emit(workspaceId: string, event: EventName, data: object): number
+  /** sends test.ping to one webhook now (active or not) and records the attempt */
+  ping(hook: WebhookTarget): Promise<DeliveryAttempt>
+  /** queues a new attempt of a recorded delivery's message: the new delivery's id, undefined when it is not the webhook's */
+  redeliver(webhookId: string, deliveryId: string): string | undefined
 }
 
-export interface WebhookTarget { id: string; url: string; signing_secret: string; active: number }
+export interface WebhookTarget {
+  id: string; workspace_id: string; url: string; signing_secret: string
+  previous_signing_secret: string | null; previous_secret_expires_at: string | null; active: number
+}
 
 declare module 'fastify' {
   interface FastifyInstance {
     events: EventBus
-    /** one delivery attempt to one webhook, recorded */
-    deliverToWebhook(hook: WebhookTarget, event: string, data: object): Promise<DeliveryAttempt>
+    sweepRetention(): void
   }
 }
 
 const DAY_MS = 86_400_000
+/** outbox events expanded per transaction */
+const EXPAND_BATCH = 200
+/** messages read per query, and kept waiting for a free slot at most about twice that */
+const FETCH_BATCH = 256
+/** first attempts in flight at once, in all and per webhook (a slow receiver takes only its own slots) */
+const MAX_IN_FLIGHT = 64
+const MAX_PER_HOOK = 16
+/** attempts started per event-loop turn, so a burst never holds the loop */
+const STARTS_PER_TURN = 16
+/** finished attempts recorded per transaction at most, and the longest one waits for the others */
+const RECORD_BATCH = 100
+const RECORD_DELAY_MS = 25
 
 async function eventsPlugin(app: FastifyInstance) {
   const sqlite = app.sqlite
-  const subscribed = sqlite.prepare(`SELECT w.id FROM webhooks w WHERE w.workspace_id = ? AND w.active = 1
-    AND EXISTS (SELECT 1 FROM json_each(w.events) e WHERE e.value = ?)`)
-  const hookById = sqlite.prepare(`SELECT id, url, signing_secret, active FROM webhooks WHERE id = ?`)
-  const record = sqlite.prepare(`INSERT INTO webhook_deliveries (id, webhook_id, event_type, status_code, success, latency_ms,
-    request_body, response_body, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+  const log = app.log
+  // HTTP attempts run in a thread of their own: a burst of deliveries does not compete with requests for the loop
+  const deliverer = createWorkerDeliverer({ allowPrivate: app.config.allowPrivateUrls })
+  const outbox = createOutboxStore(sqlite, {
+    schedule: app.config.webhookRetrySchedule,
+    scheduleRetry: (seq, retry, runAt) => { app.jobs.enqueue('webhook.retry', { seq, retry }, { runAt }) },
+    onDeactivated: (webhookId) => log.warn({ webhookId }, 'webhook set inactive: every attempt failed for 5 days')
+  })
 
-  async function deliverToWebhook(hook: WebhookTarget, event: string, data: object) {
-    const attempt = await deliver({ url: hook.url, secret: hook.signing_secret }, event, data, { allowPrivate: app.config.allowPrivateUrls })
-    try {
-      record.run(attempt.id, hook.id, event, attempt.statusCode, attempt.success ? 1 : 0, attempt.latencyMs,
-        JSON.stringify(attempt.request), attempt.responseBody, attempt.error ?? null, new Date().toISOString())
-    } catch (err) {
-      // the webhook was deleted while its delivery was in flight: nothing to record against
-      if ((err as { code?: string }).code !== 'SQLITE_CONSTRAINT_FOREIGNKEY') throw err
-    }
-    return attempt
+  const attempt = (row: MessageRow, deliveryId: string, signal?: AbortSignal) => deliverer.deliver(row.url, signingSecrets(row), {
+    id: row.id, deliveryId, event: row.event, timestamp: row.timestamp, body: row.body
+  }, signal)
+
+  // finished attempts wait here (a few ms) for one transaction that records them together: a commit costs far
+  // more than a row. A crash before it means the attempt is made again (receivers de-duplicate on webhook-id).
+  const unrecorded: Outcome[] = []
+  let flushTimer: NodeJS.Timeout | undefined
+  function flush() {
+    if (flushTimer) { clearTimeout(flushTimer); flushTimer = undefined }
+    while (unrecorded.length > 0) outbox.record(unrecorded.splice(0, RECORD_BATCH))
+  }
+  function recordLater(o: Outcome) {
+    unrecorded.push(o)
+    if (unrecorded.length >= RECORD_BATCH) flush()
+    else flushTimer ??= setTimeout(flush, RECORD_DELAY_MS)
+  }
+  const recordNow = (o: Outcome) => { unrecorded.push(o); flush() }
+
+  // the fan-out job: one at a time, queued when the outbox gets a row and none is queued or running
+  let fanoutQueued = false
+  let outboxDirty = true
+  let kickScheduled = false
+  /** set while the fan-out waits for an attempt to finish */
+  let wake: (() => void) | undefined
+  function kick() {
+    kickScheduled = false
+    if (fanoutQueued) return
+    fanoutQueued = true
+    app.jobs.enqueue('webhook.fanout', null)
   }
 
-  app.decorate('deliverToWebhook', deliverToWebhook)
+  /**
+   * Expands the outbox and makes the first attempt of every pending message, until neither is left. Messages
+   * of a crashed process are still pending and are sent by the next run. A stop (shutdown) aborts the attempts
+   * in flight; their messages stay pending.
+   */
+  async function fanout(stop: AbortSignal) {
+    // one listener on the queue's signal, however many attempts are in flight
+    const controller = new AbortController()
+    setMaxListeners(MAX_IN_FLIGHT + 1, controller.signal)
+    const signal = controller.signal
+    const abort = () => controller.abort()
+    stop.addEventListener('abort', abort, { once: true })
+    try {
+      await fanoutUntilDone(signal)
+    } finally {
+      stop.removeEventListener('abort', abort)
+    }
+  }
+
+  async function fanoutUntilDone(signal: AbortSignal) {
+    const waiting = new Map<string, MessageRow[]>()
+    const perHook = new Map<string, number>()
+    const inFlight = new Set<Promise<void>>()
+    let waitingCount = 0
+    let cursor = 0
+    let morePending = true
+    while (!signal.aborted) {
+      if (outboxDirty) {
+        outboxDirty = false
+        const { events, messages } = outbox.expand(EXPAND_BATCH)
+        if (events === EXPAND_BATCH) outboxDirty = true
+        if (messages > 0) morePending = true
+      }
+      if (morePending && waitingCount < FETCH_BATCH) {
+        const rows = outbox.pendingAfter(cursor, FETCH_BATCH)
+        if (rows.length < FETCH_BATCH) morePending = false
+        for (const row of rows) {
+          cursor = row.seq
+          if (!row.active) { outbox.fail(row.seq); continue }
+          const list = waiting.get(row.webhook_id)
+          if (list) list.push(row)
+          else waiting.set(row.webhook_id, [row])
+          waitingCount++
+        }
+      }
+      // round robin over the webhooks with a free slot
+      let started = 0
+      let progress = true
+      while (progress && inFlight.size < MAX_IN_FLIGHT && started < STARTS_PER_TURN) {
+        progress = false
+        for (const [hookId, list] of waiting) {
+          if (inFlight.size >= MAX_IN_FLIGHT || started >= STARTS_PER_TURN) break
+          const busy = perHook.get(hookId) ?? 0
+          if (busy >= MAX_PER_HOOK) continue
+          const row = list.shift()!
+          if (list.length === 0) waiting.delete(hookId)
+          waitingCount--
+          perHook.set(hookId, busy + 1)
+          const p: Promise<void> = attempt(row, randomUUID(), signal).then((a) => {
+            if (!signal.aborted) recordLater({ row, attempt: a, kind: 'first', retry: 0 })
+          }).finally(() => {
+            inFlight.delete(p)
+            perHook.set(hookId, perHook.get(hookId)! - 1)
+          })
+          inFlight.add(p)
+          started++
+          progress = true
+        }
+      }
+      if (started === STARTS_PER_TURN) await new Promise((r) => setImmediate(r))
+      // a new event wakes the loop too: a slow receiver's attempts in flight never hold up the others' events
+      else if (inFlight.size > 0) await Promise.race([...inFlight, new Promise<void>((r) => { wake = r })]).finally(() => { wake = undefined })
+      else if (waitingCount === 0 && !morePending && !outboxDirty) {
+        // nothing left: the next emit queues a new run (no await between this check and the flag)
+        fanoutQueued = false
+        break
+      }
+    }
+    await Promise.allSettled(inFlight)
+    flush()
+    if (signal.aborted) throw new Error('stopped')
+  }
+
+  app.jobs.register('webhook.fanout', async (_payload, ctx) => {
+    fanoutQueued = true
+    try {
+      await fanout(ctx.signal)
+    } finally {
+      fanoutQueued = false
+    }
+  }, { maxAttempts: 100, backoffMs: 1000, concurrency: 1 })
+
+  async function single(seq: number, kind: AttemptKind, retry: number, deliveryId: string, signal: AbortSignal) {
+    const row = outbox.message(seq)
+    if (!row) return
+    if (kind === 'retry') {
+      if (row.state !== 'retrying') return
+      if (!row.active) { outbox.fail(seq); return }
+    }
+    const a = await attempt(row, deliveryId, signal)
+    if (signal.aborted) throw new Error('stopped')
+    recordNow({ row, attempt: a, kind, retry })
+  }
+
+  app.jobs.register('webhook.retry', async (payload, ctx) => {
+    const { seq, retry } = payload as { seq: number; retry: number }
+    await single(seq, 'retry', retry, randomUUID(), ctx.signal)
+  }, { maxAttempts: 3, concurrency: 8 })
+
+  app.jobs.register('webhook.redeliver', async (payload, ctx) => {
+    const { seq, deliveryId } = payload as { seq: number; deliveryId: string }
+    await single(seq, 'redeliver', 0, deliveryId, ctx.signal)
+  }, { maxAttempts: 3, concurrency: 4 })
+
+  // jobs queued by an earlier version (one per webhook and event): each becomes a message of its own
+  app.jobs.register('webhook.deliver', async (payload) => {
+    const { webhookId, event, data } = payload as { webhookId: string; event: string; data: object }
+    const hook = sqlite.prepare(`SELECT workspace_id FROM webhooks WHERE id = ?`).get(webhookId) as { workspace_id: string } | undefined
+    if (!hook) return
+    sqlite.transaction(() => outbox.addMessage(outbox.addEvent(hook.workspace_id, event, data, true).seq, webhookId))()
+    outboxDirty = true
+    kick()
+  }, { maxAttempts: 1 })
+
   app.decorate('events', {
     emit(workspaceId, event, data) {
-      const hooks = subscribed.all(workspaceId, event) as Array<{ id: string }>
-      for (const h of hooks) app.jobs.enqueue('webhook.deliver', { webhookId: h.id, event, data })
-      return hooks.length
+      const n = outbox.subscribers(workspaceId, event)
+      if (n === 0) return 0
+      outbox.addEvent(workspaceId, event, data)
+      outboxDirty = true
+      wake?.()
+      // after the caller's transaction and response: the job row is not part of the request
+      if (!kickScheduled && !fanoutQueued) { kickScheduled = true; setImmediate(kick) }
+      return n
+    },
+    async ping(hook) {
+      const seq = sqlite.transaction(() => outbox.addMessage(outbox.addEvent(hook.workspace_id, 'test.ping', {}, true).seq, hook.id))()
+      const row = outbox.message(seq)!
+      const a = await attempt(row, randomUUID())
+      recordNow({ row, attempt: a, kind: 'test', retry: 0 })
+      return a
+    },
+    redeliver(webhookId, deliveryId) {
+      const seq = outbox.deliveryMessage(deliveryId, webhookId)
+      if (seq === undefined) return undefined
+      const id = randomUUID()
+      app.jobs.enqueue('webhook.redeliver', { seq, deliveryId: id })
+      return id
     }
   } satisfies EventBus)
 
-  // each event is sent once: a failed attempt is recorded, never retried
-  app.jobs.register('webhook.deliver', async (payload) => {
-    const { webhookId, event, data } = payload as { webhookId: string; event: string; data: object }
-    const hook = hookById.get(webhookId) as WebhookTarget | undefined
-    if (!hook || !hook.active) return
-    await deliverToWebhook(hook, event, data)
-  }, { maxAttempts: 1, concurrency: 8 })
+  // events written by a process that stopped before fanning them out, or messages it had not sent yet
+  app.addHook('onReady', async () => {
+    const queued = sqlite.prepare(`SELECT 1 FROM jobs WHERE type = 'webhook.fanout' AND status IN ('queued', 'running')`).get()
+    const work = sqlite.prepare(`SELECT EXISTS (SELECT 1 FROM webhook_events WHERE expanded = 0)
+      OR EXISTS (SELECT 1 FROM webhook_messages WHERE state = 'pending') AS n`).pluck().get()
+    if (queued) fanoutQueued = true
+    else if (work) kick()
+  })
+  app.addHook('onClose', async () => deliverer.close())
 
-  // retention of developer logs, delivery records and failed jobs
+  // retention of developer logs, delivery records, events and failed jobs
   // a chunk goes once its newest entry is past retention (its entries span one batch: at most a quarter second)
   const sweepLogs = sqlite.prepare(`DELETE FROM developer_log_chunks WHERE last_at < ?`)
   const sweepDeliveries = sqlite.prepare(`DELETE FROM webhook_deliveries WHERE created_at < ?`)
+  // an event goes with its messages, unless one of them still waits for a retry
+  const sweepEvents = sqlite.prepare(`DELETE FROM webhook_events WHERE created_at < ? AND expanded = 1
+    AND NOT EXISTS (SELECT 1 FROM webhook_messages m WHERE m.event_seq = webhook_events.seq AND m.state IN ('pending', 'retrying'))`)
   const sweepFailedJobs = sqlite.prepare(`DELETE FROM jobs WHERE status = 'failed' AND updated_at < ?`)
   const sweep = () => {
     const cutoff = new Date(Date.now() - app.config.retentionDays * DAY_MS).toISOString()
-    const removed = sweepLogs.run(cutoff).changes + sweepDeliveries.run(cutoff).changes + sweepFailedJobs.run(cutoff).changes
-    if (removed > 0) app.log.info({ removed, cutoff }, 'retention sweep')
+    const removed = sweepLogs.run(cutoff).changes + sweepDeliveries.run(cutoff).changes + sweepEvents.run(cutoff).changes +
+      sweepFailedJobs.run(cutoff).changes
+    if (removed > 0) log.info({ removed, cutoff }, 'retention sweep')
   }
   app.decorate('sweepRetention', sweep)
   app.addHook('onReady', async () => sweep())
   const timer = setInterval(sweep, 60 * 60 * 1000)
   timer.unref()
   app.addHook('onClose', async () => clearInterval(timer))
-}
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    sweepRetention(): void
-  }
 }
 
 export default fp(eventsPlugin, { name: 'cairn-events', dependencies: ['cairn-db'] })

@@ -1,0 +1,86 @@
+import { Worker } from 'node:worker_threads'
+import { fileURLToPath } from 'node:url'
+import type { Deliverer, DeliveryAttempt, OutgoingMessage } from './delivery.js'
+import type { FromWorker, SendRequest, ToWorker } from './delivery-worker.js'
+
+// Compiled, the worker is plain JS; from source (tsx, tap) a small bootstrap registers tsx first (see src/ingest/run.ts).
+const fromSource = fileURLToPath(import.meta.url).endsWith('.ts')
+const workerUrl = new URL(fromSource ? './delivery-worker.ts' : './delivery-worker.js', import.meta.url)
+const sourceBootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(workerUrl.href)}) })`
+
+interface Pending { resolve: (a: DeliveryAttempt) => void; message: OutgoingMessage; started: number }
+
+const failed = (message: OutgoingMessage, started: number, error: string): DeliveryAttempt => ({
+  id: message.deliveryId, eventType: message.event, statusCode: 0, success: false, latencyMs: Math.round(performance.now() - started),
+  request: { event: message.event, timestamp: message.timestamp, body_sha256: '', body_bytes: Buffer.byteLength(message.body), truncated: false, body_preview: '' },
+  responseBody: '', error, sentAt: Math.floor(Date.now() / 1000)
+})
+
+/**
+ * A Deliverer whose attempts run in a worker thread: the HTTP exchanges, signatures and address checks of a
+ * burst leave the request thread. Attempts asked for in one turn go to the thread in one message, and its
+ * results come back in batches. A thread that dies fails its attempts in flight (they are retried) and is
+ * replaced on the next attempt.
+ */
+export function createWorkerDeliverer(opts: { allowPrivate: boolean; timeoutMs?: number }): Deliverer {
+  let worker: Worker | undefined
+  let next = 0
+  const pending = new Map<number, Pending>()
+  let outgoing: SendRequest[] = []
+  let closed = false
+
+  function spawn(): Worker {
+    const w = new Worker(fromSource ? sourceBootstrap : workerUrl, { eval: fromSource, workerData: opts })
+    w.unref()
+    w.on('message', (results: FromWorker) => {
+      for (const { n, attempt } of results) {
+        const p = pending.get(n)
+        if (!p) continue
+        pending.delete(n)
+        p.resolve(attempt)
+      }
+      if (pending.size === 0) w.unref()
+    })
+    const fail = (why: string) => {
+      if (worker === w) worker = undefined
+      for (const [n, p] of pending) { pending.delete(n); p.resolve(failed(p.message, p.started, why)) }
+    }
+    w.on('error', (err) => fail(`delivery thread failed: ${err.message}`))
+    w.on('exit', () => fail('delivery thread stopped'))
+    return w
+  }
+
+  function flush() {
+    const send = outgoing
+    outgoing = []
+    if (send.length === 0) return
+    worker ??= spawn()
+    worker.ref()
+    worker.postMessage({ send } satisfies ToWorker)
+  }
+
+  return {
+    deliver(url, secrets, message, signal) {
+      const started = performance.now()
+      if (closed || signal?.aborted) return Promise.resolve(failed(message, started, 'aborted'))
+      const n = ++next
+      return new Promise<DeliveryAttempt>((resolve) => {
+        const onAbort = () => {
+          if (!pending.delete(n)) return
+          worker?.postMessage({ abort: [n] } satisfies ToWorker)
+          resolve(failed(message, started, 'aborted'))
+        }
+        pending.set(n, { resolve: (a) => { signal?.removeEventListener('abort', onAbort); resolve(a) }, message, started })
+        if (outgoing.length === 0) queueMicrotask(flush)
+        outgoing.push({ n, url, secrets: [...secrets], message })
+        signal?.addEventListener('abort', onAbort, { once: true })
+      })
+    },
+    close() {
+      closed = true
+      const w = worker
+      worker = undefined
+      void w?.terminate()
+    }
+  }
+}

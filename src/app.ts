@@ -15,6 +15,8 @@ import requestLog from './http/request-log.js'
 import events from './events/bus.js'
 import metrics from './http/metrics.js'
 import services from './services.js'
+import channelsDomain from './channels/plugin.js'
+import artifactsDomain from './artifacts/plugin.js'
 import { errorHandler, notFoundHandler } from './http/errors.js'
 import { installJsonGuard } from './http/json-guard.js'
 import { ErrorSchema } from '../schema/api/common.js'
@@ -134,6 +136,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   await app.register(events)
   await app.register(metrics)
   await app.register(services)
+  await app.register(channelsDomain)
+  await app.register(artifactsDomain)
 
   await app.register(health, { prefix: '/api' })
   await app.register(accounts, { prefix: '/api/v2' })

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { errors, Nullable, StringEnum, Uuid } from '../../schema/api/common.js'
 import { requirePrincipal, requireWorkspaceContext } from '../../src/auth/plugin.js'
 import { badRequest, notFound } from '../../src/http/errors.js'
-import { CHANNEL_TYPES } from './store.js'
+import { CHANNEL_TYPES } from '../../src/channels/store.js'
 
 const ChannelSchema = Type.Object({
   id: Uuid, workspace_id: Uuid, name: Type.String(), type: Type.String(), created_by: Type.String(), created_at: Type.String(),

@@ -6,7 +6,7 @@ import { requirePrincipal } from '../../src/auth/plugin.js'
 import { notFound } from '../../src/http/errors.js'
 import { modelFailure } from '../../src/ai/assistant.js'
 import { ModelError } from '../../src/ai/llm.js'
-import { assistantTwinId } from '../channels/store.js'
+import { assistantTwinId } from '../../src/channels/store.js'
 
 const HEARTBEAT_MS = 15_000
 const Message = Type.String({ minLength: 1, maxLength: 20_000 })

@@ -8,7 +8,6 @@ import { requirePrincipal, requireWorkspaceContext, type Principal } from '../..
 import { badRequest, notFound } from '../../src/http/errors.js'
 import { nowIso } from '../../src/db/index.js'
 import type { ToolName } from '../../src/ai/assistant.js'
-import { createArtifactStore } from '../artifacts/store.js'
 import type { ArtifactType } from '../../schema/api/artifacts.js'
 import { definitionProblems, fill, resolveInputs, type InputDef, type Step } from './definition.js'
 
@@ -51,7 +50,7 @@ const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   const sqlite = app.sqlite
   const assistant = app.assistant
   const channels = app.channelStore
-  const artifacts = createArtifactStore(app.db, sqlite)
+  const artifacts = app.artifactStore
   const tags = ['workflows']
   const one = sqlite.prepare(`SELECT * FROM workflows WHERE id = ? AND workspace_id = ? AND customer_id = ?`)
   const byId = sqlite.prepare(`SELECT * FROM workflows WHERE id = ?`)

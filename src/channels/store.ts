@@ -1,12 +1,26 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type Database from 'better-sqlite3'
-import { nowIso } from '../../src/db/index.js'
-import type { EventBus } from '../../src/events/bus.js'
+import { nowIso } from '../db/index.js'
+import type { EventBus } from '../events/bus.js'
 
 export const CHANNEL_TYPES = ['public', 'announcement', 'text', 'private', 'direct'] as const
 export type ChannelType = (typeof CHANNEL_TYPES)[number]
 /** channels every workspace member reads; their messages are the ones that emit message.created */
-const OPEN_TYPES = new Set<string>(['public', 'announcement', 'text'])
+const OPEN_TYPES = ['public', 'announcement', 'text'] as const
+const OPEN_TYPE_SET = new Set<string>(OPEN_TYPES)
+
+/**
+ * The one rule of who reads a channel, as SQL over the channel alias `c` and the parameter `@userId`:
+ * a member of its workspace (unless the caller's workspace context already established that) reads the
+ * open channels, and private and direct channels only when a channel member.
+ */
+export function readableChannelSql(c: string, opts: { workspaceMember: boolean } = { workspaceMember: true }): string {
+  const member = opts.workspaceMember
+    ? `EXISTS (SELECT 1 FROM workspace_members wm WHERE wm.workspace_id = ${c}.workspace_id AND wm.user_id = @userId) AND `
+    : ''
+  return `${member}(${c}.type IN (${OPEN_TYPES.map((t) => `'${t}'`).join(', ')})
+    OR EXISTS (SELECT 1 FROM channel_members cm WHERE cm.channel_id = ${c}.id AND cm.user_id = @userId))`
+}
 
 export interface ChannelRow { id: string; customer_id: string; workspace_id: string; name: string; type: ChannelType; created_by: string; created_at: string }
 interface MessageRow {
@@ -31,11 +45,10 @@ export const toMessage = (m: MessageRow) => ({
  */
 export function createChannelStore(sqlite: Database.Database, events: EventBus) {
   const visible = sqlite.prepare(`SELECT c.* FROM channels c
-    JOIN workspace_members wm ON wm.workspace_id = c.workspace_id AND wm.user_id = @userId
-    WHERE c.id = @id AND c.customer_id = @customerId
-      AND (c.type IN ('public', 'announcement', 'text') OR EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = c.id AND m.user_id = @userId))`)
+    WHERE c.id = @id AND c.customer_id = @customerId AND ${readableChannelSql('c')}`)
+  // the caller's workspace context has checked membership of the workspace
   const listVisible = sqlite.prepare(`SELECT c.* FROM channels c WHERE c.workspace_id = @workspaceId AND c.customer_id = @customerId
-      AND (c.type IN ('public', 'announcement', 'text') OR EXISTS (SELECT 1 FROM channel_members m WHERE m.channel_id = c.id AND m.user_id = @userId))
+      AND ${readableChannelSql('c', { workspaceMember: false })}
     ORDER BY c.created_at, c.id`)
   const insertChannel = sqlite.prepare(`INSERT INTO channels (id, customer_id, workspace_id, name, type, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`)
   const insertMember = sqlite.prepare(`INSERT OR IGNORE INTO channel_members (channel_id, user_id) VALUES (?, ?)`)
@@ -74,7 +87,7 @@ export function createChannelStore(sqlite: Database.Database, events: EventBus) 
       const row = insertMessage.get(randomUUID(), channel.id, channel.workspace_id, m.senderId, m.aiTwinId ?? null,
         m.parentMessageId ?? null, m.content, m.contentType ?? 'text', nowIso()) as MessageRow
       const message = toMessage(row)
-      if (OPEN_TYPES.has(channel.type)) events.emit(channel.workspace_id, 'message.created', { ...message, channel_name: channel.name })
+      if (OPEN_TYPE_SET.has(channel.type)) events.emit(channel.workspace_id, 'message.created', { ...message, channel_name: channel.name })
       return message
     }
   }

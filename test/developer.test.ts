@@ -10,8 +10,8 @@ import type { AddressInfo } from 'node:net'
 import { build, signup, addUser, createKey, tempDir, type TestUser } from './helper.js'
 import type { App } from '../src/app.js'
 import { openDatabase, projectRoot } from '../src/db/index.js'
-import type { StoredEntry } from '../src/http/request-log.js'
-import { createLogStore, LOG_SCAN_BUDGET } from '../plugins/developer/webhooks.js'
+import type { StoredEntry } from '../src/developer-log/format.js'
+import { createLogStore, LOG_SCAN_BUDGET } from '../src/developer-log/reader.js'
 import { hostile } from './fixtures/hostile-urls.js'
 
 interface Received { path: string; headers: http.IncomingHttpHeaders; raw: Buffer }

@@ -11,7 +11,8 @@ import { badRequest, forbidden, notFound } from '../../src/http/errors.js'
 import { checkPublicUrl, UrlNotAllowedError } from '../../src/net/address-guard.js'
 import { unknownEvents, EVENT_NAMES } from '../../src/events/names.js'
 import { createUsageStore } from './store.js'
-import { createWebhookStore, createLogStore, decodeCursor, type LogPosition } from './webhooks.js'
+import { createWebhookStore } from './webhooks.js'
+import { createLogStore, decodeCursor, type LogPosition } from '../../src/developer-log/reader.js'
 
 const HookParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
 

@@ -1,7 +1,8 @@
 import fp from 'fastify-plugin'
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import { routeAction, routeGroup } from './route-group.js'
+import { routeAction, routeGroup } from '../http/route-group.js'
+import { encodeEntry } from './format.js'
 
 export interface DevLogEntry {
   userId: string
@@ -55,12 +56,6 @@ interface Queued {
   at: number
 }
 
-/** An entry as stored in a chunk's `entries` (schema/tables/developer.ts) */
-export type StoredEntry = [
-  id: string, category: string, action: string, method: string | null, path: string | null,
-  statusCode: number, durationMs: number, metadata: unknown, createdAt: string
-]
-
 /**
  * Records every request made with an API key into the developer log and key_usage_daily.
  * Entries are buffered and written in one transaction per batch, off the request's path: one
@@ -109,8 +104,10 @@ async function requestLogPlugin(app: FastifyInstance) {
       }
       for (const e of group) {
         const createdAt = stamp.iso(e.at)
-        const entry: StoredEntry = [e.id ?? randomUUID(), e.category, e.action, e.method, e.path, e.statusCode, e.durationMs, e.metadata ?? null, createdAt]
-        const json = JSON.stringify(entry)
+        const json = JSON.stringify(encodeEntry({
+          id: e.id ?? randomUUID(), category: e.category, action: e.action, method: e.method, path: e.path,
+          statusCode: e.statusCode, durationMs: e.durationMs, metadata: e.metadata, createdAt
+        }))
         if (parts.length > 0 && bytes + json.length > CHUNK_BYTES) write()
         if (parts.length === 0) firstAt = createdAt
         parts.push(json)

@@ -18,7 +18,7 @@ const HookParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
 
 /** The developer API (SPEC.md "Developer API", CONTRACT.md §8): key usage, webhooks, deliveries, logs. */
 const developer: FastifyPluginAsyncTypebox = async (app) => {
-  const usage = createUsageStore(app.sqlite)
+  const usage = createUsageStore(app.db, app.sqlite)
   const hooks = createWebhookStore(app.sqlite)
   const logs = createLogStore(app.sqlite)
 

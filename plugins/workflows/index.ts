@@ -77,7 +77,7 @@ const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
       if (s.type === 'agent' && typeof s.agentId === 'string' && !agentById.get(s.agentId, p.customerId)) problems.push(`step "${String(s.id)}": agent ${s.agentId} not found`)
       if (s.type === 'post_message' && typeof s.channelId === 'string') {
         const ch = channels.find(p, s.channelId)
-        if (!ch || ch.workspace_id !== workspaceId) problems.push(`step "${String(s.id)}": channel ${s.channelId} not found in this workspace`)
+        if (!ch || ch.workspaceId !== workspaceId) problems.push(`step "${String(s.id)}": channel ${s.channelId} not found in this workspace`)
       }
     }
     if (problems.length) throw badRequest(`Invalid workflow: ${problems.join('; ')}`, 'INVALID_WORKFLOW')

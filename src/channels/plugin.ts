@@ -10,7 +10,7 @@ declare module 'fastify' {
 }
 
 async function channelsPlugin(app: FastifyInstance) {
-  app.decorate('channelStore', createChannelStore(app.sqlite, app.events))
+  app.decorate('channelStore', createChannelStore(app.db, app.sqlite, app.events))
 }
 
 export default fp(channelsPlugin, { name: 'cairn-channels', dependencies: ['cairn-db', 'cairn-events'] })

@@ -1,10 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type Database from 'better-sqlite3'
-import { nowIso } from '../db/index.js'
+import { and, desc, eq, getTableColumns, lt, sql } from 'drizzle-orm'
+import { nowIso, type Db } from '../db/index.js'
+import { channels, channelMembers, channelMessages } from '../../schema/tables/assistant.js'
+import { workspaceMembers } from '../../schema/tables/accounts.js'
 import type { EventBus } from '../events/bus.js'
 
-export const CHANNEL_TYPES = ['public', 'announcement', 'text', 'private', 'direct'] as const
-export type ChannelType = (typeof CHANNEL_TYPES)[number]
+export type ChannelType = Channel['type']
 /** channels every workspace member reads; their messages are the ones that emit message.created */
 const OPEN_TYPES = ['public', 'announcement', 'text'] as const
 const OPEN_TYPE_SET = new Set<string>(OPEN_TYPES)
@@ -22,11 +24,8 @@ export function readableChannelSql(c: string, opts: { workspaceMember: boolean }
     OR EXISTS (SELECT 1 FROM channel_members cm WHERE cm.channel_id = ${c}.id AND cm.user_id = @userId))`
 }
 
-export interface ChannelRow { id: string; customer_id: string; workspace_id: string; name: string; type: ChannelType; created_by: string; created_at: string }
-interface MessageRow {
-  id: string; channel_id: string; workspace_id: string; sender_id: string; ai_twin_id: string | null; parent_message_id: string | null
-  content: string; content_type: string; attachment_count: number; created_at: string
-}
+export type Channel = typeof channels.$inferSelect
+type MessageRow = typeof channelMessages.$inferSelect
 
 /** The organization's assistant as a stable id, for messages it posts (`ai_twin_id`). */
 export function assistantTwinId(customerId: string): string {
@@ -35,59 +34,78 @@ export function assistantTwinId(customerId: string): string {
 }
 
 export const toMessage = (m: MessageRow) => ({
-  id: m.id, workspace_id: m.workspace_id, channel_id: m.channel_id, parent_message_id: m.parent_message_id, sender_id: m.sender_id,
-  ai_twin_id: m.ai_twin_id, content: m.content, content_type: m.content_type, attachment_count: m.attachment_count, created_at: m.created_at
+  id: m.id, workspace_id: m.workspaceId, channel_id: m.channelId, parent_message_id: m.parentMessageId, sender_id: m.senderId,
+  ai_twin_id: m.aiTwinId, content: m.content, content_type: m.contentType, attachment_count: m.attachmentCount, created_at: m.createdAt
 })
+
+export const toChannel = (c: Channel) => ({
+  id: c.id, workspace_id: c.workspaceId, name: c.name, type: c.type, created_by: c.createdBy, created_at: c.createdAt
+})
+
+/** `c.customer_id AS "customerId", ...`: the readable-channel statements return rows typed by the table */
+const CHANNEL_COLUMNS = Object.entries(getTableColumns(channels)).map(([key, col]) => `c.${col.name} AS "${key}"`).join(', ')
 
 /**
  * Channels of workspaces and their messages. A channel is visible to a user who belongs to its workspace,
  * and for private and direct channels only to its members.
  */
-export function createChannelStore(sqlite: Database.Database, events: EventBus) {
-  const visible = sqlite.prepare(`SELECT c.* FROM channels c
+export function createChannelStore(db: Db, sqlite: Database.Database, events: EventBus) {
+  // the readable-channel rule is SQL text (search shares it), so these two stay plain prepared statements
+  const visible = sqlite.prepare(`SELECT ${CHANNEL_COLUMNS} FROM channels c
     WHERE c.id = @id AND c.customer_id = @customerId AND ${readableChannelSql('c')}`)
   // the caller's workspace context has checked membership of the workspace
-  const listVisible = sqlite.prepare(`SELECT c.* FROM channels c WHERE c.workspace_id = @workspaceId AND c.customer_id = @customerId
-      AND ${readableChannelSql('c', { workspaceMember: false })}
+  const listVisible = sqlite.prepare(`SELECT ${CHANNEL_COLUMNS} FROM channels c
+    WHERE c.workspace_id = @workspaceId AND c.customer_id = @customerId AND ${readableChannelSql('c', { workspaceMember: false })}
     ORDER BY c.created_at, c.id`)
-  const insertChannel = sqlite.prepare(`INSERT INTO channels (id, customer_id, workspace_id, name, type, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`)
-  const insertMember = sqlite.prepare(`INSERT OR IGNORE INTO channel_members (channel_id, user_id) VALUES (?, ?)`)
-  const isWorkspaceMember = sqlite.prepare(`SELECT 1 FROM workspace_members WHERE workspace_id = ? AND user_id = ?`)
-  const membersOf = sqlite.prepare(`SELECT user_id FROM channel_members WHERE channel_id = ? ORDER BY user_id`)
-  const insertMessage = sqlite.prepare(`INSERT INTO channel_messages (id, channel_id, workspace_id, sender_id, ai_twin_id, parent_message_id,
-    content, content_type, attachment_count, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) RETURNING *`)
-  const messageInChannel = sqlite.prepare(`SELECT 1 FROM channel_messages WHERE id = ? AND channel_id = ?`)
+  const isWorkspaceMember = db.select({ one: sql`1` }).from(workspaceMembers)
+    .where(and(eq(workspaceMembers.workspaceId, sql.placeholder('workspaceId')), eq(workspaceMembers.userId, sql.placeholder('userId'))))
+    .prepare()
+  const membersOf = db.select({ userId: channelMembers.userId }).from(channelMembers)
+    .where(eq(channelMembers.channelId, sql.placeholder('channelId'))).orderBy(channelMembers.userId).prepare()
+  const insertMessage = db.insert(channelMessages).values({
+    id: sql.placeholder('id'), channelId: sql.placeholder('channelId'), workspaceId: sql.placeholder('workspaceId'),
+    senderId: sql.placeholder('senderId'), aiTwinId: sql.placeholder('aiTwinId'), parentMessageId: sql.placeholder('parentMessageId'),
+    content: sql.placeholder('content'), contentType: sql.placeholder('contentType'), attachmentCount: 0, createdAt: sql.placeholder('createdAt')
+  }).returning().prepare()
+  const messageInChannel = db.select({ one: sql`1` }).from(channelMessages)
+    .where(and(eq(channelMessages.id, sql.placeholder('id')), eq(channelMessages.channelId, sql.placeholder('channelId')))).prepare()
+  const pageOf = (before: boolean) => db.select().from(channelMessages)
+    .where(and(eq(channelMessages.channelId, sql.placeholder('channelId')), before ? lt(channelMessages.createdAt, sql.placeholder('before')) : undefined))
+    .orderBy(desc(channelMessages.createdAt), desc(channelMessages.rowid)).limit(sql.placeholder('limit')).prepare()
+  const firstPage = pageOf(false)
+  const pageBefore = pageOf(true)
 
   return {
-    find: (who: { userId: string; customerId: string }, id: string) => visible.get({ id, ...who }) as ChannelRow | undefined,
-    list: (who: { userId: string; customerId: string }, workspaceId: string) => listVisible.all({ workspaceId, ...who }) as ChannelRow[],
-    members: (channelId: string) => (membersOf.all(channelId) as Array<{ user_id: string }>).map((r) => r.user_id),
+    find: (who: { userId: string; customerId: string }, id: string) => visible.get({ id, ...who }) as Channel | undefined,
+    list: (who: { userId: string; customerId: string }, workspaceId: string) => (listVisible.all({ workspaceId, ...who }) as Channel[]).map(toChannel),
+    members: (channelId: string) => membersOf.all({ channelId }).map((r) => r.userId),
 
     /** 'not-member' when a named member does not belong to the workspace */
     create(who: { userId: string; customerId: string; workspaceId: string }, name: string, type: ChannelType, memberIds: string[]) {
-      return sqlite.transaction(() => {
-        for (const m of memberIds) if (!isWorkspaceMember.get(who.workspaceId, m)) return 'not-member' as const
-        const id = randomUUID()
-        const now = nowIso()
-        insertChannel.run(id, who.customerId, who.workspaceId, name, type, who.userId, now)
-        for (const m of new Set([who.userId, ...memberIds])) insertMember.run(id, m)
-        return { id, customer_id: who.customerId, workspace_id: who.workspaceId, name, type, created_by: who.userId, created_at: now } as ChannelRow
-      }).immediate()
+      return db.transaction((tx) => {
+        for (const m of memberIds) if (!isWorkspaceMember.get({ workspaceId: who.workspaceId, userId: m })) return 'not-member' as const
+        const row: Channel = { id: randomUUID(), customerId: who.customerId, workspaceId: who.workspaceId, name, type, createdBy: who.userId, createdAt: nowIso() }
+        tx.insert(channels).values(row).run()
+        tx.insert(channelMembers).values([...new Set([who.userId, ...memberIds])].map((userId) => ({ channelId: row.id, userId })))
+          .onConflictDoNothing().run()
+        return toChannel(row)
+      }, { behavior: 'immediate' })
     },
 
     messages(channelId: string, limit: number, before?: string) {
-      return (sqlite.prepare(`SELECT * FROM channel_messages WHERE channel_id = ? ${before ? 'AND created_at < ?' : ''}
-        ORDER BY created_at DESC, rowid DESC LIMIT ?`).all(...(before ? [channelId, before, limit] : [channelId, limit])) as MessageRow[]).map(toMessage)
+      return (before ? pageBefore.all({ channelId, before, limit }) : firstPage.all({ channelId, limit })).map(toMessage)
     },
 
-    parentExists: (channelId: string, parentId: string) => !!messageInChannel.get(parentId, channelId),
+    parentExists: (channelId: string, parentId: string) => !!messageInChannel.get({ id: parentId, channelId }),
 
     /** Stores a message and, for channels every member reads, emits message.created (off the request's path). */
-    post(channel: ChannelRow, m: { senderId: string; content: string; contentType?: string; parentMessageId?: string; aiTwinId?: string }) {
-      const row = insertMessage.get(randomUUID(), channel.id, channel.workspace_id, m.senderId, m.aiTwinId ?? null,
-        m.parentMessageId ?? null, m.content, m.contentType ?? 'text', nowIso()) as MessageRow
+    post(channel: Channel, m: { senderId: string; content: string; contentType?: string; parentMessageId?: string; aiTwinId?: string }) {
+      const row = insertMessage.get({
+        id: randomUUID(), channelId: channel.id, workspaceId: channel.workspaceId, senderId: m.senderId, aiTwinId: m.aiTwinId ?? null,
+        parentMessageId: m.parentMessageId ?? null, content: m.content, contentType: m.contentType ?? 'text', createdAt: nowIso()
+      })!
       const message = toMessage(row)
-      if (OPEN_TYPE_SET.has(channel.type)) events.emit(channel.workspace_id, 'message.created', { ...message, channel_name: channel.name })
+      if (OPEN_TYPE_SET.has(channel.type)) events.emit(channel.workspaceId, 'message.created', { ...message, channel_name: channel.name })
       return message
     }
   }

@@ -14,6 +14,7 @@ import idempotency from './http/idempotency.js'
 import requestLog from './developer-log/recorder.js'
 import events from './events/bus.js'
 import metrics from './http/metrics.js'
+import maintenance from './jobs/maintenance.js'
 import services from './services.js'
 import channelsDomain from './channels/plugin.js'
 import artifactsDomain from './artifacts/plugin.js'
@@ -135,6 +136,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   await app.register(requestLog)
   await app.register(events)
   await app.register(metrics)
+  await app.register(maintenance)
   await app.register(services)
   await app.register(channelsDomain)
   await app.register(artifactsDomain)

@@ -242,7 +242,7 @@ t.test('developer logs: filters, cursor pages without gaps or duplicates, limits
   // retention
   app.devLog.flush()
   app.sqlite.prepare(`UPDATE developer_log_chunks SET first_at = '2000-01-01T00:00:00.000Z', last_at = '2000-01-01T00:00:00.000Z' WHERE api_key_id = ?`).run(k2.id)
-  app.sweepRetention()
+  app.runMaintenance()
   t.equal((await logs(`?api_key_id=${k2.id}`)).json().data.length, 0)
   t.ok((await logs(`?api_key_id=${k1.id}`)).json().data.length > 0, 'the other key\'s entries are kept')
 })

@@ -21,7 +21,6 @@ declare module 'fastify' {
   }
 }
 
-const DAY_MS = 86_400_000
 
 async function eventsPlugin(app: FastifyInstance) {
   const sqlite = app.sqlite
@@ -59,28 +58,6 @@ async function eventsPlugin(app: FastifyInstance) {
     if (!hook || !hook.active) return
     await deliverToWebhook(hook, event, data)
   }, { maxAttempts: 1, concurrency: 8 })
-
-  // retention of developer logs, delivery records and failed jobs
-  // a chunk goes once its newest entry is past retention (its entries span one batch: at most a quarter second)
-  const sweepLogs = sqlite.prepare(`DELETE FROM developer_log_chunks WHERE last_at < ?`)
-  const sweepDeliveries = sqlite.prepare(`DELETE FROM webhook_deliveries WHERE created_at < ?`)
-  const sweepFailedJobs = sqlite.prepare(`DELETE FROM jobs WHERE status = 'failed' AND updated_at < ?`)
-  const sweep = () => {
-    const cutoff = new Date(Date.now() - app.config.retentionDays * DAY_MS).toISOString()
-    const removed = sweepLogs.run(cutoff).changes + sweepDeliveries.run(cutoff).changes + sweepFailedJobs.run(cutoff).changes
-    if (removed > 0) app.log.info({ removed, cutoff }, 'retention sweep')
-  }
-  app.decorate('sweepRetention', sweep)
-  app.addHook('onReady', async () => sweep())
-  const timer = setInterval(sweep, 60 * 60 * 1000)
-  timer.unref()
-  app.addHook('onClose', async () => clearInterval(timer))
-}
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    sweepRetention(): void
-  }
 }
 
 export default fp(eventsPlugin, { name: 'cairn-events', dependencies: ['cairn-db'] })

@@ -2,7 +2,6 @@ import t from 'tap'
 import { checkPublicUrl, isPublicAddress } from '../src/net/address-guard.js'
 import { hostile } from './fixtures/hostile-urls.js'
 
-
 t.test('at least 30 hostile URLs are refused', async (t) => {
   t.ok(hostile.length >= 30)
   // internal.test resolves to a loopback address (as a rebinding name would)

@@ -24,10 +24,18 @@ async function receiver(t: Test) {
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
       got.push({ path: req.url!, headers: req.headers, raw: Buffer.concat(chunks) })
-      if (req.url === '/ok') { res.writeHead(200, { 'content-type': 'text/plain' }); res.end('thanks ' + 'x'.repeat(3000)) }
-      else if (req.url === '/fail') { res.writeHead(500); res.end('receiver broke') }
-      else if (req.url === '/redirect') { res.writeHead(302, { location: 'http://127.0.0.1:1/elsewhere' }); res.end() }
-      else if (req.url === '/close') { req.socket.destroy() }
+      if (req.url === '/ok') {
+        res.writeHead(200, { 'content-type': 'text/plain' })
+        res.end('thanks ' + 'x'.repeat(3000))
+      } else if (req.url === '/fail') {
+        res.writeHead(500)
+        res.end('receiver broke')
+      } else if (req.url === '/redirect') {
+        res.writeHead(302, { location: 'http://127.0.0.1:1/elsewhere' })
+        res.end()
+      } else if (req.url === '/close') {
+        req.socket.destroy()
+      }
       // '/hang': never answers
     })
   })

@@ -28,7 +28,8 @@ export function encodeEntry(e: LogEntry): StoredEntry {
 
 export function decodeEntry(s: StoredEntry): LogEntry {
   return {
-    id: s[0], category: s[1], action: s[2], method: s[3], path: s[4], statusCode: s[5], durationMs: s[6], metadata: s[7], createdAt: s[8]
+    id: s[0], category: s[1], action: s[2], method: s[3], path: s[4],
+    statusCode: s[5], durationMs: s[6], metadata: s[7], createdAt: s[8]
   }
 }
 

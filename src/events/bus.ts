@@ -21,7 +21,6 @@ declare module 'fastify' {
   }
 }
 
-
 async function eventsPlugin(app: FastifyInstance) {
   const sqlite = app.sqlite
   const subscribed = sqlite.prepare(`SELECT w.id FROM webhooks w WHERE w.workspace_id = ? AND w.active = 1

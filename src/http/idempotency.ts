@@ -27,7 +27,6 @@ declare module 'fastify' {
   }
 }
 
-
 /** the `boundary` parameter of a multipart content type */
 const BOUNDARY = /;\s*boundary=(?:"[^"]*"|[^;\s]*)/i
 

@@ -20,16 +20,16 @@ declare module 'fastify' {
  */
 async function maintenancePlugin(app: FastifyInstance) {
   const sqlite = app.sqlite
-  const tasks: Array<{ name: string; statement: ReturnType<typeof sqlite.prepare>; cutoff: () => string }> = []
   const before = (ms: number) => () => new Date(Date.now() - ms).toISOString()
   const retention = () => before(app.config.retentionDays * DAY_MS)()
-  // a log chunk goes once its newest entry is past retention (its entries span one batch: at most a quarter second)
-  tasks.push({ name: 'developer log', statement: sqlite.prepare(`DELETE FROM developer_log_chunks WHERE last_at < ?`), cutoff: retention })
-  tasks.push({ name: 'webhook deliveries', statement: sqlite.prepare(`DELETE FROM webhook_deliveries WHERE created_at < ?`), cutoff: retention })
-  tasks.push({ name: 'failed jobs', statement: sqlite.prepare(`DELETE FROM jobs WHERE status = 'failed' AND updated_at < ?`), cutoff: retention })
-  tasks.push({
-    name: 'idempotency keys', statement: sqlite.prepare(`DELETE FROM idempotency_keys WHERE created_at < ?`), cutoff: before(IDEMPOTENCY_TTL_MS)
-  })
+  const task = (name: string, sql: string, cutoff: () => string) => ({ name, statement: sqlite.prepare(sql), cutoff })
+  const tasks = [
+    // a log chunk goes once its newest entry is past retention (its entries span one batch: at most a quarter second)
+    task('developer log', `DELETE FROM developer_log_chunks WHERE last_at < ?`, retention),
+    task('webhook deliveries', `DELETE FROM webhook_deliveries WHERE created_at < ?`, retention),
+    task('failed jobs', `DELETE FROM jobs WHERE status = 'failed' AND updated_at < ?`, retention),
+    task('idempotency keys', `DELETE FROM idempotency_keys WHERE created_at < ?`, before(IDEMPOTENCY_TTL_MS))
+  ]
 
   function run() {
     const removed: Record<string, number> = {}

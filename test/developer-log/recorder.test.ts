@@ -1,9 +1,9 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
-import { build, signup, createKey } from './helper.js'
-import { loggerOptions, type App } from '../src/app.js'
-import { createTimestamps } from '../src/developer-log/recorder.js'
-import { decodeChunk, decodeEntry, encodeEntry, type StoredEntry } from '../src/developer-log/format.js'
+import { build, signup, createKey } from '../helper.js'
+import { loggerOptions, type App } from '../../src/app.js'
+import { createTimestamps } from '../../src/developer-log/recorder.js'
+import { decodeChunk, decodeEntry, encodeEntry, type StoredEntry } from '../../src/developer-log/format.js'
 
 /** every stored developer-log entry, oldest first, with its chunk's key and user */
 function storedEntries(app: App) {

@@ -2,8 +2,8 @@ import t from 'tap'
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { build, tempDir } from './helper.js'
-import { PermanentJobError } from '../src/jobs/queue.js'
+import { build, tempDir } from '../helper.js'
+import { PermanentJobError } from '../../src/jobs/queue.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
@@ -81,7 +81,7 @@ t.test('a graceful stop puts the running job back without spending an attempt', 
 
 t.test('jobs left running by a killed process are picked up at start', async (t) => {
   const dataDir = tempDir(t)
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'fixtures', 'job-worker.ts'), dataDir], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, '..', 'fixtures', 'job-worker.ts'), dataDir], { stdio: ['ignore', 'pipe', 'inherit'] })
   await new Promise<void>((resolve, reject) => {
     child.stdout.on('data', (chunk: Buffer) => { if (chunk.toString().includes('running')) resolve() })
     child.on('exit', (code) => reject(new Error(`worker exited early with ${code}`)))

@@ -1,6 +1,171 @@
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
+import stylistic from '@stylistic/eslint-plugin'
 import globals from 'globals'
+
+/**
+ * The house style: neostandard's stylistic rules (as the Fastify demo uses them), with line length 120, fitted to
+ * the code's existing style where it differs: no space before a named function's parenthesis, several properties
+ * on one line of a multi-line object, SQL in template literals, union members on leading `|`.
+ */
+const style = {
+  '@stylistic/array-bracket-spacing': ['error', 'never'],
+  '@stylistic/arrow-spacing': ['error', { before: true, after: true }],
+  '@stylistic/block-spacing': ['error', 'always'],
+  '@stylistic/brace-style': ['error', '1tbs', { allowSingleLine: true }],
+  '@stylistic/comma-dangle': ['error', 'never'],
+  '@stylistic/comma-spacing': ['error', { before: false, after: true }],
+  '@stylistic/comma-style': ['error', 'last'],
+  '@stylistic/computed-property-spacing': ['error', 'never'],
+  '@stylistic/dot-location': ['error', 'property'],
+  '@stylistic/eol-last': 'error',
+  '@stylistic/function-call-spacing': ['error', 'never'],
+  '@stylistic/generator-star-spacing': ['error', { before: false, after: true }],
+  '@stylistic/indent': ['error', 2, {
+    SwitchCase: 1, flatTernaryExpressions: false, ignoreComments: false, offsetTernaryExpressions: true
+  }],
+  '@stylistic/key-spacing': ['error', { beforeColon: false, afterColon: true }],
+  '@stylistic/keyword-spacing': ['error', { before: true, after: true }],
+  '@stylistic/lines-between-class-members': ['error', 'always', { exceptAfterSingleLine: true }],
+  '@stylistic/max-len': ['error', { code: 120, ignoreUrls: true, ignoreRegExpLiterals: true }],
+  '@stylistic/new-parens': 'error',
+  '@stylistic/no-extra-parens': ['error', 'functions'],
+  '@stylistic/no-floating-decimal': 'error',
+  '@stylistic/no-mixed-operators': ['error', {
+    groups: [['==', '!=', '===', '!==', '>', '>=', '<', '<='], ['&&', '||'], ['in', 'instanceof']],
+    allowSamePrecedence: true
+  }],
+  '@stylistic/no-mixed-spaces-and-tabs': 'error',
+  '@stylistic/no-multi-spaces': 'error',
+  '@stylistic/no-multiple-empty-lines': ['error', { max: 1, maxBOF: 0, maxEOF: 0 }],
+  '@stylistic/no-tabs': 'error',
+  '@stylistic/no-trailing-spaces': 'error',
+  '@stylistic/no-whitespace-before-property': 'error',
+  '@stylistic/object-curly-newline': ['error', { consistent: true }],
+  '@stylistic/object-curly-spacing': ['error', 'always'],
+  '@stylistic/operator-linebreak': ['error', 'after', {
+    overrides: { '?': 'before', ':': 'before', '|>': 'before', '|': 'before', '&': 'before' }
+  }],
+  '@stylistic/padded-blocks': ['error', { blocks: 'never', switches: 'never', classes: 'never' }],
+  '@stylistic/quote-props': ['error', 'as-needed'],
+  '@stylistic/quotes': ['error', 'single', { avoidEscape: true, allowTemplateLiterals: 'always' }],
+  '@stylistic/rest-spread-spacing': ['error', 'never'],
+  '@stylistic/semi': ['error', 'never'],
+  '@stylistic/semi-spacing': ['error', { before: false, after: true }],
+  '@stylistic/space-before-blocks': ['error', 'always'],
+  '@stylistic/space-before-function-paren': ['error', { anonymous: 'ignore', named: 'never', asyncArrow: 'always' }],
+  '@stylistic/space-infix-ops': 'error',
+  '@stylistic/space-unary-ops': ['error', { words: true, nonwords: false }],
+  '@stylistic/spaced-comment': ['error', 'always', {
+    line: { markers: ['*package', '!', '/', ',', '='] },
+    block: { balanced: true, markers: ['*package', '!', ',', ':', '::', 'flow-include'], exceptions: ['*'] }
+  }],
+  '@stylistic/template-curly-spacing': ['error', 'never'],
+  '@stylistic/template-tag-spacing': ['error', 'never'],
+  '@stylistic/wrap-iife': ['error', 'any', { functionPrototypeMethods: true }],
+  '@stylistic/yield-star-spacing': ['error', 'both'],
+  '@stylistic/type-annotation-spacing': 'error'
+}
+
+/**
+ * Files with lines over 120 characters from before the rule. They are reflowed once the parallel branches of this
+ * round have merged (reflowing them now would conflict with every branch); remove each from this list as it is.
+ * Every other file, and every new one, keeps to 120.
+ */
+const LONG_LINES_BEFORE_THE_RULE = [
+  'bench/artifacts.ts',
+  'bench/ingest.ts',
+  'bench/lib.ts',
+  'bench/load.ts',
+  'bench/search.ts',
+  'bench/seed.ts',
+  'bench/server.ts',
+  'plugins/accounts/index.ts',
+  'plugins/accounts/store.ts',
+  'plugins/activity/index.ts',
+  'plugins/agents/index.ts',
+  'plugins/api-keys/index.ts',
+  'plugins/artifacts/index.ts',
+  'plugins/channels/index.ts',
+  'plugins/chat/index.ts',
+  'plugins/developer/index.ts',
+  'plugins/developer/store.ts',
+  'plugins/developer/webhooks.ts',
+  'plugins/health/index.ts',
+  'plugins/knowledge/disposition.ts',
+  'plugins/knowledge/files.ts',
+  'plugins/knowledge/index.ts',
+  'plugins/knowledge/indexer.ts',
+  'plugins/knowledge/receive.ts',
+  'plugins/knowledge/search.ts',
+  'plugins/knowledge/store.ts',
+  'plugins/search/index.ts',
+  'plugins/voice-notes/index.ts',
+  'plugins/voice-notes/store.ts',
+  'plugins/workflows/definition.ts',
+  'plugins/workflows/index.ts',
+  'schema/api/artifacts.ts',
+  'schema/api/developer.ts',
+  'schema/api/knowledge.ts',
+  'schema/api/voice-notes.ts',
+  'src/ai/assistant.ts',
+  'src/ai/llm.ts',
+  'src/ai/stt.ts',
+  'src/app.ts',
+  'src/artifacts/store.ts',
+  'src/auth/plugin.ts',
+  'src/channels/store.ts',
+  'src/db/checkpointer.ts',
+  'src/db/table-cache.ts',
+  'src/developer-log/reader.ts',
+  'src/developer-log/recorder.ts',
+  'src/events/bus.ts',
+  'src/events/delivery.ts',
+  'src/http/idempotency.ts',
+  'src/http/json-guard.ts',
+  'src/http/metrics.ts',
+  'src/http/rate-limit.ts',
+  'src/ingest/extract.ts',
+  'src/ingest/run.ts',
+  'src/ingest/zip.ts',
+  'src/jobs/queue.ts',
+  'src/net/address-guard.ts',
+  'src/net/download.ts',
+  'src/version.ts',
+  'test/accounts.test.ts',
+  'test/net/address-guard.test.ts',
+  'test/artifacts.test.ts',
+  'test/auth.test.ts',
+  'test/authz-matrix.test.ts',
+  'test/auth/capabilities.test.ts',
+  'test/chat.test.ts',
+  'test/db/checkpointer.test.ts',
+  'test/ingest/chunker.test.ts',
+  'test/crash.test.ts',
+  'test/developer.test.ts',
+  'test/docs.test.ts',
+  'test/errors.test.ts',
+  'test/fake-llm.ts',
+  'test/fake-stt.ts',
+  'test/fixtures/crash-server.ts',
+  'test/fixtures/hostile-urls.ts',
+  'test/fixtures/voice-worker.ts',
+  'test/helper.ts',
+  'test/hostile.test.ts',
+  'test/http/idempotency.test.ts',
+  'test/ingest.test.ts',
+  'test/jobs/queue.test.ts',
+  'test/knowledge.test.ts',
+  'test/operations.test.ts',
+  'test/http/rate-limit.test.ts',
+  'test/developer-log/recorder.test.ts',
+  'test/search.test.ts',
+  'test/server.test.ts',
+  'test/db/table-cache.test.ts',
+  'test/voice-notes.test.ts',
+  'test/workflows.test.ts',
+  'test/zip-helper.ts'
+]
 
 export default tseslint.config(
   { ignores: ['dist/**', 'clients/typescript/dist/**', 'clients/typescript/src/generated/**', 'node_modules/**', 'schema/migrations/**', 'data/**', '.tap/**'] },
@@ -8,11 +173,17 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   { languageOptions: { globals: globals.node } },
   {
+    plugins: { '@stylistic': stylistic },
     rules: {
+      ...style,
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-explicit-any': 'error',
       'no-console': ['error', { allow: ['error', 'warn'] }]
     }
+  },
+  {
+    files: LONG_LINES_BEFORE_THE_RULE,
+    rules: { '@stylistic/max-len': 'off' }
   },
   {
     files: ['bench/**', 'scripts/**'],

@@ -11,10 +11,13 @@ import core from './core.js'
 import auth, { type RouteAuth } from './auth/plugin.js'
 import rateLimit from './http/rate-limit.js'
 import idempotency from './http/idempotency.js'
-import requestLog from './http/request-log.js'
+import requestLog from './developer-log/recorder.js'
 import events from './events/bus.js'
 import metrics from './http/metrics.js'
+import maintenance from './jobs/maintenance.js'
 import services from './services.js'
+import channelsDomain from './channels/plugin.js'
+import artifactsDomain from './artifacts/plugin.js'
 import { errorHandler, notFoundHandler } from './http/errors.js'
 import { installJsonGuard } from './http/json-guard.js'
 import { ErrorSchema } from '../schema/api/common.js'
@@ -134,7 +137,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   await app.register(requestLog)
   await app.register(events)
   await app.register(metrics)
+  await app.register(maintenance)
   await app.register(services)
+  await app.register(channelsDomain)
+  await app.register(artifactsDomain)
   // before the resource plugins: the tool server reads their route schemas as they are registered
   await app.register(mcp)
 

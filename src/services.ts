@@ -1,12 +1,10 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { createAssistant } from './ai/assistant.js'
-import { createChannelStore } from '../plugins/channels/store.js'
 import { createKnowledgeStore, type KnowledgeStore } from '../plugins/knowledge/store.js'
 import { createSearch } from '../plugins/knowledge/search.js'
 
 export type Assistant = ReturnType<typeof createAssistant>
-export type ChannelStore = ReturnType<typeof createChannelStore>
 export type KnowledgeSearch = ReturnType<typeof createSearch>
 
 declare module 'fastify' {
@@ -17,8 +15,6 @@ declare module 'fastify' {
     knowledgeSearch: KnowledgeSearch
     /** the assistant (models, tools, conversations): chat, agents, workflows and search share it */
     assistant: Assistant
-    /** channels and their messages: the channels, chat and workflow routes share it */
-    channelStore: ChannelStore
   }
 }
 
@@ -28,7 +24,6 @@ async function servicesPlugin(app: FastifyInstance) {
   app.decorate('knowledgeStore', knowledgeStore)
   app.decorate('knowledgeSearch', createSearch(app.sqlite, knowledgeStore))
   app.decorate('assistant', createAssistant(app))
-  app.decorate('channelStore', createChannelStore(app.sqlite, app.events))
 }
 
-export default fp(servicesPlugin, { name: 'cairn-services', dependencies: ['cairn-db', 'cairn-events'] })
+export default fp(servicesPlugin, { name: 'cairn-services', dependencies: ['cairn-db'] })

@@ -99,5 +99,3 @@ export function createAccountStore(db: Db, sqlite: Database.Database) {
     }
   }
 }
-
-export type AccountStore = ReturnType<typeof createAccountStore>

@@ -9,7 +9,7 @@ import {
 } from '../../schema/api/artifacts.js'
 import { requireWorkspaceContext } from '../../src/auth/plugin.js'
 import { badRequest, forbidden, notFound } from '../../src/http/errors.js'
-import { createArtifactStore, InvalidReference, type Scope } from './store.js'
+import { InvalidReference, type Scope } from '../../src/artifacts/store.js'
 
 const IdParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
 const upperMap = (values: readonly string[]) => Object.fromEntries(values.map((v) => [v.toUpperCase(), v]))
@@ -18,7 +18,7 @@ const tags = ['artifacts']
 
 /** Reviewable records of AI work: status, comments and version chains, per workspace. */
 const artifactsPlugin: FastifyPluginAsyncTypebox = async (app) => {
-  const store = createArtifactStore(app.db, app.sqlite)
+  const store = app.artifactStore
 
   /** The workspace the request acts in: x-workspace-id or ?workspace_id (400 without, 403 for non-members). */
   function scopeOf(request: FastifyRequest): Scope {

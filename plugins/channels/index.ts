@@ -1,19 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
-import { errors, Nullable, StringEnum, Uuid } from '../../schema/api/common.js'
+import { errors, IdParams } from '../../schema/api/common.js'
+import {
+  ChannelResponse, CreateChannelBody, ListChannelsResponse, ListMessagesQuery, ListMessagesResponse, MessageResponse, PostMessageBody,
+  WorkspaceIdQuery as WsQuery
+} from '../../schema/api/channels.js'
 import { requirePrincipal, requireWorkspaceContext } from '../../src/auth/plugin.js'
 import { badRequest, notFound } from '../../src/http/errors.js'
-import { CHANNEL_TYPES } from './store.js'
-
-const ChannelSchema = Type.Object({
-  id: Uuid, workspace_id: Uuid, name: Type.String(), type: Type.String(), created_by: Type.String(), created_at: Type.String(),
-  member_ids: Type.Optional(Type.Array(Type.String()))
-})
-const MessageSchema = Type.Object({
-  id: Uuid, workspace_id: Uuid, channel_id: Uuid, parent_message_id: Nullable(Type.String()), sender_id: Type.String(),
-  ai_twin_id: Nullable(Type.String()), content: Type.String(), content_type: Type.String(), attachment_count: Type.Integer(), created_at: Type.String()
-})
-const WsQuery = Type.Object({ workspaceId: Type.Optional(Type.String()) })
 
 /** Channels of a workspace (CONTRACT.md §9) and `POST /api/v2/messages`. */
 const channelsPlugin: FastifyPluginAsyncTypebox = async (app) => {
@@ -23,8 +15,8 @@ const channelsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/channels', {
     schema: {
       tags, summary: 'Create a channel in the workspace context', querystring: WsQuery,
-      body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }), type: StringEnum(CHANNEL_TYPES), memberIds: Type.Optional(Type.Array(Uuid, { maxItems: 500 })) }),
-      response: { 201: Type.Object({ success: Type.Literal(true), data: ChannelSchema }), ...errors(403) }
+      body: CreateChannelBody,
+      response: { 201: ChannelResponse, ...errors(403) }
     }
   }, async (request, reply) => {
     const p = requirePrincipal(request)
@@ -38,7 +30,7 @@ const channelsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/channels', {
-    schema: { tags, summary: 'Channels of the workspace the caller can read', querystring: WsQuery, response: { 200: Type.Object({ success: Type.Literal(true), data: Type.Array(ChannelSchema) }), ...errors(403) } }
+    schema: { tags, summary: 'Channels of the workspace the caller can read', querystring: WsQuery, response: { 200: ListChannelsResponse, ...errors(403) } }
   }, async (request) => {
     const p = requirePrincipal(request)
     const ws = requireWorkspaceContext(request, request.query.workspaceId)
@@ -47,9 +39,9 @@ const channelsPlugin: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/channels/:id/messages', {
     schema: {
-      tags, summary: 'Messages of a channel, newest first', params: Type.Object({ id: Uuid }),
-      querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }), before: Type.Optional(Type.String({ format: 'date-time' })) }),
-      response: { 200: Type.Object({ success: Type.Literal(true), data: Type.Array(MessageSchema) }), ...errors(403, 404) }
+      tags, summary: 'Messages of a channel, newest first', params: IdParams,
+      querystring: ListMessagesQuery,
+      response: { 200: ListMessagesResponse, ...errors(403, 404) }
     }
   }, async (request) => {
     const channel = store.find(requirePrincipal(request), request.params.id)
@@ -60,11 +52,8 @@ const channelsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/messages', {
     schema: {
       tags, summary: 'Post a message to a channel',
-      body: Type.Object({
-        channel_id: Uuid, content: Type.String({ minLength: 1, maxLength: 40_000 }),
-        parent_message_id: Type.Optional(Uuid), content_type: Type.Optional(Type.String({ minLength: 1, maxLength: 50 }))
-      }),
-      response: { 201: Type.Object({ success: Type.Literal(true), data: MessageSchema }), ...errors(403, 404) }
+      body: PostMessageBody,
+      response: { 201: MessageResponse, ...errors(403, 404) }
     }
   }, async (request, reply) => {
     const p = requirePrincipal(request)

@@ -1,15 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { FastifySSEPlugin } from 'fastify-sse-v2'
-import { Type } from '@sinclair/typebox'
-import { errors, Uuid } from '../../schema/api/common.js'
+import { errors } from '../../schema/api/common.js'
+import { ChatBody, ChatResponse, ChatStreamBody } from '../../schema/api/chat.js'
 import { requirePrincipal } from '../../src/auth/plugin.js'
 import { notFound } from '../../src/http/errors.js'
 import { modelFailure } from '../../src/ai/assistant.js'
 import { ModelError } from '../../src/ai/llm.js'
-import { assistantTwinId } from '../channels/store.js'
+import { assistantTwinId } from '../../src/channels/store.js'
 
 const HEARTBEAT_MS = 15_000
-const Message = Type.String({ minLength: 1, maxLength: 20_000 })
 
 /** Chat with the assistant (SPEC.md, CONTRACT.md §9): a JSON answer, or a Server-Sent Events stream. */
 const chat: FastifyPluginAsyncTypebox = async (app) => {
@@ -21,8 +20,8 @@ const chat: FastifyPluginAsyncTypebox = async (app) => {
   app.post('', {
     schema: {
       tags, summary: 'Ask the assistant; with channelId the reply is also posted there',
-      body: Type.Object({ message: Message, channelId: Type.Optional(Uuid), platform: Type.Optional(Type.String({ maxLength: 50 })), conversationId: Type.Optional(Uuid) }),
-      response: { 200: Type.Object({ reply: Type.String(), conversationId: Uuid, model: Type.String() }), ...errors(403, 404, 502) }
+      body: ChatBody,
+      response: { 200: ChatResponse, ...errors(403, 404, 502) }
     }
   }, async (request, reply) => {
     const p = requirePrincipal(request)
@@ -47,7 +46,7 @@ const chat: FastifyPluginAsyncTypebox = async (app) => {
     config: { idempotency: false },
     schema: {
       tags, summary: 'Ask the assistant and receive the answer as Server-Sent Events (text_delta, then done or error)',
-      body: Type.Object({ message: Message, conversationId: Type.Optional(Uuid) }),
+      body: ChatStreamBody,
       response: { ...errors(403, 404) }
     }
   }, async (request, reply) => {

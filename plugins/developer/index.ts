@@ -11,13 +11,14 @@ import { badRequest, forbidden, notFound } from '../../src/http/errors.js'
 import { checkPublicUrl, UrlNotAllowedError } from '../../src/net/address-guard.js'
 import { unknownEvents, EVENT_NAMES } from '../../src/events/names.js'
 import { createUsageStore } from './store.js'
-import { createWebhookStore, createLogStore, decodeCursor, type LogPosition } from './webhooks.js'
+import { createWebhookStore } from './webhooks.js'
+import { createLogStore, decodeCursor, type LogPosition } from '../../src/developer-log/reader.js'
 
 const HookParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
 
 /** The developer API (SPEC.md "Developer API", CONTRACT.md §8): key usage, webhooks, deliveries, logs. */
 const developer: FastifyPluginAsyncTypebox = async (app) => {
-  const usage = createUsageStore(app.sqlite)
+  const usage = createUsageStore(app.db, app.sqlite)
   const hooks = createWebhookStore(app.sqlite)
   const logs = createLogStore(app.sqlite)
 

@@ -1,15 +1,18 @@
 import type Database from 'better-sqlite3'
+import { and, eq, gte, sql } from 'drizzle-orm'
+import type { Db } from '../../src/db/index.js'
 import { createTableCache } from '../../src/db/table-cache.js'
+import { apiKeys } from '../../schema/tables/api-keys.js'
+import { keyUsageDaily } from '../../schema/tables/developer.js'
 
 const DAY_MS = 86_400_000
 
-export function createUsageStore(sqlite: Database.Database) {
+export function createUsageStore(db: Db, sqlite: Database.Database) {
   // one statement: the key must be the user's (no row otherwise), with its per-day counts if any
-  const perDay = sqlite.prepare(
-    `SELECT k.id, u.day, u.count FROM api_keys k
-     LEFT JOIN key_usage_daily u ON u.key_id = k.id AND u.day >= ?
-     WHERE k.id = ? AND k.user_id = ?`
-  )
+  const perDay = db.select({ day: keyUsageDaily.day, count: keyUsageDaily.count }).from(apiKeys)
+    .leftJoin(keyUsageDaily, and(eq(keyUsageDaily.keyId, apiKeys.id), gte(keyUsageDaily.day, sql.placeholder('firstDay'))))
+    .where(and(eq(apiKeys.id, sql.placeholder('keyId')), eq(apiKeys.userId, sql.placeholder('userId'))))
+    .prepare()
 
   // dashboards poll usage: the counts are kept in memory until the next batch of the request log lands
   const cache = createTableCache(sqlite, { name: 'usage', tables: { key_usage_daily: undefined, api_keys: ['id', 'user_id'] } })
@@ -33,7 +36,7 @@ export function createUsageStore(sqlite: Database.Database) {
       const labels = dayLabels(Math.floor(now / DAY_MS) * DAY_MS, days)
       const firstDay = labels[0]
       const counts = cache.get(`${userId}\0${keyId}\0${firstDay}`, () => {
-        const rows = perDay.all(firstDay, keyId, userId) as Array<{ day: string | null; count: number | null }>
+        const rows = perDay.all({ firstDay, keyId, userId })
         return rows.length === 0 ? undefined : new Map(rows.filter((r) => r.day !== null).map((r) => [r.day!, r.count!]))
       })
       if (!counts) return undefined

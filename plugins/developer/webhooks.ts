@@ -1,7 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import type Database from 'better-sqlite3'
 import { nowIso } from '../../src/db/index.js'
-import type { StoredEntry } from '../../src/http/request-log.js'
 
 interface HookRow {
   id: string; customer_id: string; workspace_id: string; url: string; events: string; signing_secret: string
@@ -80,79 +79,6 @@ export function createWebhookStore(sqlite: Database.Database) {
         latency_ms: d.latency_ms, request_body: JSON.parse(d.request_body), response_body: d.response_body,
         ...(d.error ? { error: d.error } : {}), created_at: d.created_at
       }))
-    }
-  }
-}
-
-/** An entry's place in the log: its chunk, and its index in the chunk's entries */
-export interface LogPosition { seq: number; index: number }
-
-interface ChunkRow { seq: number; api_key_id: string | null; count: number; entries: string }
-
-const toLogEntry = (e: StoredEntry, apiKeyId: string | null) => ({
-  id: e[0], category: e[1], action: e[2], api_key_id: apiKeyId, status_code: e[5], duration_ms: e[6],
-  ...(e[7] ? { metadata: e[7] as Record<string, unknown> } : {}), created_at: e[8]
-})
-
-const encodeCursor = (p: LogPosition) => Buffer.from(`c${p.seq}.${p.index}`).toString('base64url')
-export function decodeCursor(cursor: string): LogPosition | undefined {
-  const m = /^c(\d{1,15})\.(\d{1,6})$/.exec(Buffer.from(cursor, 'base64url').toString())
-  return m ? { seq: Number(m[1]), index: Number(m[2]) } : undefined
-}
-
-/**
- * Entries, and bytes of chunks decoded, that one page may examine: a filter that matches little returns a
- * shorter page with a cursor rather than decoding the whole log in one request.
- */
-export const LOG_SCAN_BUDGET = 20_000
-export const LOG_SCAN_BYTES = 8 << 20
-
-/**
- * The caller's developer log, newest first, in keyset pages: new entries never shift a later page.
- * Chunks are narrowed by user, key, categories and time in SQL, then their entries are filtered exactly.
- */
-export function createLogStore(sqlite: Database.Database) {
-  const statements = new Map<string, Database.Statement>()
-  return {
-    page(userId: string, q: { categories?: string[]; apiKeyId?: string; start?: string; end?: string; before?: LogPosition; limit: number }) {
-      const where = ['user_id = @userId']
-      if (q.categories?.length) where.push(`EXISTS (SELECT 1 FROM json_each(@categories) WHERE instr(categories, ',' || value || ',') > 0)`)
-      if (q.apiKeyId) where.push('api_key_id = @apiKeyId')
-      if (q.start) where.push('last_at >= @start')
-      if (q.end) where.push('first_at <= @end')
-      if (q.before) where.push('seq <= @beforeSeq')
-      const sql = `SELECT seq, api_key_id, count, entries FROM developer_log_chunks WHERE ${where.join(' AND ')} ORDER BY seq DESC`
-      let statement = statements.get(sql)
-      if (!statement) statements.set(sql, (statement = sqlite.prepare(sql)))
-
-      const wanted = q.categories?.length ? new Set(q.categories) : undefined
-      const data: Array<ReturnType<typeof toLogEntry>> = []
-      let cursor: LogPosition | undefined
-      let examined = 0
-      let decoded = 0
-      let more = false
-      const rows = statement.iterate({
-        userId, categories: JSON.stringify(q.categories ?? []), apiKeyId: q.apiKeyId, start: q.start, end: q.end, beforeSeq: q.before?.seq
-      }) as IterableIterator<ChunkRow>
-      scan: for (const row of rows) {
-        // out of bytes: the next page starts with this chunk, whole
-        if (decoded >= LOG_SCAN_BYTES) { more = true; cursor = { seq: row.seq, index: row.count }; break }
-        decoded += row.entries.length
-        const entries = JSON.parse(row.entries) as StoredEntry[]
-        let i = entries.length - 1
-        if (q.before && row.seq === q.before.seq) i = Math.min(i, q.before.index - 1)
-        for (; i >= 0; i--) {
-          if (examined === LOG_SCAN_BUDGET) { more = true; break scan }
-          examined++
-          const e = entries[i]
-          const match = !((wanted && !wanted.has(e[1])) || (q.start && e[8] < q.start) || (q.end && e[8] > q.end))
-          // a match beyond a full page: there is more, and the cursor stays on the last entry examined before it
-          if (match && data.length === q.limit) { more = true; break scan }
-          cursor = { seq: row.seq, index: i }
-          if (match) data.push(toLogEntry(e, row.api_key_id))
-        }
-      }
-      return { data, nextCursor: more && cursor ? encodeCursor(cursor) : null }
     }
   }
 }

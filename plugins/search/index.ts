@@ -4,6 +4,7 @@ import { errors } from '../../schema/api/common.js'
 import { requirePrincipal } from '../../src/auth/plugin.js'
 import { badRequest } from '../../src/http/errors.js'
 import { ftsPhrase } from '../knowledge/search.js'
+import { readableChannelSql } from '../../src/channels/store.js'
 
 const ResultSchema = Type.Object({ kind: Type.String(), id: Type.String(), title: Type.String(), snippet: Type.String(), score: Type.Number() })
 
@@ -27,9 +28,7 @@ const searchPlugin: FastifyPluginAsyncTypebox = async (app) => {
   const messages = sqlite.prepare(`SELECT m.id, c.name AS title, ${snippet('channel_messages_fts', 0)} AS snippet, -bm25(channel_messages_fts) AS score
     FROM channel_messages_fts CROSS JOIN channel_messages m ON m.rowid = channel_messages_fts.rowid
     JOIN channels c ON c.id = m.channel_id
-    JOIN workspace_members wm ON wm.workspace_id = c.workspace_id AND wm.user_id = @userId
-    WHERE channel_messages_fts MATCH @match AND c.customer_id = @customerId
-      AND (c.type IN ('public', 'announcement', 'text') OR EXISTS (SELECT 1 FROM channel_members cm WHERE cm.channel_id = c.id AND cm.user_id = @userId))
+    WHERE channel_messages_fts MATCH @match AND c.customer_id = @customerId AND ${readableChannelSql('c')}
     ORDER BY bm25(channel_messages_fts) LIMIT @limit`)
 
   app.post('', {

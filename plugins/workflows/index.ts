@@ -8,7 +8,6 @@ import { requirePrincipal, requireWorkspaceContext, type Principal } from '../..
 import { badRequest, notFound } from '../../src/http/errors.js'
 import { nowIso } from '../../src/db/index.js'
 import type { ToolName } from '../../src/ai/assistant.js'
-import { createArtifactStore } from '../artifacts/store.js'
 import type { ArtifactType } from '../../schema/api/artifacts.js'
 import { definitionProblems, fill, resolveInputs, type InputDef, type Step } from './definition.js'
 
@@ -51,7 +50,7 @@ const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   const sqlite = app.sqlite
   const assistant = app.assistant
   const channels = app.channelStore
-  const artifacts = createArtifactStore(app.db, sqlite)
+  const artifacts = app.artifactStore
   const tags = ['workflows']
   const one = sqlite.prepare(`SELECT * FROM workflows WHERE id = ? AND workspace_id = ? AND customer_id = ?`)
   const byId = sqlite.prepare(`SELECT * FROM workflows WHERE id = ?`)
@@ -78,7 +77,7 @@ const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
       if (s.type === 'agent' && typeof s.agentId === 'string' && !agentById.get(s.agentId, p.customerId)) problems.push(`step "${String(s.id)}": agent ${s.agentId} not found`)
       if (s.type === 'post_message' && typeof s.channelId === 'string') {
         const ch = channels.find(p, s.channelId)
-        if (!ch || ch.workspace_id !== workspaceId) problems.push(`step "${String(s.id)}": channel ${s.channelId} not found in this workspace`)
+        if (!ch || ch.workspaceId !== workspaceId) problems.push(`step "${String(s.id)}": channel ${s.channelId} not found in this workspace`)
       }
     }
     if (problems.length) throw badRequest(`Invalid workflow: ${problems.join('; ')}`, 'INVALID_WORKFLOW')

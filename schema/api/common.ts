@@ -14,8 +14,6 @@ export const Nullable = <T extends TString | TNumber | TInteger | TBoolean>(sche
 export const StringEnum = <const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) =>
   Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options })
 
-
-
 export const ErrorSchema = Type.Object({
   success: Type.Literal(false),
   statusCode: Type.Integer(),

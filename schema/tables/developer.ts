@@ -17,7 +17,7 @@ export const developerLogChunks = sqliteTable('developer_log_chunks', {
   firstAt: text('first_at').notNull(),
   lastAt: text('last_at').notNull(),
   count: integer('count').notNull(),
-  /** JSON array, oldest first, of [id, category, action, method, path, status_code, duration_ms, metadata, created_at] */
+  /** JSON array of entries, oldest first, each in the format of src/developer-log/format.ts */
   entries: text('entries').notNull()
 }, (t) => [
   index('developer_log_chunks_user_idx').on(t.userId, t.seq),

@@ -27,11 +27,9 @@ export interface WebhookTarget {
 declare module 'fastify' {
   interface FastifyInstance {
     events: EventBus
-    sweepRetention(): void
   }
 }
 
-const DAY_MS = 86_400_000
 /** outbox events expanded per transaction */
 const EXPAND_BATCH = 200
 /** messages read per query, and kept waiting for a free slot at most about twice that */
@@ -248,26 +246,6 @@ async function eventsPlugin(app: FastifyInstance) {
     else if (work) kick()
   })
   app.addHook('onClose', async () => deliverer.close())
-
-  // retention of developer logs, delivery records, events and failed jobs
-  // a chunk goes once its newest entry is past retention (its entries span one batch: at most a quarter second)
-  const sweepLogs = sqlite.prepare(`DELETE FROM developer_log_chunks WHERE last_at < ?`)
-  const sweepDeliveries = sqlite.prepare(`DELETE FROM webhook_deliveries WHERE created_at < ?`)
-  // an event goes with its messages, unless one of them still waits for a retry
-  const sweepEvents = sqlite.prepare(`DELETE FROM webhook_events WHERE created_at < ? AND expanded = 1
-    AND NOT EXISTS (SELECT 1 FROM webhook_messages m WHERE m.event_seq = webhook_events.seq AND m.state IN ('pending', 'retrying'))`)
-  const sweepFailedJobs = sqlite.prepare(`DELETE FROM jobs WHERE status = 'failed' AND updated_at < ?`)
-  const sweep = () => {
-    const cutoff = new Date(Date.now() - app.config.retentionDays * DAY_MS).toISOString()
-    const removed = sweepLogs.run(cutoff).changes + sweepDeliveries.run(cutoff).changes + sweepEvents.run(cutoff).changes +
-      sweepFailedJobs.run(cutoff).changes
-    if (removed > 0) log.info({ removed, cutoff }, 'retention sweep')
-  }
-  app.decorate('sweepRetention', sweep)
-  app.addHook('onReady', async () => sweep())
-  const timer = setInterval(sweep, 60 * 60 * 1000)
-  timer.unref()
-  app.addHook('onClose', async () => clearInterval(timer))
 }
 
 export default fp(eventsPlugin, { name: 'cairn-events', dependencies: ['cairn-db'] })

@@ -3,8 +3,8 @@ import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { HttpError, badRequest } from './errors.js'
 import { callerKey } from '../auth/plugin.js'
+import { IDEMPOTENCY_TTL_MS as TTL_MS } from '../jobs/maintenance.js'
 
-const TTL_MS = 24 * 60 * 60 * 1000
 /** an in-flight record older than this belongs to a request that never finished (aborted, crashed) */
 const STALE_IN_FLIGHT_MS = 5 * 60 * 1000
 
@@ -26,7 +26,6 @@ declare module 'fastify' {
     idempotency?: boolean
   }
 }
-
 
 /** the `boundary` parameter of a multipart content type */
 const BOUNDARY = /;\s*boundary=(?:"[^"]*"|[^;\s]*)/i
@@ -64,7 +63,6 @@ async function idempotencyPlugin(app: FastifyInstance) {
   const complete = sqlite.prepare(
     `UPDATE idempotency_keys SET state = 'done', status_code = ?, content_type = ?, body = ? WHERE caller = ? AND key = ?`
   )
-  const sweep = sqlite.prepare(`DELETE FROM idempotency_keys WHERE created_at < ?`)
 
   const begin = sqlite.transaction((caller: string, key: string, print: string): StoredRow | undefined => {
     const row = find.get(caller, key) as StoredRow | undefined
@@ -132,10 +130,6 @@ async function idempotencyPlugin(app: FastifyInstance) {
     route.onSend = first(onSend, route.onSend as typeof onSend | undefined)
     route.onResponse = first(onResponse, route.onResponse as typeof onResponse | undefined)
   })
-
-  const timer = setInterval(() => sweep.run(new Date(Date.now() - TTL_MS).toISOString()), 60 * 60 * 1000)
-  timer.unref()
-  app.addHook('onClose', async () => clearInterval(timer))
 }
 
 export default fp(idempotencyPlugin, { name: 'cairn-idempotency', dependencies: ['cairn-db', 'cairn-auth'] })

@@ -16,7 +16,6 @@ export function limitFor(limits: RateLimits, group: string): number {
   }
 }
 
-
 const UNLIMITED_ROUTES = new Set(['/api/knowledge/health', '/api/health', '/metrics'])
 
 /**

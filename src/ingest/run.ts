@@ -36,7 +36,10 @@ export const DEFAULT_WORKER_LIMITS: WorkerLimits = {
 // inherit the parent's module hooks: a small bootstrap registers tsx (a dev dependency) first.
 const fromSource = fileURLToPath(import.meta.url).endsWith('.ts')
 const workerUrl = new URL(fromSource ? './extract-worker.ts' : './extract-worker.js', import.meta.url)
-const sourceBootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(workerUrl.href)}) })`
+// pdf.js loads before tsx registers: through tsx's module hooks it took seconds in every new worker (tests)
+const PRELOAD = ['pdfjs-dist/legacy/build/pdf.mjs', 'pdfjs-dist/legacy/build/pdf.worker.mjs']
+const sourceBootstrap = `Promise.all(${JSON.stringify(PRELOAD)}.map((m) => import(m)))
+  .then(() => import('tsx/esm/api')).then(({ register }) => { register(); return import(${JSON.stringify(workerUrl.href)}) })`
 
 export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
   /** idle workers, kept warm (pdf.js and mammoth stay loaded); a worker that failed is never reused */

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import type Database from 'better-sqlite3'
 import type { FastifyBaseLogger } from 'fastify'
+import type { PayloadOf } from './payloads.js'
+
+export type { JobPayloads, JobName, PayloadOf } from './payloads.js'
 
 export interface JobContext {
   jobId: string
@@ -11,7 +14,7 @@ export interface JobContext {
   signal: AbortSignal
 }
 
-export type JobHandler = (payload: unknown, ctx: JobContext) => Promise<void>
+export type JobHandler<P = unknown> = (payload: P, ctx: JobContext) => Promise<void>
 
 export interface JobTypeOptions {
   /** runs of a job before it is marked failed (default 5) */
@@ -40,8 +43,8 @@ interface JobRow {
 }
 
 export interface JobQueue {
-  register(type: string, handler: JobHandler, options?: JobTypeOptions): void
-  enqueue(type: string, payload: unknown, options?: EnqueueOptions): string
+  register<T extends string>(type: T, handler: JobHandler<PayloadOf<T>>, options?: JobTypeOptions): void
+  enqueue<T extends string>(type: T, payload: PayloadOf<T>, options?: EnqueueOptions): string
   start(): void
   /** stops claiming, aborts handlers' signals and waits for the running ones to settle */
   stop(): Promise<void>
@@ -171,7 +174,7 @@ export function createJobQueue(sqlite: Database.Database, log: FastifyBaseLogger
   return {
     register(type, handler, options = {}) {
       handlers.set(type, {
-        handler,
+        handler: handler as JobHandler,
         options: { maxAttempts: options.maxAttempts ?? 5, backoffMs: options.backoffMs ?? 1000, concurrency: options.concurrency ?? 1 }
       })
       schedule()

@@ -1,7 +1,11 @@
 import fp from 'fastify-plugin'
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import { routeAction, routeGroup } from './route-group.js'
+import { routeAction, routeGroup } from '../http/route-group.js'
+import { encodeEntry } from './format.js'
+import { and, eq, isNull, lt, or, sql } from 'drizzle-orm'
+import { apiKeys } from '../../schema/tables/api-keys.js'
+import { developerLogChunks, keyUsageDaily } from '../../schema/tables/developer.js'
 
 export interface DevLogEntry {
   userId: string
@@ -55,12 +59,6 @@ interface Queued {
   at: number
 }
 
-/** An entry as stored in a chunk's `entries` (schema/tables/developer.ts) */
-export type StoredEntry = [
-  id: string, category: string, action: string, method: string | null, path: string | null,
-  statusCode: number, durationMs: number, metadata: unknown, createdAt: string
-]
-
 /**
  * Records every request made with an API key into the developer log and key_usage_daily.
  * Entries are buffered and written in one transaction per batch, off the request's path: one
@@ -68,14 +66,16 @@ export type StoredEntry = [
  */
 async function requestLogPlugin(app: FastifyInstance) {
   const sqlite = app.sqlite
-  const insertChunk = sqlite.prepare(
-    `INSERT INTO developer_log_chunks (user_id, api_key_id, categories, first_at, last_at, count, entries) VALUES (?, ?, ?, ?, ?, ?, ?)`
-  )
-  const bumpUsage = sqlite.prepare(
-    `INSERT INTO key_usage_daily (key_id, day, count) VALUES (?, ?, ?)
-     ON CONFLICT (key_id, day) DO UPDATE SET count = count + excluded.count`
-  )
-  const touchKey = sqlite.prepare(`UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)`)
+  const p = sql.placeholder
+  const insertChunk = app.db.insert(developerLogChunks).values({
+    userId: p('userId'), apiKeyId: p('apiKeyId'), categories: p('categories'), firstAt: p('firstAt'), lastAt: p('lastAt'),
+    count: p('count'), entries: p('entries')
+  }).prepare()
+  const bumpUsage = app.db.insert(keyUsageDaily).values({ keyId: p('keyId'), day: p('day'), count: p('count') })
+    .onConflictDoUpdate({ target: [keyUsageDaily.keyId, keyUsageDaily.day], set: { count: sql`${keyUsageDaily.count} + excluded.count` } })
+    .prepare()
+  const touchKey = app.db.update(apiKeys).set({ lastUsedAt: sql`${p('at')}` })
+    .where(and(eq(apiKeys.id, p('keyId')), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, p('at'))))).prepare()
 
   let buffer: Queued[] = []
   /** per key, per UTC day: requests in `buffer`, so usage reads are exact without forcing a write */
@@ -102,15 +102,19 @@ async function requestLogPlugin(app: FastifyInstance) {
       let lastAt = ''
       const perDay = new Map<string, number>()
       const write = () => {
-        insertChunk.run(userId, apiKeyId, `,${[...categories].join(',')},`, firstAt, lastAt, parts.length, `[${parts.join(',')}]`)
+        insertChunk.run({
+          userId, apiKeyId, categories: `,${[...categories].join(',')},`, firstAt, lastAt, count: parts.length, entries: `[${parts.join(',')}]`
+        })
         parts = []
         bytes = 0
         categories = new Set()
       }
       for (const e of group) {
         const createdAt = stamp.iso(e.at)
-        const entry: StoredEntry = [e.id ?? randomUUID(), e.category, e.action, e.method, e.path, e.statusCode, e.durationMs, e.metadata ?? null, createdAt]
-        const json = JSON.stringify(entry)
+        const json = JSON.stringify(encodeEntry({
+          id: e.id ?? randomUUID(), category: e.category, action: e.action, method: e.method, path: e.path,
+          statusCode: e.statusCode, durationMs: e.durationMs, metadata: e.metadata, createdAt
+        }))
         if (parts.length > 0 && bytes + json.length > CHUNK_BYTES) write()
         if (parts.length === 0) firstAt = createdAt
         parts.push(json)
@@ -122,8 +126,8 @@ async function requestLogPlugin(app: FastifyInstance) {
       }
       write()
       if (apiKeyId) {
-        for (const [day, n] of perDay) bumpUsage.run(apiKeyId, day, n)
-        touchKey.run(lastAt, apiKeyId, lastAt)
+        for (const [day, n] of perDay) bumpUsage.run({ keyId: apiKeyId, day, count: n })
+        touchKey.run({ at: lastAt, keyId: apiKeyId })
       }
     }
   }).immediate

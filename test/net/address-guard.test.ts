@@ -1,7 +1,6 @@
 import t from 'tap'
-import { checkPublicUrl, isPublicAddress } from '../src/net/address-guard.js'
-import { hostile } from './fixtures/hostile-urls.js'
-
+import { checkPublicUrl, isPublicAddress } from '../../src/net/address-guard.js'
+import { hostile } from '../fixtures/hostile-urls.js'
 
 t.test('at least 30 hostile URLs are refused', async (t) => {
   t.ok(hostile.length >= 30)

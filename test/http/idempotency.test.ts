@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, signup, multipart } from './helper.js'
+import { build, signup, multipart } from '../helper.js'
 
 t.test('Idempotency-Key: replay, 422 on a different request, 409 while in flight', async (t) => {
   let release: () => void = () => {}

@@ -1,8 +1,9 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
-import { build, signup, createKey } from './helper.js'
-import { loggerOptions, type App } from '../src/app.js'
-import { createTimestamps, type StoredEntry } from '../src/http/request-log.js'
+import { build, signup, createKey } from '../helper.js'
+import { loggerOptions, type App } from '../../src/app.js'
+import { createTimestamps } from '../../src/developer-log/recorder.js'
+import { decodeChunk, decodeEntry, encodeEntry, type StoredEntry } from '../../src/developer-log/format.js'
 
 /** every stored developer-log entry, oldest first, with its chunk's key and user */
 function storedEntries(app: App) {
@@ -91,4 +92,15 @@ t.test('timestamps of queued entries: ISO text and UTC day of each millisecond, 
     t.equal(stamp.iso(ms), new Date(ms).toISOString(), `iso of ${ms}`)
     t.equal(stamp.day(ms), new Date(ms).toISOString().slice(0, 10), `day of ${ms}`)
   }
+})
+
+t.test('the entry format: named fields in code, the stored tuple on disk, and back', async (t) => {
+  const entry = {
+    id: 'e1', category: 'knowledge', action: 'knowledge.list', method: 'GET', path: '/api/knowledge/documents',
+    statusCode: 200, durationMs: 3, metadata: { n: 1 }, createdAt: '2026-01-01T00:00:00.000Z'
+  }
+  const stored = encodeEntry(entry)
+  t.same(stored, ['e1', 'knowledge', 'knowledge.list', 'GET', '/api/knowledge/documents', 200, 3, { n: 1 }, '2026-01-01T00:00:00.000Z'])
+  t.same(decodeChunk(JSON.stringify([stored])), [entry])
+  t.same(decodeEntry(encodeEntry({ ...entry, metadata: undefined })).metadata, null, 'no metadata is stored as null')
 })

@@ -1,6 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { chunkText, passageRanges, countPassages, chunkOptionsProblem } from '../src/ingest/chunker.js'
+import { chunkText, passageRanges, countPassages, chunkOptionsProblem } from '../../src/ingest/chunker.js'
 
 const isHigh = (c: number) => c >= 0xd800 && c <= 0xdbff
 const isLow = (c: number) => c >= 0xdc00 && c <= 0xdfff

@@ -2,8 +2,8 @@ import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { openDatabase } from '../src/db/index.js'
-import { tempDir } from './helper.js'
+import { openDatabase } from '../../src/db/index.js'
+import { tempDir } from '../helper.js'
 
 const size = (f: string) => fs.statSync(f, { throwIfNoEntry: false })?.size ?? 0
 

@@ -1,9 +1,9 @@
 import t from 'tap'
 import path from 'node:path'
 import Database from 'better-sqlite3'
-import { createTableCache } from '../src/db/table-cache.js'
-import { bearerToken } from '../src/auth/plugin.js'
-import { build, signup, addUser, createKey, tempDir } from './helper.js'
+import { createTableCache } from '../../src/db/table-cache.js'
+import { bearerToken } from '../../src/auth/plugin.js'
+import { build, signup, addUser, createKey, tempDir } from '../helper.js'
 
 function database(t: Parameters<typeof tempDir>[0]) {
   const file = path.join(tempDir(t), 'cache.db')

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { and, count, desc, eq, inArray, type SQL } from 'drizzle-orm'
 import type Database from 'better-sqlite3'
-import type { Db } from '../../src/db/index.js'
-import { nowIso } from '../../src/db/index.js'
+import type { Db } from '../db/index.js'
+import { nowIso } from '../db/index.js'
 import { artifacts, artifactComments, artifactTombstones, artifactCounts } from '../../schema/tables/artifacts.js'
 import type {
   CreateArtifactBody, UpdateArtifactBody, ListArtifactsQuery, ArtifactStatus, ReviewPolicy

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { build, signup, createKey } from './helper.js'
-import { limitFor } from '../src/http/rate-limit.js'
+import { build, signup, createKey } from '../helper.js'
+import { limitFor } from '../../src/http/rate-limit.js'
 
 t.test('429 with Retry-After and x-ratelimit headers, per caller', async (t) => {
   const app = await build(t, { config: { rateLimits: { knowledge: 30, voiceNotes: 100, artifacts: 120, default: 3 } } })

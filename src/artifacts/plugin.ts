@@ -1,0 +1,16 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import { createArtifactStore, type ArtifactStore } from './store.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** artifacts, their comments and version chains: the artifact and workflow routes share one store */
+    artifactStore: ArtifactStore
+  }
+}
+
+async function artifactsPlugin(app: FastifyInstance) {
+  app.decorate('artifactStore', createArtifactStore(app.db, app.sqlite))
+}
+
+export default fp(artifactsPlugin, { name: 'cairn-artifacts', dependencies: ['cairn-db'] })

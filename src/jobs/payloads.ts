@@ -1,0 +1,17 @@
+/**
+ * Every background job by name, with the payload it carries: `enqueue` and `register` are typed from this
+ * map, so a handler receives its payload typed and an enqueue with a wrong payload does not compile.
+ * A job's group adds its entry here (or augments the interface with `declare module`).
+ */
+export interface JobPayloads {
+  'knowledge.index': { documentId: string }
+  'knowledge.purge': { documentId: string }
+  'voice.transcribe': { noteId: string }
+  'workflow.run': { runId: string }
+  'webhook.deliver': { webhookId: string; event: string; data: object }
+}
+
+export type JobName = keyof JobPayloads
+
+/** The payload of a job type: from the map, or unknown for a type outside it (tests' own job types) */
+export type PayloadOf<T extends string> = T extends JobName ? JobPayloads[T] : unknown

@@ -11,6 +11,7 @@ import core from './core.js'
 import auth, { type RouteAuth } from './auth/plugin.js'
 import rateLimit from './http/rate-limit.js'
 import idempotency from './http/idempotency.js'
+import securityHeaders, { DOCS_CSP } from './http/security-headers.js'
 import requestLog from './http/request-log.js'
 import events from './events/bus.js'
 import metrics from './http/metrics.js'
@@ -93,6 +94,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   }).withTypeProvider<TypeBoxTypeProvider>()
   checkpointError = (err) => app.log.error({ err }, 'write-ahead log checkpoint')
 
+  await app.register(securityHeaders)
   app.setErrorHandler(errorHandler)
   installJsonGuard(app)
   app.setNotFoundHandler(notFoundHandler)
@@ -124,12 +126,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) || `def-${i}` }
   })
-  await app.register(swaggerUi, { routePrefix: '/api/docs' })
+  await app.register(swaggerUi, { routePrefix: '/api/docs', staticCSP: DOCS_CSP })
 
   await app.register(core, { config, database })
   await app.register(auth, { jwtSecret, jwtTtlSeconds: config.jwtTtlSeconds, serviceKey: config.serviceKey })
   await app.register(rateLimit, { limits: config.rateLimits })
-  await app.register(idempotency)
+  await app.register(idempotency, { secret: jwtSecret })
   await app.register(requestLog)
   await app.register(events)
   await app.register(metrics)

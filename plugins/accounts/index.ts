@@ -28,7 +28,7 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   app.post('/auth/signup', {
-    config: { auth: 'public' },
+    config: { auth: 'public', secretResponse: true },
     schema: {
       tags: ['accounts'],
       summary: 'Create an organization, its owner and a first workspace',
@@ -63,7 +63,7 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/auth/login', {
-    config: { auth: 'public' },
+    config: { auth: 'public', secretResponse: true },
     schema: {
       tags: ['accounts'],
       summary: 'Exchange email and password for a JWT',

@@ -209,7 +209,7 @@ t.test('security headers: nosniff everywhere, no-store on secrets, a content sec
     t.ok(src && !/^[a-z]+:|^\/\//i.test(src), `same-origin script ${src}`)
     t.equal(inline.trim(), '', 'no inline code')
     const asset = await app.inject({ url: new URL(src!, 'http://x/api/docs/').pathname })
-    t.equal(asset.statusCode, 200, src)
+    t.equal(asset.statusCode, 200, String(src))
     t.match(String(asset.headers['content-security-policy']), /script-src 'self'/)
   }
   const init = await app.inject({ url: '/api/docs/static/swagger-initializer.js' })

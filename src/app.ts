@@ -18,6 +18,7 @@ import metrics from './http/metrics.js'
 import services from './services.js'
 import { errorHandler, notFoundHandler } from './http/errors.js'
 import { installJsonGuard } from './http/json-guard.js'
+import { installFiniteQueryCheck } from './http/finite-query.js'
 import { ErrorSchema } from '../schema/api/common.js'
 import { routeGroup } from './http/route-group.js'
 import { VERSION } from './version.js'
@@ -97,6 +98,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   await app.register(securityHeaders)
   app.setErrorHandler(errorHandler)
   installJsonGuard(app)
+  installFiniteQueryCheck(app)
   app.setNotFoundHandler(notFoundHandler)
   app.addSchema(ErrorSchema)
 

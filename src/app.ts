@@ -7,6 +7,7 @@ import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 import type { Config } from './config.js'
 import { openDatabase } from './db/index.js'
+import { restrictNewFiles, secureDataDir } from './db/data-dir.js'
 import core from './core.js'
 import auth, { type RouteAuth } from './auth/plugin.js'
 import rateLimit from './http/rate-limit.js'
@@ -70,7 +71,7 @@ export function jwtSecretFor(config: Config): string {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
   }
-  fs.mkdirSync(config.dataDir, { recursive: true })
+  fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 })
   const secret = randomBytes(32).toString('base64url')
   try {
     fs.writeFileSync(file, secret + '\n', { mode: 0o600, flag: 'wx' })
@@ -83,6 +84,8 @@ export function jwtSecretFor(config: Config): string {
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}) {
+  restrictNewFiles()
+  const tightened = secureDataDir(config.dataDir)
   const jwtSecret = jwtSecretFor(config)
   // the checkpoint thread starts with the connection; its errors reach the app's log once there is one
   let checkpointError = (err: Error) => { console.error(err) }
@@ -94,6 +97,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
     forceCloseConnections: 'idle'
   }).withTypeProvider<TypeBoxTypeProvider>()
   checkpointError = (err) => app.log.error({ err }, 'write-ahead log checkpoint')
+  if (tightened.length) app.log.warn({ changed: tightened }, `data directory: ${tightened.length} permission(s) tightened to 0700/0600`)
 
   await app.register(securityHeaders)
   app.setErrorHandler(errorHandler)

@@ -13,6 +13,7 @@ import auth, { type RouteAuth } from './auth/plugin.js'
 import rateLimit from './http/rate-limit.js'
 import idempotency from './http/idempotency.js'
 import securityHeaders, { DOCS_CSP } from './http/security-headers.js'
+import shutdown from './http/shutdown.js'
 import requestLog from './http/request-log.js'
 import events from './events/bus.js'
 import metrics from './http/metrics.js'
@@ -100,6 +101,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   if (tightened.length) app.log.warn({ changed: tightened }, `data directory: ${tightened.length} permission(s) tightened to 0700/0600`)
 
   await app.register(securityHeaders)
+  await app.register(shutdown)
   app.setErrorHandler(errorHandler)
   installJsonGuard(app)
   installFiniteQueryCheck(app)

@@ -33,7 +33,8 @@ const EnvSchema = Type.Object({
   ),
   CAIRN_RETENTION_DAYS: Type.Integer({ default: 30, minimum: 1 }),
   CAIRN_METRICS: Type.Boolean({ default: false }),
-  CAIRN_METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 }))
+  CAIRN_METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  CAIRN_SHUTDOWN_TIMEOUT: Type.Number({ default: 10, exclusiveMinimum: 0, maximum: 3600 })
 })
 
 type Env = Static<typeof EnvSchema>
@@ -64,6 +65,8 @@ export interface Config {
   retentionDays: number
   /** Prometheus metrics at /metrics; with a token, scrapers must send it as a bearer token */
   metrics: { enabled: boolean; token?: string }
+  /** CAIRN_SHUTDOWN_TIMEOUT: the whole graceful shutdown on SIGTERM/SIGINT finishes within this */
+  shutdownTimeoutMs: number
 }
 
 /** Reads the environment once; the only place in the service that looks at process.env. */
@@ -95,6 +98,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     serviceKey: e.CAIRN_SERVICE_KEY,
     logLevel: e.CAIRN_LOG_LEVEL,
     retentionDays: e.CAIRN_RETENTION_DAYS,
-    metrics: { enabled: e.CAIRN_METRICS, token: e.CAIRN_METRICS_TOKEN }
+    metrics: { enabled: e.CAIRN_METRICS, token: e.CAIRN_METRICS_TOKEN },
+    shutdownTimeoutMs: Math.round(e.CAIRN_SHUTDOWN_TIMEOUT * 1000)
   }
 }

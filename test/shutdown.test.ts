@@ -1,4 +1,5 @@
 import t from 'tap'
+import type { Test } from 'tap'
 import http from 'node:http'
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import fs from 'node:fs'
@@ -10,7 +11,7 @@ import { tempDir } from './helper.js'
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
 
 /** An OpenAI-compatible model server that holds every answer until released (or forever). */
-async function heldModel(t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+async function heldModel(t: Test) {
   let release: () => void = () => {}
   const released = new Promise<void>((r) => { release = r })
   let seen: () => void = () => {}
@@ -31,7 +32,7 @@ async function heldModel(t: Parameters<Parameters<typeof t.test>[1]>[0]) {
   return { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, release, asked }
 }
 
-async function startServer(t: Parameters<Parameters<typeof t.test>[1]>[0], extra: Record<string, string>) {
+async function startServer(t: Test, extra: Record<string, string>) {
   const dataDir = tempDir(t)
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, CAIRN_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', CAIRN_LOG_LEVEL: 'info', ...extra }
   const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src', 'server.ts')], { env, stdio: 'pipe' })

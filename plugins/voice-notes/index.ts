@@ -150,7 +150,9 @@ const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opt
     schema: { tags, summary: 'The caller\'s voice notes, newest first', querystring: ListVoiceNotesQuery, response: { 200: ListVoiceNotesResponse, ...errors(403) } }
   }, async (request) => {
     const q = request.query
-    const { rows, total } = store.list(requirePrincipal(request).userId, q)
+    const p = requirePrincipal(request)
+    if (q.workspaceId) app.workspaceFor(p, q.workspaceId)
+    const { rows, total } = store.list(p.userId, q)
     return { success: true as const, voiceNotes: rows.map((r) => toNote(r)), total, limit: q.limit, offset: q.offset }
   })
 

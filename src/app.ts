@@ -95,7 +95,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   const app = Fastify({
     logger: options.logger ?? false,
     return503OnClosing: true,
-    forceCloseConnections: 'idle'
+    forceCloseConnections: 'idle',
+    // `discriminator` lets a union be checked by its tag alone (workflow steps): clear errors, one branch checked
+    ajv: { customOptions: { discriminator: true } }
   }).withTypeProvider<TypeBoxTypeProvider>()
   checkpointError = (err) => app.log.error({ err }, 'write-ahead log checkpoint')
   if (tightened.length) app.log.warn({ changed: tightened }, `data directory: ${tightened.length} permission(s) tightened to 0700/0600`)

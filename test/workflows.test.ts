@@ -40,6 +40,11 @@ t.test('definitions are validated, references included', async (t) => {
     t.equal(res.statusCode, 400, why)
   }
   t.equal((await app.inject({ method: 'POST', url: '/api/v2/workflows', headers: u.auth, payload: { name: 'w', steps: [{ id: 'a', type: 'llm', prompt: 'x' }] } })).statusCode, 400, 'workspace context needed')
+  // a step is checked against its own type only: the message names what is wrong with it
+  const missing = (await define(app, u, { name: 'w', steps: [{ id: 'a', type: 'llm' }] })).json().message
+  t.match(missing, /steps\/0 must have required property 'prompt'/)
+  t.notMatch(missing, /query|agentId|channelId/)
+  t.match((await define(app, u, { name: 'w', steps: [{ id: 'a', type: 'shell' }] })).json().message, /tag "type"/)
 })
 
 t.test('a run executes every step, records outputs, creates and posts, and sends workflow.completed', async (t) => {

@@ -20,6 +20,13 @@ export const CreateArtifactStep = Type.Object({
 export const WorkflowStep = Type.Union([LlmStep, SearchKnowledgeStep, AgentStep, PostMessageStep, CreateArtifactStep])
 export type WorkflowStep = Static<typeof WorkflowStep>
 export type StepType = WorkflowStep['type']
+/**
+ * The same union for requests, told apart by `type` (OpenAPI/Ajv discriminator): a step is checked only
+ * against its own type's schema, so errors name what is wrong with it rather than every other type.
+ */
+export const WorkflowStepInput = Type.Unsafe<WorkflowStep>({
+  type: 'object', required: ['type'], discriminator: { propertyName: 'type' }, oneOf: WorkflowStep.anyOf
+})
 
 export const InputDef = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 64 }), required: Type.Optional(Type.Boolean()), default: Type.Optional(Type.Unknown())
@@ -33,7 +40,7 @@ export const WorkflowDefinitionBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
   description: Type.Optional(Type.String({ maxLength: 2000 })),
   inputs: Type.Optional(Type.Array(InputDef, { maxItems: 50 })),
-  steps: Type.Array(WorkflowStep, { minItems: 1, maxItems: 50 }),
+  steps: Type.Array(WorkflowStepInput, { minItems: 1, maxItems: 50 }),
   schedule: Type.Optional(Type.Union([Type.Null(), Schedule]))
 })
 export type WorkflowDefinitionBody = Static<typeof WorkflowDefinitionBody>

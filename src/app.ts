@@ -7,10 +7,13 @@ import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 import type { Config } from './config.js'
 import { openDatabase } from './db/index.js'
+import { restrictNewFiles, secureDataDir } from './db/data-dir.js'
 import core from './core.js'
 import auth, { type RouteAuth } from './auth/plugin.js'
 import rateLimit from './http/rate-limit.js'
 import idempotency from './http/idempotency.js'
+import securityHeaders, { DOCS_CSP } from './http/security-headers.js'
+import shutdown from './http/shutdown.js'
 import requestLog from './developer-log/recorder.js'
 import events from './events/bus.js'
 import metrics from './http/metrics.js'
@@ -20,6 +23,7 @@ import channelsDomain from './channels/plugin.js'
 import artifactsDomain from './artifacts/plugin.js'
 import { errorHandler, notFoundHandler } from './http/errors.js'
 import { installJsonGuard } from './http/json-guard.js'
+import { installFiniteQueryCheck } from './http/finite-query.js'
 import { ErrorSchema } from '../schema/api/common.js'
 import { routeGroup } from './http/route-group.js'
 import { VERSION } from './version.js'
@@ -72,7 +76,7 @@ export function jwtSecretFor(config: Config): string {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
   }
-  fs.mkdirSync(config.dataDir, { recursive: true })
+  fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 })
   const secret = randomBytes(32).toString('base64url')
   try {
     fs.writeFileSync(file, secret + '\n', { mode: 0o600, flag: 'wx' })
@@ -85,6 +89,8 @@ export function jwtSecretFor(config: Config): string {
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}) {
+  restrictNewFiles()
+  const tightened = secureDataDir(config.dataDir)
   const jwtSecret = jwtSecretFor(config)
   // the checkpoint thread starts with the connection; its errors reach the app's log once there is one
   let checkpointError = (err: Error) => { console.error(err) }
@@ -93,12 +99,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   const app = Fastify({
     logger: options.logger ?? false,
     return503OnClosing: true,
-    forceCloseConnections: 'idle'
+    forceCloseConnections: 'idle',
+    // `discriminator` lets a union be checked by its tag alone (workflow steps): clear errors, one branch checked
+    ajv: { customOptions: { discriminator: true } }
   }).withTypeProvider<TypeBoxTypeProvider>()
   checkpointError = (err) => app.log.error({ err }, 'write-ahead log checkpoint')
+  if (tightened.length) app.log.warn({ changed: tightened }, `data directory: ${tightened.length} permission(s) tightened to 0700/0600`)
 
+  await app.register(securityHeaders)
+  await app.register(shutdown)
   app.setErrorHandler(errorHandler)
   installJsonGuard(app)
+  installFiniteQueryCheck(app)
   app.setNotFoundHandler(notFoundHandler)
   app.addSchema(ErrorSchema)
 
@@ -128,12 +140,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) || `def-${i}` }
   })
-  await app.register(swaggerUi, { routePrefix: '/api/docs' })
+  await app.register(swaggerUi, { routePrefix: '/api/docs', staticCSP: DOCS_CSP })
 
   await app.register(core, { config, database })
   await app.register(auth, { jwtSecret, jwtTtlSeconds: config.jwtTtlSeconds, serviceKey: config.serviceKey })
   await app.register(rateLimit, { limits: config.rateLimits })
-  await app.register(idempotency)
+  await app.register(idempotency, { secret: jwtSecret })
   await app.register(requestLog)
   await app.register(events)
   await app.register(metrics)

@@ -41,7 +41,8 @@ const EnvSchema = Type.Object({
     description: 'seconds between a failed webhook attempt and the next, comma-separated (one retry each)'
   }),
   CAIRN_METRICS: Type.Boolean({ default: false }),
-  CAIRN_METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 }))
+  CAIRN_METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  CAIRN_SHUTDOWN_TIMEOUT: Type.Number({ default: 10, exclusiveMinimum: 0, maximum: 3600 })
 })
 
 type Env = Static<typeof EnvSchema>
@@ -74,6 +75,8 @@ export interface Config {
   webhookRetrySchedule: number[]
   /** Prometheus metrics at /metrics; with a token, scrapers must send it as a bearer token */
   metrics: { enabled: boolean; token?: string }
+  /** CAIRN_SHUTDOWN_TIMEOUT: the whole graceful shutdown on SIGTERM/SIGINT finishes within this */
+  shutdownTimeoutMs: number
 }
 
 /** Reads the environment once; the only place in the service that looks at process.env. */
@@ -106,6 +109,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.CAIRN_LOG_LEVEL,
     retentionDays: e.CAIRN_RETENTION_DAYS,
     webhookRetrySchedule: e.CAIRN_WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => Number(s.trim())),
-    metrics: { enabled: e.CAIRN_METRICS, token: e.CAIRN_METRICS_TOKEN }
+    metrics: { enabled: e.CAIRN_METRICS, token: e.CAIRN_METRICS_TOKEN },
+    shutdownTimeoutMs: Math.round(e.CAIRN_SHUTDOWN_TIMEOUT * 1000)
   }
 }

@@ -1,5 +1,6 @@
 import { loadConfig } from './config.js'
 import { buildApp, loggerOptions } from './app.js'
+import { shutDown } from './http/shutdown.js'
 
 const config = loadConfig()
 const app = await buildApp(config, { logger: loggerOptions(config.logLevel) })
@@ -9,16 +10,8 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
     if (closing) return
     closing = true
-    app.log.info({ signal }, 'shutting down')
-    const force = setTimeout(() => {
-      app.log.error('graceful shutdown timed out')
-      process.exit(1)
-    }, 30_000)
-    force.unref()
-    app.close().then(
-      () => process.exit(0),
-      (err) => { app.log.error({ err }, 'error during shutdown'); process.exit(1) }
-    )
+    app.log.info({ signal, timeoutSeconds: config.shutdownTimeoutMs / 1000 }, 'shutting down')
+    void shutDown(app, config.shutdownTimeoutMs).then((code) => process.exit(code))
   })
 }
 

@@ -209,3 +209,23 @@ t.test('rate limit of the group', async (t) => {
   t.equal((await app.inject({ url: BASE, headers: u.auth })).statusCode, 429)
   t.ok(fs.existsSync(app.config.dataDir))
 })
+
+t.test('a note enters processing only together with its transcription job', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS, stt: { mode: 'none', model: 'x' } } })
+  const u = await signup(app)
+  const audio = (await uploadAudio(app, u)).json().data
+  const n = await note(app, u, { audioUrl: audio.audioUrl })
+  // the job cannot be written (as when the process dies between the two writes): the note stays as it was
+  const enqueue = app.jobs.enqueue
+  app.jobs.enqueue = () => { throw new Error('disk full') }
+  const res = await app.inject({ method: 'POST', url: `${BASE}/${n.id}/transcribe`, headers: u.auth })
+  app.jobs.enqueue = enqueue
+  t.equal(res.statusCode, 500)
+  const after = (await app.inject({ url: `${BASE}/${n.id}`, headers: u.auth })).json().voiceNote
+  t.equal(after.status, 'created', 'not left processing without a job')
+  t.equal((app.sqlite.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE type = 'voice.transcribe'`).get() as { n: number }).n, 0)
+  // and with the job written, both are there
+  t.equal((await app.inject({ method: 'POST', url: `${BASE}/${n.id}/transcribe`, headers: u.auth })).statusCode, 200)
+  const failed = await waitFor(app, u, n.id, 'failed')
+  t.ok(failed.error, 'the job ran (and failed for want of an engine)')
+})

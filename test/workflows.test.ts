@@ -1,7 +1,7 @@
 import t from 'tap'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { build, signup, multipart, type TestUser } from './helper.js'
+import { build, signup, addUser, multipart, type TestUser } from './helper.js'
 import { fakeLlm } from './fake-llm.js'
 import type { App } from '../src/app.js'
 
@@ -40,6 +40,11 @@ t.test('definitions are validated, references included', async (t) => {
     t.equal(res.statusCode, 400, why)
   }
   t.equal((await app.inject({ method: 'POST', url: '/api/v2/workflows', headers: u.auth, payload: { name: 'w', steps: [{ id: 'a', type: 'llm', prompt: 'x' }] } })).statusCode, 400, 'workspace context needed')
+  // a step is checked against its own type only: the message names what is wrong with it
+  const missing = (await define(app, u, { name: 'w', steps: [{ id: 'a', type: 'llm' }] })).json().message
+  t.match(missing, /steps\/0 must have required property 'prompt'/)
+  t.notMatch(missing, /query|agentId|channelId/)
+  t.match((await define(app, u, { name: 'w', steps: [{ id: 'a', type: 'shell' }] })).json().message, /tag "type"/)
 })
 
 t.test('a run executes every step, records outputs, creates and posts, and sends workflow.completed', async (t) => {
@@ -134,4 +139,127 @@ t.test('a cron schedule fires on time', async (t) => {
   const count = (await app.inject({ url: `/api/v2/workflows/${wf.id}/runs`, headers: h(u) })).json().runs.length
   await new Promise((r) => setTimeout(r, 1500))
   t.equal((await app.inject({ url: `/api/v2/workflows/${wf.id}/runs`, headers: h(u) })).json().runs.length, count, 'no more runs once unscheduled')
+})
+
+t.test('a workflow acts with the rights of who last saved it; only its creator or a workspace admin may change it', async (t) => {
+  const app = await build(t)
+  const owner = await signup(app)
+  const addMember = async (role: 'admin' | 'member') => {
+    const u = await addUser(app, owner, 'member')
+    const res = await app.inject({ method: 'POST', url: `/api/v2/workspaces/${owner.workspaceId}/members`, headers: owner.auth, payload: { userId: u.userId, role } })
+    t.equal(res.statusCode, 201)
+    return { ...u, workspaceId: owner.workspaceId }
+  }
+  const member = await addMember('member')
+  const admin = await addMember('admin')
+  const secret = multipart([{ filename: 'diary.txt', content: 'The vault combination is lighthouse-4471.' }], { scope: 'personal' })
+  t.equal((await app.inject({ method: 'POST', url: '/api/knowledge/upload', headers: { ...owner.auth, ...secret.headers }, payload: secret.payload })).statusCode, 201)
+  await app.jobs.idle()
+  const channel = (await app.inject({ method: 'POST', url: '/api/v2/channels', headers: h(owner), payload: { name: 'general', type: 'public' } })).json().data
+  const wf = (await define(app, owner, { name: 'harmless', steps: [{ id: 'a', type: 'llm', prompt: 'hello' }] })).json().workflow
+
+  // the attack of issue 13: a plain member rewrites a colleague's workflow to read the creator's documents on a schedule
+  const attack = {
+    name: 'harmless',
+    steps: [{ id: 'steal', type: 'search_knowledge', query: 'vault combination' }, { id: 'leak', type: 'post_message', channelId: channel.id, content: '{{steps.steal.output}}' }],
+    schedule: { cron: '* * * * * *' }
+  }
+  const put = await app.inject({ method: 'PUT', url: `/api/v2/workflows/${wf.id}`, headers: h(member), payload: attack })
+  t.equal(put.statusCode, 403, 'a member may not change a colleague\'s workflow')
+  t.equal(put.json().code, 'WORKFLOW_FORBIDDEN')
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/v2/workflows/${wf.id}`, headers: h(member) })).statusCode, 403, 'nor delete it')
+  t.same((await app.inject({ url: `/api/v2/workflows/${wf.id}`, headers: h(member) })).json().workflow.steps, [{ id: 'a', type: 'llm', prompt: 'hello' }], 'unchanged')
+
+  // a workspace admin may change it; the scheduled run then acts as the admin, who cannot read the owner's personal documents
+  const saved = await app.inject({ method: 'PUT', url: `/api/v2/workflows/${wf.id}`, headers: h(admin), payload: attack })
+  t.equal(saved.statusCode, 200)
+  t.equal(saved.json().workflow.updated_by, admin.userId)
+  t.equal(saved.json().workflow.created_by, owner.userId)
+  let runs: Array<{ id: string; trigger: string; started_by: string }> = []
+  for (let i = 0; i < 100 && runs.length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 50))
+    runs = (await app.inject({ url: `/api/v2/workflows/${wf.id}/runs`, headers: h(owner) })).json().runs
+  }
+  t.ok(runs.length >= 1, 'the schedule fired')
+  t.match(runs[0], { trigger: 'schedule', started_by: admin.userId })
+  await app.inject({ method: 'PUT', url: `/api/v2/workflows/${wf.id}`, headers: h(owner), payload: { name: 'harmless', steps: [{ id: 'a', type: 'llm', prompt: 'hello' }] } })
+  const run = await waitRun(app, owner, runs[runs.length - 1].id)
+  t.equal(run.status, 'completed', run.error ?? '')
+  t.notMatch(run.outputs.steal, /lighthouse/, 'the run did not read the creator\'s personal documents')
+  const posted = (await app.inject({ url: `/api/v2/channels/${channel.id}/messages`, headers: owner.auth })).json().data
+  t.ok(posted.length >= 1)
+  t.ok(posted.every((m: { sender_id: string; content: string }) => m.sender_id === admin.userId && !m.content.includes('lighthouse')), 'posted as the admin, without the secret')
+
+  // executing acts as the caller: the member's run cannot read the owner's personal documents either
+  const mine = (await define(app, owner, { name: 'reader', steps: [{ id: 'find', type: 'search_knowledge', query: 'vault combination' }] })).json().workflow
+  const asOwner = await waitRun(app, owner, (await app.inject({ method: 'POST', url: `/api/v2/workflows/${mine.id}/execute`, headers: h(owner), payload: {} })).json().run.id)
+  t.match(asOwner.outputs.find, /lighthouse-4471/, 'the owner reads their own document')
+  const asMember = await waitRun(app, member, (await app.inject({ method: 'POST', url: `/api/v2/workflows/${mine.id}/execute`, headers: h(member), payload: {} })).json().run.id)
+  t.notMatch(asMember.outputs.find, /lighthouse/, 'a member executing it reads only what the member may read')
+
+  // the creator may change and delete their own workflow; the workspace owner may delete any
+  const own = (await define(app, member, { name: 'mine', steps: [{ id: 'a', type: 'llm', prompt: 'x' }] })).json().workflow
+  t.equal((await app.inject({ method: 'PUT', url: `/api/v2/workflows/${own.id}`, headers: h(member), payload: { name: 'mine 2', steps: [{ id: 'a', type: 'llm', prompt: 'y' }] } })).statusCode, 200)
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/v2/workflows/${own.id}`, headers: h(member) })).statusCode, 200, 'the creator deletes their own')
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/v2/workflows/${mine.id}`, headers: h(owner) })).statusCode, 200, 'the workspace owner deletes any')
+})
+
+t.test('a scheduled run whose user left the workspace fails instead of acting', async (t) => {
+  const app = await build(t)
+  const owner = await signup(app)
+  const u = await addUser(app, owner, 'member')
+  await app.inject({ method: 'POST', url: `/api/v2/workspaces/${owner.workspaceId}/members`, headers: owner.auth, payload: { userId: u.userId, role: 'member' } })
+  const member = { ...u, workspaceId: owner.workspaceId }
+  const wf = (await define(app, member, { name: 'w', steps: [{ id: 'a', type: 'create_artifact', artifactType: 'task_plan', title: 'x' }], schedule: { cron: '* * * * * *' } })).json().workflow
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/v2/workspaces/${owner.workspaceId}/members/${member.userId}`, headers: owner.auth })).statusCode, 200)
+  const removedAt = new Date().toISOString()
+  let later: Array<{ id: string; created_at: string }> = []
+  for (let i = 0; i < 100 && later.length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 50))
+    later = (await app.inject({ url: `/api/v2/workflows/${wf.id}/runs`, headers: h(owner) })).json().runs.filter((r: { created_at: string }) => r.created_at > removedAt)
+  }
+  t.ok(later.length >= 1, 'the schedule fired after the member left')
+  const run = await waitRun(app, owner, later[later.length - 1].id)
+  t.equal(run.status, 'failed')
+  t.match(run.error, /no longer a member/)
+  const made = app.sqlite.prepare(`SELECT COUNT(*) AS n FROM artifacts WHERE workflow_run_id = ?`).get(run.id) as { n: number }
+  t.equal(made.n, 0, 'nothing created as the member who left')
+})
+
+t.test('agents: only the creator or an organization owner/admin deletes one', async (t) => {
+  const app = await build(t)
+  const owner = await signup(app)
+  const member = await addUser(app, owner, 'member')
+  const other = await addUser(app, owner, 'member')
+  const admin = await addUser(app, owner, 'admin')
+  const make = async (u: TestUser) => (await app.inject({ method: 'POST', url: '/api/v2/agents', headers: u.auth, payload: { name: 'a', systemPrompt: 'p' } })).json().agent.id as string
+  const a1 = await make(member)
+  const del = (u: TestUser, id: string) => app.inject({ method: 'DELETE', url: `/api/v2/agents/${id}`, headers: u.auth })
+  const refused = await del(other, a1)
+  t.equal(refused.statusCode, 403)
+  t.equal(refused.json().code, 'AGENT_FORBIDDEN')
+  t.equal((await app.inject({ url: `/api/v2/agents/${a1}`, headers: member.auth })).statusCode, 200, 'still there')
+  t.equal((await del(member, a1)).statusCode, 200, 'its creator may')
+  t.equal((await del(admin, await make(member))).statusCode, 200, 'an org admin may')
+  t.equal((await del(owner, await make(member))).statusCode, 200, 'an org owner may')
+  const stranger = await signup(app)
+  t.equal((await del(stranger, await make(member))).statusCode, 404, 'another organization: 404')
+})
+
+t.test('create_artifact fills templates in every string, nested ones included', async (t) => {
+  const app = await build(t)
+  const u = await signup(app)
+  const wf = (await define(app, u, {
+    name: 'w', inputs: [{ name: 'topic' }],
+    steps: [
+      { id: 'find', type: 'search_knowledge', query: 'nothing-matches-{{inputs.topic}}' },
+      { id: 'file', type: 'create_artifact', artifactType: 'research_summary', title: 'On {{inputs.topic}}', content: { summary: 'About {{inputs.topic}}.', sections: [{ heading: '{{inputs.topic}}', body: ['[{{steps.find.output}}]'] }], count: 3 } }
+    ]
+  })).json().workflow
+  t.equal((await define(app, u, { name: 'bad', steps: [{ id: 'a', type: 'create_artifact', artifactType: 'task_plan', title: 'x', content: { deep: ['{{steps.zzz.output}}'] } }] })).statusCode, 400, 'nested references are checked too')
+  const run = await waitRun(app, u, (await app.inject({ method: 'POST', url: `/api/v2/workflows/${wf.id}/execute`, headers: h(u), payload: { inputs: { topic: 'tides' } } })).json().run.id)
+  t.equal(run.status, 'completed', run.error ?? '')
+  const artifact = (await app.inject({ url: `/api/v2/artifacts/${run.outputs.file}`, headers: h(u) })).json().data
+  t.equal(artifact.title, 'On tides')
+  t.same(artifact.content, { summary: 'About tides.', sections: [{ heading: 'tides', body: ['[]'] }], count: 3 })
 })

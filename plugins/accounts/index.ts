@@ -9,7 +9,8 @@ import { errors, SuccessMessage } from '../../schema/api/common.js'
 import { createAccountStore } from './store.js'
 import { hashPassword, verifyPassword, dummyPasswordHash } from '../../src/auth/passwords.js'
 import { requirePrincipal, type Principal } from '../../src/auth/plugin.js'
-import { conflict, forbidden, notFound, unauthorized } from '../../src/http/errors.js'
+import { conflict, forbidden, HttpError, notFound, unauthorized } from '../../src/http/errors.js'
+import { createLoginThrottle } from '../../src/auth/login-throttle.js'
 
 const normalizeEmail = (email: string) => email.trim().toLowerCase()
 
@@ -18,6 +19,7 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
   const store = createAccountStore(app.db, app.sqlite)
   const { signup, jwtTtlSeconds } = app.config
 
+  const throttle = createLoginThrottle()
   const issueToken = (userId: string, customerId: string) => app.jwt.sign({ sub: userId, cid: customerId })
 
   /** The caller's role in the workspace named in the path: 403 for a non-member (CONTRACT.md §2). */
@@ -28,7 +30,7 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   app.post('/auth/signup', {
-    config: { auth: 'public' },
+    config: { auth: 'public', secretResponse: true },
     schema: {
       tags: ['accounts'],
       summary: 'Create an organization, its owner and a first workspace',
@@ -63,17 +65,28 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/auth/login', {
-    config: { auth: 'public' },
+    config: { auth: 'public', secretResponse: true },
     schema: {
       tags: ['accounts'],
       summary: 'Exchange email and password for a JWT',
       body: LoginBody,
       response: { 200: LoginResponse, ...errors() }
     }
-  }, async (request) => {
-    const user = store.userByEmail(normalizeEmail(request.body.email))
+  }, async (request, reply) => {
+    const email = normalizeEmail(request.body.email)
+    const waitMs = throttle.retryAfterMs(email, request.ip)
+    if (waitMs > 0) {
+      const seconds = Math.ceil(waitMs / 1000)
+      reply.header('retry-after', String(seconds))
+      throw new HttpError(429, `Too many failed logins for this account: try again in ${seconds} s`, 'LOGIN_THROTTLED')
+    }
+    const user = store.userByEmail(email)
     const ok = await verifyPassword(request.body.password, user?.passwordHash ?? await dummyPasswordHash())
-    if (!user || !ok) throw unauthorized('Invalid email or password')
+    if (!user || !ok) {
+      throttle.failed(email, request.ip)
+      throw unauthorized('Invalid email or password')
+    }
+    throttle.succeeded(email, request.ip)
     return {
       success: true as const,
       data: {

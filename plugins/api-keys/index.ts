@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import { CreateApiKeyBody, NewApiKeyResponse, ApiKeyResponse, ListApiKeysResponse } from '../../schema/api/api-keys.js'
 import { errors, IdParams, SuccessMessage } from '../../schema/api/common.js'
 import { createApiKeyStore } from './store.js'
@@ -10,9 +11,17 @@ import { badRequest, conflict, notFound } from '../../src/http/errors.js'
 const apiKeysPlugin: FastifyPluginAsyncTypebox = async (app) => {
   const store = createApiKeyStore(app.db)
   const jwtOnly = { auth: 'jwt' as const }
+  /** a kept response is replayed only while the key in it still works (CONTRACT.md §4, issue 13) */
+  const newKey = {
+    ...jwtOnly,
+    secretResponse: (body: unknown, request: FastifyRequest) => {
+      const data = (body as { data?: { id?: unknown; key?: unknown } } | undefined)?.data
+      return typeof data?.id === 'string' && typeof data.key === 'string' && store.isLive(requirePrincipal(request).userId, data.id, data.key)
+    }
+  }
 
   app.post('', {
-    config: jwtOnly,
+    config: newKey,
     schema: {
       tags: ['api-keys'],
       summary: 'Create an API key; its value is returned only in this response',
@@ -55,7 +64,7 @@ const apiKeysPlugin: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/:id/rotate', {
-    config: jwtOnly,
+    config: newKey,
     schema: {
       tags: ['api-keys'],
       summary: 'Replace a key by a new one with the same settings; the old one stops working at once',

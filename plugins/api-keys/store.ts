@@ -3,7 +3,7 @@ import { and, desc, eq, isNull } from 'drizzle-orm'
 import type { Db } from '../../src/db/index.js'
 import { nowIso } from '../../src/db/index.js'
 import { apiKeys } from '../../schema/tables/api-keys.js'
-import { generateApiKey } from '../../src/auth/keys.js'
+import { generateApiKey, sha256Hex } from '../../src/auth/keys.js'
 import { issuableOnly } from '../../src/auth/capabilities.js'
 
 type Row = typeof apiKeys.$inferSelect
@@ -68,6 +68,12 @@ export function createApiKeyStore(db: Db) {
     get(userId: string, id: string) {
       const row = db.select().from(apiKeys).where(owned(userId, id)).get()
       return row && toPublic(row)
+    },
+
+    /** Whether `value` is still the working value of the caller's key `id` (not revoked, rotated or expired). */
+    isLive(userId: string, id: string, value: string) {
+      const row = db.select().from(apiKeys).where(owned(userId, id)).get()
+      return !!row && !row.revokedAt && row.keyHash === sha256Hex(value) && (!row.expiresAt || row.expiresAt > nowIso())
     },
 
     /** Revokes the key; undefined when it is not the caller's. */

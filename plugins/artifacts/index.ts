@@ -22,7 +22,7 @@ const artifactsPlugin: FastifyPluginAsyncTypebox = async (app) => {
 
   /** The workspace the request acts in: x-workspace-id or ?workspace_id (400 without, 403 for non-members). */
   function scopeOf(request: FastifyRequest): Scope {
-    const ws = requireWorkspaceContext(request, (request.query as { workspace_id?: string } | undefined)?.workspace_id)
+    const ws = requireWorkspaceContext(request, (request.query as { workspace_id?: string } | undefined)?.workspace_id, 'workspace_id')
     return { customerId: request.principal!.customerId, workspaceId: ws.id, userId: request.principal!.userId }
   }
   const missing = () => notFound('Artifact not found')

@@ -62,7 +62,15 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/webhooks', {
-    config: { action: 'webhooks.create' },
+    config: {
+      action: 'webhooks.create',
+      // a kept response is replayed only while the webhook and its signing secret still exist
+      secretResponse: (body, request) => {
+        const data = (body as { data?: { id?: unknown; workspace_id?: unknown; signing_secret?: unknown } } | undefined)?.data
+        if (typeof data?.id !== 'string' || typeof data.workspace_id !== 'string') return false
+        return hooks.find(data.id, data.workspace_id, requirePrincipal(request).customerId)?.signing_secret === data.signing_secret
+      }
+    },
     preValidation: managers,
     schema: {
       tags: ['webhooks'], summary: 'Subscribe a URL to events; the signing secret is shown only here',

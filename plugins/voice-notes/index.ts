@@ -14,9 +14,9 @@ import {
 import { requirePrincipal } from '../../src/auth/plugin.js'
 import { badRequest, conflict, HttpError, notFound } from '../../src/http/errors.js'
 import { checkPublicUrl, UrlNotAllowedError } from '../../src/net/address-guard.js'
-import { downloadTo } from '../../src/net/download.js'
 import { sttFromConfig, type SpeechToText } from '../../src/ai/stt.js'
 import { createVoiceNoteStore, toNote } from './store.js'
+import { createTranscriber } from './transcriber.js'
 import { malformedOr } from '../knowledge/receive.js'
 
 const MAX_AUDIO_BYTES = 100 * 1024 * 1024
@@ -37,42 +37,15 @@ function defaultTitle(now = new Date()) {
 /** Voice notes (SPEC.md "Voice notes", CONTRACT.md §6): JWT only, the owner's notes only. */
 const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opts) => {
   await app.register(multipart, { limits: { fileSize: MAX_AUDIO_BYTES, files: 1, fields: 5 } })
-  const store = createVoiceNoteStore(app.sqlite)
+  const store = createVoiceNoteStore(app.db, app.sqlite)
   const audioDir = path.join(app.config.dataDir, 'voice', 'audio')
   const workDir = path.join(app.config.dataDir, 'voice', 'tmp')
   fs.mkdirSync(audioDir, { recursive: true })
   fs.mkdirSync(workDir, { recursive: true })
   const audioPrefix = `${app.config.publicUrl}/api/v2/voice-notes/audio/`
-  const audioById = app.sqlite.prepare(`SELECT * FROM voice_audio WHERE id = ? AND user_id = ?`)
-  const insertAudio = app.sqlite.prepare(`INSERT INTO voice_audio (id, user_id, mime_type, size, path, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
-  const engine = opts.stt ?? sttFromConfig(app.config.stt)
-
-  /** The transcription job: never throws for a bad note (the note fails with a reason); shutdown re-queues it. */
-  app.jobs.register('voice.transcribe', async (payload, ctx) => {
-    const { noteId } = payload as { noteId: string }
-    const note = store.getForJob(noteId)
-    if (!note || note.status !== 'processing') return
-    const fetched = path.join(workDir, `${noteId}-${randomUUID()}`)
-    try {
-      if (typeof engine === 'string') throw new Error(engine)
-      let file: string
-      if (note.audio_url.startsWith(audioPrefix)) {
-        const audio = audioById.get(note.audio_url.slice(audioPrefix.length), note.user_id) as { path: string } | undefined
-        if (!audio) throw new Error('The uploaded audio no longer exists')
-        file = path.join(app.config.dataDir, audio.path)
-      } else {
-        await downloadTo(note.audio_url, fetched, { allowPrivate: app.config.allowPrivateUrls, maxBytes: MAX_AUDIO_BYTES, timeoutMs: 60_000, signal: ctx.signal })
-        file = fetched
-      }
-      const result = await engine.transcribe(file, note.mime_type, ctx.signal)
-      store.complete(noteId, result.text, result.segments)
-    } catch (err) {
-      if (ctx.signal.aborted) throw err
-      store.fail(noteId, (err as Error).message || 'Transcription failed')
-    } finally {
-      await fsp.rm(fetched, { force: true })
-    }
-  }, { maxAttempts: 3, concurrency: 2 })
+  const transcriber = createTranscriber(app, store, app.sqlite, {
+    engine: opts.stt ?? sttFromConfig(app.config.stt), audioPrefix, workDir, maxBytes: MAX_AUDIO_BYTES
+  })
 
   app.post('/audio', {
     config: { ...jwtOnly, action: 'voice_notes.upload_audio' },
@@ -105,7 +78,7 @@ const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opt
     }
     const size = (await fsp.stat(target)).size
     const mimeType = part.mimetype.startsWith('audio/') ? part.mimetype : `audio/${ext === 'm4a' ? 'mp4' : ext}`
-    insertAudio.run(id, p.userId, mimeType, size, rel, new Date().toISOString())
+    store.addAudio({ id, userId: p.userId, mimeType, size, path: rel })
     reply.code(201)
     return { success: true as const, data: { audioUrl: `${audioPrefix}${id}`, mimeType, size } }
   })
@@ -114,9 +87,9 @@ const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opt
     config: { ...jwtOnly, action: 'voice_notes.get_audio' },
     schema: { tags, summary: 'The stored audio, to its owner', params: IdParams, response: { ...errors(403, 404) } }
   }, async (request, reply) => {
-    const audio = audioById.get(request.params.id, requirePrincipal(request).userId) as { path: string; mime_type: string; size: number } | undefined
+    const audio = store.audio(requirePrincipal(request).userId, request.params.id)
     if (!audio) throw notFound('Audio not found')
-    reply.type(audio.mime_type).header('content-length', audio.size)
+    reply.type(audio.mimeType).header('content-length', audio.size)
     return reply.send(fs.createReadStream(path.join(app.config.dataDir, audio.path)))
   })
 
@@ -127,7 +100,7 @@ const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opt
     const p = requirePrincipal(request)
     const b = request.body
     if (b.audioUrl.startsWith(audioPrefix)) {
-      if (!audioById.get(b.audioUrl.slice(audioPrefix.length), p.userId)) throw badRequest('audioUrl names audio that is not yours', 'VALIDATION_ERROR')
+      if (!store.audio(p.userId, b.audioUrl.slice(audioPrefix.length))) throw badRequest('audioUrl names audio that is not yours', 'VALIDATION_ERROR')
     } else {
       try {
         await checkPublicUrl(b.audioUrl, { allowPrivate: app.config.allowPrivateUrls })
@@ -150,7 +123,9 @@ const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opt
     schema: { tags, summary: 'The caller\'s voice notes, newest first', querystring: ListVoiceNotesQuery, response: { 200: ListVoiceNotesResponse, ...errors(403) } }
   }, async (request) => {
     const q = request.query
-    const { rows, total } = store.list(requirePrincipal(request).userId, q)
+    const p = requirePrincipal(request)
+    if (q.workspaceId) app.workspaceFor(p, q.workspaceId)
+    const { rows, total } = store.list(p.userId, q)
     return { success: true as const, voiceNotes: rows.map((r) => toNote(r)), total, limit: q.limit, offset: q.offset }
   })
 
@@ -189,13 +164,12 @@ const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opt
     schema: { tags, summary: 'Start transcription (from created or failed)', params: IdParams, response: { 200: TranscribeResponse, ...errors(403, 404, 409) } }
   }, async (request) => {
     const userId = requirePrincipal(request).userId
-    const started = store.startTranscription(userId, request.params.id)
+    const started = transcriber.start(userId, request.params.id)
     if (!started) {
       const note = store.get(userId, request.params.id)
       if (!note) throw notFound('Voice note not found')
       throw conflict(`The voice note is ${note.status}: transcription can start only from created or failed`, 'INVALID_STATE')
     }
-    app.jobs.enqueue('voice.transcribe', { noteId: started.id })
     return { success: true as const, message: 'Transcription started', status: 'processing' as const, voiceNoteId: started.id }
   })
 
@@ -208,7 +182,7 @@ const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opt
     if (note.status !== 'completed') throw notFound(`No transcript yet: the voice note is ${note.status}`)
     return {
       success: true as const, voiceNoteId: note.id, title: note.title, transcript: note.transcript ?? '',
-      segments: JSON.parse(note.transcript_segments ?? '[]') as Array<{ start: number; end: number; text: string }>, status: note.status
+      segments: JSON.parse(note.transcriptSegments ?? '[]') as Array<{ start: number; end: number; text: string }>, status: note.status
     }
   })
 }

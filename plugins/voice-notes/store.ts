@@ -1,49 +1,48 @@
 import { randomUUID } from 'node:crypto'
 import type Database from 'better-sqlite3'
-import { nowIso } from '../../src/db/index.js'
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
+import { nowIso, type Db } from '../../src/db/index.js'
+import { voiceAudio, voiceNotes } from '../../schema/tables/voice-notes.js'
 import type { ListVoiceNotesQuery } from '../../schema/api/voice-notes.js'
 
-export interface NoteRow {
-  id: string; customer_id: string; user_id: string; workspace_id: string | null; title: string; audio_url: string
-  duration: number; mime_type: string; metadata: string; tags: string; status: 'created' | 'processing' | 'completed' | 'failed'
-  transcript: string | null; transcript_segments: string | null; error: string | null
-  created_at: string; updated_at: string; deleted_at: string | null
-}
+export type NoteRow = typeof voiceNotes.$inferSelect
+export type AudioRow = typeof voiceAudio.$inferSelect
+type Segment = { start: number; end: number; text: string }
 
 export function toNote(r: NoteRow, withTranscript = false) {
   return {
-    id: r.id, user_id: r.user_id, workspace_id: r.workspace_id, title: r.title, audio_url: r.audio_url, duration: r.duration,
-    mime_type: r.mime_type, metadata: JSON.parse(r.metadata) as Record<string, unknown>, tags: JSON.parse(r.tags) as string[],
-    status: r.status, ...(r.error ? { error: r.error } : {}), created_at: r.created_at, updated_at: r.updated_at,
+    id: r.id, user_id: r.userId, workspace_id: r.workspaceId, title: r.title, audio_url: r.audioUrl, duration: r.duration,
+    mime_type: r.mimeType, metadata: JSON.parse(r.metadata) as Record<string, unknown>, tags: JSON.parse(r.tags) as string[],
+    status: r.status, ...(r.error ? { error: r.error } : {}), created_at: r.createdAt, updated_at: r.updatedAt,
     ...(withTranscript && r.status === 'completed' && r.transcript !== null
-      ? { transcript: r.transcript, transcript_segments: JSON.parse(r.transcript_segments ?? '[]') as Array<{ start: number; end: number; text: string }> }
+      ? { transcript: r.transcript, transcript_segments: JSON.parse(r.transcriptSegments ?? '[]') as Segment[] }
       : {})
   }
 }
 
-/** Voice notes of their owner; soft-deleted notes are invisible to every query. */
-export function createVoiceNoteStore(sqlite: Database.Database) {
+/** Voice notes of their owner and their uploaded audio; soft-deleted notes are invisible to every query. */
+export function createVoiceNoteStore(db: Db, sqlite: Database.Database) {
   // Unicode-aware case folding for the title search (SQLite's lower() folds ASCII only)
   sqlite.function('cairn_fold', { deterministic: true }, (s: unknown) => typeof s === 'string' ? s.toLowerCase() : null)
-  const insert = sqlite.prepare(`INSERT INTO voice_notes (id, customer_id, user_id, workspace_id, title, audio_url, duration, mime_type,
-    metadata, tags, status, created_at, updated_at) VALUES (@id, @customerId, @userId, @workspaceId, @title, @audioUrl, @duration,
-    @mimeType, @metadata, @tags, 'created', @now, @now) RETURNING *`)
-  const own = sqlite.prepare(`SELECT * FROM voice_notes WHERE id = ? AND user_id = ? AND deleted_at IS NULL`)
-  const byId = sqlite.prepare(`SELECT * FROM voice_notes WHERE id = ? AND deleted_at IS NULL`)
-  const softDelete = sqlite.prepare(`UPDATE voice_notes SET deleted_at = ?, updated_at = ? WHERE id = ? AND user_id = ? AND deleted_at IS NULL`)
-  const startTranscription = sqlite.prepare(`UPDATE voice_notes SET status = 'processing', error = NULL, updated_at = ?
-    WHERE id = ? AND user_id = ? AND deleted_at IS NULL AND status IN ('created', 'failed') RETURNING *`)
-  const complete = sqlite.prepare(`UPDATE voice_notes SET status = 'completed', transcript = ?, transcript_segments = ?, error = NULL, updated_at = ?
-    WHERE id = ? AND status = 'processing'`)
-  const fail = sqlite.prepare(`UPDATE voice_notes SET status = 'failed', error = ?, updated_at = ? WHERE id = ? AND status = 'processing'`)
+  const live = (id: string) => and(eq(voiceNotes.id, id), isNull(voiceNotes.deletedAt))
+  const owned = (userId: string, id: string) => and(live(id), eq(voiceNotes.userId, userId))
+  const own = db.select().from(voiceNotes).where(and(eq(voiceNotes.id, sql.placeholder('id')), eq(voiceNotes.userId, sql.placeholder('userId')),
+    isNull(voiceNotes.deletedAt))).prepare()
+  const audioOf = db.select().from(voiceAudio).where(and(eq(voiceAudio.id, sql.placeholder('id')), eq(voiceAudio.userId, sql.placeholder('userId'))))
+    .prepare()
 
   return {
     create(input: { customerId: string; userId: string; workspaceId: string | null; title: string; audioUrl: string; duration: number;
-      mimeType: string; metadata: object; tags: string[] }) {
-      return insert.get({ ...input, id: randomUUID(), metadata: JSON.stringify(input.metadata), tags: JSON.stringify(input.tags), now: nowIso() }) as NoteRow
+      mimeType: string; metadata: object; tags: string[] }): NoteRow {
+      const now = nowIso()
+      return db.insert(voiceNotes).values({
+        ...input, id: randomUUID(), metadata: JSON.stringify(input.metadata), tags: JSON.stringify(input.tags), status: 'created',
+        createdAt: now, updatedAt: now
+      }).returning().get()
     },
-    get: (userId: string, id: string) => own.get(id, userId) as NoteRow | undefined,
-    getForJob: (id: string) => byId.get(id) as NoteRow | undefined,
+    get: (userId: string, id: string): NoteRow | undefined => own.get({ id, userId }),
+    getForJob: (id: string): NoteRow | undefined => db.select().from(voiceNotes).where(live(id)).get(),
+    // the filters need json_each and the folding function: SQL of its own, typed by the table
     list(userId: string, q: ListVoiceNotesQuery) {
       const where = ['user_id = @userId', 'deleted_at IS NULL']
       const tags = (q.tags ?? '').split(',').map((t) => t.trim()).filter(Boolean)
@@ -53,24 +52,36 @@ export function createVoiceNoteStore(sqlite: Database.Database) {
       tags.forEach((_, i) => where.push(`EXISTS (SELECT 1 FROM json_each(voice_notes.tags) j WHERE j.value = @tag${i})`))
       const params: Record<string, unknown> = { userId, search: q.search, status: q.status, workspaceId: q.workspaceId, limit: q.limit, offset: q.offset }
       tags.forEach((tag, i) => { params[`tag${i}`] = tag })
-      const rows = sqlite.prepare(`SELECT * FROM voice_notes WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT @limit OFFSET @offset`).all(params) as NoteRow[]
+      const ids = sqlite.prepare(`SELECT id FROM voice_notes WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT @limit OFFSET @offset`)
+        .pluck().all(params) as string[]
       const { n } = sqlite.prepare(`SELECT COUNT(*) AS n FROM voice_notes WHERE ${where.join(' AND ')}`).get(params) as { n: number }
-      return { rows, total: n }
+      const byId = new Map((ids.length ? db.select().from(voiceNotes).where(inArray(voiceNotes.id, ids)).all() : []).map((r) => [r.id, r]))
+      return { rows: ids.map((id) => byId.get(id)!), total: n }
     },
-    update(userId: string, id: string, patch: { title?: string; tags?: string[]; metadata?: object }) {
-      const sets: string[] = []
-      const values: unknown[] = []
-      if (patch.title !== undefined) { sets.push('title = ?'); values.push(patch.title) }
-      if (patch.tags !== undefined) { sets.push('tags = ?'); values.push(JSON.stringify(patch.tags)) }
-      if (patch.metadata !== undefined) { sets.push('metadata = ?'); values.push(JSON.stringify(patch.metadata)) }
-      return sqlite.prepare(`UPDATE voice_notes SET ${sets.join(', ')}, updated_at = ? WHERE id = ? AND user_id = ? AND deleted_at IS NULL RETURNING *`)
-        .get(...values, nowIso(), id, userId) as NoteRow | undefined
+    update(userId: string, id: string, patch: { title?: string; tags?: string[]; metadata?: object }): NoteRow | undefined {
+      return db.update(voiceNotes).set({
+        ...(patch.title !== undefined ? { title: patch.title } : {}),
+        ...(patch.tags !== undefined ? { tags: JSON.stringify(patch.tags) } : {}),
+        ...(patch.metadata !== undefined ? { metadata: JSON.stringify(patch.metadata) } : {}),
+        updatedAt: nowIso()
+      }).where(owned(userId, id)).returning().get()
     },
-    remove: (userId: string, id: string) => softDelete.run(nowIso(), nowIso(), id, userId).changes > 0,
+    remove: (userId: string, id: string) => {
+      const now = nowIso()
+      return db.update(voiceNotes).set({ deletedAt: now, updatedAt: now }).where(owned(userId, id)).run().changes > 0
+    },
     /** created/failed → processing; undefined when the note is in another state (or not the user's) */
-    startTranscription: (userId: string, id: string) => startTranscription.get(nowIso(), id, userId) as NoteRow | undefined,
-    complete: (id: string, text: string, segments: object[]) => complete.run(text, JSON.stringify(segments), nowIso(), id),
-    fail: (id: string, error: string) => fail.run(error.slice(0, 1000), nowIso(), id)
+    startTranscription: (userId: string, id: string): NoteRow | undefined =>
+      db.update(voiceNotes).set({ status: 'processing', error: null, updatedAt: nowIso() })
+        .where(and(owned(userId, id), inArray(voiceNotes.status, ['created', 'failed']))).returning().get(),
+    complete: (id: string, text: string, segments: object[]) => db.update(voiceNotes)
+      .set({ status: 'completed', transcript: text, transcriptSegments: JSON.stringify(segments), error: null, updatedAt: nowIso() })
+      .where(and(eq(voiceNotes.id, id), eq(voiceNotes.status, 'processing'))).run(),
+    fail: (id: string, error: string) => db.update(voiceNotes).set({ status: 'failed', error: error.slice(0, 1000), updatedAt: nowIso() })
+      .where(and(eq(voiceNotes.id, id), eq(voiceNotes.status, 'processing'))).run(),
+
+    audio: (userId: string, id: string): AudioRow | undefined => audioOf.get({ id, userId }),
+    addAudio: (row: Omit<AudioRow, 'createdAt'>) => { db.insert(voiceAudio).values({ ...row, createdAt: nowIso() }).run() }
   }
 }
 

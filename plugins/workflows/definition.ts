@@ -1,31 +1,25 @@
 import { Cron } from 'croner'
-import { ARTIFACT_TYPES } from '../../schema/api/artifacts.js'
+import type { InputDef, WorkflowStep } from '../../schema/api/workflows.js'
 
-export interface InputDef { name: string; required?: boolean; default?: unknown }
-export type Step =
-  | { id: string; type: 'llm'; prompt: string }
-  | { id: string; type: 'search_knowledge'; query: string; limit?: number }
-  | { id: string; type: 'agent'; agentId: string; message: string }
-  | { id: string; type: 'post_message'; channelId: string; content: string }
-  | { id: string; type: 'create_artifact'; artifactType: string; title: string; content?: Record<string, unknown> }
-
-export const STEP_TYPES = ['llm', 'search_knowledge', 'agent', 'post_message', 'create_artifact'] as const
 const TEMPLATE = /\{\{\s*([^}]*?)\s*\}\}/g
 const IDENT = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/
+/** the fields that name a step rather than carry its text: never templates */
+const NOT_TEXT = new Set(['id', 'type'])
 
-/** The template fields of each step type: the strings that may hold {{…}} references. */
-const TEXT_FIELDS: Record<Step['type'], string[]> = {
-  llm: ['prompt'], search_knowledge: ['query'], agent: ['message'], post_message: ['content'], create_artifact: ['title']
-}
-const REQUIRED: Record<Step['type'], string[]> = {
-  llm: ['prompt'], search_knowledge: ['query'], agent: ['agentId', 'message'], post_message: ['channelId', 'content'], create_artifact: ['artifactType', 'title']
+/** Every string of a step, nested ones included, with its path (for messages). */
+function* stringsOf(value: unknown, path: string): Generator<[string, string]> {
+  if (typeof value === 'string') yield [path, value]
+  else if (Array.isArray(value)) for (const [i, v] of value.entries()) yield * stringsOf(v, `${path}[${i}]`)
+  else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) if (!(path === '' && NOT_TEXT.has(k))) yield * stringsOf(v, path ? `${path}.${k}` : k)
+  }
 }
 
 /**
- * Checks a definition (CONTRACT.md §9): step ids unique identifiers, known step types with their fields,
- * template references only to declared inputs and to earlier steps, a valid cron. Returns the problems.
+ * Checks what the schema cannot (CONTRACT.md §9): step ids unique identifiers, template references only to
+ * declared inputs and to earlier steps, a valid cron. Returns the problems.
  */
-export function definitionProblems(inputs: InputDef[], steps: Array<Record<string, unknown>>, cron?: string): string[] {
+export function definitionProblems(inputs: InputDef[], steps: WorkflowStep[], cron?: string): string[] {
   const problems: string[] = []
   const inputNames = new Set<string>()
   for (const i of inputs) {
@@ -36,32 +30,18 @@ export function definitionProblems(inputs: InputDef[], steps: Array<Record<strin
   if (steps.length === 0) problems.push('a workflow needs at least one step')
   const earlier = new Set<string>()
   for (const [n, step] of steps.entries()) {
-    const id = String(step.id ?? '')
+    const id = step.id
     const where = `step ${n + 1}${id ? ` ("${id}")` : ''}`
     if (!IDENT.test(id)) problems.push(`${where}: id must be an identifier`)
     else if (earlier.has(id)) problems.push(`${where}: id is used twice`)
-    const type = step.type as Step['type']
-    if (!(STEP_TYPES as readonly string[]).includes(type)) {
-      problems.push(`${where}: unknown type "${String(step.type)}" (one of ${STEP_TYPES.join(', ')})`)
-      earlier.add(id)
-      continue
-    }
-    for (const f of REQUIRED[type]) if (typeof step[f] !== 'string' || (step[f] as string).length === 0) problems.push(`${where}: ${f} is required`)
-    if (type === 'create_artifact' && typeof step.artifactType === 'string' && !(ARTIFACT_TYPES as readonly string[]).includes(step.artifactType)) {
-      problems.push(`${where}: unknown artifactType "${step.artifactType}"`)
-    }
-    if (type === 'search_knowledge' && step.limit !== undefined && !(Number.isInteger(step.limit) && (step.limit as number) >= 1 && (step.limit as number) <= 20)) {
-      problems.push(`${where}: limit must be 1 to 20`)
-    }
-    for (const f of TEXT_FIELDS[type]) {
-      const text = typeof step[f] === 'string' ? step[f] as string : ''
+    for (const [field, text] of stringsOf(step, '')) {
       for (const m of text.matchAll(TEMPLATE)) {
         const ref = m[1]
         const input = /^inputs\.([A-Za-z_][A-Za-z0-9_-]*)$/.exec(ref)
         const prior = /^steps\.([A-Za-z_][A-Za-z0-9_-]*)\.output$/.exec(ref)
-        if (input && !inputNames.has(input[1])) problems.push(`${where}: {{${ref}}} names an undeclared input`)
-        else if (prior && !earlier.has(prior[1])) problems.push(`${where}: {{${ref}}} names no earlier step`)
-        else if (!input && !prior) problems.push(`${where}: {{${ref}}} is not a reference (use inputs.<name> or steps.<id>.output)`)
+        if (input && !inputNames.has(input[1])) problems.push(`${where}: ${field}: {{${ref}}} names an undeclared input`)
+        else if (prior && !earlier.has(prior[1])) problems.push(`${where}: ${field}: {{${ref}}} names no earlier step`)
+        else if (!input && !prior) problems.push(`${where}: ${field}: {{${ref}}} is not a reference (use inputs.<name> or steps.<id>.output)`)
       }
     }
     earlier.add(id)
@@ -80,6 +60,19 @@ export function fill(text: string, inputs: Record<string, unknown>, outputs: Rec
     const prior = /^steps\.(.+)\.output$/.exec(ref)
     return prior ? outputs[prior[1]] ?? '' : ''
   })
+}
+
+/** The step with the templates of every string filled, nested ones included (`id` and `type` stay). */
+export function fillStep<S extends WorkflowStep>(step: S, inputs: Record<string, unknown>, outputs: Record<string, string>): S {
+  const walk = (value: unknown, top: boolean): unknown => {
+    if (typeof value === 'string') return fill(value, inputs, outputs)
+    if (Array.isArray(value)) return value.map((v) => walk(v, false))
+    if (value && typeof value === 'object') {
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, top && NOT_TEXT.has(k) ? v : walk(v, false)]))
+    }
+    return value
+  }
+  return walk(step, true) as S
 }
 
 /** The run's inputs: given values, then defaults; undefined names of missing required inputs. */

@@ -67,6 +67,8 @@ export const workflows = sqliteTable('workflows', {
   customerId: text('customer_id').notNull().references(() => organizations.id, { onDelete: 'cascade' }),
   workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
   createdBy: text('created_by').notNull(),
+  /** who last saved the definition or schedule: scheduled runs act as this user (CONTRACT.md §9) */
+  updatedBy: text('updated_by').notNull().default(''),
   name: text('name').notNull(),
   description: text('description').notNull(),
   /** JSON: the definition's inputs and steps */

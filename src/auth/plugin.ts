@@ -238,8 +238,10 @@ declare module 'fastify' {
  */
 export function workspaceContext(request: FastifyRequest, queryValue?: string): WorkspaceContext | undefined {
   if (request.workspace) {
-    if (queryValue && queryValue !== request.workspace.id && request.principal?.apiKey?.workspaceId) {
-      throw forbidden('This API key is bound to another workspace', 'WORKSPACE_FORBIDDEN')
+    if (queryValue && queryValue !== request.workspace.id) {
+      if (request.principal?.apiKey?.workspaceId) throw forbidden('This API key is bound to another workspace', 'WORKSPACE_FORBIDDEN')
+      // a second workspace named beside the header is never ignored: naming one the caller is not in is a 403
+      request.server.workspaceFor(request.principal!, queryValue)
     }
     return request.workspace
   }
@@ -248,10 +250,13 @@ export function workspaceContext(request: FastifyRequest, queryValue?: string): 
   return request.workspace
 }
 
-/** Like workspaceContext, but a request without any workspace context is a 400. */
-export function requireWorkspaceContext(request: FastifyRequest, queryValue?: string): WorkspaceContext {
+/**
+ * Like workspaceContext, but a request without any workspace context is a 400 naming what the route
+ * accepts: `queryName` is its query parameter (`workspace_id` on artifacts, `workspaceId` elsewhere).
+ */
+export function requireWorkspaceContext(request: FastifyRequest, queryValue?: string, queryName: 'workspaceId' | 'workspace_id' = 'workspaceId'): WorkspaceContext {
   const ws = workspaceContext(request, queryValue)
-  if (!ws) throw badRequest('Workspace context required: send the x-workspace-id header or the workspace_id query parameter', 'WORKSPACE_REQUIRED')
+  if (!ws) throw badRequest(`Workspace context required: send the x-workspace-id header or the ${queryName} query parameter`, 'WORKSPACE_REQUIRED')
   return ws
 }
 

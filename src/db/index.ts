@@ -34,7 +34,9 @@ export function projectRoot(): string {
 }
 
 export function openDatabase(file: string, options: OpenOptions = {}): DatabaseHandle {
-  fs.mkdirSync(path.dirname(file), { recursive: true })
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
+  // created 0600 before SQLite opens it: its -wal and -shm files take the database file's mode
+  fs.closeSync(fs.openSync(file, 'a', 0o600))
   const sqlite = new Database(file)
   sqlite.pragma('journal_mode = WAL')
   sqlite.pragma('synchronous = NORMAL')

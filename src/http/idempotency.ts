@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { createHash } from 'node:crypto'
+import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { HttpError, badRequest } from './errors.js'
 import { callerKey } from '../auth/plugin.js'
@@ -19,20 +19,32 @@ interface StoredRow {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    idempotency: { caller: string; key: string } | null
+    idempotency: { caller: string; key: string; cipherKey: Buffer } | null
   }
   interface FastifyContextConfig {
     /** false for routes whose answer cannot be replayed (event streams): the header is ignored there */
     idempotency?: boolean
+    /**
+     * The response carries a secret (a token, a key value, a signing secret): it is sent with
+     * `Cache-Control: no-store`, and a function here tells whether the secret in a kept response is still
+     * the live one; a replay of one that is not (revoked, rotated, deleted) is refused.
+     */
+    secretResponse?: true | ((body: unknown, request: FastifyRequest) => boolean)
   }
 }
+
+
+const parsed = (body: string): unknown => { try { return JSON.parse(body) } catch { return undefined } }
 
 /** the `boundary` parameter of a multipart content type */
 const BOUNDARY = /;\s*boundary=(?:"[^"]*"|[^;\s]*)/i
 
-/** What makes two requests "the same": method, path with query, and the body as received. */
-function fingerprint(request: FastifyRequest): string {
-  const h = createHash('sha256').update(request.method).update('\0').update(request.url).update('\0')
+/**
+ * What makes two requests "the same": method, path with query, and the body as received. Keyed, since a
+ * plain hash of a body that holds a password could be guessed at offline.
+ */
+function fingerprint(request: FastifyRequest, secret: Buffer): string {
+  const h = createHmac('sha256', secret).update(request.method).update('\0').update(request.url).update('\0')
   const body = request.body
   if (body === undefined || body === null) {
     // bodies not parsed before the handler (multipart streams) are told apart by media type and length; the
@@ -48,11 +60,44 @@ function fingerprint(request: FastifyRequest): string {
 }
 
 /**
+ * Kept responses are secrets at rest (API key values, signing secrets): the row is found by an HMAC of
+ * the Idempotency-Key, and the response is encrypted (AES-256-GCM) under a key derived from the
+ * Idempotency-Key value, the caller and the server secret. The database alone reveals neither.
+ */
+function keysFor(serverSecret: Buffer, caller: string, idempotencyKey: string) {
+  const lookup = createHmac('sha256', serverSecret).update(caller).update('\0').update(idempotencyKey).digest('hex')
+  const material = Buffer.from(hkdfSync('sha256', Buffer.from(idempotencyKey), serverSecret, `cairn idempotency\0${caller}`, 64))
+  return { lookup, cipherKey: material.subarray(0, 32), printKey: material.subarray(32) }
+}
+
+const SEALED = 'v1.'
+function seal(key: Buffer, plain: string): string {
+  const iv = randomBytes(12)
+  const cipher = createCipheriv('aes-256-gcm', key, iv)
+  const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()])
+  return SEALED + Buffer.concat([iv, cipher.getAuthTag(), data]).toString('base64')
+}
+function open(key: Buffer, sealed: string): string | undefined {
+  if (!sealed.startsWith(SEALED)) return undefined
+  const raw = Buffer.from(sealed.slice(SEALED.length), 'base64')
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12))
+    decipher.setAuthTag(raw.subarray(12, 28))
+    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8')
+  } catch {
+    return undefined
+  }
+}
+
+/**
  * Idempotency-Key on POST (CONTRACT.md §4): the first response below 500 is kept for 24 h per caller
  * and key, and replayed for the same request; a different request gets 422, one still running 409.
  */
-async function idempotencyPlugin(app: FastifyInstance) {
+async function idempotencyPlugin(app: FastifyInstance, opts: { secret: string }) {
+  const serverSecret = createHash('sha256').update('cairn idempotency\0').update(opts.secret).digest()
   const sqlite = app.sqlite
+  // rows kept in clear by earlier versions: their keys cannot be matched any more, and they must not stay
+  sqlite.prepare(`DELETE FROM idempotency_keys WHERE length(key) != 64 OR (body IS NOT NULL AND body NOT LIKE '${SEALED}%')`).run()
   const find = sqlite.prepare(
     `SELECT fingerprint, state, status_code, content_type, body, created_at FROM idempotency_keys WHERE caller = ? AND key = ?`
   )
@@ -77,16 +122,17 @@ async function idempotencyPlugin(app: FastifyInstance) {
 
   app.decorateRequest('idempotency', null)
 
-  const preHandler = async (request: FastifyRequest, reply: FastifyReply) => {
+  const preValidation = async (request: FastifyRequest, reply: FastifyReply) => {
     const header = request.headers['idempotency-key']
     if (header === undefined) return
     const key = Array.isArray(header) ? header[0] : header
     if (key.length < 1 || key.length > 255) throw badRequest('Idempotency-Key must be 1 to 255 characters', 'VALIDATION_ERROR')
     const caller = callerKey(request)
-    const print = fingerprint(request)
-    const existing = begin(caller, key, print)
+    const keys = keysFor(serverSecret, caller, key)
+    const print = fingerprint(request, keys.printKey)
+    const existing = begin(caller, keys.lookup, print)
     if (!existing) {
-      request.idempotency = { caller, key }
+      request.idempotency = { caller, key: keys.lookup, cipherKey: keys.cipherKey }
       return
     }
     if (existing.fingerprint !== print) {
@@ -95,10 +141,17 @@ async function idempotencyPlugin(app: FastifyInstance) {
     if (existing.state === 'in_flight') {
       throw new HttpError(409, 'A request with this Idempotency-Key is still being processed', 'IDEMPOTENCY_IN_FLIGHT')
     }
+    const body = existing.body ? open(keys.cipherKey, existing.body) : ''
+    if (body === undefined) throw new HttpError(422, 'Idempotency-Key was already used with a different request', 'IDEMPOTENCY_KEY_REUSED')
+    const secret = request.routeOptions.config.secretResponse
+    if (typeof secret === 'function' && !secret(parsed(body), request)) {
+      throw new HttpError(409, 'The secret this request created has since been revoked, rotated or deleted; it is not shown again',
+        'IDEMPOTENCY_SECRET_GONE')
+    }
     reply.header('idempotency-replayed', 'true')
     if (existing.content_type) reply.type(existing.content_type)
     reply.code(existing.status_code ?? 200)
-    return reply.send(existing.body ?? '')
+    return reply.send(body)
   }
 
   const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
@@ -106,11 +159,12 @@ async function idempotencyPlugin(app: FastifyInstance) {
     if (!idem) return payload
     request.idempotency = null
     const storable = typeof payload === 'string' || Buffer.isBuffer(payload) || payload === null || payload === undefined
-    if (reply.statusCode >= 500 || !storable) {
+    // a 429 is about the moment, not the request: the retry it asks for must run
+    if (reply.statusCode >= 500 || reply.statusCode === 429 || !storable) {
       remove.run(idem.caller, idem.key)
     } else {
       const body = payload === null || payload === undefined ? '' : payload.toString()
-      complete.run(reply.statusCode, String(reply.getHeader('content-type') ?? ''), body, idem.caller, idem.key)
+      complete.run(reply.statusCode, String(reply.getHeader('content-type') ?? ''), seal(idem.cipherKey, body), idem.caller, idem.key)
     }
     return payload
   }
@@ -126,7 +180,8 @@ async function idempotencyPlugin(app: FastifyInstance) {
     if (!methods.includes('POST') || route.config?.idempotency === false) return
     if (methods.length > 1) throw new Error(`Idempotency-Key needs POST routes of their own: ${route.url}`)
     const first = <T>(hook: T, existing: T | T[] | undefined): T[] => [hook, ...(existing === undefined ? [] : [existing].flat() as T[])]
-    route.preHandler = first(preHandler, route.preHandler as typeof preHandler | undefined)
+    // before validation, so that a 400 of the schema is kept and replayed like any answer below 500
+    route.preValidation = first(preValidation, route.preValidation as typeof preValidation | undefined)
     route.onSend = first(onSend, route.onSend as typeof onSend | undefined)
     route.onResponse = first(onResponse, route.onResponse as typeof onResponse | undefined)
   })

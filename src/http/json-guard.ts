@@ -4,13 +4,14 @@ import { HttpError } from './errors.js'
 
 export const MAX_JSON_DEPTH = 32
 
-/** Why a parsed JSON value is refused, or undefined: too deep, NUL characters, lone surrogates. */
+/** Why a parsed JSON value is refused, or undefined: too deep, NUL characters, lone surrogates, infinite numbers. */
 export function jsonProblem(value: unknown, depth = 0): string | undefined {
   if (typeof value === 'string') {
     if (value.includes('\u0000')) return 'strings must not contain NUL characters'
     if (!value.isWellFormed()) return 'strings must be well-formed Unicode (no lone surrogates)'
     return undefined
   }
+  if (typeof value === 'number' && !Number.isFinite(value)) return 'numbers must be finite (1e400 is not)'
   if (value === null || typeof value !== 'object') return undefined
   if (depth >= MAX_JSON_DEPTH) return `JSON nests deeper than ${MAX_JSON_DEPTH} levels`
   for (const [k, v] of Object.entries(value)) {

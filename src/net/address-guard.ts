@@ -1,4 +1,5 @@
-import { BlockList, isIP } from 'node:net'
+import { isIP } from 'node:net'
+import ipaddr from 'ipaddr.js'
 import dns from 'node:dns'
 import type { LookupFunction } from 'node:net'
 
@@ -7,40 +8,55 @@ export class UrlNotAllowedError extends Error {
   override name = 'UrlNotAllowedError'
 }
 
-const blocked = new BlockList()
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4]
-] as const) blocked.addSubnet(net, prefix, 'ipv4')
-for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
-  ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8]
-] as const) blocked.addSubnet(net, prefix, 'ipv6')
+/** Ranges that are not public whatever the library's table says (older tables call some of them unicast). */
+const NOT_PUBLIC_V6: Array<[ipaddr.IPv6, number]> = (['3fff::/20', '5f00::/16', '2001:db8::/32', '64:ff9b:1::/48'] as const)
+  .map((cidr) => ipaddr.IPv6.parseCIDR(cidr))
 
-/** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d) or IPv4-compatible IPv6 address, if any. */
-function embeddedIpv4(ip: string): string | undefined {
-  const m = /^::(?:ffff:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)
-  if (m) return m[1]
-  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(ip)
-  if (hex) {
-    const hi = parseInt(hex[1], 16)
-    const lo = parseInt(hex[2], 16)
-    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`
-  }
+const v4FromParts = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 255, lo >> 8, lo & 255])
+
+/**
+ * The IPv4 address an IPv6 address carries, for the forms CONTRACT.md §8 judges by it: IPv4-compatible
+ * `::a.b.c.d` (::/96, but not `::` and `::1`), `::ffff:0:a.b.c.d` (SIIT), NAT64 `64:ff9b::/96`, 6to4 `2002::/16`.
+ */
+function embeddedIpv4(a: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  const p = a.parts
+  const zero = (from: number, to: number) => p.slice(from, to).every((x) => x === 0)
+  if (zero(0, 6) && !(p[6] === 0 && p[7] <= 1)) return v4FromParts(p[6], p[7])
+  if (zero(0, 4) && p[4] === 0xffff && p[5] === 0) return v4FromParts(p[6], p[7])
+  if (p[0] === 0x64 && p[1] === 0xff9b && zero(2, 6)) return v4FromParts(p[6], p[7])
+  if (p[0] === 0x2002) return v4FromParts(p[1], p[2])
   return undefined
 }
 
-/** True for a public unicast address; private, loopback, link-local, CGNAT, multicast, reserved are not. */
+/**
+ * A dotted IPv4 tail as two hex groups: ipaddr.js reads `::a.b.c.d` (IPv4-compatible) as `::ffff:a.b.c.d`,
+ * and system resolvers print ::/96 addresses in the dotted form.
+ */
+function hexTail(ip: string): string {
+  return ip.replace(/(\d+)\.(\d+)\.(\d+)\.(\d+)(%.*)?$/, (_m, a: string, b: string, c: string, d: string, zone = '') =>
+    `${((+a << 8) | +b).toString(16)}:${((+c << 8) | +d).toString(16)}${zone}`)
+}
+
+/**
+ * True for a public unicast address, classified by ipaddr.js's range table: only `unicast` is public
+ * (private, loopback, link-local, CGNAT, multicast, reserved, documentation, Teredo… are not). IPv4-mapped
+ * `::ffff:a.b.c.d` is never accepted; the forms of `embeddedIpv4` are judged by the address they carry.
+ */
 export function isPublicAddress(ip: string): boolean {
   const family = isIP(ip)
-  if (family === 4) return !blocked.check(ip, 'ipv4')
-  if (family === 6) {
-    const v4 = embeddedIpv4(ip)
-    if (v4) return false // IPv4-mapped and -compatible forms are never accepted: they only serve to disguise
-    return !blocked.check(ip, 'ipv6')
+  if (family === 4) return ipaddr.IPv4.parse(ip).range() === 'unicast'
+  if (family !== 6) return false
+  let a: ipaddr.IPv6
+  try {
+    a = ipaddr.IPv6.parse(hexTail(ip))
+  } catch {
+    return false
   }
-  return false
+  if (a.isIPv4MappedAddress()) return false
+  const v4 = embeddedIpv4(a)
+  if (v4) return v4.range() === 'unicast'
+  if (NOT_PUBLIC_V6.some((cidr) => a.match(cidr))) return false
+  return a.range() === 'unicast'
 }
 
 export interface GuardOptions {

@@ -26,3 +26,18 @@ t.test('address classes', async (t) => {
   for (const ip of ['8.8.8.8', '1.1.1.1', '93.184.216.34', '2606:4700:4700::1111']) t.ok(isPublicAddress(ip), ip)
   for (const ip of ['127.0.0.1', '10.1.1.1', '::1', '::ffff:8.8.8.8', 'fe80::1', 'not-an-ip', '']) t.notOk(isPublicAddress(ip), ip)
 })
+
+t.test('embedded IPv4 forms are judged by the address they carry; reserved IPv6 ranges are not public', async (t) => {
+  const notPublic = [
+    '::127.0.0.1', '::7f00:1', '::10.0.0.1', '::ffff:0:127.0.0.1', '::ffff:0:7f00:1', '::ffff:0:192.168.1.1', '64:ff9b::127.0.0.1',
+    '64:ff9b::a9fe:a9fe', '2002:7f00:1::', '2002:a00:1:ffff::1', '3fff::', '3fff:fff:ffff::1', '5f00::1', '5f00:ffff::1', '2001:db8::1',
+    '2001:db8:ffff::1', '2001::1', '64:ff9b:1::808:808', '::ffff:8.8.8.8', '::', '::1', '::0.0.0.1', 'fe80::1%eth0', '100.64.0.1', '192.0.0.9', '198.51.100.7'
+  ]
+  for (const ip of notPublic) t.notOk(isPublicAddress(ip), ip)
+  const isPublic = ['::8.8.8.8', '::808:808', '::ffff:0:8.8.8.8', '64:ff9b::8.8.8.8', '64:ff9b::808:808', '2002:808:808::1', '2a00:1450:4001::1', '2606:4700:4700::1111']
+  for (const ip of isPublic) t.ok(isPublicAddress(ip), ip)
+  // as URLs, whatever spelling the parser normalises them to
+  for (const url of ['http://[::127.0.0.1]/', 'http://[::ffff:0:127.0.0.1]/', 'http://[3fff::1]/', 'http://[5f00::1]/']) {
+    await t.rejects(checkPublicUrl(url, { allowPrivate: false }), { name: 'UrlNotAllowedError' }, url)
+  }
+})

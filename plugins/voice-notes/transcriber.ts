@@ -1,0 +1,56 @@
+import type { FastifyInstance } from 'fastify'
+import type Database from 'better-sqlite3'
+import fsp from 'node:fs/promises'
+import path from 'node:path'
+import { randomUUID } from 'node:crypto'
+import { downloadTo } from '../../src/net/download.js'
+import type { SpeechToText } from '../../src/ai/stt.js'
+import type { NoteRow, VoiceNoteStore } from './store.js'
+
+export const TRANSCRIBE_JOB = 'voice.transcribe'
+export interface TranscribeJob { noteId: string }
+
+/**
+ * The `voice.transcribe` job (never throws for a bad note: the note fails with a reason; shutdown re-queues
+ * it), and the start of a transcription: the note entering `processing` and its job commit together, so
+ * a crash between them cannot leave a note processing with no job to finish it.
+ */
+export function createTranscriber(app: FastifyInstance, store: VoiceNoteStore, sqlite: Database.Database,
+  opts: { engine: SpeechToText | string; audioPrefix: string; workDir: string; maxBytes: number }) {
+  const { engine, audioPrefix, workDir } = opts
+
+  app.jobs.register(TRANSCRIBE_JOB, async (payload, ctx) => {
+    const { noteId } = payload as TranscribeJob
+    const note = store.getForJob(noteId)
+    if (!note || note.status !== 'processing') return
+    const fetched = path.join(workDir, `${noteId}-${randomUUID()}`)
+    try {
+      if (typeof engine === 'string') throw new Error(engine)
+      let file: string
+      if (note.audioUrl.startsWith(audioPrefix)) {
+        const audio = store.audio(note.userId, note.audioUrl.slice(audioPrefix.length))
+        if (!audio) throw new Error('The uploaded audio no longer exists')
+        file = path.join(app.config.dataDir, audio.path)
+      } else {
+        await downloadTo(note.audioUrl, fetched, { allowPrivate: app.config.allowPrivateUrls, maxBytes: opts.maxBytes, timeoutMs: 60_000, signal: ctx.signal })
+        file = fetched
+      }
+      const result = await engine.transcribe(file, note.mimeType, ctx.signal)
+      store.complete(noteId, result.text, result.segments)
+    } catch (err) {
+      if (ctx.signal.aborted) throw err
+      store.fail(noteId, (err as Error).message || 'Transcription failed')
+    } finally {
+      await fsp.rm(fetched, { force: true })
+    }
+  }, { maxAttempts: 3, concurrency: 2 })
+
+  return {
+    /** created/failed → processing with its job, in one transaction; undefined when the note cannot start */
+    start: sqlite.transaction((userId: string, id: string): NoteRow | undefined => {
+      const started = store.startTranscription(userId, id)
+      if (started) app.jobs.enqueue(TRANSCRIBE_JOB, { noteId: started.id } satisfies TranscribeJob)
+      return started
+    }).immediate
+  }
+}

@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto'
+import { and, desc, eq, isNotNull, sql } from 'drizzle-orm'
+import type { Db } from '../../src/db/index.js'
+import { nowIso } from '../../src/db/index.js'
+import { workflowRuns, workflows } from '../../schema/tables/assistant.js'
+import { users, workspaceMembers } from '../../schema/tables/accounts.js'
+import type { InputDef, Run, StepState, Workflow, WorkflowDefinitionBody, WorkflowStep } from '../../schema/api/workflows.js'
+
+export type WorkflowRow = typeof workflows.$inferSelect
+export type RunRow = typeof workflowRuns.$inferSelect
+type RunUpdate = Partial<Pick<RunRow, 'status' | 'outputs' | 'steps' | 'error' | 'startedAt' | 'finishedAt'>>
+
+export const definitionOf = (w: WorkflowRow) => ({
+  inputs: JSON.parse(w.inputs) as InputDef[],
+  steps: JSON.parse(w.steps) as WorkflowStep[],
+  scheduleInputs: JSON.parse(w.scheduleInputs ?? '{}') as Record<string, unknown>
+})
+
+export const toWorkflow = (w: WorkflowRow): Workflow => {
+  const d = definitionOf(w)
+  return {
+    id: w.id, name: w.name, description: w.description, workspace_id: w.workspaceId, inputs: d.inputs, steps: d.steps,
+    schedule: w.scheduleCron ? { cron: w.scheduleCron, inputs: d.scheduleInputs } : null,
+    created_by: w.createdBy, updated_by: w.updatedBy, created_at: w.createdAt, updated_at: w.updatedAt
+  }
+}
+
+export const toRun = (r: RunRow): Run => ({
+  id: r.id, workflow_id: r.workflowId, status: r.status, trigger: r.trigger, started_by: r.startedBy,
+  inputs: JSON.parse(r.inputs) as Record<string, unknown>,
+  outputs: r.outputs ? JSON.parse(r.outputs) as Record<string, string> : null, steps: JSON.parse(r.steps) as StepState[],
+  error: r.error, created_at: r.createdAt, started_at: r.startedAt, finished_at: r.finishedAt
+})
+
+const definitionColumns = (b: WorkflowDefinitionBody) => ({
+  name: b.name.trim(), description: b.description ?? '', inputs: JSON.stringify(b.inputs ?? []), steps: JSON.stringify(b.steps),
+  scheduleCron: b.schedule?.cron ?? null, scheduleInputs: b.schedule ? JSON.stringify(b.schedule.inputs ?? {}) : null
+})
+
+/** Workflows and their runs; every look-up by a caller is filtered by workspace and organization. */
+export function createWorkflowStore(db: Db) {
+  const one = db.select().from(workflows).where(and(eq(workflows.id, sql.placeholder('id')),
+    eq(workflows.workspaceId, sql.placeholder('workspaceId')), eq(workflows.customerId, sql.placeholder('customerId')))).prepare()
+  const byId = db.select().from(workflows).where(eq(workflows.id, sql.placeholder('id'))).prepare()
+  const runById = db.select().from(workflowRuns).where(eq(workflowRuns.id, sql.placeholder('id'))).prepare()
+  const actor = db.select({ id: users.id, customerId: users.customerId, orgRole: users.orgRole, email: users.email, name: users.name })
+    .from(users).innerJoin(workspaceMembers, eq(workspaceMembers.userId, users.id))
+    .where(and(eq(users.id, sql.placeholder('userId')), eq(workspaceMembers.workspaceId, sql.placeholder('workspaceId')))).prepare()
+
+  return {
+    find: (who: { customerId: string }, workspaceId: string, id: string): WorkflowRow | undefined =>
+      one.get({ id, workspaceId, customerId: who.customerId }),
+    byId: (id: string): WorkflowRow | undefined => byId.get({ id }),
+    list: (customerId: string, workspaceId: string): WorkflowRow[] => db.select().from(workflows)
+      .where(and(eq(workflows.workspaceId, workspaceId), eq(workflows.customerId, customerId)))
+      .orderBy(desc(workflows.createdAt), desc(workflows.id)).all(),
+    scheduled: (): WorkflowRow[] => db.select().from(workflows).where(isNotNull(workflows.scheduleCron)).all(),
+
+    create(who: { customerId: string; userId: string }, workspaceId: string, body: WorkflowDefinitionBody): WorkflowRow {
+      const now = nowIso()
+      const row: WorkflowRow = {
+        id: randomUUID(), customerId: who.customerId, workspaceId, createdBy: who.userId, updatedBy: who.userId,
+        ...definitionColumns(body), createdAt: now, updatedAt: now
+      }
+      db.insert(workflows).values(row).run()
+      return row
+    },
+    /** a new definition, saved by `userId`: from now on scheduled runs act as that user */
+    replace(id: string, userId: string, body: WorkflowDefinitionBody): WorkflowRow | undefined {
+      return db.update(workflows).set({ ...definitionColumns(body), updatedBy: userId, updatedAt: nowIso() })
+        .where(eq(workflows.id, id)).returning().get()
+    },
+    remove: (id: string) => db.delete(workflows).where(eq(workflows.id, id)).run().changes > 0,
+
+    /** the user a run acts as, only while still a member of the run's workspace */
+    actor: (userId: string, workspaceId: string) => actor.get({ userId, workspaceId }),
+
+    createRun(w: WorkflowRow, userId: string, trigger: RunRow['trigger'], inputs: Record<string, unknown>): string {
+      const id = randomUUID()
+      db.insert(workflowRuns).values({
+        id, workflowId: w.id, workspaceId: w.workspaceId, customerId: w.customerId, startedBy: userId, trigger,
+        status: 'queued', inputs: JSON.stringify(inputs), steps: '[]', createdAt: nowIso()
+      }).run()
+      return id
+    },
+    runById: (id: string): RunRow | undefined => runById.get({ id }),
+    runsOf: (workflowId: string, limit: number): RunRow[] => db.select().from(workflowRuns).where(eq(workflowRuns.workflowId, workflowId))
+      .orderBy(desc(workflowRuns.createdAt), desc(workflowRuns.id)).limit(limit).all(),
+    updateRun: (id: string, fields: RunUpdate) => { db.update(workflowRuns).set(fields).where(eq(workflowRuns.id, id)).run() }
+  }
+}
+export type WorkflowStore = ReturnType<typeof createWorkflowStore>

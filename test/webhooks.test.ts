@@ -32,8 +32,7 @@ async function receiver(t: Test) {
       if (req.url === '/ok') res.writeHead(204).end()
       else if (req.url === '/fail') res.writeHead(500).end('down')
       else if (req.url === '/flaky') res.writeHead(++flaky <= 2 ? 503 : 200).end()
-      else if (req.url === '/hold') { held.push(res); res.on('close', () => { if (!res.writableEnded) droppedHolds++ }) }
-      else res.writeHead(404).end()
+      else if (req.url === '/hold') { held.push(res); res.on('close', () => { if (!res.writableEnded) droppedHolds++ }) } else res.writeHead(404).end()
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

@@ -33,7 +33,6 @@ declare module 'fastify' {
   }
 }
 
-
 const parsed = (body: string): unknown => { try { return JSON.parse(body) } catch { return undefined } }
 
 /** the `boundary` parameter of a multipart content type */

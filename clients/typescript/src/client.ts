@@ -131,11 +131,11 @@ export class CairnClient {
   }
 
   /** Every document the caller can read, page by page. */
-  async *documents(query: Omit<ListDocumentsQuery, 'offset'> = {}): AsyncGenerator<KnowledgeDocument> {
+  async* documents(query: Omit<ListDocumentsQuery, 'offset'> = {}): AsyncGenerator<KnowledgeDocument> {
     const limit = query.limit ?? 100
     for (let offset = 0; ;) {
       const page = await this.call('/api/knowledge/documents', 'get', { query: { ...query, limit, offset } as never })
-      yield* page.documents
+      yield * page.documents
       offset += page.documents.length
       if (page.documents.length < limit || offset >= page.count) return
     }
@@ -181,11 +181,11 @@ export class CairnClient {
   }
 
   /** Every artifact matching the filters, newest first, page by page. */
-  async *artifacts(query: Omit<ListArtifactsQuery, 'offset'> = {}): AsyncGenerator<ArtifactListItem> {
+  async* artifacts(query: Omit<ListArtifactsQuery, 'offset'> = {}): AsyncGenerator<ArtifactListItem> {
     const limit = query.limit ?? 100
     for (let offset = 0; ;) {
       const page = await this.call('/api/v2/artifacts', 'get', { query: { ...query, limit, offset } })
-      yield* page.data
+      yield * page.data
       offset += page.data.length
       if (page.data.length < limit || offset >= page.meta.count) return
     }
@@ -235,11 +235,11 @@ export class CairnClient {
   // developer data
 
   /** Developer-log entries, newest first, following `nextCursor` to the last page. */
-  async *logs(query: LogsQuery = {}): AsyncGenerator<LogEntry> {
+  async* logs(query: LogsQuery = {}): AsyncGenerator<LogEntry> {
     let cursor: string | undefined
     do {
       const page = await this.call('/api/v2/developer/logs', 'get', { query: { ...query, ...(cursor ? { cursor } : {}) } as never })
-      yield* page.data
+      yield * page.data
       cursor = page.nextCursor ?? undefined
     } while (cursor)
   }

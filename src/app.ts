@@ -1,7 +1,5 @@
 import Fastify, { type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
 import fs from 'node:fs'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
@@ -14,12 +12,14 @@ import idempotency from './http/idempotency.js'
 import requestLog from './http/request-log.js'
 import events from './events/bus.js'
 import metrics from './http/metrics.js'
+import openApi from './http/openapi.js'
+import { requestIdOf } from './http/request-id.js'
+import cors from '@fastify/cors'
 import services from './services.js'
 import { errorHandler, notFoundHandler } from './http/errors.js'
 import { installJsonGuard } from './http/json-guard.js'
 import { ErrorSchema } from '../schema/api/common.js'
 import { routeGroup } from './http/route-group.js'
-import { VERSION } from './version.js'
 import health from '../plugins/health/index.js'
 import accounts from '../plugins/accounts/index.js'
 import apiKeys from '../plugins/api-keys/index.js'
@@ -89,10 +89,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   const app = Fastify({
     logger: options.logger ?? false,
     return503OnClosing: true,
-    forceCloseConnections: 'idle'
+    forceCloseConnections: 'idle',
+    genReqId: requestIdOf,
+    requestIdHeader: false
   }).withTypeProvider<TypeBoxTypeProvider>()
   checkpointError = (err) => app.log.error({ err }, 'write-ahead log checkpoint')
 
+  // first of all hooks: every answer, a refusal by auth or rate limit included, names its request
+  app.addHook('onRequest', (request, reply, done) => { reply.header('x-request-id', request.id); done() })
   app.setErrorHandler(errorHandler)
   installJsonGuard(app)
   app.setNotFoundHandler(notFoundHandler)
@@ -106,25 +110,21 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
     route.config = { ...route.config, group: routeGroup(route.url) }
     // the API documentation is public
     if (route.url.startsWith('/api/docs')) route.config.auth = 'public'
+    // CORS preflight (answered by @fastify/cors before any credential check)
+    if ([route.method].flat().every((m) => m === 'OPTIONS')) route.config.auth = 'public'
     for (const method of [route.method].flat()) routeTable.push({ method, url: route.url, auth: route.config?.auth ?? 'required' })
   })
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.0.3',
-      info: { title: 'Cairn API', version: VERSION, description: 'Self-hosted workspace platform for AI-assisted work' },
-      servers: [{ url: config.publicUrl }],
-      components: {
-        securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'A JWT from /api/v2/auth/login, or an API key (cairn_...)' },
-          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' }
-        }
-      },
-      security: [{ bearer: [] }, { apiKey: [] }]
-    },
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) || `def-${i}` }
-  })
-  await app.register(swaggerUi, { routePrefix: '/api/docs' })
+  if (config.corsOrigins.length > 0) {
+    await app.register(cors, {
+      origin: config.corsOrigins,
+      methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      allowedHeaders: ['authorization', 'content-type', 'x-api-key', 'x-workspace-id', 'idempotency-key', 'x-request-id'],
+      exposedHeaders: ['x-request-id', 'idempotency-replayed', 'retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'content-disposition'],
+      maxAge: 600
+    })
+  }
+  await app.register(openApi, { publicUrl: config.publicUrl })
 
   await app.register(core, { config, database })
   await app.register(auth, { jwtSecret, jwtTtlSeconds: config.jwtTtlSeconds, serviceKey: config.serviceKey })

@@ -4,6 +4,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build, signup, tempDir } from './helper.js'
+import { loggerOptions } from '../src/app.js'
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
 
@@ -72,4 +73,54 @@ t.test('Prometheus metrics: off by default; on with a bearer token', async (t) =
   t.match(res.body, /cairn_process_resident_memory_bytes/)
   t.match(res.body, /# TYPE cairn_jobs gauge/)
   t.match(res.body, /# TYPE cairn_webhook_deliveries gauge/)
+})
+
+t.test('request ids: a sane x-request-id is kept, anything else replaced; on every answer, in error bodies and in the log', async (t) => {
+  const lines: string[] = []
+  const app = await build(t, { logger: loggerOptions('info', { write: (l: string) => { lines.push(l) } }) })
+  const kept = await app.inject({ url: '/api/health', headers: { 'x-request-id': 'trace-42.a:b_c' } })
+  t.equal(kept.headers['x-request-id'], 'trace-42.a:b_c')
+  const refused = await app.inject({ url: '/api/v2/auth/me', headers: { 'x-request-id': 'bad id\u0007<script>' } })
+  t.match(refused.headers['x-request-id'], /^[0-9a-f-]{36}$/, 'an unsafe id is replaced by a generated one')
+  t.equal(refused.statusCode, 401)
+  t.equal(refused.json().requestId, refused.headers['x-request-id'], 'the error body names the request')
+  t.equal(refused.headers['www-authenticate'], 'Bearer', '401 names the scheme')
+  const tooLong = await app.inject({ url: '/api/health', headers: { 'x-request-id': 'x'.repeat(129) } })
+  t.not(tooLong.headers['x-request-id'], 'x'.repeat(129))
+  const generated = await app.inject({ url: '/nowhere' })
+  t.equal(generated.statusCode, 404)
+  t.match(generated.headers['x-request-id'], /^[0-9a-f-]{36}$/)
+  t.equal(generated.json().requestId, generated.headers['x-request-id'])
+  const a = await app.inject({ url: '/api/health' })
+  const b = await app.inject({ url: '/api/health' })
+  t.not(a.headers['x-request-id'], b.headers['x-request-id'], 'generated ids differ')
+  const logged = lines.map((l) => JSON.parse(l)).filter((l) => l.reqId === 'trace-42.a:b_c')
+  t.ok(logged.length > 0, 'the log lines of the request carry its id')
+})
+
+t.test('CORS: off by default; with CAIRN_CORS_ORIGINS, listed origins get headers and preflight', async (t) => {
+  const off = await build(t)
+  const plain = await off.inject({ url: '/api/health', headers: { origin: 'https://app.example.org' } })
+  t.notOk(plain.headers['access-control-allow-origin'], 'no CORS headers by default')
+  const noPreflight = await off.inject({ method: 'OPTIONS', url: '/api/v2/artifacts', headers: { origin: 'https://app.example.org', 'access-control-request-method': 'POST' } })
+  t.notOk(noPreflight.headers['access-control-allow-origin'])
+
+  const app = await build(t, { config: { corsOrigins: ['https://app.example.org'] } })
+  const preflight = await app.inject({
+    method: 'OPTIONS', url: '/api/v2/artifacts',
+    headers: { origin: 'https://app.example.org', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, x-workspace-id, idempotency-key' }
+  })
+  t.equal(preflight.statusCode, 204, 'the preflight needs no credentials')
+  t.equal(preflight.headers['access-control-allow-origin'], 'https://app.example.org')
+  t.match(preflight.headers['access-control-allow-methods'], /POST/)
+  t.match(preflight.headers['access-control-allow-headers'], /x-workspace-id/)
+  const u = await signup(app)
+  const real = await app.inject({ url: '/api/v2/auth/me', headers: { ...u.auth, origin: 'https://app.example.org' } })
+  t.equal(real.headers['access-control-allow-origin'], 'https://app.example.org')
+  t.match(real.headers['access-control-expose-headers'], /x-request-id/)
+  const refused = await app.inject({ url: '/api/v2/auth/me', headers: { origin: 'https://app.example.org' } })
+  t.equal(refused.statusCode, 401)
+  t.equal(refused.headers['access-control-allow-origin'], 'https://app.example.org', 'a browser can read the 401')
+  const other = await app.inject({ url: '/api/health', headers: { origin: 'https://evil.example' } })
+  t.notOk(other.headers['access-control-allow-origin'], 'an origin not listed gets nothing')
 })

@@ -73,6 +73,8 @@ export class HttpError extends Error {
   readonly statusCode: number
   readonly code: string
   readonly extra?: Record<string, unknown>
+  /** written to the log with the error, never sent */
+  logDetail?: Record<string, unknown>
   constructor(statusCode: number, message: string, code?: string, extra?: Record<string, unknown>) {
     super(message)
     this.statusCode = statusCode
@@ -125,7 +127,7 @@ export function toErrorBody(err: FastifyError | HttpError | Error): ErrorBody {
 
 export function errorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const body = { ...toErrorBody(err), requestId: request.id }
-  if (body.statusCode >= 500) request.log.error({ err }, 'request failed')
+  if (body.statusCode >= 500) request.log.error({ err, ...(err as Partial<HttpError>).logDetail }, 'request failed')
   if (body.statusCode === 401) reply.header('www-authenticate', 'Bearer')
   reply.code(body.statusCode).type('application/json; charset=utf-8').send(body)
 }

@@ -1,5 +1,8 @@
 import t from 'tap'
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { PermanentJobError } from '../src/jobs/queue.js'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -70,9 +73,76 @@ t.test('Prometheus metrics: off by default; on with a bearer token', async (t) =
   t.match(res.body, /cairn_http_requests_total\{method="GET",route="\/api\/v2\/auth\/me",status="401"\} 1/)
   t.match(res.body, /cairn_http_request_duration_seconds_bucket\{le="0.1",method="GET",route="\/api\/v2\/auth\/me"\}/)
   t.match(res.body, /cairn_database_size_bytes \d+/)
-  t.match(res.body, /cairn_process_resident_memory_bytes/)
-  t.match(res.body, /# TYPE cairn_jobs gauge/)
-  t.match(res.body, /# TYPE cairn_webhook_deliveries gauge/)
+  t.match(res.body, /^process_resident_memory_bytes \d+/m, 'process metrics keep their standard names')
+  t.match(res.body, /^nodejs_eventloop_lag_seconds /m)
+  t.match(res.body, /# TYPE cairn_jobs_in_queue gauge/)
+  t.match(res.body, /# TYPE cairn_jobs_total counter/)
+  t.match(res.body, /# TYPE cairn_webhook_deliveries_total counter/)
+})
+
+/** The Prometheus text format's naming rules, as `promtool check metrics` applies them. */
+function conventionProblems(text: string): string[] {
+  const problems: string[] = []
+  const types = new Map<string, string>()
+  const helps = new Set<string>()
+  for (const line of text.split('\n')) {
+    const m = /^# (HELP|TYPE) ([a-zA-Z_:][a-zA-Z0-9_:]*) (.*)$/.exec(line)
+    if (m?.[1] === 'TYPE') types.set(m[2], m[3])
+    else if (m?.[1] === 'HELP') helps.add(m[2])
+  }
+  for (const [name, type] of types) {
+    if (!helps.has(name)) problems.push(`${name}: no help text`)
+    if (type === 'counter' && !name.endsWith('_total')) problems.push(`${name}: counter metrics should have "_total" suffix`)
+    if (type !== 'counter' && name.endsWith('_total')) problems.push(`${name}: non-counter metrics should not have "_total" suffix`)
+    if (/[A-Z]/.test(name)) problems.push(`${name}: metric names should be written in snake_case`)
+  }
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue
+    const name = /^([a-zA-Z_:][a-zA-Z0-9_:]*)/.exec(line)![1]
+    const family = types.has(name) ? name : name.replace(/_(bucket|sum|count)$/, '')
+    if (!types.has(family)) problems.push(`${name}: sample without TYPE`)
+    for (const [, label] of line.matchAll(/[{,]([a-zA-Z_][a-zA-Z0-9_]*)="/g)) if (/[A-Z]/.test(label)) problems.push(`${name}: label ${label} not snake_case`)
+  }
+  return problems
+}
+
+t.test('metrics follow the Prometheus conventions: counters of jobs and webhook deliveries, unmatched routes as one series', async (t) => {
+  const app = await build(t, { config: { metrics: { enabled: true }, allowPrivateUrls: true } })
+  const u = await signup(app)
+  app.jobs.register('metrics_probe', async (payload) => { if ((payload as { fail?: boolean }).fail) throw new PermanentJobError('no') })
+  app.jobs.enqueue('metrics_probe', {})
+  app.jobs.enqueue('metrics_probe', { fail: true })
+  await app.jobs.idle()
+  for (const path of ['/wp-admin', '/.env', '/api/v2/nope']) await app.inject({ url: path })
+  // a webhook delivery to a real receiver, recorded by the service
+  const received: string[] = []
+  const rx = http.createServer((req, res) => { req.resume(); req.on('end', () => { received.push(req.url!); res.writeHead(200); res.end() }) })
+  await new Promise<void>((r) => rx.listen(0, '127.0.0.1', r))
+  t.teardown(() => rx.close())
+  const h = { ...u.auth, 'x-workspace-id': u.workspaceId }
+  const hook = await app.inject({ method: 'POST', url: '/api/v2/developer/webhooks', headers: h, payload: { url: `http://127.0.0.1:${(rx.address() as AddressInfo).port}/in`, events: ['message.created'] } })
+  t.equal(hook.statusCode, 201, hook.body)
+  await app.inject({ method: 'POST', url: `/api/v2/developer/webhooks/${hook.json().data.id}/test`, headers: h })
+  await app.jobs.idle()
+
+  const text = (await app.inject({ url: '/metrics' })).body
+  t.same(conventionProblems(text), [], 'no naming problems')
+  t.match(text, /^cairn_jobs_total\{type="metrics_probe",outcome="completed"\} 1$/m)
+  t.match(text, /^cairn_jobs_total\{type="metrics_probe",outcome="failed"\} 1$/m)
+  t.match(text, /^cairn_webhook_deliveries_total\{outcome="success"\} [1-9]/m)
+  t.match(text, /^cairn_http_requests_total\{method="GET",route="unmatched",status="404"\} 3$/m, 'unknown paths are one series')
+  t.notMatch(text, /wp-admin|\.env/)
+  const again = (await app.inject({ url: '/metrics' })).body
+  t.equal(/^cairn_webhook_deliveries_total\{outcome="success"\} (\d+)$/m.exec(again)?.[1], /^cairn_webhook_deliveries_total\{outcome="success"\} (\d+)$/m.exec(text)?.[1], 'a scrape does not count deliveries twice')
+
+  // promtool itself, where installed (.ci/run installs it)
+  const promtool = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' })
+  if (promtool.error) {
+    t.comment('promtool is not installed here: checked with the rules above only')
+  } else {
+    t.equal(promtool.status, 0, promtool.stdout + promtool.stderr)
+    t.equal((promtool.stdout + promtool.stderr).trim(), '', 'promtool finds nothing to complain about')
+  }
 })
 
 t.test('request ids: a sane x-request-id is kept, anything else replaced; on every answer, in error bodies and in the log', async (t) => {

@@ -42,6 +42,7 @@ t.test('online backup while the service writes, then a restore that compares equ
   await writer
   t.equal(result.code, 0, result.stderr)
   t.match(result.stderr, /backed up/)
+  t.same(fs.readdirSync(path.dirname(target)), ['backup.db'], 'only the backup file, no -wal or -shm beside it')
   t.equal((await runBackup(dataDir, target)).code, 1, 'never overwrites')
 
   const restored = tempDir(t)

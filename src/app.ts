@@ -1,7 +1,5 @@
 import Fastify, { type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
 import fs from 'node:fs'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
@@ -12,12 +10,15 @@ import core from './core.js'
 import auth, { type RouteAuth } from './auth/plugin.js'
 import rateLimit from './http/rate-limit.js'
 import idempotency from './http/idempotency.js'
-import securityHeaders, { DOCS_CSP } from './http/security-headers.js'
+import securityHeaders from './http/security-headers.js'
 import shutdown from './http/shutdown.js'
 import requestLog from './developer-log/recorder.js'
 import events from './events/bus.js'
 import metrics from './http/metrics.js'
 import maintenance from './jobs/maintenance.js'
+import openApi from './http/openapi.js'
+import { requestIdOf } from './http/request-id.js'
+import cors from '@fastify/cors'
 import services from './services.js'
 import channelsDomain from './channels/plugin.js'
 import artifactsDomain from './artifacts/plugin.js'
@@ -26,7 +27,6 @@ import { installJsonGuard } from './http/json-guard.js'
 import { installFiniteQueryCheck } from './http/finite-query.js'
 import { ErrorSchema } from '../schema/api/common.js'
 import { routeGroup } from './http/route-group.js'
-import { VERSION } from './version.js'
 import mcp from './mcp/plugin.js'
 import health from '../plugins/health/index.js'
 import accounts from '../plugins/accounts/index.js'
@@ -101,11 +101,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     // `discriminator` lets a union be checked by its tag alone (workflow steps): clear errors, one branch checked
-    ajv: { customOptions: { discriminator: true } }
+    ajv: { customOptions: { discriminator: true } },
+    genReqId: requestIdOf,
+    requestIdHeader: false
   }).withTypeProvider<TypeBoxTypeProvider>()
   checkpointError = (err) => app.log.error({ err }, 'write-ahead log checkpoint')
   if (tightened.length) app.log.warn({ changed: tightened }, `data directory: ${tightened.length} permission(s) tightened to 0700/0600`)
 
+  // first of all hooks: every answer, a refusal by auth or rate limit included, names its request
+  app.addHook('onRequest', (request, reply, done) => { reply.header('x-request-id', request.id); done() })
   await app.register(securityHeaders)
   await app.register(shutdown)
   app.setErrorHandler(errorHandler)
@@ -122,25 +126,21 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
     route.config = { ...route.config, group: routeGroup(route.url) }
     // the API documentation is public
     if (route.url.startsWith('/api/docs')) route.config.auth = 'public'
+    // CORS preflight (answered by @fastify/cors before any credential check)
+    if ([route.method].flat().every((m) => m === 'OPTIONS')) route.config.auth = 'public'
     for (const method of [route.method].flat()) routeTable.push({ method, url: route.url, auth: route.config?.auth ?? 'required' })
   })
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.0.3',
-      info: { title: 'Cairn API', version: VERSION, description: 'Self-hosted workspace platform for AI-assisted work' },
-      servers: [{ url: config.publicUrl }],
-      components: {
-        securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'A JWT from /api/v2/auth/login, or an API key (cairn_...)' },
-          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' }
-        }
-      },
-      security: [{ bearer: [] }, { apiKey: [] }]
-    },
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) || `def-${i}` }
-  })
-  await app.register(swaggerUi, { routePrefix: '/api/docs', staticCSP: DOCS_CSP })
+  if (config.corsOrigins.length > 0) {
+    await app.register(cors, {
+      origin: config.corsOrigins,
+      methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      allowedHeaders: ['authorization', 'content-type', 'x-api-key', 'x-workspace-id', 'idempotency-key', 'x-request-id'],
+      exposedHeaders: ['x-request-id', 'idempotency-replayed', 'retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'content-disposition'],
+      maxAge: 600
+    })
+  }
+  await app.register(openApi, { publicUrl: config.publicUrl })
 
   await app.register(core, { config, database })
   await app.register(auth, { jwtSecret, jwtTtlSeconds: config.jwtTtlSeconds, serviceKey: config.serviceKey })

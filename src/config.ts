@@ -1,5 +1,6 @@
 import { envSchema } from 'env-schema'
 import { Type, type Static } from '@sinclair/typebox'
+import fs from 'node:fs'
 import path from 'node:path'
 
 /** Standard Webhooks' schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h after each failed attempt */
@@ -42,8 +43,55 @@ const EnvSchema = Type.Object({
   }),
   CAIRN_METRICS: Type.Boolean({ default: false }),
   CAIRN_METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
-  CAIRN_SHUTDOWN_TIMEOUT: Type.Number({ default: 10, exclusiveMinimum: 0, maximum: 3600 })
+  CAIRN_SHUTDOWN_TIMEOUT: Type.Number({ default: 10, exclusiveMinimum: 0, maximum: 3600 }),
+  CAIRN_CORS_ORIGINS: Type.Optional(Type.String())
 })
+
+/** Variables that must hold an http(s) URL (checked at start, not at the first request). */
+const URL_VARIABLES = ['CAIRN_LLM_BASE_URL', 'CAIRN_STT_BASE_URL', 'CAIRN_EMBED_BASE_URL', 'CAIRN_WEB_SEARCH_URL', 'CAIRN_PUBLIC_URL'] as const
+
+/** A configuration the service cannot start with: one line per bad variable, naming it and what it accepts. */
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`)
+  }
+}
+
+/** What a variable of the schema accepts, in words. */
+function accepted(schema: Record<string, unknown> | undefined): string {
+  if (!schema) return 'a valid value'
+  const literals = (schema.anyOf as Array<{ const?: unknown }> | undefined)?.map((s) => s.const)
+  if (literals?.every((l) => typeof l === 'string')) return `one of ${literals.join(', ')}`
+  if (schema.type === 'integer') {
+    const { minimum: min, maximum: max } = schema as { minimum?: number; maximum?: number }
+    return min !== undefined && max !== undefined ? `an integer from ${min} to ${max}` : min !== undefined ? `an integer of at least ${min}` : 'an integer'
+  }
+  if (schema.type === 'boolean') return 'true or false'
+  if (typeof schema.minLength === 'number' && schema.minLength > 1) return `a string of at least ${schema.minLength} characters`
+  return 'a non-empty string'
+}
+
+/** An absolute http(s) URL, or why not. */
+export function httpUrlProblem(value: string): string | undefined {
+  let url: URL
+  try { url = new URL(value) } catch { return 'is not a URL' }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `has the scheme ${url.protocol.slice(0, -1)}`
+  if (url.username || url.password) return 'carries credentials (use the matching _API_KEY variable)'
+  return undefined
+}
+
+function problemsOf(env: NodeJS.ProcessEnv, err: unknown): string[] {
+  const out = new Map<string, string>()
+  const properties = EnvSchema.properties as Record<string, Record<string, unknown>>
+  for (const e of (err as { errors?: Array<{ instancePath: string; params: { missingProperty?: string } }> }).errors ?? []) {
+    const name = e.instancePath.replace(/^\//, '') || e.params.missingProperty || ''
+    if (!name || out.has(name)) continue
+    out.set(name, `${name}=${JSON.stringify(env[name] ?? '')} is invalid: expected ${accepted(properties[name])}`)
+  }
+  if (out.size === 0) out.set('', (err as Error).message)
+  return [...out.values()]
+}
 
 type Env = Static<typeof EnvSchema>
 
@@ -73,6 +121,8 @@ export interface Config {
   retentionDays: number
   /** delays in seconds before each automatic retry of a failed webhook attempt */
   webhookRetrySchedule: number[]
+  /** origins allowed to call the API from a browser; empty: no CORS headers at all */
+  corsOrigins: string[]
   /** Prometheus metrics at /metrics; with a token, scrapers must send it as a bearer token */
   metrics: { enabled: boolean; token?: string }
   /** CAIRN_SHUTDOWN_TIMEOUT: the whole graceful shutdown on SIGTERM/SIGINT finishes within this */
@@ -81,7 +131,28 @@ export interface Config {
 
 /** Reads the environment once; the only place in the service that looks at process.env. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const e = envSchema<Env>({ schema: EnvSchema, data: env, dotenv: false })
+  let e: Env
+  try {
+    e = envSchema<Env>({ schema: EnvSchema, data: env, dotenv: false })
+  } catch (err) {
+    throw new ConfigError(problemsOf(env, err))
+  }
+  const problems: string[] = []
+  for (const name of URL_VARIABLES) {
+    const value = env[name]
+    if (value === undefined || value === '') continue
+    const problem = httpUrlProblem(value)
+    if (problem) problems.push(`${name}=${JSON.stringify(value)} ${problem}: expected an http:// or https:// URL`)
+  }
+  if (e.CAIRN_LLM_BASE_URL && !e.CAIRN_LLM_MODEL) {
+    problems.push('CAIRN_LLM_MODEL is unset: with CAIRN_LLM_BASE_URL set, name the model to use (for Ollama e.g. llama3.2)')
+  }
+  const corsOrigins = (e.CAIRN_CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter(Boolean)
+  for (const origin of corsOrigins) {
+    const problem = httpUrlProblem(origin) ?? (new URL(origin).origin !== origin ? 'is not a bare origin' : undefined)
+    if (problem) problems.push(`CAIRN_CORS_ORIGINS: ${JSON.stringify(origin)} ${problem}: expected comma-separated origins such as https://app.example.org`)
+  }
+  if (problems.length > 0) throw new ConfigError(problems)
   return {
     host: e.HOST,
     port: e.PORT,
@@ -109,7 +180,39 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.CAIRN_LOG_LEVEL,
     retentionDays: e.CAIRN_RETENTION_DAYS,
     webhookRetrySchedule: e.CAIRN_WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => Number(s.trim())),
+    corsOrigins,
     metrics: { enabled: e.CAIRN_METRICS, token: e.CAIRN_METRICS_TOKEN },
     shutdownTimeoutMs: Math.round(e.CAIRN_SHUTDOWN_TIMEOUT * 1000)
+  }
+}
+
+/**
+ * The data directory exists (created if need be) and the service may read, write and enter it; else a
+ * ConfigError naming the path and what is missing. Probed with a real file: root ignores modes, and a
+ * read-only mount is only found by writing.
+ */
+export function checkDataDir(dir: string): void {
+  const fail = (what: string): never => {
+    throw new ConfigError([`CAIRN_DATA_DIR=${JSON.stringify(dir)} ${what}`])
+  }
+  try {
+    fs.mkdirSync(dir, { recursive: true })
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'EACCES' || code === 'EPERM') fail('cannot be created: the parent directory needs write permission for the user running Cairn')
+    if (code === 'EROFS') fail('cannot be created: the file system is read-only')
+    if (code === 'ENOTDIR' || code === 'EEXIST') fail('is not a directory')
+    throw err
+  }
+  if (!fs.statSync(dir).isDirectory()) fail('is not a directory')
+  const probe = path.join(dir, `.write-test-${process.pid}`)
+  try {
+    fs.writeFileSync(probe, '')
+    fs.rmSync(probe)
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'EROFS') fail('is on a read-only file system: Cairn needs to write its database there')
+    if (code === 'EACCES' || code === 'EPERM') fail(`is not writable: the user running Cairn (uid ${process.getuid?.() ?? '?'}) needs read, write and execute permission on it`)
+    throw err
   }
 }

@@ -1,8 +1,17 @@
-import { loadConfig } from './config.js'
+import { checkDataDir, ConfigError, loadConfig, type Config } from './config.js'
 import { buildApp, loggerOptions } from './app.js'
 import { shutDown } from './http/shutdown.js'
 
-const config = loadConfig()
+let config: Config
+try {
+  config = loadConfig()
+  checkDataDir(config.dataDir)
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err
+  // one line per problem, no stack trace: the operator fixes the environment, not the code
+  process.stderr.write(`Cairn cannot start: ${err.problems.length === 1 ? 'a setting is' : 'settings are'} invalid\n${err.problems.map((p) => `  ${p}\n`).join('')}`)
+  process.exit(1)
+}
 const app = await buildApp(config, { logger: loggerOptions(config.logLevel) })
 
 let closing = false

@@ -87,7 +87,7 @@ t.test('SSE stream over a real socket: text_delta pieces in order, then done; ab
   const u3 = await signup(app3)
   const bad = parseSse(await (await fetch(`${address3}/api/v2/chat/stream`, { method: 'POST', headers: { ...u3.auth, 'content-type': 'application/json' }, body: JSON.stringify({ message: 'x' }) })).text())
   t.equal(bad[bad.length - 1].event, 'error')
-  t.match(bad[bad.length - 1].data, { message: /answered 500/ })
+  t.match(bad[bad.length - 1].data, { message: /failed \(HTTP 500\)/ })
   const json = await app3.inject({ method: 'POST', url: '/api/v2/chat', headers: u3.auth, payload: { message: 'x' } })
   t.equal(json.statusCode, 502)
   t.equal(json.json().code, 'MODEL_UNAVAILABLE')

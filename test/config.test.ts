@@ -25,7 +25,7 @@ t.test('environment values are read and typed', async (t) => {
   const c = loadConfig({
     HOST: '0.0.0.0', PORT: '8080', CAIRN_PUBLIC_URL: 'https://cairn.example.org/', CAIRN_JWT_TTL: '3600',
     CAIRN_SIGNUP: 'open', CAIRN_RATE_LIMIT_KNOWLEDGE: '0', CAIRN_ALLOW_PRIVATE_URLS: 'true',
-    CAIRN_LLM_BASE_URL: 'http://127.0.0.1:11434/v1', CAIRN_STT: 'openai', CAIRN_SERVICE_KEY: 'a-long-service-key-value'
+    CAIRN_LLM_BASE_URL: 'http://127.0.0.1:11434/v1', CAIRN_LLM_MODEL: 'llama3.2', CAIRN_STT: 'openai', CAIRN_SERVICE_KEY: 'a-long-service-key-value'
   })
   t.equal(c.port, 8080)
   t.equal(c.publicUrl, 'https://cairn.example.org')

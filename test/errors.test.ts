@@ -39,9 +39,10 @@ t.test('one error shape for 400, 401, 403, 404 and 500', async (t) => {
     t.equal(body.code, c.code, `${c.name} code`)
     t.type(body.error, 'string')
     t.type(body.message, 'string')
+    t.equal(body.requestId, c.res.headers['x-request-id'], `${c.name} names its request`)
   }
   const boom = cases.find((c) => c.name === '500')!.res
-  t.same(boom.json(), { success: false, statusCode: 500, error: 'Internal Server Error', code: 'INTERNAL_ERROR', message: 'Internal server error' })
+  t.same(boom.json(), { success: false, statusCode: 500, error: 'Internal Server Error', code: 'INTERNAL_ERROR', message: 'Internal server error', requestId: boom.headers['x-request-id'] })
   t.notOk(/hunter2|var\/lib|stack|at /.test(boom.body), 'no internal message or stack trace')
   const typeError = cases.find((c) => c.name === '500 TypeError')!.res
   t.notOk(/Cannot read|undefined/.test(typeError.body))

@@ -9,7 +9,14 @@ export interface LlmRequest { body: { model: string; messages: Array<{ role: str
  * offers search_knowledge and has no tool result yet, it calls the tool with `toolQuery`; otherwise it
  * answers with `answer(request)` in several deltas. `delayMs` spaces the deltas (for abort tests).
  */
-export async function fakeLlm(t: Test, opts: { toolQuery?: string; answer?: (r: LlmRequest['body']) => string; delayMs?: number; status?: number } = {}) {
+export async function fakeLlm(t: Test, opts: {
+  toolQuery?: string; answer?: (r: LlmRequest['body']) => string; delayMs?: number; status?: number
+  /**
+   * How the answer goes wrong, as model servers do: an `{"error"}` chunk or a dropped connection after two
+   * deltas, one JSON error object (status 200) instead of a stream, or a whole non-stream completion.
+   */
+  fail?: 'error-chunk' | 'cut' | 'json-error' | 'json-completion'
+} = {}) {
   const requests: LlmRequest[] = []
   const server = http.createServer((req, res) => {
     let raw = ''
@@ -19,6 +26,12 @@ export async function fakeLlm(t: Test, opts: { toolQuery?: string; answer?: (r: 
       requests.push(entry)
       res.on('close', () => { if (!res.writableFinished) entry.aborted = true })
       if (opts.status) { res.writeHead(opts.status, { 'content-type': 'application/json' }); res.end('{"error":{"message":"model not loaded"}}'); return }
+      if (opts.fail === 'json-error') { res.writeHead(200, { 'content-type': 'application/json' }); res.end('{"error":"model \'secret-model\' not found, try pulling it first"}'); return }
+      if (opts.fail === 'json-completion') {
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ id: 'c1', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: (opts.answer ?? (() => 'One whole answer.'))(entry.body) }, finish_reason: 'stop' }] }))
+        return
+      }
       res.writeHead(200, { 'content-type': 'text/event-stream' })
       const send = (delta: object) => res.write(`data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta }] })}\n\n`)
       const body = entry.body
@@ -32,8 +45,10 @@ export async function fakeLlm(t: Test, opts: { toolQuery?: string; answer?: (r: 
       }
       const text = (opts.answer ?? (() => 'Hello from the fake model. It streams in pieces.'))(body)
       const pieces = text.match(/.{1,7}/gs) ?? []
-      for (const piece of pieces) {
+      for (const [i, piece] of pieces.entries()) {
         if (res.destroyed) return
+        if (i === 2 && opts.fail === 'error-chunk') { res.end(`data: ${JSON.stringify({ error: { message: 'CUDA out of memory at 10.0.0.7', type: 'server_error' } })}\n\n`); return }
+        if (i === 2 && opts.fail === 'cut') { res.destroy(); return }
         send({ content: piece })
         if (opts.delayMs) await new Promise((r) => setTimeout(r, opts.delayMs))
       }

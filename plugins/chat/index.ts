@@ -55,7 +55,10 @@ const chat: FastifyPluginAsyncTypebox = async (app) => {
     if (request.body.conversationId && !assistant.ownsConversation(p, request.body.conversationId)) throw notFound('Conversation not found')
     const controller = new AbortController()
     reply.raw.on('close', () => controller.abort())
-    const send = (event: string, data: object) => { if (!reply.raw.destroyed) reply.sse({ event, data: JSON.stringify(data) }) }
+    // proxies (nginx) must pass each event on at once, not buffer the stream
+    reply.header('x-accel-buffering', 'no')
+    let eventId = 0
+    const send = (event: string, data: object) => { if (!reply.raw.destroyed) reply.sse({ id: String(++eventId), event, data: JSON.stringify(data) }) }
     send('ready', {})
     const heartbeat = setInterval(() => send('ping', {}), HEARTBEAT_MS)
     try {
@@ -66,7 +69,8 @@ const chat: FastifyPluginAsyncTypebox = async (app) => {
       send('done', { conversationId: out.conversationId, reply: out.reply, model: out.model })
     } catch (err) {
       if (!controller.signal.aborted) {
-        request.log.warn({ err }, 'chat stream failed')
+        // what the model server said, and where it is, go to the log only
+        request.log.warn({ err, upstream: err instanceof ModelError ? err.detail : undefined }, 'chat stream failed')
         send('error', { message: err instanceof ModelError ? err.message : 'The assistant could not answer' })
       }
     } finally {

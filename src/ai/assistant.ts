@@ -22,9 +22,12 @@ const TOOL_SPECS: Record<ToolName, ToolSpec> = {
   }
 }
 
-/** A model server failure is a 502 with its (safe) message; anything else passes through. */
+/** A model server failure is a 502 with its (safe) message, its upstream detail logged only; anything else passes through. */
 export function modelFailure(err: unknown): unknown {
-  return err instanceof ModelError ? new HttpError(502, err.message, 'MODEL_UNAVAILABLE') : err
+  if (!(err instanceof ModelError)) return err
+  const failure = new HttpError(502, err.message, 'MODEL_UNAVAILABLE')
+  failure.logDetail = { upstream: err.detail }
+  return failure
 }
 
 /** rounds of tool calls before the model must answer */

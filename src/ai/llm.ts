@@ -24,15 +24,30 @@ export interface LanguageModel {
   complete(messages: ChatMessage[], options?: CompleteOptions): Promise<Completion>
 }
 
-/** A model failure the caller should see (server down, bad answer); never an internal detail. */
+/**
+ * A model failure the caller should see (server down, bad answer). Its message is safe to show; what the
+ * server said and where it lives are in `detail`, for the log only.
+ */
 export class ModelError extends Error {
   override name = 'ModelError'
+  constructor(message: string, readonly detail: { url: string; status?: number; body?: string; cause?: string }) {
+    super(message)
+  }
+}
+
+/** An upstream `{"error": ...}` object (OpenAI, Ollama, llama.cpp and vLLM shapes) as one line for the log. */
+function upstreamError(json: unknown): string | undefined {
+  const e = (json as { error?: unknown } | null)?.error
+  if (e === undefined || e === null) return undefined
+  if (typeof e === 'string') return e
+  const message = (e as { message?: unknown }).message
+  return typeof message === 'string' ? message : JSON.stringify(e)
 }
 
 const TIMEOUT_MS = 120_000
 
-/** Reads `data:` lines of an SSE body, one JSON payload at a time, until `[DONE]`. */
-async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+/** Reads `data:` lines of an SSE body, one JSON payload at a time, until `[DONE]` (then yields `null`). */
+async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string | null> {
   const decoder = new TextDecoder()
   let buffer = ''
   for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
@@ -43,7 +58,7 @@ async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string
       buffer = buffer.slice(nl + 1)
       if (!line.startsWith('data:')) continue
       const data = line.slice(5).trim()
-      if (data === '[DONE]') return
+      if (data === '[DONE]') { yield null; return }
       if (data) yield data
     }
   }
@@ -79,18 +94,25 @@ export function openAiModel(baseUrl: string, apiKey: string | undefined, model: 
         })
       } catch (err) {
         if (options.signal?.aborted) throw err
-        throw new ModelError(`The language model server at ${baseUrl} is unreachable`)
+        throw new ModelError('The language model server is unreachable', { url, cause: (err as Error).message })
       }
       if (!res.ok || !res.body) {
         const text = await res.text().catch(() => '')
-        throw new ModelError(`The language model server answered ${res.status}: ${text.slice(0, 200)}`)
+        throw new ModelError(`The language model server failed (HTTP ${res.status})`, { url, status: res.status, body: text.slice(0, 2000) })
       }
+      const type = res.headers.get('content-type') ?? ''
+      if (!/^text\/event-stream/i.test(type)) return nonStreamAnswer(res, url, model, options)
       let content = ''
+      let finished = false
       const calls = new Map<number, ToolCall>()
       try {
         for await (const data of sseData(res.body)) {
-          let json: { choices?: Array<{ delta?: { content?: string | null; tool_calls?: Array<{ index?: number; id?: string; function?: { name?: string; arguments?: string } }> } }> }
+          if (data === null) { finished = true; break }
+          let json: { error?: unknown; choices?: Array<{ finish_reason?: string | null; delta?: { content?: string | null; tool_calls?: Array<{ index?: number; id?: string; function?: { name?: string; arguments?: string } }> } }> }
           try { json = JSON.parse(data) } catch { continue }
+          const failure = upstreamError(json)
+          if (failure !== undefined) throw new ModelError('The language model failed while answering', { url, status: res.status, body: failure.slice(0, 2000) })
+          if (json.choices?.[0]?.finish_reason) finished = true
           const delta = json.choices?.[0]?.delta
           if (!delta) continue
           if (delta.content) {
@@ -107,12 +129,32 @@ export function openAiModel(baseUrl: string, apiKey: string | undefined, model: 
           }
         }
       } catch (err) {
-        if (options.signal?.aborted) throw err
-        throw new ModelError('The language model stream broke off')
+        if (options.signal?.aborted || err instanceof ModelError) throw err
+        throw new ModelError('The language model stream broke off', { url, cause: (err as Error).message })
       }
+      // a stream that ends with neither [DONE] nor a finish reason was cut off: not an answer
+      if (!finished) throw new ModelError('The language model stream broke off', { url, cause: 'the stream ended without [DONE]' })
       return { content, toolCalls: [...calls.values()].map((c, i) => ({ ...c, id: c.id || `call_${i}` })), model }
     }
   }
+}
+
+/** A server that ignored `stream: true` and answered one JSON completion (or a JSON error with status 200). */
+async function nonStreamAnswer(res: Response, url: string, model: string, options: CompleteOptions): Promise<Completion> {
+  const text = await res.text()
+  let json: { choices?: Array<{ message?: { content?: string | null; tool_calls?: Array<{ id?: string; function?: { name?: string; arguments?: string } }> } }> }
+  try { json = JSON.parse(text) } catch {
+    throw new ModelError('The language model server sent an answer that is not a completion', { url, status: res.status, body: text.slice(0, 2000) })
+  }
+  const failure = upstreamError(json)
+  const message = json.choices?.[0]?.message
+  if (failure !== undefined || !message) {
+    throw new ModelError('The language model failed while answering', { url, status: res.status, body: (failure ?? text).slice(0, 2000) })
+  }
+  const content = message.content ?? ''
+  if (content) options.onDelta?.(content)
+  const toolCalls = (message.tool_calls ?? []).map((c, i) => ({ id: c.id || `call_${i}`, name: c.function?.name ?? '', arguments: c.function?.arguments ?? '' }))
+  return { content, toolCalls, model }
 }
 
 export interface Passage { text: string; fileName: string }

@@ -1,9 +1,13 @@
+import diagnostics_channel from 'node:diagnostics_channel'
 import { randomUUID } from 'node:crypto'
 import type Database from 'better-sqlite3'
 import type { FastifyBaseLogger } from 'fastify'
 import type { PayloadOf } from './payloads.js'
 
 export type { JobPayloads, JobName, PayloadOf } from './payloads.js'
+
+/** Each finished attempt, as `{type, outcome}` (completed, failed, retried): read by the metrics. */
+export const jobOutcomes = diagnostics_channel.channel('cairn:job-outcome')
 
 export interface JobContext {
   jobId: string
@@ -151,6 +155,7 @@ export function createJobQueue(sqlite: Database.Database, log: FastifyBaseLogger
         signal: abort.signal
       })
       markDone.run(row.id)
+      if (jobOutcomes.hasSubscribers) jobOutcomes.publish({ type: row.type, outcome: 'completed' })
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err)
       const now = new Date().toISOString()
@@ -162,10 +167,12 @@ export function createJobQueue(sqlite: Database.Database, log: FastifyBaseLogger
       }
       if (err instanceof PermanentJobError || row.attempts >= row.max_attempts) {
         markFailed.run(message, now, row.id)
+        if (jobOutcomes.hasSubscribers) jobOutcomes.publish({ type: row.type, outcome: 'failed' })
         log.warn({ jobId: row.id, type: row.type, attempts: row.attempts, error: message }, 'job failed')
       } else {
         const delay = Math.min(entry.options.backoffMs * 2 ** (row.attempts - 1), MAX_BACKOFF_MS)
         markRetry.run(Date.now() + delay, message, now, row.id)
+        if (jobOutcomes.hasSubscribers) jobOutcomes.publish({ type: row.type, outcome: 'retried' })
         log.info({ jobId: row.id, type: row.type, attempts: row.attempts, retryInMs: delay }, 'job will be retried')
       }
     }

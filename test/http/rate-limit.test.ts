@@ -18,7 +18,7 @@ t.test('429 with Retry-After and x-ratelimit headers, per caller', async (t) => 
   t.equal(limited.headers['x-ratelimit-remaining'], '0')
   t.ok(limited.headers['x-ratelimit-reset'])
   const body = limited.json()
-  t.same(Object.keys(body).sort(), ['code', 'error', 'message', 'statusCode', 'success'])
+  t.same(Object.keys(body).sort(), ['code', 'error', 'message', 'requestId', 'statusCode', 'success'])
   t.equal(body.code, 'RATE_LIMITED')
   t.equal(body.error, 'Too Many Requests')
 

@@ -1,0 +1,29 @@
+# Cairn in a container: `docker build -t cairn .` then see compose.yaml (or README "Docker").
+# Stage 1 compiles better-sqlite3 and the TypeScript; stage 2 carries only what runs.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+# better-sqlite3 builds from source when its prebuilt binary cannot be fetched
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY plugins ./plugins
+COPY schema ./schema
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 CAIRN_DATA_DIR=/data
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/schema/migrations ./schema/migrations
+# the service runs as the image's unprivileged `node` user and writes only below /data
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME /data
+EXPOSE 3000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD node -e "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/api/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
+CMD ["node", "dist/src/server.js"]

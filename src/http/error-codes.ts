@@ -1,28 +1,62 @@
 /**
- * Every machine-readable `code` the API sends in its error shape (CONTRACT.md §4), as one union type.
- * The generic ones follow the status (errors.ts uses them when a throw names no code); the rest are
- * specific to a rule. test/http/error-codes.test.ts fails when the source throws a code missing here.
+ * Every machine-readable `code` an error body can carry (CONTRACT.md §4), with what it means: one list for the
+ * union type, the OpenAPI `Error` schema and the README's table. The generic codes follow the status (errors.ts
+ * uses them when a throw names no code). test/http/error-codes.test.ts fails when the source sends a code missing
+ * here, or the README misses one.
  */
-export const ERROR_CODES = [
-  // generic, by status
-  'BAD_REQUEST', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'METHOD_NOT_ALLOWED', 'NOT_ACCEPTABLE', 'CONFLICT',
-  'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'UNPROCESSABLE_ENTITY', 'RATE_LIMITED', 'INTERNAL_ERROR',
-  'SERVICE_UNAVAILABLE',
-  // request shape
-  'VALIDATION_ERROR', 'INVALID_JSON', 'FORBIDDEN_PROPERTY', 'MALFORMED_MULTIPART',
-  // accounts, keys, workspaces
-  'EMAIL_TAKEN', 'SIGNUP_CLOSED', 'KEY_REVOKED', 'INVALID_SCOPES', 'NO_ISSUABLE_SCOPES', 'INSUFFICIENT_SCOPE',
-  'API_KEY_NOT_ALLOWED', 'WORKSPACE_REQUIRED', 'WORKSPACE_FORBIDDEN',
-  // idempotency
-  'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_IN_FLIGHT',
-  // knowledge and voice notes
-  'NO_FILE', 'TOO_MANY_FILES', 'UNSUPPORTED_FILE_TYPE', 'UNREADABLE_FILE', 'PROCESSING_FAILED',
-  // artifacts, agents, workflows, webhooks, the assistant
-  'INVALID_REFERENCE', 'INVALID_STATE', 'UNKNOWN_TOOL', 'INVALID_WORKFLOW', 'MISSING_INPUT', 'UNKNOWN_EVENT',
-  'URL_NOT_ALLOWED', 'MODEL_UNAVAILABLE'
-] as const
+export const ERROR_CODE_DESCRIPTIONS = {
+  BAD_REQUEST: 'A request the route cannot use (400)',
+  VALIDATION_ERROR: 'The body, query or parameters do not match the schema, or a field breaks a rule (400)',
+  INVALID_JSON: 'The body is not valid JSON, or not well-formed Unicode (400)',
+  FORBIDDEN_PROPERTY: 'The JSON body has a `__proto__` or `constructor.prototype` key (400)',
+  WORKSPACE_REQUIRED: 'The route needs a workspace context: `x-workspace-id` or `workspace_id` (400)',
+  URL_NOT_ALLOWED: 'A webhook or audio URL points at a private address or is not http(s) (400)',
+  UNKNOWN_EVENT: 'A webhook names an event that does not exist (400)',
+  UNKNOWN_TOOL: 'An agent names a tool that does not exist (400)',
+  INVALID_WORKFLOW: 'A workflow definition is inconsistent (400)',
+  MISSING_INPUT: 'A workflow run lacks a required input (400)',
+  INVALID_SCOPES: 'An API key scope list is empty, repeated, unknown or `admin` (400)',
+  INVALID_REFERENCE: 'An artifact refers to something that does not exist in its workspace (400)',
+  NO_FILE: 'An upload without a file part (400)',
+  TOO_MANY_FILES: 'More files than the upload route takes (400)',
+  MALFORMED_MULTIPART: 'A multipart body that cannot be parsed (400)',
+  UNAUTHORIZED: 'No, malformed, unknown, revoked or expired credentials (401)',
+  FORBIDDEN: 'Authenticated but not allowed (403)',
+  WORKSPACE_FORBIDDEN: 'The caller is not a member of the named workspace, or the key is bound to another (403)',
+  API_KEY_NOT_ALLOWED: 'API keys cannot be used on this route (403)',
+  INSUFFICIENT_SCOPE: 'The API key lacks the scope this route needs (403)',
+  SIGNUP_CLOSED: 'Sign-up is closed (403)',
+  HUMAN_REVIEW_REQUIRED: 'An API key cannot approve or reject, or lift the policy of, an artifact whose review_policy is request_review: a person decides (403)',
+  WORKFLOW_FORBIDDEN: 'Changing, scheduling or deleting a workflow needs its creator or a workspace owner/admin (403)',
+  AGENT_FORBIDDEN: 'Changing or deleting an agent needs its creator or an organization owner/admin (403)',
+  NOT_FOUND: 'No such resource or route, or another tenant\'s (404)',
+  METHOD_NOT_ALLOWED: 'The method is not allowed here (405)',
+  NOT_ACCEPTABLE: 'No acceptable representation (406)',
+  CONFLICT: 'The request conflicts with the current state (409)',
+  EMAIL_TAKEN: 'An account with this email exists (409)',
+  INVALID_STATE: 'The resource is not in a state that allows this (409)',
+  KEY_REVOKED: 'A revoked API key cannot be rotated (409)',
+  NO_ISSUABLE_SCOPES: 'The key holds no scope that can still be issued (409)',
+  IDEMPOTENCY_IN_FLIGHT: 'A request with this Idempotency-Key is still running (409)',
+  IDEMPOTENCY_SECRET_GONE: 'The kept answer of this Idempotency-Key carried a secret that was revoked, rotated or deleted since: it is not replayed (409)',
+  PAYLOAD_TOO_LARGE: 'The body or a file is over its limit (413)',
+  UNSUPPORTED_MEDIA_TYPE: 'The body\'s media type is not accepted, or a voice upload is not audio (415)',
+  UNSUPPORTED_FILE_TYPE: 'A knowledge file type that cannot be indexed; `supportedFormats` lists those that can (415)',
+  UNPROCESSABLE_ENTITY: 'The request is well-formed but cannot be processed (422)',
+  IDEMPOTENCY_KEY_REUSED: 'The Idempotency-Key was used with a different request (422)',
+  UNREADABLE_FILE: 'The file\'s text cannot be extracted (422; per file in batch uploads)',
+  PROCESSING_FAILED: 'A file of a batch upload failed for another reason (per file in batch uploads)',
+  RATE_LIMITED: 'Too many requests; see `Retry-After` (429)',
+  LOGIN_THROTTLED: 'Too many failed logins for this account; see `Retry-After` (429)',
+  INTERNAL_ERROR: 'An internal error; the request id helps find it in the log (500)',
+  MODEL_UNAVAILABLE: 'The language model server failed or is unreachable (502)',
+  SERVICE_UNAVAILABLE: 'The service is shutting down or unavailable (503)',
+  ERROR: 'Any other status (for example 408)'
+} as const satisfies Record<string, string>
 
-export type ErrorCode = (typeof ERROR_CODES)[number]
+export type ErrorCode = keyof typeof ERROR_CODE_DESCRIPTIONS
+
+export const ERROR_CODES = Object.keys(ERROR_CODE_DESCRIPTIONS) as ErrorCode[]
 
 const known = new Set<string>(ERROR_CODES)
 export const isErrorCode = (code: string): code is ErrorCode => known.has(code)

@@ -17,56 +17,7 @@ const DEFAULT_CODES: Record<number, string> = {
   503: 'SERVICE_UNAVAILABLE'
 }
 
-/**
- * Every `code` an error body can carry, with what it means (the OpenAPI `Error` schema and the README list
- * them; test/error-codes.test.ts checks the sources use no other).
- */
-export const ERROR_CODE_DESCRIPTIONS: Record<string, string> = {
-  BAD_REQUEST: 'A request the route cannot use (400)',
-  VALIDATION_ERROR: 'The body, query or parameters do not match the schema, or a field breaks a rule (400)',
-  INVALID_JSON: 'The body is not valid JSON, or not well-formed Unicode (400)',
-  FORBIDDEN_PROPERTY: 'The JSON body has a `__proto__` or `constructor.prototype` key (400)',
-  WORKSPACE_REQUIRED: 'The route needs a workspace context: `x-workspace-id` or `workspace_id` (400)',
-  URL_NOT_ALLOWED: 'A webhook or audio URL points at a private address or is not http(s) (400)',
-  UNKNOWN_EVENT: 'A webhook names an event that does not exist (400)',
-  UNKNOWN_TOOL: 'An agent names a tool that does not exist (400)',
-  INVALID_WORKFLOW: 'A workflow definition is inconsistent (400)',
-  MISSING_INPUT: 'A workflow run lacks a required input (400)',
-  INVALID_SCOPES: 'An API key scope list is empty, repeated, unknown or `admin` (400)',
-  INVALID_REFERENCE: 'An artifact refers to something that does not exist in its workspace (400)',
-  NO_FILE: 'An upload without a file part (400)',
-  TOO_MANY_FILES: 'More files than the upload route takes (400)',
-  MALFORMED_MULTIPART: 'A multipart body that cannot be parsed (400)',
-  UNAUTHORIZED: 'No, malformed, unknown, revoked or expired credentials (401)',
-  FORBIDDEN: 'Authenticated but not allowed (403)',
-  WORKSPACE_FORBIDDEN: 'The caller is not a member of the named workspace, or the key is bound to another (403)',
-  API_KEY_NOT_ALLOWED: 'API keys cannot be used on this route (403)',
-  INSUFFICIENT_SCOPE: 'The API key lacks the scope this route needs (403)',
-  SIGNUP_CLOSED: 'Sign-up is closed (403)',
-  NOT_FOUND: 'No such resource or route, or another tenant\'s (404)',
-  METHOD_NOT_ALLOWED: 'The method is not allowed here (405)',
-  NOT_ACCEPTABLE: 'No acceptable representation (406)',
-  CONFLICT: 'The request conflicts with the current state (409)',
-  EMAIL_TAKEN: 'An account with this email exists (409)',
-  INVALID_STATE: 'The resource is not in a state that allows this (409)',
-  KEY_REVOKED: 'A revoked API key cannot be rotated (409)',
-  NO_ISSUABLE_SCOPES: 'The key holds no scope that can still be issued (409)',
-  IDEMPOTENCY_IN_FLIGHT: 'A request with this Idempotency-Key is still running (409)',
-  PAYLOAD_TOO_LARGE: 'The body or a file is over its limit (413)',
-  UNSUPPORTED_MEDIA_TYPE: 'The body\'s media type is not accepted, or a voice upload is not audio (415)',
-  UNSUPPORTED_FILE_TYPE: 'A knowledge file type that cannot be indexed; `supportedFormats` lists those that can (415)',
-  UNPROCESSABLE_ENTITY: 'The request is well-formed but cannot be processed (422)',
-  IDEMPOTENCY_KEY_REUSED: 'The Idempotency-Key was used with a different request (422)',
-  UNREADABLE_FILE: 'The file\'s text cannot be extracted (422; per file in batch uploads)',
-  PROCESSING_FAILED: 'A file of a batch upload failed for another reason (per file in batch uploads)',
-  RATE_LIMITED: 'Too many requests; see `Retry-After` (429)',
-  INTERNAL_ERROR: 'An internal error; the request id helps find it in the log (500)',
-  MODEL_UNAVAILABLE: 'The language model server failed or is unreachable (502)',
-  SERVICE_UNAVAILABLE: 'The service is shutting down or unavailable (503)',
-  ERROR: 'Any other status (for example 408)'
-}
-
-export const ERROR_CODES = Object.keys(ERROR_CODE_DESCRIPTIONS)
+export { ERROR_CODE_DESCRIPTIONS, ERROR_CODES, type ErrorCode } from './error-codes.js'
 
 /** An error meant for the client: its status, machine code and message are sent as they are. */
 export class HttpError extends Error {

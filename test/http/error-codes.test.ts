@@ -9,7 +9,7 @@ const sources = (dir: string): string[] => fs.readdirSync(path.join(root, dir), 
   e.isDirectory() ? sources(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [])
 
 // codes of other systems the source compares against, never sends
-const FOREIGN = /^(SQLITE|FST|FAST_JWT|ERR)_/
+const FOREIGN = /^(SQLITE|FST|FAST_JWT|ERR|CAIRN)_/
 
 t.test('every error code in the source is in the one union', async (t) => {
   const unknown = new Map<string, string>()
@@ -28,4 +28,9 @@ t.test('the generic code of each status is in the union', async (t) => {
     const code = toErrorBody(new HttpError(status, 'x')).code
     t.ok(isErrorCode(code), `${status} → ${code}`)
   }
+})
+
+t.test('the README lists every code', async (t) => {
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8')
+  for (const code of ERROR_CODES) t.match(readme, `| \`${code}\` |`, `${code} is in the README`)
 })

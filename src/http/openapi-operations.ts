@@ -25,7 +25,8 @@ export const TAGS: Array<{ name: string; description: string }> = [
   { name: 'search', description: 'Search across the workspace' },
   { name: 'artifacts', description: 'Artifacts, their review states, comments and versions (CONTRACT.md §7)' },
   { name: 'knowledge', description: 'The knowledge base: uploads, documents and passage search (CONTRACT.md §5)' },
-  { name: 'knowledge-graph', description: 'Documents by id, for API keys with the write scope' }
+  { name: 'knowledge-graph', description: 'Documents by id, for API keys with the write scope' },
+  { name: 'mcp', description: 'The Model Context Protocol tool server for coding assistants (CONTRACT.md §10)' }
 ]
 
 const op = (id: string, tag: string, description: string, returns: string): OperationDoc => ({ id, tag, description, returns })
@@ -58,6 +59,17 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'DELETE /api/v2/developer/webhooks/:id': op('webhooksDelete', 'webhooks', 'Deletes a webhook; no further deliveries.', 'The webhook was deleted'),
   'GET /api/v2/developer/webhooks/:id/deliveries': op('webhooksDeliveries', 'webhooks', 'Recorded delivery attempts of a webhook, newest first.', 'Delivery attempts'),
   'POST /api/v2/developer/webhooks/:id/test': op('webhooksTest', 'webhooks', 'Sends a `webhook.test` event to the endpoint now and reports the outcome.', 'The outcome of the test delivery'),
+  'POST /api/v2/developer/webhooks/:id/deliveries/:deliveryId/redeliver': op('webhooksRedeliver', 'webhooks',
+    'Sends the event of a recorded delivery again now, with the same `webhook-id`, as a new attempt.',
+    'The new attempt is queued; `id` is its delivery id'),
+  'POST /api/v2/developer/webhooks/:id/rotate-secret': op('webhooksRotateSecret', 'webhooks',
+    'Replaces the signing secret. The old secret keeps signing (a second signature) for 24 hours.',
+    'The new signing secret, shown only in this answer'),
+  'POST /api/mcp': op('mcpPost', 'mcp',
+    'A JSON-RPC message of the Model Context Protocol (Streamable HTTP transport, stateless): tools and resources.',
+    'The JSON-RPC answer'),
+  'GET /api/mcp': op('mcpGet', 'mcp', 'Not offered: the server opens no stream of its own (405).', 'Never sent'),
+  'DELETE /api/mcp': op('mcpDelete', 'mcp', 'Not offered: the server keeps no sessions (405).', 'Never sent'),
 
   'POST /api/v2/voice-notes/audio': op('voiceNotesUploadAudio', 'voice-notes', 'Stores an audio file (multipart field `file`, at most 100 MB) and returns the URL to use as a voice note\'s `audioUrl`.', 'The stored audio\'s URL, type and size'),
   'GET /api/v2/voice-notes/audio/:id': op('voiceNotesGetAudio', 'voice-notes', 'The stored audio file, to the user who uploaded it.', 'The audio bytes, with their media type'),

@@ -132,6 +132,18 @@ function relaxDefaults(schema: unknown): unknown {
   return out
 }
 
+/**
+ * OpenAPI 3.0 lets a `discriminator` select only `$ref`'d schemas; the workflow step union keeps it for Ajv
+ * (clear errors) but is inline, so the document drops the keyword and keeps the `oneOf`.
+ */
+function dropInlineDiscriminators(node: unknown): void {
+  if (!node || typeof node !== 'object') return
+  if (Array.isArray(node)) { for (const n of node) dropInlineDiscriminators(n); return }
+  const o = node as Json
+  if (o.discriminator && Array.isArray(o.oneOf) && (o.oneOf as Json[]).some((b) => !b.$ref)) delete o.discriminator
+  for (const v of Object.values(o)) dropInlineDiscriminators(v)
+}
+
 export function openApiKey(method: string, url: string) {
   return `${method} ${url}`
 }
@@ -209,6 +221,7 @@ async function openApi(app: FastifyInstance, opts: { publicUrl: string }) {
       if (!('openapiObject' in documentObject)) return documentObject.swaggerObject
       const openapiObject = documentObject.openapiObject
       const doc = openapiObject as Json & { paths: Record<string, Record<string, Json>>; components: Json }
+      dropInlineDiscriminators(doc.paths)
       doc.components.parameters = PARAMETERS
       doc.components.headers = HEADERS
       const schemas = doc.components.schemas as Record<string, Json>

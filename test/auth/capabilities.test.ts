@@ -10,6 +10,8 @@ const rows: Array<[string, string, string[]]> = [
   ['POST', '/api/v2/developer/webhooks', ['write']],
   ['PUT', '/api/v2/developer/webhooks/:id', ['write']],
   ['DELETE', '/api/v2/developer/webhooks/:id', ['write']],
+  ['POST', '/api/v2/developer/webhooks/:id/deliveries/:deliveryId/redeliver', ['write']],
+  ['POST', '/api/v2/developer/webhooks/:id/rotate-secret', ['write']],
   ['DELETE', '/api/knowledge-graph/documents/:id', ['write']],
   ['POST', '/api/v2/activity/log', ['write']],
   ['POST', '/api/v2/developer/webhooks/:id/test', ['execute']],

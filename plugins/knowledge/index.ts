@@ -11,7 +11,7 @@ import {
 import { workspaceContext, type Principal } from '../../src/auth/plugin.js'
 import { badRequest, notFound, HttpError } from '../../src/http/errors.js'
 import { SUPPORTED_FORMATS, extractorFor } from '../../src/ingest/formats.js'
-import { createExtractor, DEFAULT_WORKER_LIMITS, type WorkerLimits } from '../../src/ingest/run.js'
+import { createExtractor, DEFAULT_WORKER_LIMITS, type Extractor, type WorkerLimits } from '../../src/ingest/run.js'
 import { UnreadableFileError } from '../../src/ingest/text.js'
 import { VERSION } from '../../src/version.js'
 import { knowledgeFiles } from '../../src/knowledge/files.js'
@@ -47,6 +47,8 @@ function toDocument(row: DocumentRow) {
 
 export interface KnowledgeOptions {
   workerLimits?: WorkerLimits
+  /** an extraction pool made by the caller (tests watch its events); closed with the app */
+  extractor?: Extractor
 }
 
 /** The knowledge base (SPEC.md "Knowledge base", CONTRACT.md §5) and its knowledge-graph view. */
@@ -62,7 +64,7 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
     const removed = await files.sweepOrphans((id) => !!documentExists.get(id))
     if (removed > 0) app.log.warn({ removed }, 'removed knowledge files left by an interrupted upload')
   })
-  const extractor = createExtractor(opts.workerLimits ?? DEFAULT_WORKER_LIMITS)
+  const extractor = opts.extractor ?? createExtractor(opts.workerLimits ?? DEFAULT_WORKER_LIMITS)
   app.addHook('onClose', () => extractor.close())
   const searcher = app.knowledgeSearch
   const indexer = createIndexer({ sqlite: app.sqlite, jobs: app.jobs, files, log: app.log })

@@ -51,8 +51,11 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
   let running = 0
   const perCaller = Math.max(1, limits.concurrency - 1)
   const runningBy = new Map<string, number>()
-  /** callers with files waiting, in round-robin order (a caller served goes to the back) */
+  /** files waiting, per caller */
   const waiting = new Map<string, Array<() => void>>()
+  /** when each caller was last handed a worker: the one served longest ago goes first (round robin) */
+  const lastServed = new Map<string, number>()
+  let turn = 0
   const events = new EventEmitter()
 
   function spawn(): Worker {
@@ -71,13 +74,14 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
     while (running < limits.concurrency) {
       let chosen: string | undefined
       for (const caller of waiting.keys()) {
-        if ((runningBy.get(caller) ?? 0) < perCaller) { chosen = caller; break }
+        if ((runningBy.get(caller) ?? 0) >= perCaller) continue
+        if (chosen === undefined || (lastServed.get(caller) ?? -1) < (lastServed.get(chosen) ?? -1)) chosen = caller
       }
       if (chosen === undefined) return
       const queue = waiting.get(chosen)!
       const go = queue.shift()!
-      waiting.delete(chosen)
-      if (queue.length > 0) waiting.set(chosen, queue)
+      if (queue.length === 0) waiting.delete(chosen)
+      lastServed.set(chosen, ++turn)
       running++
       runningBy.set(chosen, (runningBy.get(chosen) ?? 0) + 1)
       go()
@@ -96,6 +100,7 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
       const n = runningBy.get(caller)! - 1
       if (n === 0) runningBy.delete(caller)
       else runningBy.set(caller, n)
+      if (n === 0 && !waiting.has(caller)) lastServed.delete(caller)
       pump()
     }
   }

@@ -83,7 +83,9 @@ export async function readZipBounded(buf: Buffer, maxBytes: number, keep: (name:
     }
   } catch (err) {
     if (err instanceof UnreadableFileError) throw err
-    // yauzl's own size checks ("too many bytes in the stream") and damaged data
+    if (/too (many|few) bytes in the stream/.test((err as Error).message)) {
+      throw new UnreadableFileError('A DOCX part is larger or smaller than its zip directory says: refused')
+    }
     throw new UnreadableFileError(`Not a valid DOCX file (${(err as Error).message})`)
   } finally {
     zip.close()

@@ -103,7 +103,9 @@ export function createIntake(deps: {
         ({ textLength, chunkCount } = await extractor.extract(file.tmpPath, textTmp, kind, chunk, who.customerId))
       }
       const inline = chunkCount > 0 && (await fsp.stat(textTmp)).size <= READ_YOUR_WRITES_BYTES
-      if (inline && text === undefined) text = await decodeUtf8Sliced(await fsp.readFile(textTmp), yieldToLoop)
+      // a large text is read again by the background job: not kept meanwhile
+      if (!inline) text = undefined
+      else if (text === undefined) text = await decodeUtf8Sliced(await fsp.readFile(textTmp), yieldToLoop)
       await fsp.rename(file.tmpPath, files.abs(originalRel))
       await fsp.rename(textTmp, files.abs(textRel))
       const jobId = commit({

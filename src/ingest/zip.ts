@@ -53,13 +53,24 @@ export async function readZipBounded(buf: Buffer, maxBytes: number, keep: (name:
   }
   const entries: ZipEntry[] = []
   let total = 0
+  let failure: Error | undefined
+  zip.on('error', (err: Error) => { failure = err })
+  const nextEntry = () => new Promise<yauzl.Entry | undefined>((resolve, reject) => {
+    const settle = (entry?: yauzl.Entry, err?: Error) => {
+      zip.off('entry', onEntry).off('end', onEnd).off('error', onError)
+      if (err) reject(err)
+      else resolve(entry)
+    }
+    const onEntry = (entry: yauzl.Entry) => settle(entry)
+    const onEnd = () => settle()
+    const onError = (err: Error) => settle(undefined, err)
+    zip.on('entry', onEntry).on('end', onEnd).on('error', onError)
+    if (failure) settle(undefined, failure)
+    else zip.readEntry()
+  })
   try {
     for (;;) {
-      const entry = await new Promise<yauzl.Entry | undefined>((resolve, reject) => {
-        zip.once('entry', resolve).once('end', () => resolve(undefined)).once('error', reject)
-        zip.readEntry()
-      })
-      zip.removeAllListeners('entry').removeAllListeners('end').removeAllListeners('error')
+      const entry = await nextEntry()
       if (!entry) break
       if (entry.fileName.endsWith('/') || !keep(entry.fileName)) continue
       const stream = await zip.openReadStreamPromise(entry)

@@ -37,7 +37,10 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
 
   /** One slice: passages until the time budget is spent; the last one also ends the claimed job. */
   const writeSlice = sqlite.transaction((documentId: string, text: string, ranges: Iterator<Passage>, from: number, jobId?: string) => {
-    if (!byId.get(documentId)) return { next: from, done: true }
+    if (!byId.get(documentId)) {
+      if (jobId) jobs.complete(jobId)
+      return { next: from, done: true }
+    }
     const deadline = performance.now() + SLICE_MS
     let next = from
     let done = false

@@ -8,6 +8,7 @@ import { streamedDocxBomb } from './zip-helper.js'
 import { manyPagePdf } from './pdf-helper.js'
 import { createExtractor, DEFAULT_WORKER_LIMITS, type ExtractEvent } from '../src/ingest/run.js'
 import { safeFileName } from '../src/ingest/file-name.js'
+import { chunkText } from '../src/ingest/chunker.js'
 import type { App } from '../src/app.js'
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'knowledge')
@@ -175,4 +176,32 @@ t.test('file names: controls and bidirectional overrides stripped, 255 bytes at 
   t.equal(res.json().document.fileType, 'md')
   const rtl = await upload(app, u, { filename: 'photo\u202Egnp.exe', content: 'MZ' })
   t.equal(rtl.statusCode, 415, 'the real extension is the one checked')
+})
+
+t.test('a large text is indexed a window at a time into exactly the chunker\'s passages, also after a resume', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const u = await signup(app)
+  const words = ['river', 'école', '日本語', 'naïve', '😀 emoji', 'the', 'lighthouse', 'keeper', 'x'.repeat(700)]
+  let text = ''
+  for (let i = 0; text.length < 5_500_000; i++) text += words[(i * 7919) % words.length] + ((i % 13) === 0 ? '\n' : ' ')
+  const res = await upload(app, u, { filename: 'large.txt', content: text }, { chunkSize: '700', chunkOverlap: '150' })
+  t.equal(res.statusCode, 201)
+  const id = res.json().document.id
+  await app.jobs.idle()
+  const expected = chunkText(text, { chunkSize: 700, chunkOverlap: 150 })
+  const stored = () => (app.sqlite.prepare('SELECT text FROM knowledge_passages WHERE document_id = ? ORDER BY chunk_index').all(id) as Array<{ text: string }>).map((r) => r.text)
+  t.equal(res.json().document.chunkCount, expected.length)
+  let got = stored()
+  t.equal(got.length, expected.length, `${expected.length} passages`)
+  t.ok(got.every((p, i) => p === expected[i]), 'each one the chunker\'s')
+
+  // as if the process had died after 3,000 passages
+  app.sqlite.prepare('DELETE FROM knowledge_passages WHERE document_id = ? AND chunk_index >= 3000').run(id)
+  app.sqlite.prepare(`UPDATE knowledge_documents SET indexed_count = 3000, status = 'processing' WHERE id = ?`).run(id)
+  app.jobs.enqueue('knowledge.index', { documentId: id })
+  await app.jobs.idle()
+  got = stored()
+  t.equal(got.length, expected.length)
+  t.ok(got.every((p, i) => p === expected[i]), 'resumed without a gap or a duplicate')
+  t.equal((app.sqlite.prepare('SELECT status FROM knowledge_documents WHERE id = ?').get(id) as { status: string }).status, 'indexed')
 })

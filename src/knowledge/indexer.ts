@@ -4,12 +4,13 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import type Database from 'better-sqlite3'
 import type { FastifyBaseLogger } from 'fastify'
 import { passageRanges, type ChunkOptions, type Passage } from '../ingest/chunker.js'
-import { decodeUtf8Sliced } from '../ingest/text.js'
 import type { JobQueue } from '../jobs/queue.js'
 import type { KnowledgeFiles } from './files.js'
 
 /** how long one indexing, counting or purge step may hold the event loop */
 const SLICE_MS = 25
+/** the bytes of a text file read at a time by the background indexer */
+const WINDOW_BYTES = 4 * 1024 * 1024
 
 interface IndexRow {
   id: string
@@ -35,42 +36,95 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
   const purgeSome = sqlite.prepare(`DELETE FROM knowledge_passages WHERE rowid IN
     (SELECT rowid FROM knowledge_passages WHERE document_id = ? LIMIT 200)`)
 
-  /** One slice: passages until the time budget is spent; the last one also ends the claimed job. */
-  const writeSlice = sqlite.transaction((documentId: string, text: string, ranges: Iterator<Passage>, from: number, jobId?: string) => {
+  /**
+   * One slice: passages until the time budget is spent. The document is indexed once `passages` runs out
+   * and it was the `last` batch of them; that slice also ends the claimed job.
+   */
+  const writeSlice = sqlite.transaction((documentId: string, passages: Iterator<string>, from: number, last: boolean, jobId?: string) => {
     if (!byId.get(documentId)) {
       if (jobId) jobs.complete(jobId)
-      return { next: from, done: true }
+      return { next: from, exhausted: true, gone: true }
     }
     const deadline = performance.now() + SLICE_MS
     let next = from
-    let done = false
+    let exhausted = false
     while (performance.now() < deadline) {
-      const r = ranges.next()
-      if (r.done) { done = true; break }
-      insertPassage.run(randomUUID(), documentId, next, text.slice(r.value.start, r.value.end))
+      const r = passages.next()
+      if (r.done) { exhausted = true; break }
+      insertPassage.run(randomUUID(), documentId, next, r.value)
       next++
     }
     const now = new Date().toISOString()
-    if (done) {
+    if (exhausted && last) {
       finish.run(next, next, now, documentId)
       if (jobId) jobs.complete(jobId)
     } else {
       progress.run(next, 'processing', now, documentId)
     }
-    return { next, done }
+    return { next, exhausted, gone: false }
   }).immediate
 
-  async function index(doc: IndexRow, text: string, signal?: AbortSignal, jobId?: string) {
-    const ranges = passageRanges(text, { chunkSize: doc.chunk_size, chunkOverlap: doc.chunk_overlap })
-    for (let i = 0; i < doc.indexed_count; i++) ranges.next()
-    let next = doc.indexed_count
+  /** Writes `passages` (numbered from `from`) in slices; false when the document was deleted meanwhile. */
+  async function write(documentId: string, passages: Iterator<string>, from: number, last: boolean, signal?: AbortSignal, jobId?: string) {
+    let next = from
     for (;;) {
       if (signal?.aborted) throw new Error('interrupted by shutdown')
-      const slice = writeSlice(doc.id, text, ranges, next, jobId)
+      const slice = writeSlice(documentId, passages, next, last, jobId)
       next = slice.next
-      if (slice.done) return
+      if (slice.gone) return { next, gone: true }
+      if (slice.exhausted) return { next, gone: false }
       await yieldToLoop()
     }
+  }
+
+  function* texts(text: string, ranges: Iterable<Passage>) {
+    for (const r of ranges) yield text.slice(r.start, r.end)
+  }
+
+  /**
+   * Indexes a document's text file a window at a time, so that a 50 MB text is never held whole. The
+   * chunker's only state is where the next passage starts, and a passage depends on at most the
+   * `chunkSize + 1` characters from its start: each window keeps the passages it fully decides and the
+   * next window starts where the first undecided one does. The first `indexed_count` passages (written
+   * before a restart) are counted, not written again.
+   */
+  async function indexFile(doc: IndexRow, signal: AbortSignal) {
+    const options = { chunkSize: doc.chunk_size, chunkOverlap: doc.chunk_overlap }
+    const handle = await fsp.open(files.abs(doc.text_path))
+    try {
+      const decoder = new TextDecoder('utf-8', { ignoreBOM: true })
+      const bytes = Buffer.alloc(WINDOW_BYTES)
+      let window = ''
+      let eof = false
+      let seen = 0
+      let next = doc.indexed_count
+      for (;;) {
+        while (!eof && window.length < WINDOW_BYTES / 4) {
+          const { bytesRead } = await handle.read(bytes, 0, bytes.length, null)
+          if (bytesRead === 0) { eof = true; window += decoder.decode() }
+          else window += decoder.decode(bytes.subarray(0, bytesRead), { stream: true })
+        }
+        const decided: Passage[] = []
+        let rest = window.length
+        for (const r of passageRanges(window, options)) {
+          if (!eof && r.start + options.chunkSize + 1 > window.length) { rest = r.start; break }
+          if (seen++ >= doc.indexed_count) decided.push(r)
+        }
+        const { next: after, gone } = await write(doc.id, texts(window, decided), next, eof, signal)
+        next = after
+        if (gone || eof) return
+        window = window.slice(rest)
+        await yieldToLoop()
+      }
+    } finally {
+      await handle.close()
+    }
+  }
+
+  async function index(doc: IndexRow, text: string, jobId: string) {
+    const ranges = passageRanges(text, { chunkSize: doc.chunk_size, chunkOverlap: doc.chunk_overlap })
+    for (let i = 0; i < doc.indexed_count; i++) ranges.next()
+    await write(doc.id, texts(text, { [Symbol.iterator]: () => ranges }), doc.indexed_count, true, undefined, jobId)
   }
 
   jobs.register('knowledge.index', async (payload, ctx) => {
@@ -78,8 +132,7 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
     const doc = byId.get(documentId) as IndexRow | undefined
     if (!doc || doc.status === 'indexed') return
     progress.run(doc.indexed_count, 'processing', new Date().toISOString(), documentId)
-    const text = await decodeUtf8Sliced(await fsp.readFile(files.abs(doc.text_path)), yieldToLoop)
-    await index(doc, text, ctx.signal)
+    await indexFile(doc, ctx.signal)
   }, { maxAttempts: 5, backoffMs: 2000 })
 
   jobs.register('knowledge.purge', async (payload) => {
@@ -95,7 +148,7 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
     async indexNow(documentId: string, text: string, jobId: string) {
       try {
         const doc = byId.get(documentId) as IndexRow | undefined
-        if (doc) await index(doc, text, undefined, jobId)
+        if (doc) await index(doc, text, jobId)
         else jobs.complete(jobId)
       } catch (err) {
         deps.log.warn({ err, documentId }, 'indexing at upload failed: left to the background job')

@@ -109,3 +109,39 @@ export async function writeUtf8Sliced(file: string, text: string, yieldToLoop: (
     await handle.close()
   }
 }
+
+/**
+ * The text of a file as decoded pieces, read `chunkBytes` (even) at a time, so that no caller holds a
+ * whole large text. `upload`: encoded and checked as decodeText does (UTF-8 or UTF-16, no NUL);
+ * `utf8`: a text file the knowledge base wrote itself.
+ */
+export async function* textFilePieces(file: string, chunkBytes: number, mode: 'upload' | 'utf8'): AsyncGenerator<string> {
+  const { open } = await import('node:fs/promises')
+  const handle = await open(file)
+  try {
+    const buf = Buffer.alloc(chunkBytes)
+    let decoder: InstanceType<typeof TextDecoder> | undefined
+    let swap = false
+    for (;;) {
+      const { bytesRead } = await handle.read(buf, 0, chunkBytes, null)
+      let bytes: Uint8Array = buf.subarray(0, bytesRead)
+      if (!decoder) {
+        const found = mode === 'utf8' ? { encoding: 'utf-8' as const, swap: false, skip: 0 } : textEncodingOf(bytes)
+        decoder = new TextDecoder(found.encoding, { fatal: mode === 'upload', ignoreBOM: true })
+        swap = found.swap
+        bytes = bytes.subarray(found.skip)
+      }
+      let piece: string
+      try {
+        piece = bytesRead === 0 ? decoder.decode() : decoder.decode(swap ? swapBytes(bytes) : bytes, { stream: true })
+      } catch {
+        throw new UnreadableFileError(NOT_TEXT)
+      }
+      if (mode === 'upload' && piece.includes('\u0000')) throw new UnreadableFileError(BINARY)
+      if (piece.length > 0) yield piece
+      if (bytesRead === 0) return
+    }
+  } finally {
+    await handle.close()
+  }
+}

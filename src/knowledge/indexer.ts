@@ -1,9 +1,9 @@
-import fsp from 'node:fs/promises'
 import { randomUUID } from 'node:crypto'
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import type Database from 'better-sqlite3'
 import type { FastifyBaseLogger } from 'fastify'
 import { passageRanges, type ChunkOptions, type Passage } from '../ingest/chunker.js'
+import { textFilePieces } from '../ingest/text.js'
 import type { JobQueue } from '../jobs/queue.js'
 import type { KnowledgeFiles } from './files.js'
 
@@ -11,6 +11,34 @@ import type { KnowledgeFiles } from './files.js'
 const SLICE_MS = 25
 /** the bytes of a text file read at a time by the background indexer */
 const WINDOW_BYTES = 4 * 1024 * 1024
+
+/**
+ * The passages of a text given in pieces, a window at a time. The chunker's only state is where the
+ * next passage starts, and a passage depends on at most the `chunkSize + 1` characters from its start:
+ * each window yields the passages it fully decides, and the next window starts where the first
+ * undecided one does. Together the windows give exactly chunkText's passages.
+ */
+export async function* passageWindows(pieces: AsyncIterable<string>, options: ChunkOptions, minChars = WINDOW_BYTES / 4) {
+  const source = pieces[Symbol.asyncIterator]()
+  let window = ''
+  let eof = false
+  for (;;) {
+    while (!eof && window.length < minChars) {
+      const r = await source.next()
+      if (r.done) eof = true
+      else window += r.value
+    }
+    const decided: Passage[] = []
+    let rest = window.length
+    for (const r of passageRanges(window, options)) {
+      if (!eof && r.start + options.chunkSize + 1 > window.length) { rest = r.start; break }
+      decided.push(r)
+    }
+    yield { window, decided, last: eof }
+    if (eof) return
+    window = window.slice(rest)
+  }
+}
 
 interface IndexRow {
   id: string
@@ -82,42 +110,20 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
   }
 
   /**
-   * Indexes a document's text file a window at a time, so that a 50 MB text is never held whole. The
-   * chunker's only state is where the next passage starts, and a passage depends on at most the
-   * `chunkSize + 1` characters from its start: each window keeps the passages it fully decides and the
-   * next window starts where the first undecided one does. The first `indexed_count` passages (written
-   * before a restart) are counted, not written again.
+   * Indexes a document's text file a window at a time (see passageWindows), so that a 50 MB text is
+   * never held whole. The first `indexed_count` passages (written before a restart) are counted, not
+   * written again.
    */
   async function indexFile(doc: IndexRow, signal: AbortSignal) {
     const options = { chunkSize: doc.chunk_size, chunkOverlap: doc.chunk_overlap }
-    const handle = await fsp.open(files.abs(doc.text_path))
-    try {
-      const decoder = new TextDecoder('utf-8', { ignoreBOM: true })
-      const bytes = Buffer.alloc(WINDOW_BYTES)
-      let window = ''
-      let eof = false
-      let seen = 0
-      let next = doc.indexed_count
-      for (;;) {
-        while (!eof && window.length < WINDOW_BYTES / 4) {
-          const { bytesRead } = await handle.read(bytes, 0, bytes.length, null)
-          if (bytesRead === 0) { eof = true; window += decoder.decode() }
-          else window += decoder.decode(bytes.subarray(0, bytesRead), { stream: true })
-        }
-        const decided: Passage[] = []
-        let rest = window.length
-        for (const r of passageRanges(window, options)) {
-          if (!eof && r.start + options.chunkSize + 1 > window.length) { rest = r.start; break }
-          if (seen++ >= doc.indexed_count) decided.push(r)
-        }
-        const { next: after, gone } = await write(doc.id, texts(window, decided), next, eof, signal)
-        next = after
-        if (gone || eof) return
-        window = window.slice(rest)
-        await yieldToLoop()
-      }
-    } finally {
-      await handle.close()
+    let seen = 0
+    let next = doc.indexed_count
+    for await (const { window, decided, last } of passageWindows(textFilePieces(files.abs(doc.text_path), WINDOW_BYTES, 'utf8'), options)) {
+      const fresh = decided.filter(() => seen++ >= doc.indexed_count)
+      const { next: after, gone } = await write(doc.id, texts(window, fresh), next, last, signal)
+      next = after
+      if (gone) return
+      await yieldToLoop()
     }
   }
 
@@ -154,6 +160,16 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
         deps.log.warn({ err, documentId }, 'indexing at upload failed: left to the background job')
         jobs.release(jobId, err instanceof Error ? err.message : String(err))
       }
+    },
+
+    /** The number of passages of a text given in pieces, a window at a time. */
+    async countPieces(pieces: AsyncIterable<string>, options: ChunkOptions): Promise<number> {
+      let count = 0
+      for await (const { decided } of passageWindows(pieces, options)) {
+        count += decided.length
+        await yieldToLoop()
+      }
+      return count
     },
 
     /** The number of passages of `text`, counted a slice at a time. */

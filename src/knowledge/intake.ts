@@ -6,13 +6,15 @@ import type Database from 'better-sqlite3'
 import type { JobQueue } from '../jobs/queue.js'
 import { extractorFor } from '../ingest/formats.js'
 import type { Extractor } from '../ingest/run.js'
-import { decodeTextSliced, decodeUtf8Sliced, textEncodingOf, writeUtf8Sliced } from '../ingest/text.js'
+import { decodeTextSliced, decodeUtf8Sliced, textEncodingOf, textFilePieces, writeUtf8Sliced } from '../ingest/text.js'
 import type { KnowledgeFiles } from './files.js'
 import type { Indexer } from './indexer.js'
 import type { Placement, UploadOptions } from './upload-policy.js'
 
 /** Documents whose extracted text is at most this many bytes (UTF-8) are searchable when their upload answers. */
 export const READ_YOUR_WRITES_BYTES = 1024 * 1024
+/** the bytes of a large text file decoded at a time */
+const PIECE_BYTES = 4 * 1024 * 1024
 
 /** A file received from an upload, on disk. */
 export interface IncomingFile {
@@ -76,14 +78,34 @@ export function createIntake(deps: {
     return doc.chunkCount > 0 ? jobs.enqueue('knowledge.index', { documentId: doc.id }, { claimed }) : undefined
   }).immediate
 
-  /** Plain text needs no worker: decoded and counted here in slices; its text file is the upload itself when that is UTF-8. */
+  /**
+   * Plain text needs no worker. Up to 1 MB it is decoded here in slices and kept for indexing at once;
+   * a larger file is decoded, checked, counted and written as UTF-8 a 4 MB piece at a time.
+   */
   async function plainText(file: IncomingFile, target: string, chunk: { chunkSize: number; chunkOverlap: number }) {
-    const bytes = await fsp.readFile(file.tmpPath)
-    const text = await decodeTextSliced(bytes, yieldToLoop)
-    const { encoding, skip } = textEncodingOf(bytes)
-    if (encoding === 'utf-8') await fsp.writeFile(target, bytes.subarray(skip))
-    else await writeUtf8Sliced(target, text, yieldToLoop)
-    return { text, textLength: text.length, chunkCount: await indexer.countPassages(text, chunk) }
+    if (file.size <= READ_YOUR_WRITES_BYTES) {
+      const bytes = await fsp.readFile(file.tmpPath)
+      const text = await decodeTextSliced(bytes, yieldToLoop)
+      const { encoding, skip } = textEncodingOf(bytes)
+      if (encoding === 'utf-8') await fsp.writeFile(target, bytes.subarray(skip))
+      else await writeUtf8Sliced(target, text, yieldToLoop)
+      return { text, textLength: text.length, chunkCount: await indexer.countPassages(text, chunk) }
+    }
+    const out = await fsp.open(target, 'w')
+    let textLength = 0
+    try {
+      const pieces = async function* () {
+        for await (const piece of textFilePieces(file.tmpPath, PIECE_BYTES, 'upload')) {
+          textLength += piece.length
+          await out.write(Buffer.from(piece, 'utf8'))
+          yield piece
+        }
+      }
+      const chunkCount = await indexer.countPieces(pieces(), chunk)
+      return { text: undefined, textLength, chunkCount }
+    } finally {
+      await out.close()
+    }
   }
 
   async function ingest(who: { customerId: string; userId: string }, file: IncomingFile, place: Placement, o: UploadOptions): Promise<IngestedDocument> {

@@ -14,6 +14,7 @@ import idempotency from './http/idempotency.js'
 import requestLog from './http/request-log.js'
 import events from './events/bus.js'
 import metrics from './http/metrics.js'
+import knowledgeModule from './knowledge/plugin.js'
 import services from './services.js'
 import { errorHandler, notFoundHandler } from './http/errors.js'
 import { installJsonGuard } from './http/json-guard.js'
@@ -133,6 +134,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   await app.register(requestLog)
   await app.register(events)
   await app.register(metrics)
+  await app.register(knowledgeModule)
   await app.register(services)
 
   await app.register(health, { prefix: '/api' })

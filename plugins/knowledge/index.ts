@@ -10,14 +10,16 @@ import {
   SCOPES, UploadResponse, BatchResponse, ListDocumentsQuery, ListDocumentsResponse, GetDocumentQuery, GetDocumentResponse,
   StatusResponse, SearchBody, SearchResponse, StatsQuery, StatsResponse, HealthResponse, GraphDocumentResponse, DocIdParams
 } from '../../schema/api/knowledge.js'
-import { workspaceContext, type Principal } from '../../src/auth/plugin.js'
+import type { Principal } from '../../src/auth/plugin.js'
 import { badRequest, forbidden, notFound, HttpError } from '../../src/http/errors.js'
 import { SUPPORTED_FORMATS, extractorFor } from '../../src/ingest/formats.js'
 import { chunkOptionsProblem } from '../../src/ingest/chunker.js'
 import { createExtractor, DEFAULT_WORKER_LIMITS, type WorkerLimits } from '../../src/ingest/run.js'
 import { UnreadableFileError } from '../../src/ingest/text.js'
 import { VERSION } from '../../src/version.js'
-import { readerResolver, type DocScope, type DocumentRow, type Reader } from './store.js'
+import type { DocScope, Reader } from '../../src/knowledge/readers.js'
+import type { ListedDocumentRow } from '../../src/knowledge/store.js'
+import { EmbeddingsNotConfiguredError } from '../../src/knowledge/search.js'
 import { knowledgeFiles } from './files.js'
 import { receiveMultipart, MAX_FILE_BYTES, type ReceivedFile } from './receive.js'
 import { registerKnowledgeJobs } from './indexer.js'
@@ -72,7 +74,7 @@ function unsupported(names: string[]) {
     'UNSUPPORTED_FILE_TYPE', { supportedFormats: [...SUPPORTED_FORMATS] })
 }
 
-function toDocument(row: DocumentRow) {
+function toDocument(row: ListedDocumentRow) {
   return {
     id: row.id,
     fileName: row.file_name,
@@ -115,9 +117,7 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
   const searcher = app.knowledgeSearch
   registerKnowledgeJobs(app, store, files)
 
-  const readerFor = readerResolver(app.sqlite)
-  const readerOf = (request: FastifyRequest, queryWorkspace?: string): Reader =>
-    readerFor(request.principal!, workspaceContext(request, queryWorkspace)?.id)
+  const readerOf = (request: FastifyRequest, queryWorkspace?: string): Reader => app.knowledgeReaders.readerOf(request, queryWorkspace)
 
   const tenantContext = (p: Principal, scope?: string) => ({ customerId: p.customerId, scope: scope ?? 'all' })
 
@@ -316,12 +316,21 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
 
   app.post('/knowledge/search', {
     config: { action: 'knowledge.search' },
-    schema: { tags, summary: 'Passages containing the query (case-insensitive)', body: SearchBody, response: { 200: SearchResponse, ...errors(403) } }
+    schema: {
+      tags, summary: 'Passages that answer the query: hybrid (default), substring, words or semantic', body: SearchBody,
+      response: { 200: SearchResponse, ...errors(400, 403) }
+    }
   }, async (request) => {
     const b = request.body
     const query = b.query.trim()
     if (query.length === 0) throw badRequest('query must not be blank', 'VALIDATION_ERROR')
-    const results = await searcher.search(readerOf(request, b.workspaceId), { scope: b.scope, category: b.category, tags: b.tags }, query, b.limit)
+    let results
+    try {
+      results = await searcher.search(readerOf(request, b.workspaceId), { scope: b.scope, category: b.category, tags: b.tags }, query, b.limit, b.mode)
+    } catch (err) {
+      if (err instanceof EmbeddingsNotConfiguredError) throw badRequest(err.message, 'EMBEDDINGS_NOT_CONFIGURED')
+      throw err
+    }
     return { success: true as const, query, results, count: results.length, tenantContext: tenantContext(request.principal!, b.scope) }
   })
 

@@ -1,0 +1,26 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import { createKnowledgeStore, type KnowledgeStore } from './store.js'
+import { createSearch, type KnowledgeSearch } from './search.js'
+import { readerResolver, type Readers } from './readers.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** knowledge documents and passages: the knowledge routes, the assistant and unified search share it */
+    knowledgeStore: KnowledgeStore
+    /** passage search in four modes (substring, words, semantic, hybrid) under the read rules */
+    knowledgeSearch: KnowledgeSearch
+    /** the read rules of CONTRACT.md §5: who reads which documents */
+    knowledgeReaders: Readers
+  }
+}
+
+/** The knowledge domain, once per app: store, read rules and search. */
+async function knowledgeModule(app: FastifyInstance) {
+  const store = createKnowledgeStore(app.sqlite, app.db)
+  app.decorate('knowledgeStore', store)
+  app.decorate('knowledgeReaders', readerResolver(app.sqlite))
+  app.decorate('knowledgeSearch', createSearch(app.sqlite, store))
+}
+
+export default fp(knowledgeModule, { name: 'cairn-knowledge', dependencies: ['cairn-db'] })

@@ -128,3 +128,23 @@ t.test('ranking: word matches by BM25; hybrid puts passages found both ways firs
   t.same(names(hybrid).slice(0, 2).sort(), ['a.txt', 'c.txt'])
   t.ok(hybrid.slice(0, 2).every((r) => r.matchedBy.includes('substring') && r.matchedBy.includes('words')))
 })
+
+t.test('the assistant retrieves with hybrid search: extractive answers quote the best sentences; unified search finds questions', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const u = await signup(app)
+  const filler = Array.from({ length: 12 }, (_, i) => `Section ${i} describes the office floor plan and the kitchen rota.`).join(' ')
+  await uploadOk(app, u, { filename: 'handbook.txt', content: `${filler} Employees receive sixteen weeks of parental leave at full pay. Desks are cleaned on Fridays.` },
+    { chunkSize: '2000', chunkOverlap: '0' })
+  await uploadOk(app, u, { filename: 'travel.txt', content: 'Travel expenses are reimbursed within thirty days.' })
+  const res = await app.inject({ method: 'POST', url: '/api/v2/chat', headers: u.auth, payload: { message: 'How many weeks of parental leave do employees get?' } })
+  t.equal(res.statusCode, 200)
+  const reply = res.json().reply as string
+  t.match(reply, /\[1\] "Employees receive sixteen weeks of parental leave at full pay\." \(source: handbook\.txt\)/, 'the answering sentence first, cited')
+  t.notMatch(reply, /Section 0 describes/, 'not the start of the passage')
+  t.notMatch(reply, /travel\.txt/)
+
+  const unified = await app.inject({ method: 'POST', url: '/api/v2/search', headers: u.auth, payload: { query: 'when are travel costs reimbursed?' } })
+  t.same(unified.json().results.map((r: { kind: string; title: string }) => `${r.kind}:${r.title}`), ['knowledge:travel.txt'])
+  const stranger = await signup(app)
+  t.same((await app.inject({ method: 'POST', url: '/api/v2/search', headers: stranger.auth, payload: { query: 'parental leave weeks' } })).json().results, [])
+})

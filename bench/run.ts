@@ -3,6 +3,7 @@ const available: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   http: () => import('./http.js'),
   artifacts: () => import('./artifacts.js'),
   search: () => import('./search.js'),
+  retrieval: () => import('./retrieval.js'),
   ingest: () => import('./ingest.js'),
   load: () => import('./load.js')
 }

@@ -61,6 +61,11 @@ t.test('modes: a question finds the passage that answers it; substring stays lit
   t.match(fragment[0].snippet, /<mark>mbursed withi<\/mark>/)
   const both = await results(app, u, { query: 'parental leave' })
   t.same(both[0].matchedBy, ['substring', 'words'])
+  // long substrings with inner words, accents and punctuation are still found exactly
+  for (const q of ['eceive sixteen weeks of parental le', "de l'école arrivent à hu", 'TRAVEL EXPENSES ARE']) {
+    t.equal((await results(app, u, { query: q, mode: 'substring' })).length, 1, q)
+  }
+  t.same(await results(app, u, { query: 'sixteen weeks parental', mode: 'substring' }), [], 'the words are there, the substring is not')
   // 1–2 characters: substring only
   const short = await results(app, u, { query: 'à' })
   t.same(names(short), ['école.txt'])

@@ -40,6 +40,16 @@ export function queryTerms(query: string): string[][] {
   return terms
 }
 
+/**
+ * The words a passage holding the whole query must also hold as whole words: the query's inner runs of
+ * letters and digits (the first and last may be parts of longer words), kept only when plain ASCII so the
+ * index splits them exactly as here. Empty when the query has no such word.
+ */
+export function innerWords(query: string): string[] {
+  const runs = query.match(/[\p{L}\p{N}\p{M}\p{Co}]+/gu) ?? []
+  return [...new Set(runs.slice(1, -1).filter((r) => /^[A-Za-z0-9]+$/.test(r)).map((r) => r.toLowerCase()))]
+}
+
 /** An FTS5 string literal: inside double quotes every character is literal; quotes are doubled. */
 export function ftsPhrase(text: string): string {
   return `"${text.replace(/"/g, '""')}"`
@@ -48,6 +58,11 @@ export function ftsPhrase(text: string): string {
 /** The word-index MATCH expression: any of the terms, within the passages of the given reader tokens. */
 export function wordsMatch(terms: string[][], readers: string[]): string {
   return `{readers}: (${readers.map(ftsPhrase).join(' OR ')}) AND {text}: (${terms.map((t) => ftsPhrase(t.join(' '))).join(' OR ')})`
+}
+
+/** The word-index MATCH expression for passages holding every one of the words. */
+export function allWordsMatch(words: string[], readers: string[]): string {
+  return `{readers}: (${readers.map(ftsPhrase).join(' OR ')}) AND {text}: (${words.map(ftsPhrase).join(' AND ')})`
 }
 
 /** A light English stem, close enough to Porter's to find the words the index matched, for snippets. */

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3'
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { readableWhere, readableParams, readerTokens, type Reader, type DocFilters } from './readers.js'
-import { ftsPhrase, queryTerms, snippetAround, wordsMatch, wordsSnippet } from './query.js'
+import { allWordsMatch, ftsPhrase, innerWords, queryTerms, snippetAround, wordsMatch, wordsSnippet } from './query.js'
 import type { KnowledgeStore } from './store.js'
 
 export const SEARCH_MODES = ['hybrid', 'substring', 'words', 'semantic'] as const
@@ -39,7 +39,8 @@ interface HitRow {
   uploaded_at: string
 }
 
-interface Scored { row: HitRow; score: number; snippet: string }
+/** a candidate; its snippet is made only if it is returned */
+interface Scored { row: HitRow; score: number; snippet: () => string }
 
 /**
  * How many of the newest matching readable passages substring search ranks. A query matching fewer is
@@ -62,7 +63,7 @@ function toHit(s: Scored, matchedBy: MatchedBy[], score = s.score): SearchHit {
     document: { id: r.doc_id, fileName: r.file_name, fileType: r.file_type, category: r.category, scope: r.scope },
     chunk: { id: r.id, text: r.text, chunkIndex: r.chunk_index },
     score: Math.round(score * 1e6) / 1e6,
-    snippet: s.snippet,
+    snippet: s.snippet(),
     matchedBy
   }
 }
@@ -124,7 +125,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       // the index folds case a little differently from JavaScript in rare scripts: it matched, so count one
       tf = Math.max(tf, 1)
       const score = (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * row.text.length) / avg))
-      return { row, score, snippet: first >= 0 ? snippetAround(row.text, first, needle.length) : row.text.slice(0, 160) }
+      return { row, score, snippet: () => first >= 0 ? snippetAround(row.text, first, needle.length) : row.text.slice(0, 160) }
     })
     return scored.sort((a, b) => b.score - a.score || newestFirst(a.row, b.row))
   }
@@ -145,7 +146,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
         for (const p of rows) {
           const at = p.text.toLowerCase().indexOf(needle)
           if (at < 0) continue
-          hits.push({ row: { ...p, ...d }, score: 1, snippet: snippetAround(p.text, at, needle.length) })
+          hits.push({ row: { ...p, ...d }, score: 1, snippet: () => snippetAround(p.text, at, needle.length) })
           if (hits.length >= limit) return hits
         }
         // the time check comes before the end-of-document test, so many small documents yield too
@@ -157,8 +158,14 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     return hits
   }
 
+  const anyWithAll = sqlite.prepare(`SELECT 1 FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ? LIMIT 1`)
+
   async function substring(reader: Reader, filters: DocFilters, query: string, limit: number): Promise<Scored[]> {
     if ([...query].length < 3) return scan(reader, filters, query.toLowerCase(), limit)
+    // a passage holding the query holds its inner words: when no readable passage holds them all, the
+    // trigram look-up (costly for long queries, which questions are) cannot find anything either
+    const inner = innerWords(query)
+    if (inner.length > 0 && !anyWithAll.get(allWordsMatch(inner, readerTokens(reader, filters.scope)))) return []
     const rows = store.prepared(substringSql(filters)).all({ ...readableParams(reader, filters), match: ftsPhrase(query) }) as HitRow[]
     return rankSubstring(rows, query.toLowerCase())
   }
@@ -169,7 +176,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     if (terms.length === 0 || tokens.length === 0) return []
     const rows = store.prepared(wordsSql(filters)).all({ ...readableParams(reader, filters), match: wordsMatch(terms, tokens), cap }) as
       Array<HitRow & { bm: number }>
-    return rows.map((row) => ({ row, score: -row.bm, snippet: wordsSnippet(row.text, terms) }))
+    return rows.map((row) => ({ row, score: -row.bm, snippet: () => wordsSnippet(row.text, terms) }))
   }
 
   async function nearest(reader: Reader, filters: DocFilters, query: string, cap: number, signal?: AbortSignal): Promise<Scored[]> {
@@ -181,7 +188,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const terms = queryTerms(query)
     return near.filter((n) => rows.has(n.rowid)).map((n) => {
       const row = rows.get(n.rowid)!
-      return { row, score: n.similarity, snippet: wordsSnippet(row.text, terms) }
+      return { row, score: n.similarity, snippet: () => wordsSnippet(row.text, terms) }
     })
   }
 

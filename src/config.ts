@@ -25,6 +25,9 @@ const EnvSchema = Type.Object({
   CAIRN_STT_BASE_URL: Type.Optional(Type.String({ minLength: 1 })),
   CAIRN_STT_API_KEY: Type.Optional(Type.String()),
   CAIRN_STT_MODEL: Type.String({ default: 'whisper-1' }),
+  CAIRN_EMBED_BASE_URL: Type.Optional(Type.String({ minLength: 1 })),
+  CAIRN_EMBED_API_KEY: Type.Optional(Type.String()),
+  CAIRN_EMBED_MODEL: Type.Optional(Type.String({ minLength: 1 })),
   CAIRN_WEB_SEARCH_URL: Type.Optional(Type.String({ minLength: 1 })),
   CAIRN_SERVICE_KEY: Type.Optional(Type.String({ minLength: 16 })),
   CAIRN_LOG_LEVEL: Type.Union(
@@ -58,6 +61,8 @@ export interface Config {
   allowPrivateUrls: boolean
   llm: { baseUrl?: string; apiKey?: string; model?: string }
   stt: { mode: 'auto' | 'openai' | 'pocketsphinx' | 'none'; baseUrl?: string; apiKey?: string; model: string }
+  /** an OpenAI-compatible /v1 embeddings endpoint: semantic and hybrid search use it when set */
+  embeddings: { baseUrl?: string; apiKey?: string; model?: string; /** passages per request (default 32) */ batchSize?: number; /** ms between looks for new passages (default 2000) */ pollMs?: number }
   webSearchUrl?: string
   serviceKey?: string
   logLevel: string
@@ -69,6 +74,7 @@ export interface Config {
 /** Reads the environment once; the only place in the service that looks at process.env. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const e = envSchema<Env>({ schema: EnvSchema, data: env, dotenv: false })
+  if (e.CAIRN_EMBED_BASE_URL && !e.CAIRN_EMBED_MODEL) throw new Error('CAIRN_EMBED_MODEL is required when CAIRN_EMBED_BASE_URL is set (e.g. nomic-embed-text)')
   return {
     host: e.HOST,
     port: e.PORT,
@@ -91,6 +97,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       apiKey: e.CAIRN_STT_API_KEY,
       model: e.CAIRN_STT_MODEL
     },
+    embeddings: { baseUrl: e.CAIRN_EMBED_BASE_URL, apiKey: e.CAIRN_EMBED_API_KEY, model: e.CAIRN_EMBED_MODEL },
     webSearchUrl: e.CAIRN_WEB_SEARCH_URL,
     serviceKey: e.CAIRN_SERVICE_KEY,
     logLevel: e.CAIRN_LOG_LEVEL,

@@ -20,6 +20,7 @@ import { VERSION } from '../../src/version.js'
 import type { DocScope, Reader } from '../../src/knowledge/readers.js'
 import type { ListedDocumentRow } from '../../src/knowledge/store.js'
 import { EmbeddingsNotConfiguredError } from '../../src/knowledge/search.js'
+import { EmbeddingError } from '../../src/knowledge/embeddings.js'
 import { knowledgeFiles } from './files.js'
 import { receiveMultipart, MAX_FILE_BYTES, type ReceivedFile } from './receive.js'
 import { registerKnowledgeJobs } from './indexer.js'
@@ -318,7 +319,7 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
     config: { action: 'knowledge.search' },
     schema: {
       tags, summary: 'Passages that answer the query: hybrid (default), substring, words or semantic', body: SearchBody,
-      response: { 200: SearchResponse, ...errors(400, 403) }
+      response: { 200: SearchResponse, ...errors(400, 403, 502) }
     }
   }, async (request) => {
     const b = request.body
@@ -329,6 +330,7 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
       results = await searcher.search(readerOf(request, b.workspaceId), { scope: b.scope, category: b.category, tags: b.tags }, query, b.limit, b.mode)
     } catch (err) {
       if (err instanceof EmbeddingsNotConfiguredError) throw badRequest(err.message, 'EMBEDDINGS_NOT_CONFIGURED')
+      if (err instanceof EmbeddingError) throw new HttpError(502, err.message, 'EMBEDDINGS_UNAVAILABLE')
       throw err
     }
     return { success: true as const, query, results, count: results.length, tenantContext: tenantContext(request.principal!, b.scope) }

@@ -33,3 +33,22 @@ END;
 CREATE TRIGGER knowledge_passages_words_delete AFTER DELETE ON knowledge_passages BEGIN
   DELETE FROM knowledge_passages_words WHERE rowid = OLD.rowid;
 END;
+--> statement-breakpoint
+-- Embeddings (optional, src/knowledge/embeddings.ts): the model and dimensions of the vectors in
+-- knowledge_vectors (a sqlite-vec table made at run time, once the dimensions are known) and the highest
+-- passage rowid embedded so far.
+CREATE TABLE knowledge_embedding_state (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  model TEXT NOT NULL,
+  dimensions INTEGER,
+  embedded_upto INTEGER NOT NULL DEFAULT 0
+);
+--> statement-breakpoint
+-- vectors of deleted passages, removed by the embedding job (no trigger here may touch the vec0 table:
+-- connections without the sqlite-vec extension also delete passages)
+CREATE TABLE knowledge_vector_deletes (passage_rowid INTEGER PRIMARY KEY);
+--> statement-breakpoint
+CREATE TRIGGER knowledge_vector_deletes_insert AFTER DELETE ON knowledge_passages
+  WHEN OLD.rowid <= (SELECT embedded_upto FROM knowledge_embedding_state WHERE id = 1) BEGIN
+  INSERT OR IGNORE INTO knowledge_vector_deletes (passage_rowid) VALUES (OLD.rowid);
+END;

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { createKnowledgeStore, type KnowledgeStore } from './store.js'
 import { createSearch, type KnowledgeSearch } from './search.js'
 import { readerResolver, type Readers } from './readers.js'
+import { createEmbeddings, type Embeddings } from './embeddings.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -12,6 +13,8 @@ declare module 'fastify' {
     knowledgeSearch: KnowledgeSearch
     /** the read rules of CONTRACT.md §5: who reads which documents */
     knowledgeReaders: Readers
+    /** passage embeddings, when an embedding endpoint is configured; `kick()` looks for work at once */
+    knowledgeEmbeddings?: Embeddings
   }
 }
 
@@ -20,7 +23,16 @@ async function knowledgeModule(app: FastifyInstance) {
   const store = createKnowledgeStore(app.sqlite, app.db)
   app.decorate('knowledgeStore', store)
   app.decorate('knowledgeReaders', readerResolver(app.sqlite))
-  app.decorate('knowledgeSearch', createSearch(app.sqlite, store))
+  const { baseUrl, apiKey, model, batchSize, pollMs } = app.config.embeddings ?? {}
+  const embeddings = baseUrl && model
+    ? createEmbeddings(app.sqlite, app.jobs, app.log, { baseUrl, apiKey, model }, { batchSize, pollMs })
+    : undefined
+  if (embeddings) {
+    app.decorate('knowledgeEmbeddings', embeddings)
+    app.addHook('onReady', async () => embeddings.start())
+    app.addHook('preClose', async () => embeddings.stop())
+  }
+  app.decorate('knowledgeSearch', createSearch(app.sqlite, store, embeddings?.source, app.log))
 }
 
 export default fp(knowledgeModule, { name: 'cairn-knowledge', dependencies: ['cairn-db'] })

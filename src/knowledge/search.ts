@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3'
+import type { FastifyBaseLogger } from 'fastify'
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { readableWhere, readableParams, readerTokens, type Reader, type DocFilters } from './readers.js'
 import { allWordsMatch, ftsPhrase, innerWords, queryTerms, snippetAround, wordsMatch, wordsSnippet } from './query.js'
@@ -79,7 +80,7 @@ const newestFirst = (a: HitRow, b: HitRow) =>
  * - semantic: the nearest passages by embedding.
  * - hybrid: reciprocal rank fusion of the three (every substring match is a candidate).
  */
-export function createSearch(sqlite: Database.Database, store: KnowledgeStore, semantic?: SemanticSource) {
+export function createSearch(sqlite: Database.Database, store: KnowledgeStore, semantic?: SemanticSource, log?: FastifyBaseLogger) {
   // newest matches first (FTS5 walks its rowids backwards and stops at the cap)
   const substringSql = (filters: DocFilters) => `
     SELECT p.rowid, p.id, p.text, p.chunk_index, ${DOC_COLUMNS}
@@ -186,7 +187,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const rows = new Map((store.prepared(byRowids(filters)).all({ ...readableParams(reader, filters), rowids: JSON.stringify(near.map((n) => n.rowid)) }) as HitRow[])
       .map((r) => [r.rowid, r]))
     const terms = queryTerms(query)
-    return near.filter((n) => rows.has(n.rowid)).map((n) => {
+    return near.filter((n) => rows.has(n.rowid)).slice(0, cap).map((n) => {
       const row = rows.get(n.rowid)!
       return { row, score: n.similarity, snippet: () => wordsSnippet(row.text, terms) }
     })
@@ -228,7 +229,14 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
             { by: 'substring', hits: await substring(reader, filters, query, cap) },
             { by: 'words', hits: words(reader, filters, query, cap) }
           ]
-          if (semantic) lists.push({ by: 'semantic', hits: await nearest(reader, filters, query, cap, signal) })
+          if (semantic) {
+            // an embedding server that is down costs hybrid its semantic vote, not the answer
+            const near = await nearest(reader, filters, query, cap, signal).catch((err: unknown) => {
+              log?.warn({ err }, 'semantic candidates skipped: the embedding server failed')
+              return []
+            })
+            lists.push({ by: 'semantic', hits: near })
+          }
           return fuse(lists, limit)
         }
       }

@@ -40,6 +40,25 @@ export function embeddingClient(baseUrl: string, apiKey: string | undefined, mod
   }
 }
 
+/** Nearest passages by vector, on any connection with sqlite-vec loaded (the search workers' read-only ones). */
+export function vectorSource(sqlite: Database.Database, client: ReturnType<typeof embeddingClient>): SemanticSource {
+  const hasVectors = () => !!sqlite.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'knowledge_vectors'`).get()
+  const dimensions = sqlite.prepare(`SELECT dimensions FROM knowledge_embedding_state WHERE id = 1`)
+  return {
+    async nearest(reader: Reader, filters: DocFilters, query: string, k: number, signal?: AbortSignal) {
+      if (!hasVectors()) return []
+      const [vector] = await client.embed([query], signal)
+      const tokens = readerTokens(reader, filters.scope)
+      if (tokens.length === 0 || vector.length !== (dimensions.get() as { dimensions: number | null } | undefined)?.dimensions) return []
+      // filters other than scope apply after the search: look a little further
+      const wanted = filters.category || filters.tags?.length ? Math.min(k * 4, 4096) : k
+      const rows = sqlite.prepare(`SELECT rowid, distance FROM knowledge_vectors WHERE embedding MATCH ? AND k = ?
+        AND readers IN (${tokens.map(() => '?').join(',')})`).all(vector, wanted, ...tokens) as Array<{ rowid: number; distance: number }>
+      return rows.sort((a, b) => a.distance - b.distance).map((r) => ({ rowid: Number(r.rowid), similarity: 1 - r.distance }))
+    }
+  }
+}
+
 export interface EmbeddingsOptions {
   /** passages per request to the embedding server */
   batchSize?: number
@@ -138,19 +157,7 @@ export function createEmbeddings(sqlite: Database.Database, jobs: JobQueue, log:
     }
   }
   let timer: NodeJS.Timeout | undefined
-  const source: SemanticSource = {
-    async nearest(reader: Reader, filters: DocFilters, query: string, k: number, signal?: AbortSignal) {
-      if (!hasVectors()) return []
-      const [vector] = await client.embed([query], signal)
-      const tokens = readerTokens(reader, filters.scope)
-      if (tokens.length === 0 || vector.length !== (state.get() as State).dimensions) return []
-      // filters other than scope apply after the search: look a little further
-      const wanted = filters.category || filters.tags?.length ? Math.min(k * 4, 4096) : k
-      const rows = sqlite.prepare(`SELECT rowid, distance FROM knowledge_vectors WHERE embedding MATCH ? AND k = ?
-        AND readers IN (${tokens.map(() => '?').join(',')})`).all(vector, wanted, ...tokens) as Array<{ rowid: number; distance: number }>
-      return rows.sort((a, b) => a.distance - b.distance).map((r) => ({ rowid: Number(r.rowid), similarity: 1 - r.distance }))
-    }
-  }
+  const source = vectorSource(sqlite, client)
   return {
     source,
     client,

@@ -1,7 +1,9 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { createKnowledgeStore, type KnowledgeStore } from './store.js'
-import { createSearch, type KnowledgeSearch } from './search.js'
+import path from 'node:path'
+import os from 'node:os'
+import { createSearchPool, type SearchPool } from './search-pool.js'
 import { readerResolver, type Readers } from './readers.js'
 import { createEmbeddings, type Embeddings } from './embeddings.js'
 
@@ -10,7 +12,7 @@ declare module 'fastify' {
     /** knowledge documents and passages: the knowledge routes, the assistant and unified search share it */
     knowledgeStore: KnowledgeStore
     /** passage search in four modes (substring, words, semantic, hybrid) under the read rules */
-    knowledgeSearch: KnowledgeSearch
+    knowledgeSearch: SearchPool
     /** the read rules of CONTRACT.md §5: who reads which documents */
     knowledgeReaders: Readers
     /** passage embeddings, when an embedding endpoint is configured; `kick()` looks for work at once */
@@ -32,7 +34,11 @@ async function knowledgeModule(app: FastifyInstance) {
     app.addHook('onReady', async () => embeddings.start())
     app.addHook('preClose', async () => embeddings.stop())
   }
-  app.decorate('knowledgeSearch', createSearch(app.sqlite, store, embeddings?.source, app.log))
+  const search = createSearchPool(path.join(app.config.dataDir, 'cairn.db'), {
+    size: Math.max(1, Math.min(2, os.availableParallelism())), embeddings: baseUrl && model ? { baseUrl, apiKey, model } : undefined, log: app.log
+  })
+  app.addHook('onClose', async () => search.close())
+  app.decorate('knowledgeSearch', search)
 }
 
 export default fp(knowledgeModule, { name: 'cairn-knowledge', dependencies: ['cairn-db'] })

@@ -91,17 +91,26 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     ORDER BY knowledge_passages_fts.rowid DESC
     LIMIT ${RANK_CANDIDATES}`
 
-  // ranked first on the index alone, the passage text read only for the best few
-  const wordsSql = (filters: DocFilters) => `
-    SELECT p.rowid, p.id, p.text, p.chunk_index, c.* FROM (
-      SELECT knowledge_passages_words.rowid AS rid, bm25(knowledge_passages_words, 1.0, 0.0) AS bm, ${DOC_COLUMNS}
-      FROM knowledge_passages_words
-      JOIN knowledge_passages pp ON pp.rowid = knowledge_passages_words.rowid
-      JOIN knowledge_documents d ON d.id = pp.document_id
-      WHERE knowledge_passages_words MATCH @match AND ${readableWhere(filters)}
-      ORDER BY bm LIMIT @cap) c
-    JOIN knowledge_passages p ON p.rowid = c.rid
-    ORDER BY c.bm`
+  // Without category or tag filters, the readers tokens already say what the caller can read: the index
+  // ranks alone (FTS5 in C, no joins per match) and the documents join only checks the best few. With
+  // those filters, every match is joined and filtered before ranking.
+  const wordsSql = (filters: DocFilters) => filters.category || filters.tags?.length
+    ? `SELECT p.rowid, p.id, p.text, p.chunk_index, c.* FROM (
+        SELECT knowledge_passages_words.rowid AS rid, bm25(knowledge_passages_words, 1.0, 0.0) AS bm, ${DOC_COLUMNS}
+        FROM knowledge_passages_words
+        JOIN knowledge_passages pp ON pp.rowid = knowledge_passages_words.rowid
+        JOIN knowledge_documents d ON d.id = pp.document_id
+        WHERE knowledge_passages_words MATCH @match AND ${readableWhere(filters)}
+        ORDER BY bm LIMIT @cap) c
+      JOIN knowledge_passages p ON p.rowid = c.rid
+      ORDER BY c.bm`
+    : `SELECT p.rowid, p.id, p.text, p.chunk_index, ${DOC_COLUMNS}, w.bm FROM (
+        SELECT rowid AS rid, bm25(knowledge_passages_words, 1.0, 0.0) AS bm FROM knowledge_passages_words
+        WHERE knowledge_passages_words MATCH @match ORDER BY bm LIMIT @cap) w
+      JOIN knowledge_passages p ON p.rowid = w.rid
+      JOIN knowledge_documents d ON d.id = p.document_id
+      WHERE ${readableWhere(filters)}
+      ORDER BY w.bm`
 
   const byRowids = (filters: DocFilters) => `
     SELECT p.rowid, p.id, p.text, p.chunk_index, ${DOC_COLUMNS}
@@ -159,6 +168,39 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     return hits
   }
 
+  /**
+   * A caller who reads few documents (a small organization beside a large one): the trigram index is asked
+   * within each document's rowid range, newest document first, so the walk never visits the passages of
+   * documents the caller cannot read, however many of them match.
+   */
+  const FEW_DOCS = 100
+  const fewDocsSql = (filters: DocFilters) => `SELECT d.id FROM knowledge_documents d WHERE ${readableWhere(filters)}
+    ORDER BY d.uploaded_at DESC, d.id DESC LIMIT ${FEW_DOCS + 1}`
+  const docRange = sqlite.prepare(`SELECT MIN(rowid) AS lo, MAX(rowid) AS hi FROM knowledge_passages WHERE document_id = ?`)
+  const inDocument = sqlite.prepare(`
+    SELECT p.rowid, p.id, p.text, p.chunk_index, ${DOC_COLUMNS}
+    FROM knowledge_passages_fts
+    JOIN knowledge_passages p ON p.rowid = knowledge_passages_fts.rowid
+    JOIN knowledge_documents d ON d.id = p.document_id
+    WHERE knowledge_passages_fts MATCH @match AND knowledge_passages_fts.rowid BETWEEN @lo AND @hi AND p.document_id = @doc
+    ORDER BY knowledge_passages_fts.rowid DESC
+    LIMIT ${RANK_CANDIDATES}`)
+
+  function substringRows(reader: Reader, filters: DocFilters, query: string): HitRow[] {
+    const params = readableParams(reader, filters)
+    const match = ftsPhrase(query)
+    const docs = store.prepared(fewDocsSql(filters)).all(params) as Array<{ id: string }>
+    if (docs.length > FEW_DOCS) return store.prepared(substringSql(filters)).all({ ...params, match }) as HitRow[]
+    const rows: HitRow[] = []
+    for (const d of docs) {
+      const range = docRange.get(d.id) as { lo: number | null; hi: number | null }
+      if (range.lo === null) continue
+      rows.push(...(inDocument.all({ match, lo: range.lo, hi: range.hi, doc: d.id }) as HitRow[]))
+      if (rows.length >= RANK_CANDIDATES) break
+    }
+    return rows.slice(0, RANK_CANDIDATES)
+  }
+
   const anyWithAll = sqlite.prepare(`SELECT 1 FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ? LIMIT 1`)
 
   async function substring(reader: Reader, filters: DocFilters, query: string, limit: number): Promise<Scored[]> {
@@ -167,8 +209,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     // trigram look-up (costly for long queries, which questions are) cannot find anything either
     const inner = innerWords(query)
     if (inner.length > 0 && !anyWithAll.get(allWordsMatch(inner, readerTokens(reader, filters.scope)))) return []
-    const rows = store.prepared(substringSql(filters)).all({ ...readableParams(reader, filters), match: ftsPhrase(query) }) as HitRow[]
-    return rankSubstring(rows, query.toLowerCase())
+    return rankSubstring(substringRows(reader, filters, query), query.toLowerCase())
   }
 
   function words(reader: Reader, filters: DocFilters, query: string, cap: number): Scored[] {

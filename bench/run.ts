@@ -4,6 +4,7 @@ const available: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   artifacts: () => import('./artifacts.js'),
   search: () => import('./search.js'),
   retrieval: () => import('./retrieval.js'),
+  scoring: () => import('./scoring.js'),
   ingest: () => import('./ingest.js'),
   load: () => import('./load.js')
 }

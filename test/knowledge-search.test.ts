@@ -153,3 +153,21 @@ t.test('the assistant retrieves with hybrid search: extractive answers quote the
   const stranger = await signup(app)
   t.same((await app.inject({ method: 'POST', url: '/api/v2/search', headers: stranger.auth, payload: { query: 'parental leave weeks' } })).json().results, [])
 })
+
+t.test('substring over the trigram index when the caller reads many passages; over its own passages when few', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const u = await signup(app)
+  const small = await signup(app)
+  // 5,200 passages of 50 characters: past the few-passages bound, so the trigram index answers
+  const lines = Array.from({ length: 5200 }, (_, i) => `Row ${String(i).padStart(5, '0')} of the ledger: ${i === 4321 ? 'ÉCOLE NORMALE' : 'plain entry'}.`.padEnd(50, ' ').slice(0, 50))
+  await uploadOk(app, u, { filename: 'ledger.txt', content: lines.join('') }, { chunkSize: '50', chunkOverlap: '0' })
+  await uploadOk(app, small, { filename: 'mine.txt', content: 'My own école normale notes.' })
+  const big = await results(app, u, { query: 'école normale', mode: 'substring' })
+  t.same(big.map((r) => r.chunk.text.trim()), [lines[4321].trim()], 'found through the index, case folded')
+  t.match(big[0].snippet, /<mark>ÉCOLE NORMALE<\/mark>/)
+  t.equal((await results(app, u, { query: 'plain entry', mode: 'substring', limit: 100 })).length, 100)
+  const mine = await results(app, small, { query: 'ÉCOLE NORMALE', mode: 'substring' })
+  t.same(names(mine), ['mine.txt'], 'the small organization reads only its own passages')
+  t.same(names(await results(app, small, { query: 'ledger', mode: 'substring' })), [])
+  t.same(names(await results(app, small, { query: 'ledger' })), [], 'nor in hybrid')
+})

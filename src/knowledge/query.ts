@@ -41,13 +41,15 @@ export function queryTerms(query: string): string[][] {
 }
 
 /**
- * The words a passage holding the whole query must also hold as whole words: the query's inner runs of
- * letters and digits (the first and last may be parts of longer words), kept only when plain ASCII so the
- * index splits them exactly as here. Empty when the query has no such word.
+ * What a passage holding the whole query must hold in the word index: the query's inner runs of letters
+ * and digits (the first and last may be parts of longer words) as whole words. When every inner run is
+ * plain ASCII (split by the index exactly as here) they are one phrase, in order; otherwise the ASCII ones
+ * each. Empty when the query has no inner run.
  */
-export function innerWords(query: string): string[] {
-  const runs = query.match(/[\p{L}\p{N}\p{M}\p{Co}]+/gu) ?? []
-  return [...new Set(runs.slice(1, -1).filter((r) => /^[A-Za-z0-9]+$/.test(r)).map((r) => r.toLowerCase()))]
+export function innerWords(query: string): { phrase: boolean; words: string[] } {
+  const inner = (query.match(/[\p{L}\p{N}\p{M}\p{Co}]+/gu) ?? []).slice(1, -1)
+  const ascii = inner.filter((r) => /^[A-Za-z0-9]+$/.test(r)).map((r) => r.toLowerCase())
+  return ascii.length === inner.length && ascii.length > 1 ? { phrase: true, words: ascii } : { phrase: false, words: [...new Set(ascii)] }
 }
 
 /** An FTS5 string literal: inside double quotes every character is literal; quotes are doubled. */
@@ -60,9 +62,10 @@ export function wordsMatch(terms: string[][], readers: string[]): string {
   return `{readers}: (${readers.map(ftsPhrase).join(' OR ')}) AND {text}: (${terms.map((t) => ftsPhrase(t.join(' '))).join(' OR ')})`
 }
 
-/** The word-index MATCH expression for passages holding every one of the words. */
-export function allWordsMatch(words: string[], readers: string[]): string {
-  return `{readers}: (${readers.map(ftsPhrase).join(' OR ')}) AND {text}: (${words.map(ftsPhrase).join(' AND ')})`
+/** The word-index MATCH expression for passages holding the inner words (src/knowledge/query.ts innerWords). */
+export function innerWordsMatch(inner: { phrase: boolean; words: string[] }, readers: string[]): string {
+  const text = inner.phrase ? ftsPhrase(inner.words.join(' ')) : inner.words.map(ftsPhrase).join(' AND ')
+  return `{readers}: (${readers.map(ftsPhrase).join(' OR ')}) AND {text}: (${text})`
 }
 
 /** A light English stem, close enough to Porter's to find the words the index matched, for snippets. */

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3'
 import type { FastifyBaseLogger } from 'fastify'
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { readableWhere, readableParams, readerTokens, type Reader, type DocFilters } from './readers.js'
-import { allWordsMatch, ftsPhrase, innerWords, queryTerms, snippetAround, wordsMatch, wordsSnippet } from './query.js'
+import { innerWordsMatch, ftsPhrase, innerWords, queryTerms, snippetAround, wordsMatch, wordsSnippet } from './query.js'
 import type { KnowledgeStore } from './store.js'
 
 export const SEARCH_MODES = ['hybrid', 'substring', 'words', 'semantic'] as const
@@ -204,7 +204,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     // a passage holding the query holds its inner words: when no readable passage holds them all, the
     // trigram look-up (costly for long queries, which questions are) cannot find anything either
     const inner = innerWords(query)
-    if (inner.length > 0 && !anyWithAll.get(allWordsMatch(inner, readerTokens(reader, filters.scope)))) return []
+    if (inner.words.length > 0 && !anyWithAll.get(innerWordsMatch(inner, readerTokens(reader, filters.scope)))) return []
     return rankSubstring(substringRows(reader, filters, query), query.toLowerCase())
   }
 

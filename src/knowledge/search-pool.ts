@@ -15,7 +15,7 @@ type Reply = { id: number; hits?: SearchHit[]; error?: { kind: string; message: 
 
 /**
  * Passage search on worker threads, each with a read-only connection (WAL: readers see every committed
- * write and never wait for the writer). Started on the first search; a request goes to the least busy worker.
+ * write and never wait for the writer). Workers start when needed (the first search, or all busy); a request goes to an idle or the least busy one.
  */
 export function createSearchPool(file: string, options: { size: number; embeddings?: Required<Pick<EmbeddingConfig, 'baseUrl' | 'model'>> & EmbeddingConfig; log?: FastifyBaseLogger }) {
   const workers: Array<{ worker: Worker; busy: number }> = []
@@ -52,7 +52,9 @@ export function createSearchPool(file: string, options: { size: number; embeddin
     search(reader: Reader, filters: DocFilters, query: string, limit: number, mode: SearchMode = 'hybrid'): Promise<SearchHit[]> {
       if (closed) return Promise.reject(new Error('search is closed'))
       if (mode === 'semantic' && !options.embeddings) return Promise.reject(new EmbeddingsNotConfiguredError())
-      const slot = workers.length < options.size ? spawn() : workers.reduce((a, b) => (b.busy < a.busy ? b : a))
+      // an idle worker if there is one; a new one only while every worker is busy
+      const idle = workers.find((w) => w.busy === 0)
+      const slot = idle ?? (workers.length < options.size ? spawn() : workers.reduce((a, b) => (b.busy < a.busy ? b : a)))
       const id = nextId++
       slot.busy++
       return new Promise<SearchHit[]>((resolve, reject) => {

@@ -108,6 +108,9 @@ t.test('every mode keeps the read rules, the filters and the limit', async (t) =
       t.ok(r.matchedBy.length > 0)
     }
   }
+  for (const mode of ['hybrid', 'substring', 'words']) {
+    t.same(await results(app, mate, { query: 'the lighthouse lens', mode, scope: 'workspace' }), [], `${mode}: a member of no workspace, scope workspace`)
+  }
   await app.inject({ method: 'POST', url: `/api/v2/workspaces/${ws2.id}/members`, headers: owner.auth, payload: { userId: mate.userId, role: 'member' } })
   t.same(names(await results(app, mate, { query: 'lens', mode: 'words' })), ['ws.txt'], 'membership opens the workspace passages to word search')
 

@@ -204,7 +204,9 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     // a passage holding the query holds its inner words: when no readable passage holds them all, the
     // trigram look-up (costly for long queries, which questions are) cannot find anything either
     const inner = innerWords(query)
-    if (inner.words.length > 0 && !anyWithAll.get(innerWordsMatch(inner, readerTokens(reader, filters.scope)))) return []
+    const tokens = readerTokens(reader, filters.scope)
+    if (tokens.length === 0) return []
+    if (inner.words.length > 0 && !anyWithAll.get(innerWordsMatch(inner, tokens))) return []
     return rankSubstring(substringRows(reader, filters, query), query.toLowerCase())
   }
 

@@ -8,7 +8,7 @@ import {
   UploadResponse, BatchResponse, ListDocumentsQuery, ListDocumentsResponse, GetDocumentQuery, GetDocumentResponse,
   StatusResponse, SearchBody, SearchResponse, StatsQuery, StatsResponse, HealthResponse, GraphDocumentResponse, DocIdParams
 } from '../../schema/api/knowledge.js'
-import { workspaceContext, type Principal } from '../../src/auth/plugin.js'
+import type { Principal } from '../../src/auth/plugin.js'
 import { badRequest, notFound, HttpError } from '../../src/http/errors.js'
 import { SUPPORTED_FORMATS, extractorFor } from '../../src/ingest/formats.js'
 import { createExtractor, DEFAULT_WORKER_LIMITS, type Extractor, type WorkerLimits } from '../../src/ingest/run.js'
@@ -18,13 +18,16 @@ import { knowledgeFiles } from '../../src/knowledge/files.js'
 import { createIndexer } from '../../src/knowledge/indexer.js'
 import { createIntake } from '../../src/knowledge/intake.js'
 import { uploadOptions, placement as placementOf, unsupported, type UploadOptions } from '../../src/knowledge/upload-policy.js'
-import { readerResolver, type DocumentRow, type Reader } from './store.js'
+import type { Reader } from '../../src/knowledge/readers.js'
+import type { ListedDocumentRow } from '../../src/knowledge/store.js'
+import { EmbeddingsNotConfiguredError } from '../../src/knowledge/search.js'
+import { EmbeddingError } from '../../src/knowledge/embeddings.js'
 import { receiveMultipart, MAX_FILE_BYTES } from './receive.js'
 import { contentDisposition } from './disposition.js'
 
 const tags = ['knowledge']
 
-function toDocument(row: DocumentRow) {
+function toDocument(row: ListedDocumentRow) {
   return {
     id: row.id,
     fileName: row.file_name,
@@ -70,9 +73,7 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
   const indexer = createIndexer({ sqlite: app.sqlite, jobs: app.jobs, files, log: app.log })
   const { ingest } = createIntake({ sqlite: app.sqlite, jobs: app.jobs, files, extractor, indexer, createDocument: (doc) => store.create(doc) })
 
-  const readerFor = readerResolver(app.sqlite)
-  const readerOf = (request: FastifyRequest, queryWorkspace?: string): Reader =>
-    readerFor(request.principal!, workspaceContext(request, queryWorkspace)?.id)
+  const readerOf = (request: FastifyRequest, queryWorkspace?: string): Reader => app.knowledgeReaders.readerOf(request, queryWorkspace)
 
   const tenantContext = (p: Principal, scope?: string) => ({ customerId: p.customerId, scope: scope ?? 'all' })
 
@@ -233,12 +234,22 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
 
   app.post('/knowledge/search', {
     config: { action: 'knowledge.search' },
-    schema: { tags, summary: 'Passages containing the query (case-insensitive)', body: SearchBody, response: { 200: SearchResponse, ...errors(403) } }
+    schema: {
+      tags, summary: 'Passages that answer the query: hybrid (default), substring, words or semantic', body: SearchBody,
+      response: { 200: SearchResponse, ...errors(400, 403, 502) }
+    }
   }, async (request) => {
     const b = request.body
     const query = b.query.trim()
     if (query.length === 0) throw badRequest('query must not be blank', 'VALIDATION_ERROR')
-    const results = await searcher.search(readerOf(request, b.workspaceId), { scope: b.scope, category: b.category, tags: b.tags }, query, b.limit)
+    let results
+    try {
+      results = await searcher.search(readerOf(request, b.workspaceId), { scope: b.scope, category: b.category, tags: b.tags }, query, b.limit, b.mode)
+    } catch (err) {
+      if (err instanceof EmbeddingsNotConfiguredError) throw badRequest(err.message, 'EMBEDDINGS_NOT_CONFIGURED')
+      if (err instanceof EmbeddingError) throw new HttpError(502, err.message, 'EMBEDDINGS_UNAVAILABLE')
+      throw err
+    }
     return { success: true as const, query, results, count: results.length, tenantContext: tenantContext(request.principal!, b.scope) }
   })
 

@@ -6,8 +6,9 @@ import autocannon from 'autocannon'
 const here = path.dirname(fileURLToPath(import.meta.url))
 
 /** Starts bench/server.ts in a child process and resolves with its first JSON line. */
-export async function startServer<T>(mode: string, args: string[] = []): Promise<{ info: T; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(here, 'server.ts'), mode, ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
+export async function startServer<T>(mode: string, args: string[] = [], env: Record<string, string> = {}): Promise<{ info: T; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(here, 'server.ts'), mode, ...args],
+    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } })
   const info = await new Promise<T>((resolve, reject) => {
     let out = ''
     child.stdout!.on('data', (c: Buffer) => {

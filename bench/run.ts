@@ -3,6 +3,8 @@ const available: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   http: () => import('./http.js'),
   artifacts: () => import('./artifacts.js'),
   search: () => import('./search.js'),
+  retrieval: () => import('./retrieval.js'),
+  scoring: () => import('./scoring.js'),
   ingest: () => import('./ingest.js'),
   load: () => import('./load.js'),
   webhooks: () => import('./webhooks.js')

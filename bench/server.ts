@@ -18,8 +18,10 @@ if (mode === 'bare') {
   console.log(JSON.stringify({ address }))
   process.on('SIGTERM', () => { void app.close().then(() => process.exit(0)) })
 } else if (mode === 'cairn') {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-'))
-  process.on('exit', () => fs.rmSync(dataDir, { recursive: true, force: true }))
+  // BENCH_DATA_DIR: a data dir seeded earlier and kept between runs (bench/search.ts)
+  const kept = process.env.BENCH_DATA_DIR
+  const dataDir = kept ?? fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-'))
+  if (!kept) process.on('exit', () => fs.rmSync(dataDir, { recursive: true, force: true }))
   const config = {
     ...loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_SIGNUP: 'open' }),
     rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 },
@@ -39,6 +41,11 @@ if (mode === 'bare') {
     return out
   })
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
+  if (kept) {
+    console.log(JSON.stringify({ address, dataDir }))
+    process.on('SIGTERM', () => { void app.close().then(() => process.exit(0)) })
+    await new Promise(() => {})
+  }
   const signup = await app.inject({ method: 'POST', url: '/api/v2/auth/signup', payload: { email: 'bench@example.test', password: 'benchmark password' } })
   const token = signup.json().data.token as string
   const key = await app.inject({ method: 'POST', url: '/api/v2/api-keys', headers: { authorization: `Bearer ${token}` }, payload: { name: 'bench', scopes: ['read'] } })

@@ -19,6 +19,7 @@ import maintenance from './jobs/maintenance.js'
 import openApi from './http/openapi.js'
 import { requestIdOf } from './http/request-id.js'
 import cors from '@fastify/cors'
+import knowledgeModule from './knowledge/plugin.js'
 import services from './services.js'
 import channelsDomain from './channels/plugin.js'
 import artifactsDomain from './artifacts/plugin.js'
@@ -150,6 +151,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   await app.register(events)
   await app.register(metrics)
   await app.register(maintenance)
+  await app.register(knowledgeModule)
   await app.register(services)
   await app.register(channelsDomain)
   await app.register(artifactsDomain)

@@ -29,6 +29,9 @@ const EnvSchema = Type.Object({
   CAIRN_STT_BASE_URL: Type.Optional(Type.String({ minLength: 1 })),
   CAIRN_STT_API_KEY: Type.Optional(Type.String()),
   CAIRN_STT_MODEL: Type.String({ default: 'whisper-1' }),
+  CAIRN_EMBED_BASE_URL: Type.Optional(Type.String({ minLength: 1 })),
+  CAIRN_EMBED_API_KEY: Type.Optional(Type.String()),
+  CAIRN_EMBED_MODEL: Type.Optional(Type.String({ minLength: 1 })),
   CAIRN_WEB_SEARCH_URL: Type.Optional(Type.String({ minLength: 1 })),
   CAIRN_SERVICE_KEY: Type.Optional(Type.String({ minLength: 16 })),
   CAIRN_LOG_LEVEL: Type.Union(
@@ -115,6 +118,8 @@ export interface Config {
   allowPrivateUrls: boolean
   llm: { baseUrl?: string; apiKey?: string; model?: string }
   stt: { mode: 'auto' | 'openai' | 'pocketsphinx' | 'none'; baseUrl?: string; apiKey?: string; model: string }
+  /** an OpenAI-compatible /v1 embeddings endpoint: semantic and hybrid search use it when set */
+  embeddings: { baseUrl?: string; apiKey?: string; model?: string; /** passages per request (default 32) */ batchSize?: number; /** ms between looks for new passages (default 2000) */ pollMs?: number }
   webSearchUrl?: string
   serviceKey?: string
   logLevel: string
@@ -152,6 +157,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const problem = httpUrlProblem(origin) ?? (new URL(origin).origin !== origin ? 'is not a bare origin' : undefined)
     if (problem) problems.push(`CAIRN_CORS_ORIGINS: ${JSON.stringify(origin)} ${problem}: expected comma-separated origins such as https://app.example.org`)
   }
+  if (e.CAIRN_EMBED_BASE_URL && !e.CAIRN_EMBED_MODEL) {
+    problems.push('CAIRN_EMBED_MODEL is unset: with CAIRN_EMBED_BASE_URL set, name the embedding model (for Ollama e.g. nomic-embed-text)')
+  }
   if (problems.length > 0) throw new ConfigError(problems)
   return {
     host: e.HOST,
@@ -175,6 +183,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       apiKey: e.CAIRN_STT_API_KEY,
       model: e.CAIRN_STT_MODEL
     },
+    embeddings: { baseUrl: e.CAIRN_EMBED_BASE_URL, apiKey: e.CAIRN_EMBED_API_KEY, model: e.CAIRN_EMBED_MODEL },
     webSearchUrl: e.CAIRN_WEB_SEARCH_URL,
     serviceKey: e.CAIRN_SERVICE_KEY,
     logLevel: e.CAIRN_LOG_LEVEL,

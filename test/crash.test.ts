@@ -106,3 +106,31 @@ t.test('SIGKILL during uploads, transcription and webhook fan-out: intact databa
   t.ok(received.length >= 1, `interrupted deliveries were sent after restart (${received.length})`)
   t.ok(received.every((b) => JSON.parse(b).event === 'message.created'))
 })
+
+t.test('a crash between a document row and its indexing job leaves neither', async (t) => {
+  const dataDir = tempDir(t)
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'fixtures', 'crash-at-enqueue.ts'), dataDir], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const exited = new Promise((r) => child.once('exit', r))
+  const { address } = await new Promise<{ address: string }>((resolve, reject) => {
+    let out = ''
+    child.stdout.on('data', (c: Buffer) => { out += c; if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0])) })
+    child.on('exit', (code) => reject(new Error(`server exited early (${code})`)))
+  })
+  const signup = await fetch(`${address}/api/v2/auth/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'enqueue@example.test', password: 'long enough password' }) })
+  const { token } = ((await signup.json()) as { data: { token: string } }).data
+  const uploads = ['small.txt', 'large.txt'].map(async (name) => {
+    const form = new FormData()
+    // one document indexed at upload (under 1 MB), one in the background (over 1 MB)
+    form.append('file', new Blob([(name === 'small.txt' ? 'a short note about herons. ' : 'lorem ipsum dolor sit amet '.repeat(50_000))]), name)
+    return fetch(`${address}/api/knowledge/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form }).then((r) => r.status, () => 'no answer')
+  })
+  t.same(await Promise.all(uploads), ['no answer', 'no answer'], 'the server died before answering')
+  await exited
+
+  const app = await build(t, { dataDir })
+  t.equal(app.sqlite.pragma('integrity_check', { simple: true }), 'ok')
+  await app.jobs.idle()
+  const left = app.sqlite.prepare(`SELECT file_name, status FROM knowledge_documents`).all()
+  t.same(left, [], 'no document row without its job (none is pending forever)')
+  t.same(fs.readdirSync(path.join(dataDir, 'knowledge', 'originals')), [], 'its files were swept at start')
+})

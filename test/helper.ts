@@ -24,7 +24,7 @@ export function tempDir(t: Test): string {
 export async function build(t: Test, options: BuildTestOptions = {}): Promise<App> {
   const dataDir = options.dataDir ?? tempDir(t)
   const config: Config = { ...loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_SIGNUP: 'open' }), ...options.config }
-  const app = await buildApp(config, { logger: options.logger })
+  const app = await buildApp(config, { logger: options.logger, knowledge: options.knowledge })
   t.teardown(() => app.close())
   if (options.before) await options.before(app)
   await app.ready()

@@ -77,6 +77,15 @@ t.test('hostile and damaged files fail cleanly', async (t) => {
   t.pass('still running')
 })
 
+t.test('the zlib streams of a PDF are bounded by the bytes they inflate to', async (t) => {
+  const { deflateSync } = await import('node:zlib')
+  const packed = deflateSync(Buffer.alloc(4 * 1024 * 1024))
+  const pdf = Buffer.concat([Buffer.from(`%PDF-1.4\n1 0 obj\n<< /Length ${packed.length} /Filter /FlateDecode >>\nstream\n`), packed, Buffer.from('\nendstream\nendobj\n')])
+  await t.rejects(extractBytes(t, 'flate.pdf', pdf, { ...DEFAULT_WORKER_LIMITS, maxUncompressedBytes: 1024 * 1024 }), { message: /PDF streams expand to more than 1 MB/ })
+  await t.rejects(extractBytes(t, 'pages.pdf', fs.readFileSync(path.join(fixtures, 'report.pdf')), { ...DEFAULT_WORKER_LIMITS, pdfPageTimeoutMs: 0 }),
+    { message: /A PDF page took longer than 0 ms/ }, 'the time per page is bounded')
+})
+
 t.test('time limit', async (t) => {
   // a big text with a tiny time budget
   await t.rejects(extractBytes(t, 'big.txt', Buffer.alloc(20 * 1024 * 1024, 'lorem ipsum '), { ...DEFAULT_WORKER_LIMITS, timeoutMs: 1 }),

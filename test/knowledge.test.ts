@@ -247,9 +247,14 @@ t.test('search: case, Unicode, short queries, FTS5 syntax, filters, limit, delet
   const c = await uploadOk(app, u, { filename: 'misc.txt', content: 'Quince jam, QUINCE paste and quince tea.' }, { scope: 'personal', tags: '["food"]' })
   const q = async (query: string, extra: Record<string, unknown> = {}) => ids(await search(app, u.auth, { query, ...extra })).sort()
 
-  t.same(await q('ÉCOLE'), [a.id], 'ÉCOLE finds école')
-  t.same(await q('école'), [a.id])
-  t.same(await q('ecole'), [b.id], 'accents are not ignored: ecole is another string')
+  // substring mode: exactly the substring, case folded, accents kept
+  t.same(await q('ÉCOLE', { mode: 'substring' }), [a.id], 'ÉCOLE finds école')
+  t.same(await q('école', { mode: 'substring' }), [a.id])
+  t.same(await q('ecole', { mode: 'substring' }), [b.id], 'accents are not ignored: ecole is another string')
+  // hybrid (the default) adds the word matches, which fold diacritics; the exact substring ranks first
+  const hybrid = (await search(app, u.auth, { query: 'ÉCOLE' })).json().results
+  t.same(hybrid.map((r: { document: { id: string } }) => r.document.id), [a.id, b.id])
+  t.same(hybrid.map((r: { matchedBy: string[] }) => r.matchedBy), [['substring', 'words'], ['words']])
   t.same(await q('QUINCE'), [b.id, c.id].sort())
   t.same(await q('Q'), [b.id, c.id].sort(), '1-character query')
   t.same(await q('é'), [a.id], '1 character, Unicode')

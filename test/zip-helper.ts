@@ -1,6 +1,6 @@
-import { deflateRawSync, crc32 } from 'node:zlib'
+import { deflateRawSync, createDeflateRaw, crc32 } from 'node:zlib'
 
-interface Entry { name: string; data: Buffer; declaredSize?: number }
+interface Entry { name: string; data: Buffer; declaredSize?: number; packed?: { bytes: Buffer; crc: number } }
 
 /** A minimal zip writer (deflate), able to lie about sizes: for hostile-archive tests. */
 export function makeZip(entries: Entry[]): Buffer {
@@ -9,9 +9,9 @@ export function makeZip(entries: Entry[]): Buffer {
   let offset = 0
   for (const e of entries) {
     const name = Buffer.from(e.name)
-    const packed = deflateRawSync(e.data, { level: 9 })
+    const packed = e.packed?.bytes ?? deflateRawSync(e.data, { level: 9 })
     const size = e.declaredSize ?? e.data.length
-    const crc = crc32(e.data)
+    const crc = e.packed?.crc ?? crc32(e.data)
     const local = Buffer.alloc(30)
     local.writeUInt32LE(0x04034b50, 0); local.writeUInt16LE(20, 4); local.writeUInt16LE(0, 6); local.writeUInt16LE(8, 8)
     local.writeUInt32LE(crc, 14); local.writeUInt32LE(packed.length, 18); local.writeUInt32LE(size, 22)
@@ -45,5 +45,34 @@ export function docxBomb(size: number, declaredSize?: number): Buffer {
     { name: '[Content_Types].xml', data: Buffer.from(CONTENT_TYPES) },
     { name: '_rels/.rels', data: Buffer.from(RELS) },
     { name: 'word/document.xml', data: body, declaredSize }
+  ])
+}
+
+/**
+ * Like docxBomb, but its document.xml is deflated as a stream: the test process never holds the
+ * `size` bytes it inflates to (a lying `declaredSize` makes it the archive of issue 13 item 2).
+ */
+export async function streamedDocxBomb(size: number, declaredSize: number): Promise<Buffer> {
+  const head = Buffer.from('<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>')
+  const tail = Buffer.from('</w:t></w:r></w:p></w:body></w:document>')
+  const block = Buffer.alloc(1 << 20, 'A')
+  const deflate = createDeflateRaw({ level: 9 })
+  const out: Buffer[] = []
+  deflate.on('data', (c: Buffer) => out.push(c))
+  const done = new Promise((resolve) => deflate.on('end', resolve))
+  let crc = 0
+  const write = async (b: Buffer) => {
+    crc = crc32(b, crc)
+    if (!deflate.write(b)) await new Promise((r) => deflate.once('drain', r))
+  }
+  await write(head)
+  for (let left = size - head.length - tail.length; left > 0; left -= block.length) await write(left >= block.length ? block : block.subarray(0, left))
+  await write(tail)
+  deflate.end()
+  await done
+  return makeZip([
+    { name: '[Content_Types].xml', data: Buffer.from(CONTENT_TYPES) },
+    { name: '_rels/.rels', data: Buffer.from(RELS) },
+    { name: 'word/document.xml', data: Buffer.alloc(0), declaredSize, packed: { bytes: Buffer.concat(out), crc } }
   ])
 }

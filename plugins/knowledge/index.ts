@@ -3,76 +3,31 @@ import type { FastifyRequest } from 'fastify'
 import multipart from '@fastify/multipart'
 import fs from 'node:fs'
 import fsp from 'node:fs/promises'
-import path from 'node:path'
-import { randomUUID } from 'node:crypto'
 import { errors, SuccessMessage } from '../../schema/api/common.js'
 import {
-  SCOPES, UploadResponse, BatchResponse, ListDocumentsQuery, ListDocumentsResponse, GetDocumentQuery, GetDocumentResponse,
+  UploadResponse, BatchResponse, ListDocumentsQuery, ListDocumentsResponse, GetDocumentQuery, GetDocumentResponse,
   StatusResponse, SearchBody, SearchResponse, StatsQuery, StatsResponse, HealthResponse, GraphDocumentResponse, DocIdParams
 } from '../../schema/api/knowledge.js'
-import { workspaceContext, type Principal } from '../../src/auth/plugin.js'
-import { badRequest, forbidden, notFound, HttpError } from '../../src/http/errors.js'
+import type { Principal } from '../../src/auth/plugin.js'
+import { badRequest, notFound, HttpError } from '../../src/http/errors.js'
 import { SUPPORTED_FORMATS, extractorFor } from '../../src/ingest/formats.js'
-import { chunkOptionsProblem } from '../../src/ingest/chunker.js'
-import { createExtractor, DEFAULT_WORKER_LIMITS, type WorkerLimits } from '../../src/ingest/run.js'
+import { createExtractor, DEFAULT_WORKER_LIMITS, type Extractor, type WorkerLimits } from '../../src/ingest/run.js'
 import { UnreadableFileError } from '../../src/ingest/text.js'
 import { VERSION } from '../../src/version.js'
-import { readerResolver, type DocScope, type DocumentRow, type Reader } from './store.js'
-import { knowledgeFiles } from './files.js'
-import { receiveMultipart, MAX_FILE_BYTES, type ReceivedFile } from './receive.js'
-import { registerKnowledgeJobs } from './indexer.js'
+import { knowledgeFiles } from '../../src/knowledge/files.js'
+import { createIndexer } from '../../src/knowledge/indexer.js'
+import { createIntake } from '../../src/knowledge/intake.js'
+import { uploadOptions, placement as placementOf, unsupported, type UploadOptions } from '../../src/knowledge/upload-policy.js'
+import type { Reader } from '../../src/knowledge/readers.js'
+import type { ListedDocumentRow } from '../../src/knowledge/store.js'
+import { EmbeddingsNotConfiguredError } from '../../src/knowledge/search.js'
+import { EmbeddingError } from '../../src/knowledge/embeddings.js'
+import { receiveMultipart, MAX_FILE_BYTES } from './receive.js'
 import { contentDisposition } from './disposition.js'
 
 const tags = ['knowledge']
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-interface UploadOptions {
-  scope: DocScope
-  workspaceId?: string
-  category: string
-  tags: string[]
-  chunkSize: number
-  chunkOverlap: number
-}
-
-/** The text fields of an upload, checked: 400 with the reason for anything off. */
-function uploadOptions(fields: Record<string, string>): UploadOptions {
-  const scope = (fields.scope || 'organization') as DocScope
-  if (!(SCOPES as readonly string[]).includes(scope)) throw badRequest(`scope must be one of ${SCOPES.join(', ')}`, 'VALIDATION_ERROR')
-  const workspaceId = fields.workspaceId || undefined
-  if (workspaceId && !UUID.test(workspaceId)) throw badRequest('workspaceId must be a UUID', 'VALIDATION_ERROR')
-  const category = (fields.category ?? 'general').trim() || 'general'
-  if (category.length > 100) throw badRequest('category must be at most 100 characters', 'VALIDATION_ERROR')
-  let tagList: string[] = []
-  if (fields.tags !== undefined && fields.tags.trim() !== '') {
-    let parsed: unknown
-    try { parsed = JSON.parse(fields.tags) } catch { parsed = undefined }
-    if (!Array.isArray(parsed) || !parsed.every((x) => typeof x === 'string')) {
-      throw badRequest('tags must be a JSON array of strings, e.g. ["policy","2024"]', 'VALIDATION_ERROR')
-    }
-    tagList = [...new Set(parsed.map((x: string) => x.trim()).filter(Boolean))]
-    if (tagList.length > 50 || tagList.some((x) => x.length > 100)) throw badRequest('at most 50 tags of at most 100 characters', 'VALIDATION_ERROR')
-  }
-  const int = (name: string, value: string | undefined, fallback: number) => {
-    if (value === undefined || value.trim() === '') return fallback
-    const n = Number(value)
-    if (!Number.isInteger(n)) throw badRequest(`${name} must be an integer`, 'VALIDATION_ERROR')
-    return n
-  }
-  const chunkSize = int('chunkSize', fields.chunkSize, 1000)
-  // without an explicit overlap, 200 (or a fifth of a smaller passage size)
-  const chunkOverlap = int('chunkOverlap', fields.chunkOverlap, Math.min(200, Math.floor(chunkSize / 5)))
-  const problem = chunkOptionsProblem({ chunkSize, chunkOverlap })
-  if (problem) throw badRequest(problem, 'VALIDATION_ERROR')
-  return { scope, workspaceId, category, tags: tagList, chunkSize, chunkOverlap }
-}
-
-function unsupported(names: string[]) {
-  return new HttpError(415, `Unsupported file type: ${names.join(', ')}. Supported: ${SUPPORTED_FORMATS.join(' ')}`,
-    'UNSUPPORTED_FILE_TYPE', { supportedFormats: [...SUPPORTED_FORMATS] })
-}
-
-function toDocument(row: DocumentRow) {
+function toDocument(row: ListedDocumentRow) {
   return {
     id: row.id,
     fileName: row.file_name,
@@ -95,6 +50,8 @@ function toDocument(row: DocumentRow) {
 
 export interface KnowledgeOptions {
   workerLimits?: WorkerLimits
+  /** an extraction pool made by the caller (tests watch its events); closed with the app */
+  extractor?: Extractor
 }
 
 /** The knowledge base (SPEC.md "Knowledge base", CONTRACT.md §5) and its knowledge-graph view. */
@@ -110,57 +67,18 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
     const removed = await files.sweepOrphans((id) => !!documentExists.get(id))
     if (removed > 0) app.log.warn({ removed }, 'removed knowledge files left by an interrupted upload')
   })
-  const extractor = createExtractor(opts.workerLimits ?? DEFAULT_WORKER_LIMITS)
+  const extractor = opts.extractor ?? createExtractor(opts.workerLimits ?? DEFAULT_WORKER_LIMITS)
   app.addHook('onClose', () => extractor.close())
   const searcher = app.knowledgeSearch
-  registerKnowledgeJobs(app, store, files)
+  const indexer = createIndexer({ sqlite: app.sqlite, jobs: app.jobs, files, log: app.log })
+  const { ingest } = createIntake({ sqlite: app.sqlite, jobs: app.jobs, files, extractor, indexer, createDocument: (doc) => store.create(doc) })
 
-  const readerFor = readerResolver(app.sqlite)
-  const readerOf = (request: FastifyRequest, queryWorkspace?: string): Reader =>
-    readerFor(request.principal!, workspaceContext(request, queryWorkspace)?.id)
+  const readerOf = (request: FastifyRequest, queryWorkspace?: string): Reader => app.knowledgeReaders.readerOf(request, queryWorkspace)
 
   const tenantContext = (p: Principal, scope?: string) => ({ customerId: p.customerId, scope: scope ?? 'all' })
 
-  /** Where new documents go; a workspace-bound key may add only to its workspace or personal documents. */
-  function placement(request: FastifyRequest, o: UploadOptions): { scope: DocScope; workspaceId: string | null } {
-    const p = request.principal!
-    const bound = p.apiKey?.workspaceId
-    if (bound) {
-      if (o.scope === 'personal') return { scope: 'personal', workspaceId: null }
-      if (o.scope === 'workspace' && (!o.workspaceId || o.workspaceId === bound)) return { scope: 'workspace', workspaceId: bound }
-      throw forbidden('This API key is bound to a workspace: it can add documents only to that workspace (scope=workspace) or to personal documents', 'WORKSPACE_FORBIDDEN')
-    }
-    if (o.scope !== 'workspace') return { scope: o.scope, workspaceId: null }
-    const ws = o.workspaceId ?? request.workspace?.id
-    if (!ws) throw badRequest('workspaceId is required when scope is workspace', 'VALIDATION_ERROR')
-    app.workspaceFor(p, ws)
-    return { scope: 'workspace', workspaceId: ws }
-  }
-
-  /** Extracts, stores and queues one received file; nothing is left behind when it fails. */
-  async function ingest(p: Principal, file: ReceivedFile, place: { scope: DocScope; workspaceId: string | null }, o: UploadOptions) {
-    const id = randomUUID()
-    const textTmp = path.join(files.dirs.tmp, `${id}.txt`)
-    const originalRel = files.originalRel(id)
-    const textRel = files.textRel(id)
-    try {
-      const { textLength, chunkCount } = await extractor.extract(file.tmpPath, textTmp, extractorFor(file.fileType)!,
-        { chunkSize: o.chunkSize, chunkOverlap: o.chunkOverlap })
-      await fsp.rename(file.tmpPath, files.abs(originalRel))
-      await fsp.rename(textTmp, files.abs(textRel))
-      store.create({
-        id, customerId: p.customerId, workspaceId: place.workspaceId, ownerId: p.userId, scope: place.scope,
-        fileName: file.fileName, fileType: file.fileType, fileSize: file.size, sha256: file.sha256,
-        category: o.category, tags: o.tags, metadata: { contentType: file.mimeType, sha256: file.sha256 },
-        textLength, chunkCount, chunkSize: o.chunkSize, chunkOverlap: o.chunkOverlap, originalPath: originalRel, textPath: textRel
-      })
-      if (chunkCount > 0) app.jobs.enqueue('knowledge.index', { documentId: id })
-      return { id, fileName: file.fileName, fileSize: file.size, fileType: file.fileType, textLength, chunkCount, originalRel }
-    } catch (err) {
-      await files.removeQuietly(textTmp, files.abs(originalRel), files.abs(textRel))
-      throw err
-    }
-  }
+  const placement = (request: FastifyRequest, o: UploadOptions) =>
+    placementOf(request.principal!, o, request.workspace?.id, (ws) => { app.workspaceFor(request.principal!, ws) })
 
   async function receive(request: FastifyRequest, fileFields: string[], maxFiles: number) {
     if (!request.isMultipart()) throw badRequest('No file uploaded', 'NO_FILE')
@@ -316,12 +234,22 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
 
   app.post('/knowledge/search', {
     config: { action: 'knowledge.search' },
-    schema: { tags, summary: 'Passages containing the query (case-insensitive)', body: SearchBody, response: { 200: SearchResponse, ...errors(403) } }
+    schema: {
+      tags, summary: 'Passages that answer the query: hybrid (default), substring, words or semantic', body: SearchBody,
+      response: { 200: SearchResponse, ...errors(400, 403, 502) }
+    }
   }, async (request) => {
     const b = request.body
     const query = b.query.trim()
     if (query.length === 0) throw badRequest('query must not be blank', 'VALIDATION_ERROR')
-    const results = await searcher.search(readerOf(request, b.workspaceId), { scope: b.scope, category: b.category, tags: b.tags }, query, b.limit)
+    let results
+    try {
+      results = await searcher.search(readerOf(request, b.workspaceId), { scope: b.scope, category: b.category, tags: b.tags }, query, b.limit, b.mode)
+    } catch (err) {
+      if (err instanceof EmbeddingsNotConfiguredError) throw badRequest(err.message, 'EMBEDDINGS_NOT_CONFIGURED')
+      if (err instanceof EmbeddingError) throw new HttpError(502, err.message, 'EMBEDDINGS_UNAVAILABLE')
+      throw err
+    }
     return { success: true as const, query, results, count: results.length, tenantContext: tenantContext(request.principal!, b.scope) }
   })
 

@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises'
 import type { FastifyRequest } from 'fastify'
 import { badRequest, HttpError } from '../../src/http/errors.js'
 import { fileTypeOf } from '../../src/ingest/formats.js'
+import { safeFileName } from '../../src/ingest/file-name.js'
 
 export interface ReceivedFile {
   fileName: string
@@ -47,7 +48,7 @@ export async function receiveMultipart(request: FastifyRequest, tmpDir: string, 
       const counter = new Transform({
         transform(chunk: Buffer, _enc, cb) { hash.update(chunk); size += chunk.length; cb(null, chunk) }
       })
-      const entry = { fileName: path.basename(part.filename || 'upload'), mimeType: part.mimetype, tmpPath }
+      const entry = { fileName: safeFileName(part.filename ?? ''), mimeType: part.mimetype, tmpPath }
       files.push({ ...entry, fileType: fileTypeOf(entry.fileName), size: 0, sha256: '' })
       await pipeline(part.file, counter, fs.createWriteStream(tmpPath))
       if (part.file.truncated) throw fileTooLarge()

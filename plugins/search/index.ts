@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import { errors } from '../../schema/api/common.js'
 import { requirePrincipal } from '../../src/auth/plugin.js'
 import { badRequest } from '../../src/http/errors.js'
-import { ftsPhrase } from '../knowledge/search.js'
+import { ftsPhrase } from '../../src/knowledge/query.js'
 import { readableChannelSql } from '../../src/channels/store.js'
 
 const ResultSchema = Type.Object({ kind: Type.String(), id: Type.String(), title: Type.String(), snippet: Type.String(), score: Type.Number() })

@@ -91,8 +91,15 @@ export const StatusResponse = Type.Object({
   document: Type.Object({ id: Uuid, fileName: Type.String(), fileType: Type.String(), chunkCount: Type.Integer(), uploadedAt: Timestamp })
 })
 
+export const SEARCH_MODES = ['hybrid', 'substring', 'words', 'semantic'] as const
+export const MATCHED_BY = ['substring', 'words', 'semantic'] as const
+
 export const SearchBody = Type.Object({
   query: Type.String({ minLength: 1, maxLength: 1000 }),
+  mode: Type.Optional(StringEnum(SEARCH_MODES, {
+    description: 'hybrid (default): substring, word and (when configured) semantic matches fused; substring: the query as a ' +
+      'substring, ignoring case; words: any of the query\'s words, BM25; semantic: nearest by embedding (400 EMBEDDINGS_NOT_CONFIGURED without one)'
+  })),
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
   scope: Type.Optional(Scope),
   category: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
@@ -107,8 +114,9 @@ export const SearchResponse = Type.Object({
   results: Type.Array(Type.Object({
     document: Type.Object({ id: Uuid, fileName: Type.String(), fileType: Type.String(), category: Type.String(), scope: Type.String() }),
     chunk: Type.Object({ id: Uuid, text: Type.String(), chunkIndex: Type.Integer() }),
-    score: Type.Optional(Type.Number()),
-    snippet: Type.Optional(Type.String())
+    score: Type.Number(),
+    snippet: Type.String({ description: 'the best-matching part of the passage, matches in <mark>…</mark>' }),
+    matchedBy: Type.Array(StringEnum(MATCHED_BY), { description: 'the modes that found this passage' })
   })),
   count: Type.Integer(),
   tenantContext: TenantContext

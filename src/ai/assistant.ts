@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { nowIso } from '../db/index.js'
-import { workspaceContext, type Principal } from '../auth/plugin.js'
-import { readerResolver, type Reader } from '../../plugins/knowledge/store.js'
+import type { Principal } from '../auth/plugin.js'
+import type { Reader } from '../knowledge/readers.js'
+import type { SearchHit } from '../knowledge/search.js'
 import { ModelError, modelFromConfig, type ChatMessage, type LanguageModel, type ToolCall, type ToolSpec } from './llm.js'
 import { HttpError, notFound } from '../http/errors.js'
 
@@ -12,7 +13,7 @@ export type ToolName = (typeof TOOL_NAMES)[number]
 const TOOL_SPECS: Record<ToolName, ToolSpec> = {
   search_knowledge: {
     name: 'search_knowledge',
-    description: 'Search the user\'s knowledge base for passages containing a phrase.',
+    description: 'Search the user\'s knowledge base: a question or keywords; returns the best-matching passages with their document names.',
     parameters: { type: 'object', properties: { query: { type: 'string' }, limit: { type: 'integer', minimum: 1, maximum: 10 } }, required: ['query'] }
   },
   web_search: {
@@ -59,7 +60,7 @@ export interface ConverseResult {
 export function createAssistant(app: FastifyInstance) {
   const sqlite = app.sqlite
   const search = app.knowledgeSearch
-  const readerFor = readerResolver(sqlite)
+  const { readerFor } = app.knowledgeReaders
   const ownConversation = sqlite.prepare(`SELECT id, agent_id FROM conversations WHERE id = ? AND user_id = ? AND customer_id = ?`)
   const insertConversation = sqlite.prepare(`INSERT INTO conversations (id, customer_id, user_id, agent_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`)
   const touchConversation = sqlite.prepare(`UPDATE conversations SET updated_at = ? WHERE id = ?`)
@@ -67,13 +68,14 @@ export function createAssistant(app: FastifyInstance) {
   const appendMessage = sqlite.prepare(`INSERT INTO conversation_messages (conversation_id, role, content, tool_calls, tool_call_id, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
 
   function readerOf(request: FastifyRequest): Reader {
-    return readerFor(request.principal!, workspaceContext(request)?.id)
+    return app.knowledgeReaders.readerOf(request)
   }
 
-  async function searchKnowledge(reader: Reader, query: string, limit = 5) {
+  /** Hybrid retrieval over what the reader can read: the tools, workflow steps, unified search and the extractive model. */
+  async function searchKnowledge(reader: Reader, query: string, limit = 5): Promise<SearchHit[]> {
     const q = query.trim().slice(0, 1000)
     if (!q) return []
-    return search.search(reader, {}, q, limit)
+    return search.search(reader, {}, q, limit, 'hybrid')
   }
 
   function modelFor(reader: Reader): LanguageModel {

@@ -1,4 +1,5 @@
 import type { Config } from '../config.js'
+import { fold, queryTerms, roughStem } from '../knowledge/query.js'
 
 export interface ToolCall { id: string; name: string; arguments: string }
 export interface ChatMessage {
@@ -159,31 +160,35 @@ async function nonStreamAnswer(res: Response, url: string, model: string, option
 
 export interface Passage { text: string; fileName: string }
 
+/** Sentences of a passage: split after . ! ? and at line breaks, trimmed, none empty. */
+function sentencesOf(text: string): string[] {
+  return text.split(/(?<=[.!?])\s+|\n+/).map((x) => x.trim()).filter((x) => x.length > 0)
+}
+
 /**
- * The built-in assistant when no model is configured: answers with the passages of the caller's
- * knowledge base that match the question's words, cited, and says it is the extractive mode.
+ * The built-in assistant when no model is configured: finds the passages that best answer the question
+ * (hybrid search) and quotes their best-matching sentences, cited by document name, saying it is the
+ * extractive mode.
  */
 export function extractiveModel(search: (query: string) => Promise<Passage[]>): LanguageModel {
-  const STOP = new Set(['what', 'which', 'where', 'when', 'that', 'this', 'with', 'from', 'have', 'about', 'does', 'there', 'their', 'would', 'could', 'should', 'please', 'tell'])
   return {
     model: 'cairn-extractive',
     async complete(messages, options = {}) {
       const question = [...messages].reverse().find((m) => m.role === 'user')?.content ?? ''
-      const words = [...new Set(question.toLowerCase().match(/[\p{L}\p{N}_-]{4,}/gu) ?? [])].filter((w) => !STOP.has(w))
-        .sort((a, b) => b.length - a.length).slice(0, 5)
-      const found = new Map<string, Passage & { hits: number }>()
-      for (const w of words) {
-        for (const p of await search(w)) {
-          const entry = found.get(p.text) ?? { ...p, hits: 0 }
-          entry.hits++
-          found.set(p.text, entry)
-        }
-      }
-      const best = [...found.values()].sort((a, b) => b.hits - a.hits).slice(0, 3)
+      const wanted = new Set(queryTerms(question).flat().map(roughStem))
+      const passages = question.trim() ? await search(question) : []
+      // each sentence scores the distinct question words it holds; earlier (better) passages win ties
+      const candidates = passages.flatMap((p, rank) => sentencesOf(p.text).map((sentence, at) => {
+        const found = new Set((fold(sentence).match(/[\p{L}\p{N}]+/gu) ?? []).map(roughStem).filter((w) => wanted.has(w)))
+        return { sentence, fileName: p.fileName, score: found.size, rank, at }
+      }))
+      let best = candidates.filter((c) => c.score > 0).sort((a, b) => b.score - a.score || a.rank - b.rank || a.at - b.at).slice(0, 3)
+      if (best.length === 0 && passages.length > 0) best = candidates.filter((c) => c.rank === 0).slice(0, 2)
+      const quote = (s: string) => (s.length > 400 ? s.slice(0, 400) + '…' : s)
       const intro = 'No language model is configured, so I am answering in extractive mode with passages from your knowledge base.'
       const content = best.length === 0
         ? `${intro} I found nothing matching your question.`
-        : `${intro}\n\n${best.map((p, i) => `[${i + 1}] ${p.text.trim().slice(0, 500)} (source: ${p.fileName})`).join('\n\n')}`
+        : `${intro}\n\n${best.map((c, i) => `[${i + 1}] "${quote(c.sentence)}" (source: ${c.fileName})`).join('\n\n')}`
       for (const piece of content.match(/\S+\s*/g) ?? []) options.onDelta?.(piece)
       return { content, toolCalls: [], model: 'cairn-extractive' }
     }

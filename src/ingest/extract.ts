@@ -1,13 +1,18 @@
 import type { ExtractorKind } from './formats.js'
 import { decodeText, UnreadableFileError } from './text.js'
-import { declaredZipSize } from './zip.js'
+import { checkPdfInflation, readZipBounded, storedZip } from './zip.js'
 
 export interface ExtractLimits {
-  /** the most a DOCX may declare uncompressed, in bytes */
+  /** the most an archive (DOCX) or the compressed streams of a PDF may inflate to, in bytes, counted as inflated */
   maxUncompressedBytes: number
+  /** pages a PDF may have */
+  maxPdfPages: number
+  /** the longest one PDF page may take */
+  pdfPageTimeoutMs: number
 }
 
-async function pdfText(data: Uint8Array): Promise<string> {
+async function pdfText(data: Buffer, limits: ExtractLimits): Promise<string> {
+  checkPdfInflation(data, limits.maxUncompressedBytes)
   const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs')
   let doc
   try {
@@ -23,11 +28,22 @@ async function pdfText(data: Uint8Array): Promise<string> {
   } catch (err) {
     throw new UnreadableFileError(`Not a readable PDF: ${(err as Error).message}`)
   }
+  if (doc.numPages > limits.maxPdfPages) {
+    await doc.destroy()
+    throw new UnreadableFileError(`PDF has ${doc.numPages} pages, more than the ${limits.maxPdfPages} allowed: refused`)
+  }
   const pages: string[] = []
+  const slow = () => new UnreadableFileError(`A PDF page took longer than ${limits.pdfPageTimeoutMs} ms: refused`)
   try {
     for (let n = 1; n <= doc.numPages; n++) {
-      const page = await doc.getPage(n)
-      const content = await page.getTextContent()
+      const started = performance.now()
+      let timer: NodeJS.Timeout | undefined
+      const { page, content } = await Promise.race([
+        doc.getPage(n).then(async (page) => ({ page, content: await page.getTextContent() })),
+        new Promise<never>((_, reject) => { timer = setTimeout(() => reject(slow()), limits.pdfPageTimeoutMs) })
+      ]).finally(() => clearTimeout(timer))
+      // a page that blocked the thread past its budget (the timer could not fire meanwhile)
+      if (performance.now() - started > limits.pdfPageTimeoutMs) throw slow()
       let text = ''
       for (const item of content.items) {
         if (!('str' in item)) continue
@@ -38,6 +54,7 @@ async function pdfText(data: Uint8Array): Promise<string> {
       page.cleanup()
     }
   } catch (err) {
+    if (err instanceof UnreadableFileError) throw err
     throw new UnreadableFileError(`Damaged PDF: ${(err as Error).message}`)
   } finally {
     await doc.destroy()
@@ -45,14 +62,16 @@ async function pdfText(data: Uint8Array): Promise<string> {
   return pages.join('\n\n')
 }
 
-async function docxText(data: Uint8Array, limits: ExtractLimits): Promise<string> {
-  const { uncompressed } = declaredZipSize(data)
-  if (uncompressed > limits.maxUncompressedBytes) {
-    throw new UnreadableFileError(`DOCX expands to more than ${Math.round(limits.maxUncompressedBytes / 1048576)} MB: refused`)
-  }
+/** the parts that carry a document's text; images, fonts and embedded files are never inflated */
+const textPart = (name: string) => /\.(xml|rels)$/i.test(name)
+
+async function docxText(data: Buffer, limits: ExtractLimits): Promise<string> {
+  // mammoth (JSZip) would trust the archive's sizes: it is handed a rebuilt archive of parts already
+  // inflated within the limit, stored uncompressed
+  const rebuilt = storedZip(await readZipBounded(data, limits.maxUncompressedBytes, textPart))
   const mammoth = (await import('mammoth')).default
   try {
-    const result = await mammoth.extractRawText({ buffer: Buffer.from(data.buffer, data.byteOffset, data.byteLength) })
+    const result = await mammoth.extractRawText({ buffer: rebuilt })
     return result.value.replace(/\n{3,}/g, '\n\n').trim()
   } catch (err) {
     throw new UnreadableFileError(`Not a readable DOCX: ${(err as Error).message}`)
@@ -75,9 +94,9 @@ async function htmlText(data: Uint8Array): Promise<string> {
 }
 
 /** The text of one file. Runs inside the extraction worker; throws UnreadableFileError for bad files. */
-export async function extractText(kind: ExtractorKind, data: Uint8Array, limits: ExtractLimits): Promise<string> {
+export async function extractText(kind: ExtractorKind, data: Buffer, limits: ExtractLimits): Promise<string> {
   switch (kind) {
-    case 'pdf': return pdfText(data)
+    case 'pdf': return pdfText(data, limits)
     case 'docx': return docxText(data, limits)
     case 'html': return htmlText(data)
     case 'text': return decodeText(data)

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads'
+import { EventEmitter } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import type { ExtractorKind } from './formats.js'
 import type { ChunkOptions } from './chunker.js'
@@ -17,11 +18,11 @@ export type ExtractOutcome =
   | { ok: true; textLength: number; chunkCount: number }
   | { ok: false; unreadable: boolean; message: string }
 
-export interface WorkerLimits {
+export interface WorkerLimits extends ExtractLimits {
+  /** the longest one file may take */
   timeoutMs: number
   maxHeapMb: number
-  maxUncompressedBytes: number
-  /** extraction workers running at once */
+  /** extraction workers running at once; one caller holds at most concurrency - 1 of them (at least 1) */
   concurrency: number
 }
 
@@ -29,8 +30,13 @@ export const DEFAULT_WORKER_LIMITS: WorkerLimits = {
   timeoutMs: 60_000,
   maxHeapMb: 1024,
   maxUncompressedBytes: 256 * 1024 * 1024,
+  maxPdfPages: 5000,
+  pdfPageTimeoutMs: 5000,
   concurrency: 2
 }
+
+/** What the pool reports, for tests and logs: `queued`, `start` and `end`, each with the caller and source. */
+export interface ExtractEvent { caller: string; source: string }
 
 // Compiled, the worker is plain JS. From source (tsx, tap) it is TypeScript, and a worker thread does not
 // inherit the parent's module hooks: a small bootstrap registers tsx (a dev dependency) first.
@@ -46,7 +52,14 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
   const idle: Worker[] = []
   const all = new Set<Worker>()
   let running = 0
-  const waiting: Array<() => void> = []
+  const perCaller = Math.max(1, limits.concurrency - 1)
+  const runningBy = new Map<string, number>()
+  /** files waiting, per caller */
+  const waiting = new Map<string, Array<() => void>>()
+  /** when each caller was last handed a worker: the one served longest ago goes first (round robin) */
+  const lastServed = new Map<string, number>()
+  let turn = 0
+  const events = new EventEmitter()
 
   function spawn(): Worker {
     const worker = new Worker(fromSource ? sourceBootstrap : workerUrl, {
@@ -59,12 +72,39 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
     return worker
   }
 
-  async function slot(): Promise<() => void> {
-    if (running >= limits.concurrency) await new Promise<void>((resolve) => waiting.push(resolve))
-    running++
+  /** Hands free workers to waiting callers in turn, never more than `perCaller` to one caller. */
+  function pump() {
+    while (running < limits.concurrency) {
+      let chosen: string | undefined
+      for (const caller of waiting.keys()) {
+        if ((runningBy.get(caller) ?? 0) >= perCaller) continue
+        if (chosen === undefined || (lastServed.get(caller) ?? -1) < (lastServed.get(chosen) ?? -1)) chosen = caller
+      }
+      if (chosen === undefined) return
+      const queue = waiting.get(chosen)!
+      const go = queue.shift()!
+      if (queue.length === 0) waiting.delete(chosen)
+      lastServed.set(chosen, ++turn)
+      running++
+      runningBy.set(chosen, (runningBy.get(chosen) ?? 0) + 1)
+      go()
+    }
+  }
+
+  async function slot(caller: string): Promise<() => void> {
+    await new Promise<void>((resolve) => {
+      const queue = waiting.get(caller)
+      if (queue) queue.push(resolve)
+      else waiting.set(caller, [resolve])
+      pump()
+    })
     return () => {
       running--
-      waiting.shift()?.()
+      const n = runningBy.get(caller)! - 1
+      if (n === 0) runningBy.delete(caller)
+      else runningBy.set(caller, n)
+      if (n === 0 && !waiting.has(caller)) lastServed.delete(caller)
+      pump()
     }
   }
 
@@ -92,20 +132,25 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
   }
 
   /**
-   * Extracts `source` into the text file `target` in a pooled worker with a time and heap limit.
-   * Rejects with UnreadableFileError for a file that cannot be read within the limits.
+   * Extracts `source` into the text file `target` in a pooled worker with a time and heap limit, taking
+   * turns with other callers (an organization, say). Rejects with UnreadableFileError for a file that
+   * cannot be read within the limits.
    */
-  async function extract(source: string, target: string, kind: ExtractorKind, chunk: ChunkOptions) {
-    const release = await slot()
+  async function extract(source: string, target: string, kind: ExtractorKind, chunk: ChunkOptions, caller = '') {
+    events.emit('queued', { caller, source } satisfies ExtractEvent)
+    const release = await slot(caller)
+    events.emit('start', { caller, source } satisfies ExtractEvent)
     const worker = idle.pop() ?? spawn()
     try {
-      const outcome = await run(worker, { source, target, kind, chunk, limits: { maxUncompressedBytes: limits.maxUncompressedBytes } })
+      const { maxUncompressedBytes, maxPdfPages, pdfPageTimeoutMs } = limits
+      const outcome = await run(worker, { source, target, kind, chunk, limits: { maxUncompressedBytes, maxPdfPages, pdfPageTimeoutMs } })
       if (outcome.reusable) idle.push(worker)
       else void worker.terminate()
       if (outcome.error) throw outcome.error
       return outcome.result!
     } finally {
       release()
+      events.emit('end', { caller, source } satisfies ExtractEvent)
     }
   }
 
@@ -115,7 +160,7 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
     await Promise.all([...all].map((w) => w.terminate()))
   }
 
-  return { extract, close }
+  return { extract, close, events }
 }
 
 export type Extractor = ReturnType<typeof createExtractor>

@@ -33,6 +33,11 @@ export interface EnqueueOptions {
   /** epoch ms; default now */
   runAt?: number
   maxAttempts?: number
+  /**
+   * the caller runs the job itself, now (it is stored as running, so the runner leaves it alone, and
+   * is picked up again after a crash); it ends it with complete() or hands it to the runner with release()
+   */
+  claimed?: boolean
 }
 
 /** Thrown by a handler for a failure that retrying cannot mend: the job fails at once. */
@@ -49,6 +54,10 @@ interface JobRow {
 export interface JobQueue {
   register<T extends string>(type: T, handler: JobHandler<PayloadOf<T>>, options?: JobTypeOptions): void
   enqueue<T extends string>(type: T, payload: PayloadOf<T>, options?: EnqueueOptions): string
+  /** a claimed job is done: removed (may run inside the caller's transaction) */
+  complete(id: string): void
+  /** a claimed job is left to the runner, to run (again) as if it had just failed once */
+  release(id: string, error: string): void
   start(): void
   /** stops claiming, aborts handlers' signals and waits for the running ones to settle */
   stop(): Promise<void>
@@ -74,6 +83,10 @@ export function createJobQueue(sqlite: Database.Database, log: FastifyBaseLogger
   const insert = sqlite.prepare(
     `INSERT INTO jobs (id, type, payload, status, attempts, max_attempts, run_at, created_at, updated_at)
      VALUES (?, ?, ?, 'queued', 0, ?, ?, ?, ?)`
+  )
+  const insertClaimed = sqlite.prepare(
+    `INSERT INTO jobs (id, type, payload, status, attempts, max_attempts, run_at, created_at, updated_at)
+     VALUES (?, ?, ?, 'running', 1, ?, ?, ?, ?)`
   )
   const markDone = sqlite.prepare(`DELETE FROM jobs WHERE id = ?`)
   const markRetry = sqlite.prepare(
@@ -190,9 +203,17 @@ export function createJobQueue(sqlite: Database.Database, log: FastifyBaseLogger
       const id = randomUUID()
       const now = new Date().toISOString()
       const maxAttempts = options.maxAttempts ?? handlers.get(type)?.options.maxAttempts ?? 5
-      insert.run(id, type, JSON.stringify(payload ?? null), maxAttempts, options.runAt ?? Date.now(), now, now)
-      schedule()
+      const claimed = options.claimed ?? false
+      ;(claimed ? insertClaimed : insert).run(id, type, JSON.stringify(payload ?? null), maxAttempts, options.runAt ?? Date.now(), now, now)
+      if (!claimed) schedule()
       return id
+    },
+    complete(id) {
+      markDone.run(id)
+    },
+    release(id, error) {
+      markRetry.run(Date.now(), error, new Date().toISOString(), id)
+      schedule()
     },
     start() {
       if (started) return

@@ -1,21 +1,8 @@
 import type Database from 'better-sqlite3'
-import { nowIso } from '../../src/db/index.js'
-
-export type DocScope = 'organization' | 'workspace' | 'personal'
-
-/** Who reads: the organization, the workspaces in view (the context, or all of the user's), the user. */
-export interface Reader {
-  customerId: string
-  userId: string
-  workspaceIds: string[]
-}
-
-export interface DocFilters {
-  scope?: DocScope
-  category?: string
-  /** documents carrying any of these tags */
-  tags?: string[]
-}
+import { eq } from 'drizzle-orm'
+import { nowIso, type Db } from '../db/index.js'
+import { knowledgeDocuments, knowledgeDocumentTags } from '../../schema/tables/knowledge.js'
+import { readableWhere, readableParams, type Reader, type DocFilters, type DocScope } from './readers.js'
 
 export interface DocumentRow {
   id: string
@@ -42,6 +29,12 @@ export interface DocumentRow {
   updated_at: string
 }
 
+/** The columns a document listing answers with (GET /api/knowledge/documents): nothing more is read. */
+export type ListedDocumentRow = Pick<DocumentRow, 'id' | 'file_name' | 'original_path' | 'file_size' | 'file_type' | 'category' | 'tags' |
+  'text_length' | 'chunk_count' | 'uploaded_at' | 'updated_at' | 'scope' | 'workspace_id' | 'status' | 'metadata'>
+const LISTED_COLUMNS = `d.id, d.file_name, d.original_path, d.file_size, d.file_type, d.category, d.tags, d.text_length, d.chunk_count,
+  d.uploaded_at, d.updated_at, d.scope, d.workspace_id, d.status, d.metadata`
+
 export interface NewDocument {
   id: string
   customerId: string
@@ -63,51 +56,8 @@ export interface NewDocument {
   textPath: string
 }
 
-/**
- * The readable-documents rule of CONTRACT.md §5 as SQL over the alias `d`, with its filters. One place:
- * list, get, search, stats and the knowledge-graph routes all read through it.
- */
-export function readableWhere(filters: DocFilters = {}): string {
-  const parts = [
-    `d.customer_id = @customerId`,
-    `(d.scope = 'organization'
-      OR (d.scope = 'workspace' AND d.workspace_id IN (SELECT value FROM json_each(@workspaceIds)))
-      OR (d.scope = 'personal' AND d.owner_id = @userId))`
-  ]
-  if (filters.scope) parts.push(`d.scope = @scope`)
-  if (filters.category) parts.push(`d.category = @category`)
-  if (filters.tags && filters.tags.length > 0) {
-    parts.push(`EXISTS (SELECT 1 FROM knowledge_document_tags g WHERE g.document_id = d.id AND g.tag IN (SELECT value FROM json_each(@tags)))`)
-  }
-  return parts.join(' AND ')
-}
-
-export function readableParams(reader: Reader, filters: DocFilters = {}) {
-  return {
-    customerId: reader.customerId,
-    userId: reader.userId,
-    workspaceIds: JSON.stringify(reader.workspaceIds),
-    ...(filters.scope ? { scope: filters.scope } : {}),
-    ...(filters.category ? { category: filters.category } : {}),
-    ...(filters.tags && filters.tags.length > 0 ? { tags: JSON.stringify(filters.tags) } : {})
-  }
-}
-
-/**
- * The reader of CONTRACT.md §5 for a user: their organization, the workspace context if one is given,
- * else every workspace of theirs, and their own personal documents.
- */
-export function readerResolver(sqlite: Database.Database) {
-  const memberWorkspaces = sqlite.prepare(`SELECT m.workspace_id AS id FROM workspace_members m
-    JOIN workspaces w ON w.id = m.workspace_id WHERE m.user_id = ? AND w.customer_id = ?`)
-  return (who: { userId: string; customerId: string }, workspaceId?: string): Reader => ({
-    customerId: who.customerId,
-    userId: who.userId,
-    workspaceIds: workspaceId ? [workspaceId] : (memberWorkspaces.all(who.userId, who.customerId) as Array<{ id: string }>).map((r) => r.id)
-  })
-}
-
-export function createKnowledgeStore(sqlite: Database.Database) {
+/** Documents of the knowledge base: plain rows through Drizzle, the filtered reads as prepared SQL. */
+export function createKnowledgeStore(sqlite: Database.Database, db: Db) {
   // the filtered queries have a few shapes only: prepare each once
   const statements = new Map<string, Database.Statement>()
   const prepared = (sql: string) => {
@@ -115,28 +65,22 @@ export function createKnowledgeStore(sqlite: Database.Database) {
     if (!stmt) statements.set(sql, (stmt = sqlite.prepare(sql)))
     return stmt
   }
-  const insertDoc = sqlite.prepare(`INSERT INTO knowledge_documents (id, customer_id, workspace_id, owner_id, scope, file_name,
-    file_type, file_size, sha256, category, tags, metadata, text_length, chunk_count, chunk_size, chunk_overlap, indexed_count,
-    status, original_path, text_path, uploaded_at, updated_at)
-    VALUES (@id, @customerId, @workspaceId, @ownerId, @scope, @fileName, @fileType, @fileSize, @sha256, @category, @tags, @metadata,
-    @textLength, @chunkCount, @chunkSize, @chunkOverlap, 0, @status, @originalPath, @textPath, @now, @now)`)
-  const insertTag = sqlite.prepare(`INSERT OR IGNORE INTO knowledge_document_tags (document_id, tag) VALUES (?, ?)`)
   const readableById = sqlite.prepare(`SELECT d.* FROM knowledge_documents d WHERE d.id = @id AND ${readableWhere()}`)
   const byId = sqlite.prepare(`SELECT * FROM knowledge_documents WHERE id = ?`)
   const chunksOf = sqlite.prepare(`SELECT id, text, chunk_index FROM knowledge_passages WHERE document_id = ? AND chunk_index >= ? ORDER BY chunk_index LIMIT ?`)
-  const deleteDoc = sqlite.prepare(`DELETE FROM knowledge_documents WHERE id = ?`)
   const workspaceRole = sqlite.prepare(`SELECT role FROM workspace_members WHERE workspace_id = ? AND user_id = ?`)
 
-  const create = sqlite.transaction((doc: NewDocument) => {
-    insertDoc.run({
-      ...doc,
-      tags: JSON.stringify(doc.tags),
-      metadata: JSON.stringify(doc.metadata),
-      status: doc.chunkCount === 0 ? 'indexed' : 'pending',
-      now: nowIso()
-    })
-    for (const tag of doc.tags) insertTag.run(doc.id, tag)
-  }).immediate
+  const create = (doc: NewDocument) => db.transaction((tx) => {
+    const now = nowIso()
+    tx.insert(knowledgeDocuments).values({
+      id: doc.id, customerId: doc.customerId, workspaceId: doc.workspaceId, ownerId: doc.ownerId, scope: doc.scope,
+      fileName: doc.fileName, fileType: doc.fileType, fileSize: doc.fileSize, sha256: doc.sha256, category: doc.category,
+      tags: JSON.stringify(doc.tags), metadata: JSON.stringify(doc.metadata), textLength: doc.textLength, chunkCount: doc.chunkCount,
+      chunkSize: doc.chunkSize, chunkOverlap: doc.chunkOverlap, indexedCount: 0, status: doc.chunkCount === 0 ? 'indexed' : 'pending',
+      originalPath: doc.originalPath, textPath: doc.textPath, uploadedAt: now, updatedAt: now
+    }).run()
+    if (doc.tags.length > 0) tx.insert(knowledgeDocumentTags).values(doc.tags.map((tag) => ({ documentId: doc.id, tag }))).onConflictDoNothing().run()
+  }, { behavior: 'immediate' })
 
   return {
     create,
@@ -153,8 +97,8 @@ export function createKnowledgeStore(sqlite: Database.Database) {
     list(reader: Reader, filters: DocFilters, limit: number, offset: number) {
       const where = readableWhere(filters)
       const params = readableParams(reader, filters)
-      const rows = prepared(`SELECT d.* FROM knowledge_documents d WHERE ${where}
-        ORDER BY d.uploaded_at DESC, d.id DESC LIMIT @limit OFFSET @offset`).all({ ...params, limit, offset }) as DocumentRow[]
+      const rows = prepared(`SELECT ${LISTED_COLUMNS} FROM knowledge_documents d WHERE ${where}
+        ORDER BY d.uploaded_at DESC, d.id DESC LIMIT @limit OFFSET @offset`).all({ ...params, limit, offset }) as ListedDocumentRow[]
       const { n } = prepared(`SELECT COUNT(*) AS n FROM knowledge_documents d WHERE ${where}`).get(params) as { n: number }
       return { rows, count: n }
     },
@@ -187,7 +131,7 @@ export function createKnowledgeStore(sqlite: Database.Database) {
 
     /** Removes the document row (and its tags); its passages go in batches through the purge job. */
     remove(id: string) {
-      return deleteDoc.run(id).changes > 0
+      return db.delete(knowledgeDocuments).where(eq(knowledgeDocuments.id, id)).run().changes > 0
     },
 
     prepared

@@ -1,0 +1,51 @@
+// `npm run bench -- scoring`: word ranking on the seeded search corpus (run `search` first): FTS5 bm25() over
+// every match against BM25 computed in JavaScript over a bounded candidate set (the newest 2,000 matches).
+import Database from 'better-sqlite3'
+import fs from 'node:fs'
+import path from 'node:path'
+import { projectRoot } from '../src/db/index.js'
+import { queryTerms, roughStem, fold, wordsMatch } from '../src/knowledge/query.js'
+import { readerTokens } from '../src/knowledge/readers.js'
+import { rng } from './seed.js'
+
+const BOUND = 2000
+
+export async function run() {
+  const total = Number(process.env.BENCH_PASSAGES ?? 1_000_000)
+  const dir = path.join(projectRoot(), 'data', 'bench', `search-${total}`)
+  if (!fs.existsSync(path.join(dir, 'seeded.json'))) { console.log(`no seeded corpus in ${dir}: run \`npm run bench -- search\` first`); return }
+  const seeded = JSON.parse(fs.readFileSync(path.join(dir, 'seeded.json'), 'utf8')) as { vocabulary: string[] }
+  const db = new Database(path.join(dir, 'cairn.db'), { readonly: true })
+  const { customerId } = db.prepare(`SELECT customer_id AS customerId FROM users WHERE email = 'big@example.test'`).get() as { customerId: string }
+  const tokens = readerTokens({ customerId, userId: '00000000-0000-0000-0000-000000000000', workspaceIds: [] }, 'organization')
+  const ranked = db.prepare(`SELECT rowid, bm25(knowledge_passages_words, 1.0, 0.0) AS bm FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ? ORDER BY bm LIMIT 100`)
+  const newest = db.prepare(`SELECT w.rowid, p.text FROM (SELECT rowid FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ? ORDER BY rowid DESC LIMIT ${BOUND}) w JOIN knowledge_passages p ON p.rowid = w.rowid`)
+  const random = rng(3)
+  const v = seeded.vocabulary
+  const questions = Array.from({ length: 40 }, () => `How do I ${Array.from({ length: 4 }, () => v[50 + Math.floor(random() * 3950)]).join(' ')}?`)
+  const time = (f: () => void) => { const s = performance.now(); f(); return performance.now() - s }
+  const a: number[] = []
+  const b: number[] = []
+  for (const q of questions) {
+    const terms = queryTerms(q)
+    const match = wordsMatch(terms, tokens)
+    a.push(time(() => ranked.all(match)))
+    b.push(time(() => {
+      const rows = newest.all(match) as Array<{ rowid: number; text: string }>
+      const stems = terms.flat().map(roughStem)
+      const avg = rows.reduce((n, r) => n + r.text.length, 0) / Math.max(rows.length, 1)
+      rows.map((r) => {
+        const words = (fold(r.text).match(/[\p{L}\p{N}]+/gu) ?? []).map(roughStem)
+        let score = 0
+        for (const s of stems) {
+          const tf = words.filter((w) => w === s).length
+          score += (tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * r.text.length) / avg))
+        }
+        return score
+      }).sort((x, y) => y - x)
+    }))
+  }
+  const stat = (xs: number[]) => { const s = [...xs].sort((x, y) => x - y); return { p50: +s[Math.floor(s.length / 2)].toFixed(1), p99: +s[s.length - 1].toFixed(1) } }
+  console.table([{ method: 'FTS5 bm25() over every match, top 100', ...stat(a) }, { method: `JS BM25 over the newest ${BOUND} matches`, ...stat(b) }])
+  db.close()
+}

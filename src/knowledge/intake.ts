@@ -1,0 +1,150 @@
+import fsp from 'node:fs/promises'
+import path from 'node:path'
+import { randomUUID } from 'node:crypto'
+import { setImmediate as yieldToLoop } from 'node:timers/promises'
+import type Database from 'better-sqlite3'
+import type { JobQueue } from '../jobs/queue.js'
+import { extractorFor } from '../ingest/formats.js'
+import type { Extractor } from '../ingest/run.js'
+import { decodeTextSliced, decodeUtf8Sliced, textEncodingOf, textFilePieces, writeUtf8Sliced } from '../ingest/text.js'
+import type { KnowledgeFiles } from './files.js'
+import type { Indexer } from './indexer.js'
+import type { Placement, UploadOptions } from './upload-policy.js'
+
+/** Documents whose extracted text is at most this many bytes (UTF-8) are searchable when their upload answers. */
+export const READ_YOUR_WRITES_BYTES = 1024 * 1024
+/** the bytes of a large text file decoded at a time */
+const PIECE_BYTES = 4 * 1024 * 1024
+
+/** A file received from an upload, on disk. */
+export interface IncomingFile {
+  fileName: string
+  fileType: string
+  mimeType: string
+  tmpPath: string
+  size: number
+  sha256: string
+}
+
+/** The document row to create, as the knowledge store takes it. */
+export interface DocumentRecord {
+  id: string
+  customerId: string
+  workspaceId: string | null
+  ownerId: string
+  scope: Placement['scope']
+  fileName: string
+  fileType: string
+  fileSize: number
+  sha256: string
+  category: string
+  tags: string[]
+  metadata: Record<string, unknown>
+  textLength: number
+  chunkCount: number
+  chunkSize: number
+  chunkOverlap: number
+  originalPath: string | null
+  textPath: string
+}
+
+export interface IngestedDocument {
+  id: string
+  fileName: string
+  fileSize: number
+  fileType: string
+  textLength: number
+  chunkCount: number
+}
+
+/**
+ * From a received file to a stored document: text extracted (plain text on the main thread a slice at
+ * a time; other formats in the extraction pool, taking turns per organization), files moved into place,
+ * then the document row and its indexing job committed together. A document of at most 1 MB of text is
+ * indexed before this resolves (read your writes); a larger one by the background job.
+ */
+export function createIntake(deps: {
+  sqlite: Database.Database
+  jobs: JobQueue
+  files: KnowledgeFiles
+  extractor: Extractor
+  indexer: Indexer
+  createDocument: (doc: DocumentRecord) => void
+}) {
+  const { sqlite, jobs, files, extractor, indexer } = deps
+
+  const commit = sqlite.transaction((doc: DocumentRecord, claimed: boolean) => {
+    deps.createDocument(doc)
+    return doc.chunkCount > 0 ? jobs.enqueue('knowledge.index', { documentId: doc.id }, { claimed }) : undefined
+  }).immediate
+
+  /**
+   * Plain text needs no worker. Up to 1 MB it is decoded here in slices and kept for indexing at once;
+   * a larger file is decoded, checked, counted and written as UTF-8 a 4 MB piece at a time.
+   */
+  async function plainText(file: IncomingFile, target: string, chunk: { chunkSize: number; chunkOverlap: number }) {
+    if (file.size <= READ_YOUR_WRITES_BYTES) {
+      const bytes = await fsp.readFile(file.tmpPath)
+      const text = await decodeTextSliced(bytes, yieldToLoop)
+      const { encoding, skip } = textEncodingOf(bytes)
+      if (encoding === 'utf-8') await fsp.writeFile(target, bytes.subarray(skip))
+      else await writeUtf8Sliced(target, text, yieldToLoop)
+      return { text, textLength: text.length, chunkCount: await indexer.countPassages(text, chunk) }
+    }
+    const out = await fsp.open(target, 'w')
+    let textLength = 0
+    try {
+      const pieces = async function* () {
+        for await (const piece of textFilePieces(file.tmpPath, PIECE_BYTES, 'upload')) {
+          textLength += piece.length
+          await out.write(Buffer.from(piece, 'utf8'))
+          yield piece
+        }
+      }
+      const chunkCount = await indexer.countPieces(pieces(), chunk)
+      return { text: undefined, textLength, chunkCount }
+    } finally {
+      await out.close()
+    }
+  }
+
+  async function ingest(who: { customerId: string; userId: string }, file: IncomingFile, place: Placement, o: UploadOptions): Promise<IngestedDocument> {
+    const id = randomUUID()
+    const textTmp = path.join(files.dirs.tmp, `${id}.txt`)
+    const originalRel = files.originalRel(id)
+    const textRel = files.textRel(id)
+    const chunk = { chunkSize: o.chunkSize, chunkOverlap: o.chunkOverlap }
+    try {
+      const kind = extractorFor(file.fileType)!
+      let text: string | undefined
+      let textLength: number
+      let chunkCount: number
+      if (kind === 'text') {
+        ({ text, textLength, chunkCount } = await plainText(file, textTmp, chunk))
+      } else {
+        ({ textLength, chunkCount } = await extractor.extract(file.tmpPath, textTmp, kind, chunk, who.customerId))
+      }
+      const inline = chunkCount > 0 && (await fsp.stat(textTmp)).size <= READ_YOUR_WRITES_BYTES
+      // a large text is read again by the background job: not kept meanwhile
+      if (!inline) text = undefined
+      else if (text === undefined) text = await decodeUtf8Sliced(await fsp.readFile(textTmp), yieldToLoop)
+      await fsp.rename(file.tmpPath, files.abs(originalRel))
+      await fsp.rename(textTmp, files.abs(textRel))
+      const jobId = commit({
+        id, customerId: who.customerId, workspaceId: place.workspaceId, ownerId: who.userId, scope: place.scope,
+        fileName: file.fileName, fileType: file.fileType, fileSize: file.size, sha256: file.sha256,
+        category: o.category, tags: o.tags, metadata: { contentType: file.mimeType, sha256: file.sha256 },
+        textLength, chunkCount, chunkSize: o.chunkSize, chunkOverlap: o.chunkOverlap, originalPath: originalRel, textPath: textRel
+      }, inline)
+      if (inline && jobId) await indexer.indexNow(id, text!, jobId)
+      return { id, fileName: file.fileName, fileSize: file.size, fileType: file.fileType, textLength, chunkCount }
+    } catch (err) {
+      await files.removeQuietly(textTmp, files.abs(originalRel), files.abs(textRel))
+      throw err
+    }
+  }
+
+  return { ingest }
+}
+
+export type Intake = ReturnType<typeof createIntake>

@@ -1,0 +1,84 @@
+import type Database from 'better-sqlite3'
+import type { FastifyRequest } from 'fastify'
+import { workspaceContext } from '../auth/plugin.js'
+
+export type DocScope = 'organization' | 'workspace' | 'personal'
+
+/** Who reads: the organization, the workspaces in view (the context, or all of the user's), the user. */
+export interface Reader {
+  customerId: string
+  userId: string
+  workspaceIds: string[]
+}
+
+export interface DocFilters {
+  scope?: DocScope
+  category?: string
+  /** documents carrying any of these tags */
+  tags?: string[]
+}
+
+/**
+ * The readable-documents rule of CONTRACT.md §5 as SQL over the alias `d`, with its filters. One place:
+ * list, get, search, stats and the knowledge-graph routes all read through it.
+ */
+export function readableWhere(filters: DocFilters = {}): string {
+  const parts = [
+    `d.customer_id = @customerId`,
+    `(d.scope = 'organization'
+      OR (d.scope = 'workspace' AND d.workspace_id IN (SELECT value FROM json_each(@workspaceIds)))
+      OR (d.scope = 'personal' AND d.owner_id = @userId))`
+  ]
+  if (filters.scope) parts.push(`d.scope = @scope`)
+  if (filters.category) parts.push(`d.category = @category`)
+  if (filters.tags && filters.tags.length > 0) {
+    parts.push(`EXISTS (SELECT 1 FROM knowledge_document_tags g WHERE g.document_id = d.id AND g.tag IN (SELECT value FROM json_each(@tags)))`)
+  }
+  return parts.join(' AND ')
+}
+
+export function readableParams(reader: Reader, filters: DocFilters = {}) {
+  return {
+    customerId: reader.customerId,
+    userId: reader.userId,
+    workspaceIds: JSON.stringify(reader.workspaceIds),
+    ...(filters.scope ? { scope: filters.scope } : {}),
+    ...(filters.category ? { category: filters.category } : {}),
+    ...(filters.tags && filters.tags.length > 0 ? { tags: JSON.stringify(filters.tags) } : {})
+  }
+}
+
+const hex = (uuid: string) => uuid.replace(/-/g, '').toLowerCase()
+
+/**
+ * The tokens of the word index's `readers` column that this reader may see (migration 0012 writes one per
+ * passage: o<org>z, w<workspace>z, u<owner><org>z), narrowed by a scope filter. The trailing z keeps the
+ * Porter stemmer from touching them.
+ */
+export function readerTokens(reader: Reader, scope?: DocScope): string[] {
+  const tokens: string[] = []
+  if (!scope || scope === 'organization') tokens.push(`o${hex(reader.customerId)}z`)
+  if (!scope || scope === 'workspace') for (const w of reader.workspaceIds) tokens.push(`w${hex(w)}z`)
+  if (!scope || scope === 'personal') tokens.push(`u${hex(reader.userId)}${hex(reader.customerId)}z`)
+  return tokens
+}
+
+/**
+ * The reader of CONTRACT.md §5 for a user: their organization, the workspace context if one is given,
+ * else every workspace of theirs, and their own personal documents.
+ */
+export function readerResolver(sqlite: Database.Database) {
+  const memberWorkspaces = sqlite.prepare(`SELECT m.workspace_id AS id FROM workspace_members m
+    JOIN workspaces w ON w.id = m.workspace_id WHERE m.user_id = ? AND w.customer_id = ?`)
+  const readerFor = (who: { userId: string; customerId: string }, workspaceId?: string): Reader => ({
+    customerId: who.customerId,
+    userId: who.userId,
+    workspaceIds: workspaceId ? [workspaceId] : (memberWorkspaces.all(who.userId, who.customerId) as Array<{ id: string }>).map((r) => r.id)
+  })
+  /** The reader of an authenticated request, in its workspace context (header, or a query's workspaceId). */
+  const readerOf = (request: FastifyRequest, queryWorkspace?: string): Reader =>
+    readerFor(request.principal!, workspaceContext(request, queryWorkspace)?.id)
+  return { readerFor, readerOf }
+}
+
+export type Readers = ReturnType<typeof readerResolver>

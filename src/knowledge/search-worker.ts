@@ -1,0 +1,32 @@
+// A search worker: its own read-only connection, the same search code. The event loop of the server never
+// waits on an FTS5 walk, however large the corpus or odd the query.
+import { parentPort, workerData } from 'node:worker_threads'
+import Database from 'better-sqlite3'
+import { drizzle } from 'drizzle-orm/better-sqlite3'
+import * as sqliteVec from 'sqlite-vec'
+import * as tables from '../../schema/tables/index.js'
+import { createKnowledgeStore } from './store.js'
+import { createSearch, EmbeddingsNotConfiguredError, type SearchMode } from './search.js'
+import { embeddingClient, vectorSource, EmbeddingError, type EmbeddingConfig } from './embeddings.js'
+import type { DocFilters, Reader } from './readers.js'
+
+export interface SearchRequest { id: number; reader: Reader; filters: DocFilters; query: string; limit: number; mode: SearchMode }
+
+const { file, embeddings } = workerData as { file: string; embeddings?: Required<Pick<EmbeddingConfig, 'baseUrl' | 'model'>> & EmbeddingConfig }
+const sqlite = new Database(file, { readonly: true, fileMustExist: true })
+sqlite.pragma('busy_timeout = 5000')
+let semantic
+if (embeddings) {
+  sqliteVec.load(sqlite)
+  semantic = vectorSource(sqlite, embeddingClient(embeddings.baseUrl, embeddings.apiKey, embeddings.model))
+}
+const search = createSearch(sqlite, createKnowledgeStore(sqlite, drizzle(sqlite, { schema: tables })), semantic)
+
+parentPort!.on('message', (r: SearchRequest) => {
+  search.search(r.reader, r.filters, r.query, r.limit, r.mode).then(
+    (hits) => parentPort!.postMessage({ id: r.id, hits }),
+    (err: Error) => parentPort!.postMessage({
+      id: r.id,
+      error: { kind: err instanceof EmbeddingsNotConfiguredError ? 'not-configured' : err instanceof EmbeddingError ? 'embedding' : 'other', message: err.message }
+    }))
+})

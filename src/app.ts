@@ -20,7 +20,7 @@ import openApi from './http/openapi.js'
 import { requestIdOf } from './http/request-id.js'
 import cors from '@fastify/cors'
 import knowledgeModule from './knowledge/plugin.js'
-import services from './services.js'
+import assistant from './assistant/plugin.js'
 import channelsDomain from './channels/plugin.js'
 import artifactsDomain from './artifacts/plugin.js'
 import { errorHandler, notFoundHandler } from './http/errors.js'
@@ -152,7 +152,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   await app.register(metrics)
   await app.register(maintenance)
   await app.register(knowledgeModule)
-  await app.register(services)
+  await app.register(assistant)
   await app.register(channelsDomain)
   await app.register(artifactsDomain)
   // before the resource plugins: the tool server reads their route schemas as they are registered

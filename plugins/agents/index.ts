@@ -5,7 +5,7 @@ import {
 } from '../../schema/api/agents.js'
 import { requirePrincipal } from '../../src/auth/plugin.js'
 import { badRequest, forbidden, notFound } from '../../src/http/errors.js'
-import { modelFailure, TOOL_NAMES } from '../../src/ai/assistant.js'
+import { modelFailure, TOOL_NAMES } from '../../src/assistant/assistant.js'
 import { createAgentStore, toAgent, toolsOf } from '../../src/agents/store.js'
 
 /** Agents of the organization (SPEC.md, CONTRACT.md §9): a system prompt and tools, sent messages. */

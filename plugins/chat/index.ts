@@ -4,7 +4,7 @@ import { errors } from '../../schema/api/common.js'
 import { ChatBody, ChatResponse, ChatStreamBody } from '../../schema/api/chat.js'
 import { requirePrincipal } from '../../src/auth/plugin.js'
 import { notFound } from '../../src/http/errors.js'
-import { modelFailure } from '../../src/ai/assistant.js'
+import { modelFailure } from '../../src/assistant/assistant.js'
 import { ModelError } from '../../src/ai/llm.js'
 import { assistantTwinId } from '../../src/channels/store.js'
 

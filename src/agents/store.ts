@@ -3,7 +3,7 @@ import { and, desc, eq, sql } from 'drizzle-orm'
 import type { Db } from '../db/index.js'
 import { nowIso } from '../db/index.js'
 import { agents } from '../../schema/tables/assistant.js'
-import type { ToolName } from '../ai/assistant.js'
+import type { ToolName } from '../assistant/assistant.js'
 import type { Agent } from '../../schema/api/agents.js'
 
 export type AgentRow = typeof agents.$inferSelect

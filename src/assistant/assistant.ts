@@ -4,7 +4,7 @@ import { nowIso } from '../db/index.js'
 import type { Principal } from '../auth/plugin.js'
 import type { Reader } from '../knowledge/readers.js'
 import type { SearchHit } from '../knowledge/search.js'
-import { ModelError, modelFromConfig, type ChatMessage, type LanguageModel, type ToolCall, type ToolSpec } from './llm.js'
+import { ModelError, modelFromConfig, type ChatMessage, type LanguageModel, type ToolCall, type ToolSpec } from '../ai/llm.js'
 import { HttpError, notFound } from '../http/errors.js'
 
 export const TOOL_NAMES = ['search_knowledge', 'web_search'] as const

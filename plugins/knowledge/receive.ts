@@ -5,7 +5,7 @@ import path from 'node:path'
 import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { FastifyRequest } from 'fastify'
-import { badRequest, HttpError } from '../../src/http/errors.js'
+import { badRequest, HttpError, malformedOr } from '../../src/http/errors.js'
 import { fileTypeOf } from '../../src/ingest/formats.js'
 import { safeFileName } from '../../src/ingest/file-name.js'
 
@@ -61,16 +61,6 @@ export async function receiveMultipart(request: FastifyRequest, tmpDir: string, 
     throw malformedOr(err)
   }
   return { files, fields }
-}
-
-/**
- * A parser error from a broken multipart body (bad boundary, cut-off part) is the client's: 400. Our own
- * HTTP errors and system errors (a full disk) pass through unchanged.
- */
-export function malformedOr(err: unknown): unknown {
-  const e = err as { statusCode?: number; code?: string }
-  if (err instanceof HttpError || (e.statusCode && e.statusCode < 500) || /^E[A-Z]+$/.test(e.code ?? '')) return err
-  return badRequest(`Malformed multipart body: ${(err as Error).message}`, 'MALFORMED_MULTIPART')
 }
 
 function fileTooLarge() {

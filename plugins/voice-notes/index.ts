@@ -12,12 +12,11 @@ import {
   TranscribeResponse, TranscriptResponse, AudioUploadResponse
 } from '../../schema/api/voice-notes.js'
 import { requirePrincipal } from '../../src/auth/plugin.js'
-import { badRequest, conflict, HttpError, notFound } from '../../src/http/errors.js'
+import { badRequest, conflict, HttpError, malformedOr, notFound } from '../../src/http/errors.js'
 import { checkPublicUrl, UrlNotAllowedError } from '../../src/net/address-guard.js'
 import { sttFromConfig, type SpeechToText } from '../../src/ai/stt.js'
 import { createVoiceNoteStore, toNote } from './store.js'
 import { createTranscriber } from './transcriber.js'
-import { malformedOr } from '../knowledge/receive.js'
 
 const MAX_AUDIO_BYTES = 100 * 1024 * 1024
 const AUDIO_EXTENSIONS = new Set(['mp3', 'wav', 'ogg', 'oga', 'opus', 'webm', 'm4a', 'mp4', 'aac', 'flac', 'amr', '3gp'])

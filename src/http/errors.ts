@@ -86,3 +86,13 @@ export function errorHandler(err: FastifyError, request: FastifyRequest, reply: 
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
   reply.code(404).send({ ...errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`), requestId: request.id })
 }
+
+/**
+ * A parser error from a broken multipart body (bad boundary, cut-off part) is the client's: 400. Our own
+ * HTTP errors and system errors (a full disk) pass through unchanged.
+ */
+export function malformedOr(err: unknown): unknown {
+  const e = err as { statusCode?: number; code?: string }
+  if (err instanceof HttpError || (e.statusCode && e.statusCode < 500) || /^E[A-Z]+$/.test(e.code ?? '')) return err
+  return badRequest(`Malformed multipart body: ${(err as Error).message}`, 'MALFORMED_MULTIPART')
+}

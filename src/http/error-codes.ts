@@ -11,6 +11,7 @@ export const ERROR_CODE_DESCRIPTIONS = {
   FORBIDDEN_PROPERTY: 'The JSON body has a `__proto__` or `constructor.prototype` key (400)',
   WORKSPACE_REQUIRED: 'The route needs a workspace context: `x-workspace-id` or `workspace_id` (400)',
   URL_NOT_ALLOWED: 'A webhook or audio URL points at a private address or is not http(s) (400)',
+  EMBEDDINGS_NOT_CONFIGURED: 'A `semantic` search without an embedding endpoint configured (400)',
   UNKNOWN_EVENT: 'A webhook names an event that does not exist (400)',
   UNKNOWN_TOOL: 'An agent names a tool that does not exist (400)',
   INVALID_WORKFLOW: 'A workflow definition is inconsistent (400)',
@@ -50,6 +51,7 @@ export const ERROR_CODE_DESCRIPTIONS = {
   LOGIN_THROTTLED: 'Too many failed logins for this account; see `Retry-After` (429)',
   INTERNAL_ERROR: 'An internal error; the request id helps find it in the log (500)',
   MODEL_UNAVAILABLE: 'The language model server failed or is unreachable (502)',
+  EMBEDDINGS_UNAVAILABLE: 'The embedding server failed or is unreachable during a `semantic` search (502)',
   SERVICE_UNAVAILABLE: 'The service is shutting down or unavailable (503)',
   ERROR: 'Any other status (for example 408)'
 } as const satisfies Record<string, string>

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 
-const DEFAULT_CODES: Record<number, string> = {
+const DEFAULT_CODES: Record<number, ErrorCode> = {
   400: 'BAD_REQUEST',
   401: 'UNAUTHORIZED',
   403: 'FORBIDDEN',
@@ -17,16 +17,17 @@ const DEFAULT_CODES: Record<number, string> = {
   503: 'SERVICE_UNAVAILABLE'
 }
 
+import type { ErrorCode } from './error-codes.js'
 export { ERROR_CODE_DESCRIPTIONS, ERROR_CODES, type ErrorCode } from './error-codes.js'
 
 /** An error meant for the client: its status, machine code and message are sent as they are. */
 export class HttpError extends Error {
   readonly statusCode: number
-  readonly code: string
+  readonly code: ErrorCode
   readonly extra?: Record<string, unknown>
   /** written to the log with the error, never sent */
   logDetail?: Record<string, unknown>
-  constructor(statusCode: number, message: string, code?: string, extra?: Record<string, unknown>) {
+  constructor(statusCode: number, message: string, code?: ErrorCode, extra?: Record<string, unknown>) {
     super(message)
     this.statusCode = statusCode
     this.code = code ?? DEFAULT_CODES[statusCode] ?? 'ERROR'
@@ -34,11 +35,11 @@ export class HttpError extends Error {
   }
 }
 
-export const badRequest = (message: string, code = 'BAD_REQUEST') => new HttpError(400, message, code)
+export const badRequest = (message: string, code: ErrorCode = 'BAD_REQUEST') => new HttpError(400, message, code)
 export const unauthorized = (message = 'Authentication required') => new HttpError(401, message)
-export const forbidden = (message = 'Forbidden', code = 'FORBIDDEN') => new HttpError(403, message, code)
+export const forbidden = (message = 'Forbidden', code: ErrorCode = 'FORBIDDEN') => new HttpError(403, message, code)
 export const notFound = (message = 'Not found') => new HttpError(404, message)
-export const conflict = (message: string, code = 'CONFLICT') => new HttpError(409, message, code)
+export const conflict = (message: string, code: ErrorCode = 'CONFLICT') => new HttpError(409, message, code)
 
 export interface ErrorBody {
   success: false

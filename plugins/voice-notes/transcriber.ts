@@ -20,7 +20,7 @@ export function createTranscriber(app: FastifyInstance, store: VoiceNoteStore, s
   const { engine, audioPrefix, workDir } = opts
 
   app.jobs.register(TRANSCRIBE_JOB, async (payload, ctx) => {
-    const { noteId } = payload as TranscribeJob
+    const { noteId } = payload
     const note = store.getForJob(noteId)
     if (!note || note.status !== 'processing') return
     const fetched = path.join(workDir, `${noteId}-${randomUUID()}`)

@@ -48,7 +48,7 @@ export function registerWorkflowRunner(app: FastifyInstance, store: WorkflowStor
   }
 
   app.jobs.register(RUN_JOB, async (payload, ctx) => {
-    const run = store.runById((payload as RunJob).runId)
+    const run = store.runById(payload.runId)
     if (!run || run.status === 'completed' || run.status === 'failed') return
     const save = (fields: Parameters<WorkflowStore['updateRun']>[1]) => store.updateRun(run.id, fields)
     const startedAt = run.startedAt ?? nowIso()

@@ -191,18 +191,18 @@ async function eventsPlugin(app: FastifyInstance) {
   }
 
   app.jobs.register('webhook.retry', async (payload, ctx) => {
-    const { seq, retry } = payload as { seq: number; retry: number }
+    const { seq, retry } = payload
     await single(seq, 'retry', retry, randomUUID(), ctx.signal)
   }, { maxAttempts: 3, concurrency: 8 })
 
   app.jobs.register('webhook.redeliver', async (payload, ctx) => {
-    const { seq, deliveryId } = payload as { seq: number; deliveryId: string }
+    const { seq, deliveryId } = payload
     await single(seq, 'redeliver', 0, deliveryId, ctx.signal)
   }, { maxAttempts: 3, concurrency: 4 })
 
   // jobs queued by an earlier version (one per webhook and event): each becomes a message of its own
   app.jobs.register('webhook.deliver', async (payload) => {
-    const { webhookId, event, data } = payload as { webhookId: string; event: string; data: object }
+    const { webhookId, event, data } = payload
     const hook = sqlite.prepare(`SELECT workspace_id FROM webhooks WHERE id = ?`).get(webhookId) as { workspace_id: string } | undefined
     if (!hook) return
     sqlite.transaction(() => outbox.addMessage(outbox.addEvent(hook.workspace_id, event, data, true).seq, webhookId))()

@@ -8,6 +8,12 @@ export interface JobPayloads {
   'knowledge.purge': { documentId: string }
   'voice.transcribe': { noteId: string }
   'workflow.run': { runId: string }
+  'knowledge.embed': Record<string, never>
+  /** expands the webhook outbox and makes first attempts; no payload */
+  'webhook.fanout': null
+  'webhook.retry': { seq: number; retry: number }
+  'webhook.redeliver': { seq: number; deliveryId: string }
+  /** queued by versions before the outbox; still delivered */
   'webhook.deliver': { webhookId: string; event: string; data: object }
 }
 

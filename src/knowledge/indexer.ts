@@ -134,7 +134,7 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
   }
 
   jobs.register('knowledge.index', async (payload, ctx) => {
-    const { documentId } = payload as { documentId: string }
+    const { documentId } = payload
     const doc = byId.get(documentId) as IndexRow | undefined
     if (!doc || doc.status === 'indexed') return
     progress.run(doc.indexed_count, 'processing', new Date().toISOString(), documentId)
@@ -142,7 +142,7 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
   }, { maxAttempts: 5, backoffMs: 2000 })
 
   jobs.register('knowledge.purge', async (payload) => {
-    const { documentId } = payload as { documentId: string }
+    const { documentId } = payload
     while (purgeSome.run(documentId).changes > 0) await yieldToLoop()
   }, { maxAttempts: 5 })
 

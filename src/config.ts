@@ -157,7 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const problem = httpUrlProblem(origin) ?? (new URL(origin).origin !== origin ? 'is not a bare origin' : undefined)
     if (problem) problems.push(`CAIRN_CORS_ORIGINS: ${JSON.stringify(origin)} ${problem}: expected comma-separated origins such as https://app.example.org`)
   }
-  if (e.CAIRN_EMBED_BASE_URL && !e.CAIRN_EMBED_MODEL) {
+  if (e.CAIRN_EMBED_BASE_URL && !httpUrlProblem(e.CAIRN_EMBED_BASE_URL) && !e.CAIRN_EMBED_MODEL) {
     problems.push('CAIRN_EMBED_MODEL is unset: with CAIRN_EMBED_BASE_URL set, name the embedding model (for Ollama e.g. nomic-embed-text)')
   }
   if (problems.length > 0) throw new ConfigError(problems)

@@ -161,7 +161,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Passages containing the query (case-insensitive)
+         * Passages that answer the query: hybrid (default), substring, words or semantic
          * @description Searches the passages the caller can read.
          */
         post: operations["knowledgeSearch"];
@@ -1269,7 +1269,7 @@ export interface components {
              * @description A machine code, one of the list; the README explains each
              * @enum {string}
              */
-            code: "AGENT_FORBIDDEN" | "API_KEY_NOT_ALLOWED" | "BAD_REQUEST" | "CONFLICT" | "EMAIL_TAKEN" | "ERROR" | "FORBIDDEN" | "FORBIDDEN_PROPERTY" | "HUMAN_REVIEW_REQUIRED" | "IDEMPOTENCY_IN_FLIGHT" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_SECRET_GONE" | "INSUFFICIENT_SCOPE" | "INTERNAL_ERROR" | "INVALID_JSON" | "INVALID_REFERENCE" | "INVALID_SCOPES" | "INVALID_STATE" | "INVALID_WORKFLOW" | "KEY_REVOKED" | "LOGIN_THROTTLED" | "MALFORMED_MULTIPART" | "METHOD_NOT_ALLOWED" | "MISSING_INPUT" | "MODEL_UNAVAILABLE" | "NOT_ACCEPTABLE" | "NOT_FOUND" | "NO_FILE" | "NO_ISSUABLE_SCOPES" | "PAYLOAD_TOO_LARGE" | "PROCESSING_FAILED" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "SIGNUP_CLOSED" | "TOO_MANY_FILES" | "UNAUTHORIZED" | "UNKNOWN_EVENT" | "UNKNOWN_TOOL" | "UNPROCESSABLE_ENTITY" | "UNREADABLE_FILE" | "UNSUPPORTED_FILE_TYPE" | "UNSUPPORTED_MEDIA_TYPE" | "URL_NOT_ALLOWED" | "VALIDATION_ERROR" | "WORKFLOW_FORBIDDEN" | "WORKSPACE_FORBIDDEN" | "WORKSPACE_REQUIRED";
+            code: "AGENT_FORBIDDEN" | "API_KEY_NOT_ALLOWED" | "BAD_REQUEST" | "CONFLICT" | "EMAIL_TAKEN" | "EMBEDDINGS_NOT_CONFIGURED" | "EMBEDDINGS_UNAVAILABLE" | "ERROR" | "FORBIDDEN" | "FORBIDDEN_PROPERTY" | "HUMAN_REVIEW_REQUIRED" | "IDEMPOTENCY_IN_FLIGHT" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_SECRET_GONE" | "INSUFFICIENT_SCOPE" | "INTERNAL_ERROR" | "INVALID_JSON" | "INVALID_REFERENCE" | "INVALID_SCOPES" | "INVALID_STATE" | "INVALID_WORKFLOW" | "KEY_REVOKED" | "LOGIN_THROTTLED" | "MALFORMED_MULTIPART" | "METHOD_NOT_ALLOWED" | "MISSING_INPUT" | "MODEL_UNAVAILABLE" | "NOT_ACCEPTABLE" | "NOT_FOUND" | "NO_FILE" | "NO_ISSUABLE_SCOPES" | "PAYLOAD_TOO_LARGE" | "PROCESSING_FAILED" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "SIGNUP_CLOSED" | "TOO_MANY_FILES" | "UNAUTHORIZED" | "UNKNOWN_EVENT" | "UNKNOWN_TOOL" | "UNPROCESSABLE_ENTITY" | "UNREADABLE_FILE" | "UNSUPPORTED_FILE_TYPE" | "UNSUPPORTED_MEDIA_TYPE" | "URL_NOT_ALLOWED" | "VALIDATION_ERROR" | "WORKFLOW_FORBIDDEN" | "WORKSPACE_FORBIDDEN" | "WORKSPACE_REQUIRED";
             error: string;
             message: string;
             /** @description The request id, as in the x-request-id header */
@@ -2427,6 +2427,11 @@ export interface operations {
                     category?: string;
                     /** @default 10 */
                     limit?: number;
+                    /**
+                     * @description hybrid (default): substring, word and (when configured) semantic matches fused; substring: the query as a substring, ignoring case; words: any of the query's words, BM25; semantic: nearest by embedding (400 EMBEDDINGS_NOT_CONFIGURED without one)
+                     * @enum {string}
+                     */
+                    mode?: "hybrid" | "substring" | "words" | "semantic";
                     query: string;
                     /** @enum {string} */
                     scope?: "organization" | "workspace" | "personal";
@@ -2465,8 +2470,11 @@ export interface operations {
                                 id: string;
                                 scope: string;
                             };
-                            score?: number;
-                            snippet?: string;
+                            /** @description the modes that found this passage */
+                            matchedBy: ("substring" | "words" | "semantic")[];
+                            score: number;
+                            /** @description the best-matching part of the passage, matches in <mark>…</mark> */
+                            snippet: string;
                         }[];
                         /** @enum {boolean} */
                         success: true;
@@ -2586,6 +2594,19 @@ export interface operations {
             };
             /** @description Internal error (the body never carries details) */
             500: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The language model server failed or is unreachable */
+            502: {
                 headers: {
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];

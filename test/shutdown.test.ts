@@ -51,8 +51,7 @@ async function startServer(t: Test, extra: Record<string, string>) {
   child.stderr.on('data', onOutput)
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
   const logged = (re: RegExp) => new Promise<void>((resolve) => {
-    if (re.test(output)) resolve(); else waiters.push([re,
-      resolve])
+    if (re.test(output)) resolve(); else waiters.push([re, resolve])
   })
   await Promise.race([logged(/Server listening at/),
     exited.then((c) => { throw new Error(`server exited ${c}: ${output}`) })])

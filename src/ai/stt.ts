@@ -37,8 +37,7 @@ export function openAiStt(baseUrl: string, apiKey: string | undefined, model: st
       if (!res.ok) throw new TranscriptionError(`Transcription service answered ${res.status}: ${body.slice(0, 300)}`)
       let json: { text?: unknown; segments?: Array<{ start?: unknown; end?: unknown; text?: unknown }> }
       try { json = JSON.parse(body) } catch {
-        throw new TranscriptionError('Transcription service did not answer ' +
-        'JSON')
+        throw new TranscriptionError('Transcription service did not answer JSON')
       }
       if (typeof json.text !== 'string') throw new TranscriptionError('Transcription service answered without text')
       const segments = (json.segments ?? [])

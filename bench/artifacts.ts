@@ -4,7 +4,8 @@ import { startServer, stopServer, load, table } from './lib.js'
 export async function run() {
   const total = Number(process.env.BENCH_ARTIFACTS ?? 100_000)
   const t0 = Date.now()
-  const { info, child } = await startServer<{ address: string; token: string; workspaceId: string; longChainHead: string; runId: string; conversationId: string }>('cairn', ['artifacts', String(total)])
+  const { info, child } = await startServer<{ address: string; token: string; workspaceId: string;
+    longChainHead: string; runId: string; conversationId: string }>('cairn', ['artifacts', String(total)])
   console.log(`seeded ${total} artifacts in ${((Date.now() - t0) / 1000).toFixed(1)} s`)
   const headers = { authorization: `Bearer ${info.token}`, 'x-workspace-id': info.workspaceId }
   const base = `${info.address}/api/v2/artifacts`

@@ -11,22 +11,38 @@ export async function run() {
   const stages = [2, 8, 32]
   const stageSeconds = Math.max(5, Math.floor(total / stages.length))
   let delivered = 0
-  const receiver = http.createServer((req, res) => { req.resume(); req.on('end', () => { delivered++; res.writeHead(204); res.end() }) })
+  const receiver = http.createServer((req, res) => {
+    req.resume(); req.on('end',
+      () => { delivered++; res.writeHead(204); res.end() })
+  })
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r))
-  const { info, child } = await startServer<{ address: string; token: string; workspaceId: string }>('cairn', ['knowledge', '20000'])
+  const { info, child } = await startServer<{ address: string; token: string; workspaceId: string }>('cairn',
+    ['knowledge', '20000'])
   const base = info.address
   const auth = `Bearer ${info.token}`
   const json = { authorization: auth, 'content-type': 'application/json', 'x-workspace-id': info.workspaceId }
-  const post = async (url: string, body: object) => (await fetch(base + url, { method: 'POST', headers: json, body: JSON.stringify(body) })).json() as Promise<{ data: { id: string } }>
+  const post = async (url: string,
+    body: object) => (await fetch(base + url,
+    { method: 'POST', headers: json, body: JSON.stringify(body) })).json() as Promise<{ data: { id: string } }>
   await post('/api/v2/developer/webhooks', { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`, events: ['message.created'] })
   const channel = (await post('/api/v2/channels', { name: 'load', type: 'public' })).data.id
   const boundary = 'loadboundary'
-  const upload = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="note.md"\r\nContent-Type: text/markdown\r\n\r\n# Load\n\n${'A small note for the load test. '.repeat(40)}\r\n--${boundary}--\r\n`
+  const upload = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="note.md"\r\n` +
+    `Content-Type: text/markdown\r\n\r\n# Load\n\n${'A small note for the load test. '.repeat(40)}\r\n` +
+    `--${boundary}--\r\n`
   const mixes: Array<{ name: string; weight: number; opts: autocannon.Options }> = [
-    { name: 'search', weight: 4, opts: { url: `${base}/api/knowledge/search`, method: 'POST', headers: json, body: JSON.stringify({ query: 'kalo', limit: 10 }) } },
-    { name: 'artifact write', weight: 2, opts: { url: `${base}/api/v2/artifacts`, method: 'POST', headers: json, body: JSON.stringify({ type: 'task_plan', title: 'load', content: { step: 1 } }) } },
-    { name: 'message + webhook', weight: 1, opts: { url: `${base}/api/v2/messages`, method: 'POST', headers: json, body: JSON.stringify({ channel_id: channel, content: 'hello under load' }) } },
-    { name: 'upload', weight: 1, opts: { url: `${base}/api/knowledge/upload`, method: 'POST', headers: { authorization: auth, 'content-type': `multipart/form-data; boundary=${boundary}` }, body: upload } }
+    { name: 'search', weight: 4,
+      opts: { url: `${base}/api/knowledge/search`, method: 'POST', headers: json,
+        body: JSON.stringify({ query: 'kalo', limit: 10 }) } },
+    { name: 'artifact write', weight: 2,
+      opts: { url: `${base}/api/v2/artifacts`, method: 'POST', headers: json,
+        body: JSON.stringify({ type: 'task_plan', title: 'load', content: { step: 1 } }) } },
+    { name: 'message + webhook', weight: 1,
+      opts: { url: `${base}/api/v2/messages`, method: 'POST', headers: json,
+        body: JSON.stringify({ channel_id: channel, content: 'hello under load' }) } },
+    { name: 'upload', weight: 1,
+      opts: { url: `${base}/api/knowledge/upload`, method: 'POST',
+        headers: { authorization: auth, 'content-type': `multipart/form-data; boundary=${boundary}` }, body: upload } }
   ]
   const rows = []
   const memory = async () => (await (await fetch(`${base}/bench/memory`)).json()) as { rssMb: number; heapMb: number }
@@ -40,7 +56,8 @@ export async function run() {
     for (const [i, r] of results.entries()) {
       rows.push({
         connections, kind: mixes[i].name, 'req/s': Math.round(r.requests.average), 'p99 ms': r.latency.p99,
-        errors: r.errors + r.timeouts, non2xx: r.non2xx, 'rss MB': Math.round(mem.rssMb), 'heap MB': Math.round(mem.heapMb)
+        errors: r.errors + r.timeouts, non2xx: r.non2xx, 'rss MB': Math.round(mem.rssMb),
+        'heap MB': Math.round(mem.heapMb)
       })
     }
   }
@@ -48,5 +65,7 @@ export async function run() {
   await stopServer(child)
   receiver.close()
   table(rows)
-  console.log(`memory: rss ${Math.round(start.rssMb)} → ${Math.round(end.rssMb)} MB, heap ${Math.round(start.heapMb)} → ${Math.round(end.heapMb)} MB after GC; ${delivered} webhook deliveries received; ${total} s in all`)
+  console.log(`memory: rss ${Math.round(start.rssMb)} → ${Math.round(end.rssMb)} MB, ` +
+    `heap ${Math.round(start.heapMb)} → ${Math.round(end.heapMb)} MB after GC; ` +
+    `${delivered} webhook deliveries received; ${total} s in all`)
 }

@@ -1,15 +1,18 @@
 import { randomUUID } from 'node:crypto'
 import type Database from 'better-sqlite3'
 
-const TYPES = ['task_plan', 'implementation_plan', 'walkthrough', 'verification_proof', 'decision_record', 'plan_mode', 'code_change', 'research_summary']
+const TYPES = ['task_plan', 'implementation_plan', 'walkthrough', 'verification_proof', 'decision_record', 'plan_mode',
+  'code_change', 'research_summary']
 const STATUSES = ['draft', 'pending_review', 'approved', 'rejected', 'superseded']
 
 /**
  * `total` artifacts in one workspace: one chain of 1,000 versions, the rest in short chains (1–5 versions)
  * spread over 500 workflow runs and 2,000 conversations. Inserted in batches of 5,000 rows per transaction.
  */
-export function seedArtifacts(sqlite: Database.Database, who: { customerId: string; workspaceId: string; user: { id: string } }, total: number) {
-  const insert = sqlite.prepare(`INSERT INTO artifacts (id, customer_id, workspace_id, type, subtype, title, content, status,
+export function seedArtifacts(sqlite: Database.Database,
+  who: { customerId: string; workspaceId: string; user: { id: string } }, total: number) {
+  const insert = sqlite.prepare(`INSERT INTO artifacts (id, customer_id, workspace_id, type, subtype, title, content,
+    status,
     workflow_id, workflow_run_id, conversation_id, message_id, parent_artifact_id, related_artifacts, confidence_score,
     review_policy, reviewed_by, created_by, created_at, updated_at)
     VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, NULL, ?, '[]', ?, 'agent_decides', NULL, ?, ?, ?)`)
@@ -28,7 +31,8 @@ export function seedArtifacts(sqlite: Database.Database, who: { customerId: stri
       const id = randomUUID()
       const at = stamp()
       insert.run(id, who.customerId, who.workspaceId, TYPES[made % TYPES.length], `Artifact ${made}`,
-        JSON.stringify({ summary: `generated artifact number ${made}`, steps: [{ n: 1, text: 'step one' }, { n: 2, text: 'step two' }] }),
+        JSON.stringify({ summary: `generated artifact number ${made}`,
+          steps: [{ n: 1, text: 'step one' }, { n: 2, text: 'step two' }] }),
         STATUSES[made % STATUSES.length], workflows[made % workflows.length], runs[made % runs.length],
         conversations[made % conversations.length], parent, (made % 100) / 100, who.user.id, at, at)
       if (made === 0) longChainHead = id
@@ -55,7 +59,8 @@ export function rng(seed = 42) {
 
 /** A vocabulary of pronounceable words and a Zipf (s = 1.07) sampler over it: natural-language-like counts. */
 export function zipfVocabulary(size: number, random: () => number) {
-  const syllables = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'shi', 'vo', 'qua', 'ber', 'din', 'gal', 'hom', 'jet', 'pix', 'sor', 'tel', 'ul', 'ver', 'zan', 'é', 'ño']
+  const syllables = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'shi', 'vo', 'qua', 'ber', 'din', 'gal', 'hom', 'jet', 'pix',
+    'sor', 'tel', 'ul', 'ver', 'zan', 'é', 'ño']
   const words = new Set<string>()
   while (words.size < size) {
     const n = 1 + Math.floor(random() * 3) + (words.size > 200 ? 1 : 0)
@@ -81,13 +86,19 @@ export function zipfVocabulary(size: number, random: () => number) {
  * `passages` passages of about `chars` characters in documents of 200 passages, all readable by `who`,
  * written straight to the tables (the FTS triggers index them as they go).
  */
-export function seedPassages(sqlite: Database.Database, who: { customerId: string; user: { id: string } }, passages: number, chars = 700) {
+export function seedPassages(sqlite: Database.Database, who: { customerId: string; user: { id: string } },
+  passages: number, chars = 700) {
   const random = rng(7)
   const vocab = zipfVocabulary(20_000, random)
-  const insertDoc = sqlite.prepare(`INSERT INTO knowledge_documents (id, customer_id, workspace_id, owner_id, scope, file_name, file_type,
-    file_size, sha256, category, tags, metadata, text_length, chunk_count, chunk_size, chunk_overlap, indexed_count, status, original_path,
-    text_path, uploaded_at, updated_at) VALUES (?, ?, NULL, ?, 'organization', ?, 'txt', ?, '', 'bench', '[]', '{}', ?, ?, 1000, 0, ?, 'indexed', NULL, '', ?, ?)`)
-  const insertPassage = sqlite.prepare(`INSERT INTO knowledge_passages (id, document_id, chunk_index, text) VALUES (?, ?, ?, ?)`)
+  const insertDoc = sqlite.prepare(`INSERT INTO knowledge_documents (id, customer_id, workspace_id, owner_id, scope,
+    file_name, file_type,
+    file_size, sha256, category, tags, metadata, text_length, chunk_count, chunk_size, chunk_overlap, indexed_count,
+      status, original_path,
+    text_path, uploaded_at, updated_at)
+      VALUES (?, ?, NULL, ?, 'organization', ?, 'txt', ?, '', 'bench', '[]', '{}', ?, ?, 1000, 0, ?, 'indexed', NULL,
+        '', ?, ?)`)
+  const insertPassage = sqlite.prepare(`INSERT INTO knowledge_passages (id, document_id, chunk_index, text)
+    VALUES (?, ?, ?, ?)`)
   const perDoc = 200
   const sentence = () => {
     const n = 6 + Math.floor(random() * 12)

@@ -41,23 +41,31 @@ export async function run() {
   const rates: { quiet: number[]; loaded: number[] } = { quiet: [], loaded: [] }
   for (let round = 1; round <= rounds; round++) {
     const { info, child } = await startServer<{ address: string; token: string; workspaceId: string }>('cairn')
-    const headers = { authorization: `Bearer ${info.token}`, 'content-type': 'application/json', 'x-workspace-id': info.workspaceId }
-    const post = async (url: string, body: object) => (await fetch(info.address + url, { method: 'POST', headers, body: JSON.stringify(body) })).json() as Promise<{ data: { id: string } }>
+    const headers = { authorization: `Bearer ${info.token}`, 'content-type': 'application/json',
+      'x-workspace-id': info.workspaceId }
+    const post = async (url: string,
+      body: object) => (await fetch(info.address + url,
+      { method: 'POST', headers, body: JSON.stringify(body) })).json() as Promise<{ data: { id: string } }>
     const channel = (await post('/api/v2/channels', { name: 'bench', type: 'public' })).data.id
     const messages = (opts: Partial<autocannon.Options>, content = 'steady message') => autocannon({
-      url: `${info.address}/api/v2/messages`, method: 'POST', headers, body: JSON.stringify({ channel_id: channel, content }), ...opts
+      url: `${info.address}/api/v2/messages`, method: 'POST', headers,
+      body: JSON.stringify({ channel_id: channel, content }), ...opts
     })
     const steady = (duration: number) => messages({ connections: 5, overallRate: RATE, duration })
 
     await steady(2) // warm-up
     const bare = await steady(seconds)
-    for (let i = 0; i < HOOKS; i++) await post('/api/v2/developer/webhooks', { url: hookUrl, events: ['message.created'] })
+    for (let i = 0; i < HOOKS; i++) await post('/api/v2/developer/webhooks',
+      { url: hookUrl, events: ['message.created'] })
     const before = delivered
     const hooked = await steady(seconds)
     const ratio = hooked.latency.p99 / bare.latency.p99
     ratios.push(ratio)
-    rows.push({ round, case: 'no webhook', 'req/s': Math.round(bare.requests.average), 'p50 ms': bare.latency.p50, 'p99 ms': bare.latency.p99, non2xx: bare.non2xx })
-    rows.push({ round, case: `${HOOKS} webhooks`, 'req/s': Math.round(hooked.requests.average), 'p50 ms': hooked.latency.p50, 'p99 ms': hooked.latency.p99, non2xx: hooked.non2xx, 'p99 ratio': ratio.toFixed(2), deliveries: delivered - before })
+    rows.push({ round, case: 'no webhook', 'req/s': Math.round(bare.requests.average), 'p50 ms': bare.latency.p50,
+      'p99 ms': bare.latency.p99, non2xx: bare.non2xx })
+    rows.push({ round, case: `${HOOKS} webhooks`, 'req/s': Math.round(hooked.requests.average),
+      'p50 ms': hooked.latency.p50, 'p99 ms': hooked.latency.p99, non2xx: hooked.non2xx, 'p99 ratio': ratio.toFixed(2),
+      deliveries: delivered - before })
 
     // bursts: quiet, then under the steady stream
     for (const loaded of [false, true]) {
@@ -71,7 +79,8 @@ export async function run() {
       await allDelivered
       const rate = (burst * HOOKS) / ((performance.now() - started) / 1000)
       rates[loaded ? 'loaded' : 'quiet'].push(rate)
-      rows.push({ round, case: `burst ${burst} x ${HOOKS}${loaded ? ` + ${RATE} msg/s` : ''}`, 'deliveries/s': Math.round(rate) })
+      rows.push({ round, case: `burst ${burst} x ${HOOKS}${loaded ? ` + ${RATE} msg/s` : ''}`,
+        'deliveries/s': Math.round(rate) })
       await background
     }
     await stopServer(child)
@@ -80,8 +89,10 @@ export async function run() {
   table(rows)
   const summary = (xs: number[], digits: number) => {
     const s = [...xs].sort((a, b) => a - b)
-    return `min ${s[0].toFixed(digits)}, median ${s[Math.floor(s.length / 2)].toFixed(digits)}, max ${s[s.length - 1].toFixed(digits)}`
+    return `min ${s[0].toFixed(digits)}, median ${s[Math.floor(s.length / 2)].toFixed(digits)}, ` +
+      `max ${s[s.length - 1].toFixed(digits)}`
   }
   console.log(`p99 with ${HOOKS} webhooks / without (target ≤ 1.1): ${summary(ratios, 2)}`)
-  console.log(`deliveries/s in a burst, quiet: ${summary(rates.quiet, 0)}; under ${RATE} msg/s (target ≥ 1,000): ${summary(rates.loaded, 0)}`)
+  console.log(`deliveries/s in a burst, quiet: ${summary(rates.quiet, 0)}; ` +
+    `under ${RATE} msg/s (target ≥ 1,000): ${summary(rates.loaded, 0)}`)
 }

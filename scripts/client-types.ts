@@ -36,13 +36,16 @@ export async function openApiDocument(): Promise<OpenAPI3> {
   }
 }
 
-type Schema = { properties?: Record<string, Schema>; required?: string[]; default?: unknown; items?: Schema; [k: string]: unknown }
+type Schema = { properties?: Record<string, Schema>; required?: string[]; default?: unknown; items?: Schema;
+  [k: string]: unknown }
 
 /** A request field with a default may be left out by the caller: not required in the request types. */
 function optionalDefaults(schema: Schema | undefined) {
   if (!schema || typeof schema !== 'object') return
   if (schema.properties) {
-    if (schema.required) schema.required = schema.required.filter((name) => schema.properties?.[name]?.default === undefined)
+    if (schema.required) {
+      schema.required = schema.required.filter((name) => schema.properties?.[name]?.default === undefined)
+    }
     if (schema.required?.length === 0) delete schema.required
     for (const property of Object.values(schema.properties)) optionalDefaults(property)
   }
@@ -52,7 +55,9 @@ function optionalDefaults(schema: Schema | undefined) {
 export async function clientTypes(doc: OpenAPI3): Promise<string> {
   const copy = structuredClone(doc) as OpenAPI3
   for (const item of Object.values(copy.paths ?? {})) {
-    for (const op of Object.values(item as Record<string, { parameters?: Array<{ required?: boolean; schema?: Schema }>; requestBody?: { content?: Record<string, { schema?: Schema }> } }>)) {
+    for (const op of Object.values(item as Record<string,
+      { parameters?: Array<{ required?: boolean; schema?: Schema }>;
+        requestBody?: { content?: Record<string, { schema?: Schema }> } }>)) {
       if (!op || typeof op !== 'object') continue
       for (const p of op.parameters ?? []) if (p.schema?.default !== undefined) p.required = false
       for (const media of Object.values(op.requestBody?.content ?? {})) optionalDefaults(media.schema)

@@ -9,7 +9,8 @@ try {
 } catch (err) {
   if (!(err instanceof ConfigError)) throw err
   // one line per problem, no stack trace: the operator fixes the environment, not the code
-  process.stderr.write(`Cairn cannot start: ${err.problems.length === 1 ? 'a setting is' : 'settings are'} invalid\n${err.problems.map((p) => `  ${p}\n`).join('')}`)
+  process.stderr.write(`Cairn cannot start: ${err.problems.length === 1 ? 'a setting is' : 'settings are'} invalid\n` +
+    err.problems.map((p) => `  ${p}\n`).join(''))
   process.exit(1)
 }
 const app = await buildApp(config, { logger: loggerOptions(config.logLevel) })

@@ -2,4 +2,5 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { projectRoot } from './db/index.js'
 
-export const VERSION: string = (JSON.parse(readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { version: string }).version
+export const VERSION: string = (JSON.parse(readFileSync(path.join(projectRoot(), 'package.json'),
+  'utf8')) as { version: string }).version

@@ -14,9 +14,12 @@ function client(app: App, user: TestUser, workspaceId = user.workspaceId) {
     list: (query = '') => app.inject({ url: `${BASE}${query}`, headers }),
     patch: (id: string, payload: object) => app.inject({ method: 'PATCH', url: `${BASE}/${id}`, headers, payload }),
     del: (id: string) => app.inject({ method: 'DELETE', url: `${BASE}/${id}`, headers }),
-    status: (id: string, status: string) => app.inject({ method: 'POST', url: `${BASE}/${id}/status`, headers, payload: { status } }),
-    comment: (id: string, payload: object) => app.inject({ method: 'POST', url: `${BASE}/${id}/comments`, headers, payload }),
-    supersede: (id: string, payload: object = {}) => app.inject({ method: 'POST', url: `${BASE}/${id}/supersede`, headers, payload }),
+    status: (id: string, status: string) => app.inject({ method: 'POST', url: `${BASE}/${id}/status`, headers,
+      payload: { status } }),
+    comment: (id: string, payload: object) => app.inject({ method: 'POST', url: `${BASE}/${id}/comments`, headers,
+      payload }),
+    supersede: (id: string, payload: object = {}) => app.inject({ method: 'POST', url: `${BASE}/${id}/supersede`,
+      headers, payload }),
     chain: (id: string) => app.inject({ url: `${BASE}/${id}/chain`, headers }),
     byConversation: (id: string) => app.inject({ url: `${BASE}/conversation/${id}`, headers }),
     byRun: (id: string) => app.inject({ url: `${BASE}/workflow/${id}`, headers })
@@ -39,7 +42,8 @@ t.test('type metadata needs no auth', async (t) => {
       VERIFICATION_PROOF: 'verification_proof', DECISION_RECORD: 'decision_record', PLAN_MODE: 'plan_mode',
       CODE_CHANGE: 'code_change', RESEARCH_SUMMARY: 'research_summary'
     },
-    statuses: { DRAFT: 'draft', PENDING_REVIEW: 'pending_review', APPROVED: 'approved', REJECTED: 'rejected', SUPERSEDED: 'superseded' }
+    statuses: { DRAFT: 'draft', PENDING_REVIEW: 'pending_review', APPROVED: 'approved', REJECTED: 'rejected',
+      SUPERSEDED: 'superseded' }
   })
 })
 
@@ -63,7 +67,8 @@ t.test('create: defaults, all fields, validation', async (t) => {
   const full = await c.create({
     type: 'implementation_plan', title: 'Full', subtype: 'backend', content: { steps: [{ n: 1, text: 'do it' }] },
     workflow_id: wf, workflow_run_id: run, parent_artifact_id: a.id, related_artifacts: [a.id, a.id],
-    conversation_id: conv, message_id: 'msg-42', confidence: { score: 0.85, rationale: 'tests pass' }, review_policy: 'request_review'
+    conversation_id: conv, message_id: 'msg-42', confidence: { score: 0.85, rationale: 'tests pass' },
+    review_policy: 'request_review'
   })
   t.equal(full.statusCode, 201)
   t.match(full.json().data, {
@@ -109,11 +114,13 @@ t.test('workspace context: missing 400, non-member 403, foreign ids 404, query p
   const noContext = await app.inject({ url: BASE, headers: u.auth })
   t.equal(noContext.statusCode, 400)
   t.equal(noContext.json().code, 'WORKSPACE_REQUIRED')
-  t.equal((await app.inject({ method: 'POST', url: BASE, headers: u.auth, payload: { type: 'task_plan', title: 'x' } })).statusCode, 400)
+  t.equal((await app.inject({ method: 'POST', url: BASE, headers: u.auth,
+    payload: { type: 'task_plan', title: 'x' } })).statusCode, 400)
   t.equal((await app.inject({ url: `${BASE}/${mine.id}`, headers: u.auth })).statusCode, 400)
 
   t.equal((await app.inject({ url: `${BASE}?workspace_id=${u.workspaceId}`, headers: u.auth })).statusCode, 200)
-  t.equal((await app.inject({ url: `${BASE}/${mine.id}?workspace_id=${u.workspaceId}`, headers: u.auth })).statusCode, 200)
+  t.equal((await app.inject({ url: `${BASE}/${mine.id}?workspace_id=${u.workspaceId}`, headers: u.auth })).statusCode,
+    200)
 
   const foreign = client(app, u, other.workspaceId)
   t.equal((await foreign.list()).statusCode, 403)
@@ -123,26 +130,32 @@ t.test('workspace context: missing 400, non-member 403, foreign ids 404, query p
   // another workspace's artifact through my own workspace: 404 on every route
   const c = client(app, u)
   for (const res of [
-    await c.get(theirs.id), await c.patch(theirs.id, { title: 'x' }), await c.del(theirs.id), await c.status(theirs.id, 'approved'),
+    await c.get(theirs.id), await c.patch(theirs.id, { title: 'x' }), await c.del(theirs.id),
+    await c.status(theirs.id, 'approved'),
     await c.comment(theirs.id, { content: 'x' }), await c.supersede(theirs.id), await c.chain(theirs.id)
   ]) t.equal(res.statusCode, 404)
-  t.equal((await c.create({ type: 'task_plan', title: 'x', parent_artifact_id: theirs.id })).statusCode, 400, 'cannot link to a foreign artifact')
-  t.equal((await c.create({ type: 'task_plan', title: 'x', related_artifacts: [theirs.id] })).json().code, 'INVALID_REFERENCE')
+  t.equal((await c.create({ type: 'task_plan', title: 'x', parent_artifact_id: theirs.id })).statusCode, 400,
+    'cannot link to a foreign artifact')
+  t.equal((await c.create({ type: 'task_plan', title: 'x', related_artifacts: [theirs.id] })).json().code,
+    'INVALID_REFERENCE')
   t.same((await c.list()).json().data.map((a: { id: string }) => a.id), [mine.id])
   const still = await client(app, other).get(theirs.id)
   t.equal(still.json().data.status, 'draft', 'untouched')
 
   // a second workspace of the same organization is separate too
   const member = await addUser(app, u)
-  const ws2 = (await app.inject({ method: 'POST', url: '/api/v2/workspaces', headers: u.auth, payload: { name: 'Two' } })).json().data
-  await app.inject({ method: 'POST', url: `/api/v2/workspaces/${ws2.id}/members`, headers: u.auth, payload: { userId: member.userId, role: 'member' } })
+  const ws2 = (await app.inject({ method: 'POST', url: '/api/v2/workspaces', headers: u.auth,
+    payload: { name: 'Two' } })).json().data
+  await app.inject({ method: 'POST', url: `/api/v2/workspaces/${ws2.id}/members`, headers: u.auth,
+    payload: { userId: member.userId, role: 'member' } })
   const inTwo = client(app, member, ws2.id)
   t.equal((await inTwo.get(mine.id)).statusCode, 404, 'another workspace of the same org')
   t.equal((await client(app, member, u.workspaceId).list()).statusCode, 403, 'member of Two only')
 
   // API keys have no capability for artifacts
   const key = await createKey(app, u, ['read', 'write', 'execute'])
-  t.equal((await app.inject({ url: BASE, headers: { 'x-api-key': key.key, 'x-workspace-id': u.workspaceId } })).statusCode, 403)
+  t.equal((await app.inject({ url: BASE,
+    headers: { 'x-api-key': key.key, 'x-workspace-id': u.workspaceId } })).statusCode, 403)
 })
 
 t.test('get, patch, delete', async (t) => {
@@ -156,9 +169,11 @@ t.test('get, patch, delete', async (t) => {
   t.same(got.json().data.comments, [])
   t.same(got.json().data.related_artifacts, [])
 
-  const patched = await c.patch(a.id, { title: 'Renamed', content: { b: 2 }, confidence: { score: 0.5 }, review_policy: 'always_proceed' })
+  const patched = await c.patch(a.id,
+    { title: 'Renamed', content: { b: 2 }, confidence: { score: 0.5 }, review_policy: 'always_proceed' })
   t.equal(patched.statusCode, 200)
-  t.match(patched.json().data, { title: 'Renamed', content: { b: 2 }, confidence_score: 0.5, review_policy: 'always_proceed', status: 'draft' })
+  t.match(patched.json().data,
+    { title: 'Renamed', content: { b: 2 }, confidence_score: 0.5, review_policy: 'always_proceed', status: 'draft' })
   t.ok(patched.json().data.updated_at > a.updated_at, 'updated_at moves')
   t.equal((await c.patch(a.id, {})).statusCode, 400, 'nothing to update')
   t.equal((await c.patch(a.id, { status: 'approved' })).statusCode, 400, 'status is not patched')
@@ -177,7 +192,8 @@ t.test('every status move records the reviewer', async (t) => {
   const app = await build(t)
   const owner = await signup(app)
   const reviewer = await addUser(app, owner)
-  await app.inject({ method: 'POST', url: `/api/v2/workspaces/${owner.workspaceId}/members`, headers: owner.auth, payload: { userId: reviewer.userId, role: 'member' } })
+  await app.inject({ method: 'POST', url: `/api/v2/workspaces/${owner.workspaceId}/members`, headers: owner.auth,
+    payload: { userId: reviewer.userId, role: 'member' } })
   const a = await make(client(app, owner))
   const r = client(app, reviewer, owner.workspaceId)
   const statuses = ['draft', 'pending_review', 'approved', 'rejected', 'superseded']
@@ -227,10 +243,14 @@ t.test('supersede: inherits, defaults, branches, chains from every member, delet
   const u = await signup(app)
   const c = client(app, u)
   const wf = randomUUID()
-  const a = await make(c, { type: 'walkthrough', subtype: 'ui', workflow_id: wf, content: { v: 1 }, confidence: { score: 0.4 }, review_policy: 'request_review' })
+  const a = await make(c,
+    { type: 'walkthrough', subtype: 'ui', workflow_id: wf, content: { v: 1 }, confidence: { score: 0.4 },
+      review_policy: 'request_review' })
 
   const b = (await c.supersede(a.id, { title: 'Plan v2', content: { v: 2 }, confidence: { score: 0.9 } })).json().data
-  t.match(b, { type: 'walkthrough', subtype: 'ui', workflow_id: wf, title: 'Plan v2', content: { v: 2 }, confidence_score: 0.9, status: 'draft', parent_artifact_id: a.id })
+  t.match(b,
+    { type: 'walkthrough', subtype: 'ui', workflow_id: wf, title: 'Plan v2', content: { v: 2 }, confidence_score: 0.9,
+      status: 'draft', parent_artifact_id: a.id })
   t.equal((await c.get(a.id)).json().data.status, 'superseded')
 
   const defaulted = await c.supersede(b.id)
@@ -248,7 +268,8 @@ t.test('supersede: inherits, defaults, branches, chains from every member, delet
   for (const member of expected) {
     const res = await c.chain(member)
     t.equal(res.statusCode, 200)
-    t.same(res.json().data.map((x: { id: string }) => x.id), expected, `chain from ${member === a.id ? 'root' : member === d.id ? 'leaf' : 'middle'}`)
+    t.same(res.json().data.map((x: { id: string }) => x.id), expected,
+      `chain from ${member === a.id ? 'root' : member === d.id ? 'leaf' : 'middle'}`)
   }
   const links = (await c.chain(a.id)).json().data
   t.same(Object.keys(links[0]).sort(), ['created_at', 'id', 'parent_artifact_id', 'status', 'title', 'type'])
@@ -293,7 +314,8 @@ t.test('list: filters, pagination, total count, newest first', async (t) => {
   t.same((await c.list('?type=code_change&limit=1')).json().meta, { count: 3, limit: 1, offset: 0 })
   t.same((await c.list('?status=approved')).json().data.map((a: { title: string }) => a.title), ['A1'])
   t.same((await c.list(`?workflow_id=${wf}`)).json().meta.count, 3)
-  t.same((await c.list(`?workflow_run_id=${run}&type=task_plan`)).json().data.map((a: { title: string }) => a.title), ['A2', 'A0'])
+  t.same((await c.list(`?workflow_run_id=${run}&type=task_plan`)).json().data.map((a: { title: string }) => a.title),
+    ['A2', 'A0'])
   t.same((await c.list(`?conversation_id=${conv}`)).json().meta.count, 2)
   t.same((await c.list('?message_id=m6')).json().data.map((a: { title: string }) => a.title), ['A6'])
   for (const q of ['?limit=101', '?limit=0', '?offset=-1', '?type=poem', '?status=done', '?workflow_id=x']) {
@@ -315,7 +337,8 @@ t.test('a chain of 1,000 versions comes back in one query path', async (t) => {
   let last = await make(c, { title: 'v0' })
   const first = last
   for (let i = 1; i < 1000; i++) last = (await c.supersede(last.id, { title: `v${i}` })).json().data
-  const plan = (app.sqlite.prepare(`EXPLAIN QUERY PLAN ${CHAIN_SQL}`).all({ id: first.id, workspaceId: u.workspaceId, customerId: u.customerId }) as Array<{ detail: string }>)
+  const plan = (app.sqlite.prepare(`EXPLAIN QUERY PLAN ${CHAIN_SQL}`).all({ id: first.id, workspaceId: u.workspaceId,
+    customerId: u.customerId }) as Array<{ detail: string }>)
     .map((p) => p.detail)
   t.ok(plan.some((d) => /SEARCH a USING INDEX artifacts_parent_idx/.test(d)), 'children found through the parent index')
   t.notOk(plan.some((d) => /^SCAN (a|t|artifacts|artifact_tombstones)\b/.test(d)), `no table scan: ${plan.join(' | ')}`)
@@ -328,7 +351,8 @@ t.test('a chain of 1,000 versions comes back in one query path', async (t) => {
     t.equal(ids[0].title, 'v0')
     t.equal(ids[999].title, 'v999')
   }
-  const counted = (app.sqlite.prepare(`SELECT COUNT(*) AS n FROM artifacts WHERE status = 'superseded'`).get() as { n: number }).n
+  const counted = (app.sqlite.prepare(`SELECT COUNT(*) AS n FROM artifacts
+    WHERE status = 'superseded'`).get() as { n: number }).n
   t.equal(counted, 999)
 })
 
@@ -338,7 +362,8 @@ t.test('rate limit of the group', async (t) => {
   const c = client(app, u)
   for (let i = 0; i < 3; i++) t.equal((await c.list()).statusCode, 200)
   t.equal((await c.list()).statusCode, 429)
-  t.equal((await app.inject({ url: `${BASE}/meta/types` })).statusCode, 200, 'an anonymous caller has its own (per IP) budget')
+  t.equal((await app.inject({ url: `${BASE}/meta/types` })).statusCode, 200,
+    'an anonymous caller has its own (per IP) budget')
   t.equal((await app.inject({ url: '/api/v2/auth/me', headers: u.auth })).statusCode, 200, 'other groups unaffected')
 })
 
@@ -358,6 +383,7 @@ t.test('the unfiltered total stays exact through creates, supersedes and deletes
   t.equal(listed.meta.count, 1)
   t.equal(listed.data.length, 1)
   t.equal((await client(app, other).list()).json().meta.count, 1)
-  const direct = app.sqlite.prepare('SELECT COUNT(*) AS n FROM artifacts WHERE workspace_id = ?').get(u.workspaceId) as { n: number }
+  const direct = app.sqlite.prepare('SELECT COUNT(*) AS n FROM artifacts WHERE ' +
+    'workspace_id = ?').get(u.workspaceId) as { n: number }
   t.equal(direct.n, 1)
 })

@@ -20,18 +20,23 @@ t.test('JWT: expiry, tampering, foreign secret, alg none, deleted user', async (
   const now = Math.floor(Date.now() / 1000)
   const me = (token: string) => app.inject({ url: '/api/v2/auth/me', headers: { authorization: `Bearer ${token}` } })
 
-  t.equal((await me(hs256({ sub: u.userId, cid: u.customerId, iat: now, exp: now + 60 }))).statusCode, 200, 'a well-signed token works')
+  t.equal((await me(hs256({ sub: u.userId, cid: u.customerId, iat: now, exp: now + 60 }))).statusCode, 200,
+    'a well-signed token works')
 
   const expired = await me(hs256({ sub: u.userId, cid: u.customerId, iat: now - 120, exp: now - 60 }))
   t.equal(expired.statusCode, 401)
   t.equal(expired.json().message, 'Token has expired')
 
   const [h, , s] = u.token.split('.')
-  const forged = Buffer.from(JSON.stringify({ sub: u.userId, cid: randomBytes(16).toString('hex'), iat: now })).toString('base64url')
+  const forged = Buffer.from(JSON.stringify({ sub: u.userId, cid: randomBytes(16).toString('hex'),
+    iat: now })).toString('base64url')
   t.equal((await me(`${h}.${forged}.${s}`)).statusCode, 401, 'payload changed under the signature')
-  t.equal((await me(u.token.slice(0, -2) + (u.token.endsWith('AA') ? 'BB' : 'AA'))).statusCode, 401, 'signature changed')
-  t.equal((await me(hs256({ sub: u.userId, cid: u.customerId, iat: now }, 'another-secret-entirely-000000'))).statusCode, 401, 'foreign secret')
-  const none = `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${Buffer.from(JSON.stringify({ sub: u.userId, cid: u.customerId })).toString('base64url')}.`
+  t.equal((await me(u.token.slice(0, -2) + (u.token.endsWith('AA') ? 'BB' : 'AA'))).statusCode, 401,
+    'signature changed')
+  t.equal((await me(hs256({ sub: u.userId, cid: u.customerId, iat: now },
+    'another-secret-entirely-000000'))).statusCode, 401, 'foreign secret')
+  const none = `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.` +
+    `${Buffer.from(JSON.stringify({ sub: u.userId, cid: u.customerId })).toString('base64url')}.`
   t.equal((await me(none)).statusCode, 401, 'alg none')
   t.equal((await me(hs256({ sub: u.userId, cid: 'wrong-org', iat: now }))).statusCode, 401, 'cid must match the user')
   t.equal((await me('not-a-jwt')).statusCode, 401)
@@ -45,7 +50,8 @@ t.test('JWT: expiry, tampering, foreign secret, alg none, deleted user', async (
 t.test('API keys: create shows the value once; list and details never do', async (t) => {
   const app = await build(t)
   const u = await signup(app)
-  const res = await app.inject({ method: 'POST', url: '/api/v2/api-keys', headers: u.auth, payload: { name: 'ci', scopes: ['read', 'knowledge:read'] } })
+  const res = await app.inject({ method: 'POST', url: '/api/v2/api-keys', headers: u.auth,
+    payload: { name: 'ci', scopes: ['read', 'knowledge:read'] } })
   t.equal(res.statusCode, 201)
   const k = res.json().data
   t.match(k.key, /^cairn_[A-Za-z0-9_-]{43}$/)
@@ -69,9 +75,12 @@ t.test('API keys: create shows the value once; list and details never do', async
   t.notOk(one.body.includes(k.key))
 
   const other = await signup(app)
-  t.equal((await app.inject({ url: `/api/v2/api-keys/${k.id}`, headers: other.auth })).statusCode, 404, 'another user\'s key is not found')
-  t.equal((await app.inject({ method: 'DELETE', url: `/api/v2/api-keys/${k.id}`, headers: other.auth })).statusCode, 404)
-  t.equal((await app.inject({ method: 'POST', url: `/api/v2/api-keys/${k.id}/rotate`, headers: other.auth })).statusCode, 404)
+  t.equal((await app.inject({ url: `/api/v2/api-keys/${k.id}`, headers: other.auth })).statusCode, 404,
+    'another user\'s key is not found')
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/v2/api-keys/${k.id}`, headers: other.auth })).statusCode,
+    404)
+  t.equal((await app.inject({ method: 'POST', url: `/api/v2/api-keys/${k.id}/rotate`,
+    headers: other.auth })).statusCode, 404)
   t.same((await app.inject({ url: '/api/v2/api-keys', headers: other.auth })).json().data, [])
 })
 
@@ -79,23 +88,28 @@ t.test('scope lists: empty, duplicate, unknown and admin are refused', async (t)
   const app = await build(t)
   const u = await signup(app)
   for (const scopes of [[], ['read', 'read'], ['read', 'delete'], ['admin'], ['read', 'admin']]) {
-    const res = await app.inject({ method: 'POST', url: '/api/v2/api-keys', headers: u.auth, payload: { name: 'x', scopes } })
+    const res = await app.inject({ method: 'POST', url: '/api/v2/api-keys', headers: u.auth,
+      payload: { name: 'x', scopes } })
     t.equal(res.statusCode, 400, JSON.stringify(scopes))
     t.equal(res.json().code, 'INVALID_SCOPES')
   }
-  const noName = await app.inject({ method: 'POST', url: '/api/v2/api-keys', headers: u.auth, payload: { name: '', scopes: ['read'] } })
+  const noName = await app.inject({ method: 'POST', url: '/api/v2/api-keys', headers: u.auth,
+    payload: { name: '', scopes: ['read'] } })
   t.equal(noName.statusCode, 400)
-  const past = await app.inject({ method: 'POST', url: '/api/v2/api-keys', headers: u.auth, payload: { name: 'x', scopes: ['read'], expiresAt: '2020-01-01T00:00:00.000Z' } })
+  const past = await app.inject({ method: 'POST', url: '/api/v2/api-keys', headers: u.auth,
+    payload: { name: 'x', scopes: ['read'], expiresAt: '2020-01-01T00:00:00.000Z' } })
   t.equal(past.statusCode, 400)
   const foreignWs = await signup(app)
-  const bound = await app.inject({ method: 'POST', url: '/api/v2/api-keys', headers: u.auth, payload: { name: 'x', scopes: ['read'], workspaceId: foreignWs.workspaceId } })
+  const bound = await app.inject({ method: 'POST', url: '/api/v2/api-keys', headers: u.auth,
+    payload: { name: 'x', scopes: ['read'], workspaceId: foreignWs.workspaceId } })
   t.equal(bound.statusCode, 403, 'a key cannot be bound to a workspace the caller is not in')
 })
 
 t.test('every API key state, through both headers', async (t) => {
   const app = await build(t)
   const u = await signup(app)
-  const viaBearer = (key: string, id: string) => app.inject({ url: usageUrl(id), headers: { authorization: `Bearer ${key}` } })
+  const viaBearer = (key: string, id: string) => app.inject({ url: usageUrl(id),
+    headers: { authorization: `Bearer ${key}` } })
   const viaHeader = (key: string, id: string) => app.inject({ url: usageUrl(id), headers: { 'x-api-key': key } })
 
   for (const [name, call] of [['Authorization: Bearer', viaBearer], ['x-api-key', viaHeader]] as const) {
@@ -103,7 +117,8 @@ t.test('every API key state, through both headers', async (t) => {
     t.equal((await call(valid.key, valid.id)).statusCode, 200, `${name}: valid`)
 
     const revoked = await createKey(app, u, ['read'])
-    t.equal((await app.inject({ method: 'DELETE', url: `/api/v2/api-keys/${revoked.id}`, headers: u.auth })).statusCode, 200)
+    t.equal((await app.inject({ method: 'DELETE', url: `/api/v2/api-keys/${revoked.id}`, headers: u.auth })).statusCode,
+      200)
     const r = await call(revoked.key, revoked.id)
     t.equal(r.statusCode, 401, `${name}: revoked`)
     t.equal(r.json().message, 'API key has been revoked')
@@ -118,7 +133,8 @@ t.test('every API key state, through both headers', async (t) => {
 
     const expiring = await createKey(app, u, ['read'], { expiresAt: new Date(Date.now() + 3_600_000).toISOString() })
     t.equal((await call(expiring.key, expiring.id)).statusCode, 200, `${name}: not yet expired`)
-    app.sqlite.prepare('UPDATE api_keys SET expires_at = ? WHERE id = ?').run(new Date(Date.now() - 1000).toISOString(), expiring.id)
+    app.sqlite.prepare('UPDATE api_keys SET expires_at = ? WHERE id = ?').run(new Date(Date.now() - 1000).toISOString(),
+      expiring.id)
     const e = await call(expiring.key, expiring.id)
     t.equal(e.statusCode, 401, `${name}: expired`)
     t.equal(e.json().message, 'API key has expired')
@@ -144,7 +160,8 @@ t.test('rotation keeps name, binding, expiry and issuable scopes; revoked keys c
   const expiresAt = new Date(Date.now() + 86_400_000).toISOString()
   const k = await createKey(app, u, ['read', 'execute'], { workspaceId: u.workspaceId, expiresAt })
   // a label that could once be issued and no longer can
-  app.sqlite.prepare('UPDATE api_keys SET scopes = ? WHERE id = ?').run(JSON.stringify(['read', 'execute', 'admin']), k.id)
+  app.sqlite.prepare('UPDATE api_keys SET scopes = ? WHERE id = ?').run(JSON.stringify(['read', 'execute', 'admin']),
+    k.id)
   const res = await app.inject({ method: 'POST', url: `/api/v2/api-keys/${k.id}/rotate`, headers: u.auth })
   t.equal(res.statusCode, 201)
   const n = res.json().data
@@ -168,17 +185,20 @@ t.test('API keys are refused on JWT-only routes and routes outside the capabilit
     ['POST', `/api/v2/api-keys/${k.id}/rotate`], ['DELETE', `/api/v2/api-keys/${k.id}`],
     ['GET', '/api/v2/auth/me'], ['GET', '/api/v2/workspaces'], ['POST', '/api/v2/workspaces'], ['POST', '/api/v2/users']
   ] as const) {
-    const res = await app.inject({ method, url, headers: h, payload: method === 'POST' ? { name: 'x', scopes: ['read'] } : undefined })
+    const res = await app.inject({ method, url, headers: h,
+      payload: method === 'POST' ? { name: 'x', scopes: ['read'] } : undefined })
     t.equal(res.statusCode, 403, `${method} ${url}`)
     t.equal(res.json().code, 'API_KEY_NOT_ALLOWED')
   }
-  t.equal((await app.inject({ url: `/api/v2/api-keys/${k.id}`, headers: u.auth })).json().data.revoked_at, null, 'the key was not revoked by its own DELETE')
+  t.equal((await app.inject({ url: `/api/v2/api-keys/${k.id}`, headers: u.auth })).json().data.revoked_at, null,
+    'the key was not revoked by its own DELETE')
 })
 
 t.test('usage route by the capability table: read allows, others 403; owner only', async (t) => {
   const app = await build(t)
   const u = await signup(app)
-  for (const scopes of [['write'], ['execute'], ['knowledge:read'], ['knowledge:write'], ['write', 'execute', 'knowledge:read', 'knowledge:write']]) {
+  for (const scopes of [['write'], ['execute'], ['knowledge:read'], ['knowledge:write'],
+    ['write', 'execute', 'knowledge:read', 'knowledge:write']]) {
     const k = await createKey(app, u, scopes)
     const res = await app.inject({ url: usageUrl(k.id), headers: { 'x-api-key': k.key } })
     t.equal(res.statusCode, 403, scopes.join(','))
@@ -189,7 +209,8 @@ t.test('usage route by the capability table: read allows, others 403; owner only
   t.equal(head.statusCode, 200, 'HEAD follows GET')
   const mate = await addUser(app, u)
   const mateKey = await createKey(app, mate, ['read'])
-  t.equal((await app.inject({ url: usageUrl(mateKey.id), headers: { 'x-api-key': reader.key } })).statusCode, 404, 'someone else\'s key')
+  t.equal((await app.inject({ url: usageUrl(mateKey.id), headers: { 'x-api-key': reader.key } })).statusCode, 404,
+    'someone else\'s key')
   t.equal((await app.inject({ url: usageUrl(mateKey.id), headers: u.auth })).statusCode, 404, 'even for the org owner')
 })
 
@@ -198,7 +219,8 @@ async function buildWithContextRoute(t: Test): Promise<App> {
     before: (app) => {
       app.get('/api/v2/test/context', { config: { auth: 'jwt' } }, async (request) => {
         const q = request.query as { workspace_id?: string }
-        return { optional: workspaceContext(request, q.workspace_id) ?? null, required: requireWorkspaceContext(request, q.workspace_id) }
+        return { optional: workspaceContext(request, q.workspace_id) ?? null,
+          required: requireWorkspaceContext(request, q.workspace_id) }
       })
     }
   })
@@ -208,7 +230,8 @@ t.test('workspace context: header, query, membership, key binding', async (t) =>
   const app = await buildWithContextRoute(t)
   const u: TestUser = await signup(app)
   const stranger = await signup(app)
-  const ctx = (headers: Record<string, string>, query = '') => app.inject({ url: `/api/v2/test/context${query}`, headers })
+  const ctx = (headers: Record<string, string>, query = '') => app.inject({ url: `/api/v2/test/context${query}`,
+    headers })
 
   const missing = await ctx(u.auth)
   t.equal(missing.statusCode, 400)
@@ -224,20 +247,24 @@ t.test('workspace context: header, query, membership, key binding', async (t) =>
   t.equal(foreignHeader.json().code, 'WORKSPACE_FORBIDDEN')
   t.equal((await ctx(u.auth, `?workspace_id=${stranger.workspaceId}`)).statusCode, 403)
   t.equal((await ctx({ ...u.auth, 'x-workspace-id': 'not-a-uuid' })).statusCode, 403)
-  t.equal((await app.inject({ url: '/api/v2/auth/me', headers: { ...u.auth, 'x-workspace-id': stranger.workspaceId } })).statusCode, 403,
-    'a foreign workspace header is refused on any route')
+  t.equal((await app.inject({ url: '/api/v2/auth/me',
+    headers: { ...u.auth, 'x-workspace-id': stranger.workspaceId } })).statusCode, 403,
+  'a foreign workspace header is refused on any route')
 
   // a workspace-bound key: its binding is the context; naming another workspace is 403
   const bound = await createKey(app, u, ['read'], { workspaceId: u.workspaceId })
   const usage = await app.inject({ url: usageUrl(bound.id), headers: { 'x-api-key': bound.key } })
   t.equal(usage.statusCode, 200)
-  const ws2 = (await app.inject({ method: 'POST', url: '/api/v2/workspaces', headers: u.auth, payload: { name: 'Second' } })).json().data
-  const mismatch = await app.inject({ url: usageUrl(bound.id), headers: { 'x-api-key': bound.key, 'x-workspace-id': ws2.id } })
+  const ws2 = (await app.inject({ method: 'POST', url: '/api/v2/workspaces', headers: u.auth,
+    payload: { name: 'Second' } })).json().data
+  const mismatch = await app.inject({ url: usageUrl(bound.id),
+    headers: { 'x-api-key': bound.key, 'x-workspace-id': ws2.id } })
   t.equal(mismatch.statusCode, 403)
 
   // removal from the workspace takes effect on the next request
   const mate = await addUser(app, u)
-  await app.inject({ method: 'POST', url: `/api/v2/workspaces/${ws2.id}/members`, headers: u.auth, payload: { userId: mate.userId, role: 'member' } })
+  await app.inject({ method: 'POST', url: `/api/v2/workspaces/${ws2.id}/members`, headers: u.auth,
+    payload: { userId: mate.userId, role: 'member' } })
   t.equal((await ctx({ ...mate.auth, 'x-workspace-id': ws2.id })).statusCode, 200)
   await app.inject({ method: 'DELETE', url: `/api/v2/workspaces/${ws2.id}/members/${mate.userId}`, headers: u.auth })
   t.equal((await ctx({ ...mate.auth, 'x-workspace-id': ws2.id })).statusCode, 403)
@@ -246,16 +273,19 @@ t.test('workspace context: header, query, membership, key binding', async (t) =>
 t.test('legacy service key acts as the owner of the oldest organization', async (t) => {
   const serviceKey = 'svc-' + randomBytes(24).toString('hex')
   const app = await build(t, { config: { serviceKey } })
-  t.equal((await app.inject({ url: '/api/v2/auth/me', headers: { 'x-service-key': serviceKey } })).statusCode, 401, 'no organization yet')
+  t.equal((await app.inject({ url: '/api/v2/auth/me', headers: { 'x-service-key': serviceKey } })).statusCode, 401,
+    'no organization yet')
   const first = await signup(app)
   await signup(app)
   const me = await app.inject({ url: '/api/v2/auth/me', headers: { 'x-service-key': serviceKey } })
   t.equal(me.statusCode, 200)
   t.equal(me.json().data.user.id, first.userId)
   t.equal(me.json().data.orgRole, 'owner')
-  t.equal((await app.inject({ url: '/api/v2/auth/me', headers: { 'x-service-key': serviceKey + 'x' } })).statusCode, 401)
+  t.equal((await app.inject({ url: '/api/v2/auth/me', headers: { 'x-service-key': serviceKey + 'x' } })).statusCode,
+    401)
 
   const off = await build(t)
   await signup(off)
-  t.equal((await off.inject({ url: '/api/v2/auth/me', headers: { 'x-service-key': serviceKey } })).statusCode, 401, 'unset disables it')
+  t.equal((await off.inject({ url: '/api/v2/auth/me', headers: { 'x-service-key': serviceKey } })).statusCode, 401,
+    'unset disables it')
 })

@@ -7,10 +7,14 @@ import { loggerOptions } from '../src/app.js'
 async function stream(t: Test, fail?: 'error-chunk' | 'cut' | 'json-error' | 'json-completion', status?: number) {
   const llm = await fakeLlm(t, { fail, status, answer: () => 'The quick brown fox jumps over the lazy dog.' })
   const lines: string[] = []
-  const app = await build(t, { config: { llm: { baseUrl: llm.baseUrl, model: 'fake-1' } }, logger: loggerOptions('warn', { write: (l: string) => { lines.push(l) } }) })
+  const app = await build(t,
+    { config: { llm: { baseUrl: llm.baseUrl, model: 'fake-1' } },
+      logger: loggerOptions('warn', { write: (l: string) => { lines.push(l) } }) })
   const address = await app.listen({ port: 0, host: '127.0.0.1' })
   const u = await signup(app)
-  const res = await fetch(`${address}/api/v2/chat/stream`, { method: 'POST', headers: { ...u.auth, 'content-type': 'application/json' }, body: JSON.stringify({ message: 'go' }) })
+  const res = await fetch(`${address}/api/v2/chat/stream`,
+    { method: 'POST', headers: { ...u.auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ message: 'go' }) })
   const text = await res.text()
   return { res, text, events: parseSse(text), lines, llm, app, u }
 }

@@ -14,7 +14,8 @@ t.test('the Python client (python3 -m unittest) against a listening Cairn', asyn
   const waiters = new Map<string, Array<() => void>>()
   const app = await build(t, {
     before: (app) => {
-      // hooks for the Python tests: wait for background indexing, flush the developer log, wait until a review is awaited
+      // hooks for the Python tests: wait for background indexing, flush the developer log, wait until a review is
+      // awaited
       app.post('/test/idle', { config: { auth: 'public' } }, async () => { await app.jobs.idle(); return {} })
       app.post('/test/flush', { config: { auth: 'public' } }, async () => { app.devLog.flush(); return {} })
       app.post('/test/watching', { config: { auth: 'public' } }, async (request) => {
@@ -36,15 +37,19 @@ t.test('the Python client (python3 -m unittest) against a listening Cairn', asyn
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
   const u = await signup(app)
   const other = await signup(app)
-  const key = await createKey(app, u, ['knowledge:read', 'knowledge:write', 'artifacts:read', 'artifacts:write', 'write'])
+  const key = await createKey(app, u,
+    ['knowledge:read', 'knowledge:write', 'artifacts:read', 'artifacts:write', 'write'])
 
   // a Standard Webhooks delivery signed by the reference library, for the Python verifier
   const secret = 'whsec_' + randomBytes(32).toString('hex')
   const oldSecret = 'whsec_' + randomBytes(32).toString('hex')
   const body = JSON.stringify({ event: 'workflow.completed', data: { id: 'r1', note: 'ünïcode' } })
   const stamp = new Date()
-  const signature = `${new Webhook(oldSecret).sign('msg_py', stamp, body)} ${new Webhook(secret).sign('msg_py', stamp, body)}`
-  const webhook = { body, secret, oldSecret, headers: { 'webhook-id': 'msg_py', 'webhook-timestamp': String(Math.floor(stamp.getTime() / 1000)), 'webhook-signature': signature } }
+  const signature =
+    `${new Webhook(oldSecret).sign('msg_py', stamp, body)} ${new Webhook(secret).sign('msg_py', stamp, body)}`
+  const webhook = { body, secret, oldSecret,
+    headers: { 'webhook-id': 'msg_py', 'webhook-timestamp': String(Math.floor(stamp.getTime() / 1000)),
+      'webhook-signature': signature } }
 
   const env = {
     ...process.env,

@@ -11,7 +11,8 @@ t.test('clients/typescript/src/generated/openapi.ts matches /api/docs/json', asy
     const b = committed.split('\n')
     const line = a.findIndex((l, i) => l !== b[i])
     t.fail(`the generated client types drifted from the OpenAPI document (first difference at line ${line + 1}: ` +
-      `${JSON.stringify(b[line])} → ${JSON.stringify(a[line])}); run \`npm run clients:generate\` and commit the result`)
+      `${JSON.stringify(b[line])} → ${JSON.stringify(a[line])}); ` +
+      'run `npm run clients:generate` and commit the result')
   } else {
     t.pass('no drift')
   }

@@ -17,7 +17,8 @@ const PACKAGE = path.join(ROOT, 'clients/typescript')
 
 /** The package as it ships: built with its own tsc configuration, imported from dist/. */
 async function buildPackage(): Promise<typeof ClientModule> {
-  await promisify(execFile)(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(PACKAGE, 'tsconfig.json')])
+  await promisify(execFile)(process.execPath,
+    [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(PACKAGE, 'tsconfig.json')])
   t.ok(fs.existsSync(path.join(PACKAGE, 'dist/index.d.ts')), 'declarations emitted')
   return import(pathToFileURL(path.join(PACKAGE, 'dist/index.js')).href) as Promise<typeof ClientModule>
 }
@@ -31,7 +32,8 @@ t.test('@cairn/client against a listening Cairn', async (t) => {
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`
   const u = await signup(app)
   const other = await signup(app)
-  const key = await createKey(app, u, ['knowledge:read', 'knowledge:write', 'artifacts:read', 'artifacts:write', 'write'])
+  const key = await createKey(app, u,
+    ['knowledge:read', 'knowledge:write', 'artifacts:read', 'artifacts:write', 'write'])
   const cairn = new CairnClient({ baseUrl, token: key.key, workspaceId: u.workspaceId })
   const person = new CairnClient({ baseUrl, token: u.token, workspaceId: u.workspaceId })
 
@@ -41,7 +43,8 @@ t.test('@cairn/client against a listening Cairn', async (t) => {
     fs.writeFileSync(file, '# Runbook\n\nRotate the zebra certificates every Tuesday.')
     const fromPath = await cairn.uploadDocument({ path: file }, { category: 'ops', tags: ['ops'] })
     t.match(fromPath.document, { fileName: 'runbook.md', chunkCount: 1 })
-    const fromBytes = await cairn.uploadDocument({ data: new TextEncoder().encode('Zebra crossings need paint.'), fileName: 'notes.txt' })
+    const fromBytes = await cairn.uploadDocument({ data: new TextEncoder().encode('Zebra crossings need paint.'),
+      fileName: 'notes.txt' })
     t.equal(fromBytes.document.fileName, 'notes.txt')
     await app.jobs.idle() // passages are indexed in the background
     const found = await cairn.searchKnowledge({ query: 'zebra' })
@@ -54,7 +57,8 @@ t.test('@cairn/client against a listening Cairn', async (t) => {
   })
 
   await t.test('artifacts, typed errors, the review rule and waitForReview', async (t) => {
-    const plan = await cairn.createArtifact({ type: 'implementation_plan', title: 'Plan', content: { steps: ['a'] }, review_policy: 'request_review' })
+    const plan = await cairn.createArtifact({ type: 'implementation_plan', title: 'Plan', content: { steps: ['a'] },
+      review_policy: 'request_review' })
     t.equal(plan.status, 'draft')
     const refused = await cairn.setArtifactStatus(plan.id, 'approved').catch((e: unknown) => e)
     t.ok(refused instanceof CairnError)
@@ -69,9 +73,12 @@ t.test('@cairn/client against a listening Cairn', async (t) => {
     t.equal(titles.length, 5, 'every artifact through pages of 2')
     t.equal((await cairn.listArtifacts({ type: 'task_plan' })).meta.count, 3)
     const foreign = new CairnClient({ baseUrl, token: other.token, workspaceId: other.workspaceId })
-    t.match(await foreign.getArtifact(v2.id).catch((e: unknown) => e), { statusCode: 404, code: 'NOT_FOUND' }, 'another tenant: 404')
-    t.match(await cairn.with({ workspaceId: other.workspaceId }).listArtifacts().catch((e: unknown) => e), { statusCode: 403, code: 'WORKSPACE_FORBIDDEN' })
-    t.match(await cairn.createArtifact({ type: 'poem' as 'task_plan', title: 'x' }).catch((e: unknown) => e), { statusCode: 400, code: 'VALIDATION_ERROR' })
+    t.match(await foreign.getArtifact(v2.id).catch((e: unknown) => e), { statusCode: 404, code: 'NOT_FOUND' },
+      'another tenant: 404')
+    t.match(await cairn.with({ workspaceId: other.workspaceId }).listArtifacts().catch((e: unknown) => e),
+      { statusCode: 403, code: 'WORKSPACE_FORBIDDEN' })
+    t.match(await cairn.createArtifact({ type: 'poem' as 'task_plan', title: 'x' }).catch((e: unknown) => e),
+      { statusCode: 400, code: 'VALIDATION_ERROR' })
 
     const watch = app.reviewWatch
     const listening = new Promise<void>((resolve) => {
@@ -113,14 +120,16 @@ t.test('@cairn/client against a listening Cairn', async (t) => {
       stream.cancel()
     }
     t.equal(seen, 1, 'nothing after cancel')
-    t.match(await cairn.chatStream({ message: 'x' })[Symbol.asyncIterator]().next().catch((e: unknown) => e), { statusCode: 403 }, 'keys cannot chat')
+    t.match(await cairn.chatStream({ message: 'x' })[Symbol.asyncIterator]().next().catch((e: unknown) => e),
+      { statusCode: 403 }, 'keys cannot chat')
   })
 
   await t.test('cairn-mcp: the stdio bridge', async (t) => {
     const bridge = new Client({ name: 'bridge-test', version: '1.0.0' })
     await bridge.connect(new StdioClientTransport({
       command: process.execPath,
-      args: [path.join(PACKAGE, 'dist/bin/cairn-mcp.js'), '--url', baseUrl, '--key', key.key, '--workspace', u.workspaceId],
+      args: [path.join(PACKAGE, 'dist/bin/cairn-mcp.js'), '--url', baseUrl, '--key', key.key, '--workspace',
+        u.workspaceId],
       stderr: 'pipe'
     }))
     t.teardown(() => bridge.close())
@@ -130,14 +139,17 @@ t.test('@cairn/client against a listening Cairn', async (t) => {
     t.equal((res.structuredContent as { count: number }).count, 2)
     const bad = new Client({ name: 'bridge-test', version: '1.0.0' })
     await t.rejects(bad.connect(new StdioClientTransport({
-      command: process.execPath, args: [path.join(PACKAGE, 'dist/bin/cairn-mcp.js'), '--url', baseUrl, '--key', 'cairn_' + 'x'.repeat(43)], stderr: 'pipe'
+      command: process.execPath,
+      args: [path.join(PACKAGE, 'dist/bin/cairn-mcp.js'), '--url', baseUrl, '--key', 'cairn_' + 'x'.repeat(43)],
+      stderr: 'pipe'
     })), 'a bad key: the assistant gets an error, not a hang')
     await bad.close()
   })
 })
 
 t.test('retries, backoff and Idempotency-Key (a faulty server on a real socket)', async (t) => {
-  const { CairnClient, CairnError } = await import(pathToFileURL(path.join(PACKAGE, 'dist/index.js')).href) as typeof ClientModule
+  const { CairnClient, CairnError } = await import(pathToFileURL(path.join(PACKAGE,
+    'dist/index.js')).href) as typeof ClientModule
   const seen: Array<{ method: string; url: string; key?: string }> = []
   const plan: Array<(req: http.IncomingMessage, res: http.ServerResponse) => void> = []
   const server = http.createServer((req, res) => {
@@ -150,11 +162,15 @@ t.test('retries, backoff and Idempotency-Key (a faulty server on a real socket)'
   const port = (server.address() as { port: number }).port
   const cairn = new CairnClient({ baseUrl: `http://127.0.0.1:${port}`, token: 'cairn_test', baseDelayMs: 1, maxRetries: 3 })
   const json = (status: number, body: object, headers: Record<string, string> = {}) =>
-    (_q: http.IncomingMessage, r: http.ServerResponse) => r.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body))
+    (_q: http.IncomingMessage, r: http.ServerResponse) => r.writeHead(status,
+      { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body))
   const artifact = { success: true, data: { id: 'a1', title: 'T', status: 'draft' } }
-  const limited = json(429, { success: false, statusCode: 429, error: 'Too Many Requests', code: 'RATE_LIMITED', message: 'slow down' }, { 'retry-after': '0' })
+  const limited = json(429,
+    { success: false, statusCode: 429, error: 'Too Many Requests', code: 'RATE_LIMITED', message: 'slow down' },
+    { 'retry-after': '0' })
 
-  plan.push(limited, json(503, { success: false, statusCode: 503, code: 'SERVICE_UNAVAILABLE', message: 'closing' }), json(201, artifact))
+  plan.push(limited, json(503, { success: false, statusCode: 503, code: 'SERVICE_UNAVAILABLE', message: 'closing' }),
+    json(201, artifact))
   t.match(await cairn.createArtifact({ type: 'task_plan', title: 'T' }), { id: 'a1' })
   t.equal(seen.length, 3, '429 and 503 are retried')
   t.ok(seen[0].key && seen.every((s) => s.key === seen[0].key), 'one Idempotency-Key across the retries')
@@ -169,7 +185,8 @@ t.test('retries, backoff and Idempotency-Key (a faulty server on a real socket)'
   t.equal(seen.length, 2)
   seen.length = 0
   plan.push((_q, r) => r.destroy(), json(200, artifact))
-  t.match(await cairn.updateArtifact('a1', { title: 'x' }).catch((e: unknown) => e), { statusCode: 0, code: 'NETWORK_ERROR' }, 'PATCH is not repeated blindly')
+  t.match(await cairn.updateArtifact('a1', { title: 'x' }).catch((e: unknown) => e),
+    { statusCode: 0, code: 'NETWORK_ERROR' }, 'PATCH is not repeated blindly')
   t.equal(seen.length, 1)
   plan.length = 0
 
@@ -182,7 +199,8 @@ t.test('retries, backoff and Idempotency-Key (a faulty server on a real socket)'
 
   seen.length = 0
   plan.push(json(429, { code: 'RATE_LIMITED', message: 'later' }, { 'retry-after': '3600' }))
-  t.match(await cairn.getArtifact('a1').catch((e: unknown) => e), { statusCode: 429, retryAfter: 3600 }, 'a Retry-After beyond maxDelayMs is not waited out')
+  t.match(await cairn.getArtifact('a1').catch((e: unknown) => e), { statusCode: 429, retryAfter: 3600 },
+    'a Retry-After beyond maxDelayMs is not waited out')
   t.equal(seen.length, 1)
 
   t.equal(cairn.transport.delayFor(0, 2), 2000, 'Retry-After wins')
@@ -192,7 +210,8 @@ t.test('retries, backoff and Idempotency-Key (a faulty server on a real socket)'
 })
 
 t.test('webhook signatures: both schemes of CONTRACT.md §8', async (t) => {
-  const { verifyWebhook, verifyCairnSignature, verifyStandardWebhook } = await import(pathToFileURL(path.join(PACKAGE, 'dist/index.js')).href) as typeof ClientModule
+  const { verifyWebhook, verifyCairnSignature, verifyStandardWebhook } = await import(pathToFileURL(path.join(PACKAGE,
+    'dist/index.js')).href) as typeof ClientModule
   const secret = 'whsec_' + randomBytes(32).toString('hex')
   const body = JSON.stringify({ event: 'message.created', data: { id: 1, text: 'héllo' } })
   const hex = createHmac('sha256', secret).update(body).digest('hex')
@@ -205,19 +224,23 @@ t.test('webhook signatures: both schemes of CONTRACT.md §8', async (t) => {
   // Standard Webhooks, signed by its reference library with the same secret
   const now = Math.floor(Date.now() / 1000)
   const signature = new Webhook(secret).sign('msg_1', new Date(now * 1000), body)
-  const headers = { 'webhook-id': 'msg_1', 'webhook-timestamp': String(now), 'webhook-signature': signature, 'x-cairn-signature': hex }
+  const headers = { 'webhook-id': 'msg_1', 'webhook-timestamp': String(now), 'webhook-signature': signature,
+    'x-cairn-signature': hex }
   t.ok(await verifyStandardWebhook(body, headers, secret))
   t.ok(await verifyWebhook(body, new Headers(headers), secret), 'a Headers object')
   const oldSecret = 'whsec_' + randomBytes(32).toString('hex')
   const rotated = `${new Webhook(oldSecret).sign('msg_1', new Date(now * 1000), body)} ${signature}`
-  t.ok(await verifyStandardWebhook(body, { ...headers, 'webhook-signature': rotated }, secret), 'any of several signatures')
-  t.ok(await verifyStandardWebhook(body, { ...headers, 'webhook-signature': rotated }, oldSecret), 'the old secret during a rotation')
+  t.ok(await verifyStandardWebhook(body, { ...headers, 'webhook-signature': rotated }, secret),
+    'any of several signatures')
+  t.ok(await verifyStandardWebhook(body, { ...headers, 'webhook-signature': rotated }, oldSecret),
+    'the old secret during a rotation')
   t.notOk(await verifyStandardWebhook(body, headers, oldSecret), 'another secret')
   t.notOk(await verifyStandardWebhook(body, { ...headers, 'webhook-id': 'msg_2' }, secret), 'the id is signed')
   t.notOk(await verifyStandardWebhook(body, headers, secret, { now: now + 301 }), 'too old')
   t.ok(await verifyStandardWebhook(body, headers, secret, { now: now + 299 }))
   t.notOk(await verifyStandardWebhook(body, headers, secret, { now: now - 400 }), 'from the future')
   t.notOk(await verifyWebhook(body, { 'x-cairn-signature': hex.replace(/.$/, (c) => (c === '0' ? '1' : '0')) }, secret))
-  t.ok(await verifyWebhook(body, { 'X-Cairn-Signature': hex }, secret), 'header names in any case; the Cairn scheme alone')
+  t.ok(await verifyWebhook(body, { 'X-Cairn-Signature': hex }, secret),
+    'header names in any case; the Cairn scheme alone')
   t.notOk(await verifyWebhook(body, {}, secret), 'unsigned')
 })

@@ -23,7 +23,8 @@ function problemsOf(fn: () => unknown): string[] {
 }
 
 t.test('one line per bad variable, naming it and what it accepts', async (t) => {
-  const lines = problems({ PORT: 'eighty', CAIRN_SIGNUP: 'sometimes', CAIRN_STT: 'magic', CAIRN_JWT_SECRET: 'short', CAIRN_ALLOW_PRIVATE_URLS: 'maybe' })
+  const lines = problems({ PORT: 'eighty', CAIRN_SIGNUP: 'sometimes', CAIRN_STT: 'magic', CAIRN_JWT_SECRET: 'short',
+    CAIRN_ALLOW_PRIVATE_URLS: 'maybe' })
   t.equal(lines.length, 5)
   t.match(lines, [
     'PORT="eighty" is invalid: expected an integer from 0 to 65535',
@@ -40,7 +41,8 @@ t.test('service URLs must be http(s) URLs at start; a model is named with a mode
     CAIRN_EMBED_BASE_URL: 'not a url', CAIRN_WEB_SEARCH_URL: 'https://user:pw@search.example'
   })
   t.equal(lines.length, 4)
-  t.match(lines[0], /^CAIRN_LLM_BASE_URL="localhost:11434\/v1" has the scheme localhost: expected an http:\/\/ or https:\/\/ URL$/)
+  t.match(lines[0],
+    /^CAIRN_LLM_BASE_URL="localhost:11434\/v1" has the scheme localhost: expected an http:\/\/ or https:\/\/ URL$/)
   t.match(lines[1], /^CAIRN_STT_BASE_URL=.*has the scheme ftp/)
   t.match(lines[2], /^CAIRN_EMBED_BASE_URL="not a url" is not a URL/)
   t.match(lines[3], /^CAIRN_WEB_SEARCH_URL=.*carries credentials/)
@@ -69,13 +71,15 @@ t.test('a data dir that is not a usable directory is named with what is missing'
   if (process.getuid?.() === 0) {
     t.comment('running as root: file modes do not stop writes, so the read-only case is not checked here')
   } else {
-    t.match(problemsOf(() => checkDataDir(readOnly)), [/is not writable: the user running Cairn \(uid \d+\) needs read, write and execute permission/])
+    t.match(problemsOf(() => checkDataDir(readOnly)),
+      [/is not writable: the user running Cairn \(uid \d+\) needs read, write and execute permission/])
   }
 })
 
 t.test('the server prints the problems, one per line, without a stack trace, and exits 1', async (t) => {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src', 'server.ts')], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: '99999', CAIRN_SIGNUP: 'sometimes', CAIRN_DATA_DIR: tempDir(t) },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: '99999', CAIRN_SIGNUP: 'sometimes',
+      CAIRN_DATA_DIR: tempDir(t) },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let stderr = ''

@@ -9,18 +9,23 @@ function tree(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).map((e) => path.join(e.parentPath, e.name))
 }
 
-t.test('the data directory is 0700 and every file in it 0600, the database\'s WAL and SHM and stored files included', async (t) => {
+t.test('the data directory is 0700 and every file in it 0600, the database\'s WAL and SHM and stored ' +
+  'files included', async (t) => {
   const dataDir = path.join(tempDir(t), 'data')
   const app = await build(t, { dataDir })
   const u = await signup(app)
-  const body = multipart([{ filename: 'notes.md', content: '# Notes\n\nPrivate words.\n', contentType: 'text/markdown' }])
-  t.equal((await app.inject({ method: 'POST', url: '/api/knowledge/upload', headers: { ...u.auth, ...body.headers }, payload: body.payload })).statusCode, 201)
+  const body = multipart([{ filename: 'notes.md', content: '# Notes\n\nPrivate words.\n',
+    contentType: 'text/markdown' }])
+  t.equal((await app.inject({ method: 'POST', url: '/api/knowledge/upload', headers: { ...u.auth, ...body.headers },
+    payload: body.payload })).statusCode, 201)
   const audio = multipart([{ filename: 'memo.wav', content: Buffer.alloc(2048, 7), contentType: 'audio/wav' }])
-  t.equal((await app.inject({ method: 'POST', url: '/api/v2/voice-notes/audio', headers: { ...u.auth, ...audio.headers }, payload: audio.payload })).statusCode, 201)
+  t.equal((await app.inject({ method: 'POST', url: '/api/v2/voice-notes/audio',
+    headers: { ...u.auth, ...audio.headers }, payload: audio.payload })).statusCode, 201)
   await app.jobs.idle()
   t.equal(mode(dataDir), 0o700, 'data dir')
   const files = tree(dataDir)
-  for (const name of ['cairn.db', 'cairn.db-wal', 'cairn.db-shm', 'jwt-secret']) t.ok(files.includes(path.join(dataDir, name)), name)
+  for (const name of ['cairn.db', 'cairn.db-wal', 'cairn.db-shm',
+    'jwt-secret']) t.ok(files.includes(path.join(dataDir, name)), name)
   t.ok(files.length >= 7, 'stored files too')
   for (const p of files) t.equal(mode(p), fs.statSync(p).isDirectory() ? 0o700 : 0o600, path.relative(dataDir, p))
 })

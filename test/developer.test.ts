@@ -64,7 +64,8 @@ t.test('webhook management: secret once, validation, roles, tenants', async (t) 
   const list = await app.inject({ url: `${BASE}/webhooks`, headers: ws(owner) })
   t.equal(list.statusCode, 200)
   t.notOk(list.body.includes(hook.signing_secret), 'the secret never appears again')
-  t.same(Object.keys(list.json().data[0]).sort(), ['active', 'created_at', 'description', 'events', 'id', 'updated_at', 'url'])
+  t.same(Object.keys(list.json().data[0]).sort(),
+    ['active', 'created_at', 'description', 'events', 'id', 'updated_at', 'url'])
 
   t.equal((await createHook(app, ws(owner), { url: 'https://93.184.216.34/x', events: ['message.deleted'] })).json().code, 'UNKNOWN_EVENT')
   t.equal((await createHook(app, ws(owner), { url: 'https://93.184.216.34/x', events: [] })).statusCode, 400)
@@ -76,22 +77,28 @@ t.test('webhook management: secret once, validation, roles, tenants', async (t) 
   t.equal((await createHook(app, owner.auth, { url: 'https://93.184.216.34/x', events: ['test.ping'] })).statusCode, 400, 'workspace context needed')
 
   const member = await addUser(app, owner)
-  await app.inject({ method: 'POST', url: `/api/v2/workspaces/${owner.workspaceId}/members`, headers: owner.auth, payload: { userId: member.userId, role: 'member' } })
+  await app.inject({ method: 'POST', url: `/api/v2/workspaces/${owner.workspaceId}/members`, headers: owner.auth,
+    payload: { userId: member.userId, role: 'member' } })
   t.equal((await createHook(app, ws(member, owner.workspaceId), { url: 'https://93.184.216.34/x', events: ['test.ping'] })).statusCode, 403, 'members do not manage')
-  t.equal((await app.inject({ url: `${BASE}/webhooks`, headers: ws(member, owner.workspaceId) })).statusCode, 200, 'members may list')
+  t.equal((await app.inject({ url: `${BASE}/webhooks`, headers: ws(member, owner.workspaceId) })).statusCode, 200,
+    'members may list')
 
-  const put = await app.inject({ method: 'PUT', url: `${BASE}/webhooks/${hook.id}`, headers: ws(owner), payload: { active: false, events: ['test.ping'] } })
+  const put = await app.inject({ method: 'PUT', url: `${BASE}/webhooks/${hook.id}`, headers: ws(owner),
+    payload: { active: false, events: ['test.ping'] } })
   t.equal(put.statusCode, 200)
   t.same(Object.keys(put.json().data).sort(), ['active', 'events', 'id', 'updated_at', 'url'])
   t.equal(put.json().data.active, false)
-  t.equal((await app.inject({ method: 'PUT', url: `${BASE}/webhooks/${hook.id}`, headers: ws(owner), payload: {} })).statusCode, 400)
+  t.equal((await app.inject({ method: 'PUT', url: `${BASE}/webhooks/${hook.id}`, headers: ws(owner),
+    payload: {} })).statusCode, 400)
   t.equal((await app.inject({ method: 'PUT', url: `${BASE}/webhooks/${hook.id}`, headers: ws(owner), payload: { url: 'http://10.0.0.1/' } })).statusCode, 400)
-  t.equal((await app.inject({ method: 'PUT', url: `${BASE}/webhooks/${hook.id}`, headers: ws(owner), payload: { events: ['nope'] } })).statusCode, 400)
+  t.equal((await app.inject({ method: 'PUT', url: `${BASE}/webhooks/${hook.id}`, headers: ws(owner),
+    payload: { events: ['nope'] } })).statusCode, 400)
 
   const stranger = await signup(app)
   for (const [method, url] of [['PUT', `${BASE}/webhooks/${hook.id}`], ['DELETE', `${BASE}/webhooks/${hook.id}`],
     ['GET', `${BASE}/webhooks/${hook.id}/deliveries`], ['POST', `${BASE}/webhooks/${hook.id}/test`]] as const) {
-    const r = await app.inject({ method, url, headers: ws(stranger), payload: method === 'PUT' ? { active: true } : undefined })
+    const r = await app.inject({ method, url, headers: ws(stranger),
+      payload: method === 'PUT' ? { active: true } : undefined })
     t.equal(r.statusCode, 404, `foreign webhook: ${method} ${url.replace(hook.id, ':id')}`)
   }
   t.same((await app.inject({ url: `${BASE}/webhooks`, headers: ws(stranger) })).json().data, [])
@@ -99,14 +106,16 @@ t.test('webhook management: secret once, validation, roles, tenants', async (t) 
 
   const del = await app.inject({ method: 'DELETE', url: `${BASE}/webhooks/${hook.id}`, headers: ws(owner) })
   t.same(del.json(), { success: true, message: 'Webhook deleted' })
-  t.equal((await app.inject({ method: 'DELETE', url: `${BASE}/webhooks/${hook.id}`, headers: ws(owner) })).statusCode, 404)
+  t.equal((await app.inject({ method: 'DELETE', url: `${BASE}/webhooks/${hook.id}`, headers: ws(owner) })).statusCode,
+    404)
 })
 
 t.test('API key capabilities on webhooks: read lists, write manages, execute tests', async (t) => {
   const app = await build(t, { config: { allowPrivateUrls: true } })
   const rx = await receiver(t)
   const u = await signup(app)
-  const key = async (scopes: string[]) => ({ 'x-api-key': (await createKey(app, u, scopes, { workspaceId: u.workspaceId })).key })
+  const key = async (scopes: string[]) => ({ 'x-api-key': (await createKey(app, u, scopes,
+    { workspaceId: u.workspaceId })).key })
   const read = await key(['read'])
   const write = await key(['write'])
   const exec = await key(['execute'])
@@ -116,10 +125,12 @@ t.test('API key capabilities on webhooks: read lists, write manages, execute tes
   const id = created.json().data.id
   t.equal((await app.inject({ url: `${BASE}/webhooks`, headers: read })).statusCode, 200)
   t.equal((await app.inject({ url: `${BASE}/webhooks`, headers: write })).statusCode, 403)
-  t.equal((await app.inject({ method: 'POST', url: `${BASE}/webhooks/${id}/test`, headers: write })).statusCode, 403, 'write alone is not enough')
+  t.equal((await app.inject({ method: 'POST', url: `${BASE}/webhooks/${id}/test`, headers: write })).statusCode, 403,
+    'write alone is not enough')
   t.equal((await app.inject({ method: 'POST', url: `${BASE}/webhooks/${id}/test`, headers: exec })).statusCode, 200)
   t.equal((await app.inject({ url: `${BASE}/webhooks/${id}/deliveries`, headers: read })).json().data.length, 1)
-  t.equal((await app.inject({ method: 'PUT', url: `${BASE}/webhooks/${id}`, headers: write, payload: { active: false } })).statusCode, 200)
+  t.equal((await app.inject({ method: 'PUT', url: `${BASE}/webhooks/${id}`, headers: write,
+    payload: { active: false } })).statusCode, 200)
   t.equal((await app.inject({ method: 'DELETE', url: `${BASE}/webhooks/${id}`, headers: read })).statusCode, 403)
   t.equal((await app.inject({ method: 'DELETE', url: `${BASE}/webhooks/${id}`, headers: write })).statusCode, 200)
 })
@@ -137,7 +148,8 @@ t.test('deliveries: signed raw body, recorded preview and hash, failures without
   t.type(td.latency_ms, 'number')
   const ping = rx.got[0]
   const expected = createHmac('sha256', hook.signing_secret).update(ping.raw).digest()
-  t.ok(timingSafeEqual(Buffer.from(ping.headers['x-cairn-signature'] as string, 'hex'), expected), 'signature verifies over the raw bytes')
+  t.ok(timingSafeEqual(Buffer.from(ping.headers['x-cairn-signature'] as string, 'hex'), expected),
+    'signature verifies over the raw bytes')
   t.equal(ping.headers['x-cairn-event'], 'test.ping')
   t.equal(ping.headers['x-cairn-delivery'], td.delivery.id)
   t.match(ping.headers['user-agent'], /^Cairn-Webhooks\/\d/)
@@ -194,10 +206,13 @@ t.test('a private receiver is refused at connect time unless allowed', async (t)
   const rx = await receiver(t)
   const u = await signup(app)
   // stored while private URLs were allowed (or a name that now resolves privately)
-  app.sqlite.prepare(`INSERT INTO webhooks (id, customer_id, workspace_id, url, events, signing_secret, active, description, created_by, created_at, updated_at)
-    VALUES ('00000000-0000-4000-8000-000000000001', ?, ?, ?, '["test.ping"]', 'whsec_x', 1, '', ?, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`)
+  app.sqlite.prepare(`INSERT INTO webhooks (id, customer_id, workspace_id, url, events, signing_secret, active,
+    description, created_by, created_at, updated_at)
+    VALUES ('00000000-0000-4000-8000-000000000001', ?, ?, ?, '["test.ping"]', 'whsec_x', 1, '', ?,
+      '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`)
     .run(u.customerId, u.workspaceId, `${rx.base.replace('127.0.0.1', 'localhost')}/ok`, u.userId)
-  const r = (await app.inject({ method: 'POST', url: `${BASE}/webhooks/00000000-0000-4000-8000-000000000001/test`, headers: ws(u) })).json().data
+  const r = (await app.inject({ method: 'POST', url: `${BASE}/webhooks/00000000-0000-4000-8000-000000000001/test`,
+    headers: ws(u) })).json().data
   t.equal(r.delivered, false)
   t.match(r.error, /non-public/)
   t.equal(rx.got.length, 0, 'nothing reached the receiver')
@@ -208,26 +223,32 @@ t.test('developer logs: filters, cursor pages without gaps or duplicates, limits
   const u = await signup(app)
   const k1 = await createKey(app, u, ['read', 'write'])
   const k2 = await createKey(app, u, ['read'])
-  const hit = (k: { key: string; id: string }) => app.inject({ url: `${BASE}/api-keys/${k.id}/usage`, headers: { 'x-api-key': k.key } })
+  const hit = (k: { key: string; id: string }) => app.inject({ url: `${BASE}/api-keys/${k.id}/usage`,
+    headers: { 'x-api-key': k.key } })
   for (let i = 0; i < 30; i++) await hit(i % 3 === 0 ? k2 : k1)
-  const act = await app.inject({ method: 'POST', url: '/api/v2/activity/log', headers: { 'x-api-key': k1.key }, payload: { action: 'sync.finished', category: 'sync', metadata: { items: 3 } } })
+  const act = await app.inject({ method: 'POST', url: '/api/v2/activity/log', headers: { 'x-api-key': k1.key },
+    payload: { action: 'sync.finished', category: 'sync', metadata: { items: 3 } } })
   t.equal(act.statusCode, 201)
-  t.match(act.json().data, { category: 'sync', action: 'sync.finished', api_key_id: k1.id, status_code: 201, metadata: { items: 3 } })
+  t.match(act.json().data,
+    { category: 'sync', action: 'sync.finished', api_key_id: k1.id, status_code: 201, metadata: { items: 3 } })
   const other = await signup(app)
   const ok3 = await createKey(app, other, ['read'])
   await hit(ok3)
 
   const logs = (q = '') => app.inject({ url: `${BASE}/logs${q}`, headers: u.auth })
   const all = (await logs('?limit=100')).json()
-  t.equal(all.data.length, 31, '30 requests and one activity entry; the activity replaced its own request entry; none of the other user')
+  t.equal(all.data.length, 31,
+    '30 requests and one activity entry; the activity replaced its own request entry; none of the other user')
   t.equal(all.nextCursor, null)
-  t.same(Object.keys(all.data[1]).sort(), ['action', 'api_key_id', 'category', 'created_at', 'duration_ms', 'id', 'status_code'])
+  t.same(Object.keys(all.data[1]).sort(),
+    ['action', 'api_key_id', 'category', 'created_at', 'duration_ms', 'id', 'status_code'])
   t.equal(all.data[0].action, 'sync.finished', 'newest first')
   t.equal((await logs(`?api_key_id=${k2.id}`)).json().data.length, 10)
   t.equal((await logs('?categories=sync')).json().data.length, 1)
   t.equal((await logs('?categories=developer,sync&limit=100')).json().data.length, 31)
   t.equal((await logs('?categories=knowledge')).json().data.length, 0)
-  t.equal((await logs(`?start=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).json().data.length, 0)
+  t.equal((await logs(`?start=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).json().data.length,
+    0)
   t.equal((await logs(`?end=${encodeURIComponent(new Date(Date.now() - 60_000).toISOString())}`)).json().data.length, 0)
   t.equal((await logs('?limit=101')).statusCode, 400)
   t.equal((await logs('?cursor=garbage')).statusCode, 400)
@@ -237,7 +258,8 @@ t.test('developer logs: filters, cursor pages without gaps or duplicates, limits
   const seen: string[] = []
   let cursor: string | null = null
   do {
-    const page: { data: Array<{ id: string }>; nextCursor: string | null } = (await logs(`?limit=7${cursor ? `&cursor=${cursor}` : ''}`)).json()
+    const page: { data: Array<{ id: string }>;
+      nextCursor: string | null } = (await logs(`?limit=7${cursor ? `&cursor=${cursor}` : ''}`)).json()
     seen.push(...page.data.map((e) => e.id))
     cursor = page.nextCursor
     await hit(k1)
@@ -248,21 +270,25 @@ t.test('developer logs: filters, cursor pages without gaps or duplicates, limits
 
   // retention
   app.devLog.flush()
-  app.sqlite.prepare(`UPDATE developer_log_chunks SET first_at = '2000-01-01T00:00:00.000Z', last_at = '2000-01-01T00:00:00.000Z' WHERE api_key_id = ?`).run(k2.id)
+  app.sqlite.prepare(`UPDATE developer_log_chunks
+    SET first_at = '2000-01-01T00:00:00.000Z', last_at = '2000-01-01T00:00:00.000Z' WHERE api_key_id = ?`).run(k2.id)
   app.runMaintenance()
   t.equal((await logs(`?api_key_id=${k2.id}`)).json().data.length, 0)
   t.ok((await logs(`?api_key_id=${k1.id}`)).json().data.length > 0, 'the other key\'s entries are kept')
 })
 
-t.test('developer logs: a filter that matches little gives short pages with a cursor, never a scan of the whole log', async (t) => {
+t.test('developer logs: a filter that matches little gives short pages with a cursor, never a scan ' +
+  'of the whole log', async (t) => {
   const app = await build(t)
   const u = await signup(app)
   const k = await createKey(app, u, ['read'])
   // one chunk: an old `sync` entry, then more `developer` entries than one page may examine
   const at = (i: number) => new Date(Date.UTC(2026, 0, 1) + i).toISOString()
   const entries: StoredEntry[] = [[randomUUID(), 'sync', 'sync.done', null, null, 201, 1, { items: 1 }, at(0)]]
-  for (let i = 1; i <= LOG_SCAN_BUDGET + 5000; i++) entries.push([randomUUID(), 'developer', 'developer.logs', 'GET', '/x', 200, 1, null, at(i)])
-  app.sqlite.prepare(`INSERT INTO developer_log_chunks (user_id, api_key_id, categories, first_at, last_at, count, entries) VALUES (?, ?, ',sync,developer,', ?, ?, ?, ?)`)
+  for (let i = 1; i <= LOG_SCAN_BUDGET + 5000; i++) entries.push([randomUUID(), 'developer', 'developer.logs', 'GET',
+    '/x', 200, 1, null, at(i)])
+  app.sqlite.prepare(`INSERT INTO developer_log_chunks (user_id, api_key_id, categories, first_at, last_at, count,
+    entries) VALUES (?, ?, ',sync,developer,', ?, ?, ?, ?)`)
     .run(u.userId, k.id, at(0), at(entries.length - 1), entries.length, JSON.stringify(entries))
   const logs = (q: string) => app.inject({ url: `${BASE}/logs${q}`, headers: u.auth })
 
@@ -270,7 +296,8 @@ t.test('developer logs: a filter that matches little gives short pages with a cu
   t.same(first.data, [], 'the budget ran out before a match')
   t.type(first.nextCursor, 'string')
   const second = (await logs(`?categories=sync&cursor=${first.nextCursor}`)).json()
-  t.same(second.data.map((e: { action: string; metadata: unknown }) => [e.action, e.metadata]), [['sync.done', { items: 1 }]])
+  t.same(second.data.map((e: { action: string; metadata: unknown }) => [e.action, e.metadata]),
+    [['sync.done', { items: 1 }]])
   t.equal(second.nextCursor, null)
 
   // unfiltered pages walk the same chunk newest first, without gaps
@@ -295,7 +322,8 @@ t.test('developer logs: a filter that matches little gives short pages with a cu
   // a cursor from another user's log shows nothing of theirs; a malformed one is refused
   const other = await signup(app)
   t.same((await app.inject({ url: `${BASE}/logs?cursor=${page1.nextCursor}`, headers: other.auth })).json().data, [])
-  t.same((await app.inject({ url: `${BASE}/logs?api_key_id=${k.id}`, headers: other.auth })).json().data, [], 'nor does a filter on their key')
+  t.same((await app.inject({ url: `${BASE}/logs?api_key_id=${k.id}`, headers: other.auth })).json().data, [],
+    'nor does a filter on their key')
   t.equal((await logs(`?cursor=${Buffer.from('c1.x').toString('base64url')}`)).statusCode, 400)
 })
 
@@ -311,32 +339,41 @@ t.test('the chunked developer log takes over entries written before it (migratio
   fs.writeFileSync(journalFile, JSON.stringify(journal))
   const old = new Database(path.join(dir, 'cairn.db'))
   migrate(drizzle(old), { migrationsFolder: folder })
-  const insert = old.prepare(`INSERT INTO developer_logs (id, customer_id, user_id, api_key_id, category, action, method, path, status_code, duration_ms, metadata, created_at)
+  const insert = old.prepare(`INSERT INTO developer_logs (id, customer_id, user_id, api_key_id, category, action,
+    method, path, status_code, duration_ms, metadata, created_at)
     VALUES (?, 'c', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-  insert.run('e1', 'u1', 'k1', 'developer', 'developer.key_usage', 'GET', '/api/v2/developer/api-keys/k1/usage', 200, 3, null, '2026-11-01T10:00:00.000Z')
+  insert.run('e1', 'u1', 'k1', 'developer', 'developer.key_usage', 'GET', '/api/v2/developer/api-keys/k1/usage', 200, 3,
+    null, '2026-11-01T10:00:00.000Z')
   insert.run('e2', 'u1', null, 'sync', 'sync.done', null, null, 201, 0, '{"items":2}', '2026-11-01T10:00:01.000Z')
-  insert.run('e3', 'u2', 'k2', 'knowledge', 'knowledge.search', 'GET', '/api/knowledge/search', 200, 9, null, '2026-11-01T10:00:02.000Z')
+  insert.run('e3', 'u2', 'k2', 'knowledge', 'knowledge.search', 'GET', '/api/knowledge/search', 200, 9, null,
+    '2026-11-01T10:00:02.000Z')
   old.close()
 
   const handle = openDatabase(path.join(dir, 'cairn.db'))
   t.teardown(() => handle.close())
-  t.notOk(handle.sqlite.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'developer_logs'`).get(), 'the old table is gone')
+  t.notOk(handle.sqlite.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'developer_logs'`).get(),
+    'the old table is gone')
   const page = createLogStore(handle.sqlite).page('u1', { limit: 10 })
   t.same(page.data, [
-    { id: 'e2', category: 'sync', action: 'sync.done', api_key_id: null, status_code: 201, duration_ms: 0, metadata: { items: 2 }, created_at: '2026-11-01T10:00:01.000Z' },
-    { id: 'e1', category: 'developer', action: 'developer.key_usage', api_key_id: 'k1', status_code: 200, duration_ms: 3, created_at: '2026-11-01T10:00:00.000Z' }
+    { id: 'e2', category: 'sync', action: 'sync.done', api_key_id: null, status_code: 201, duration_ms: 0,
+      metadata: { items: 2 }, created_at: '2026-11-01T10:00:01.000Z' },
+    { id: 'e1', category: 'developer', action: 'developer.key_usage', api_key_id: 'k1', status_code: 200,
+      duration_ms: 3, created_at: '2026-11-01T10:00:00.000Z' }
   ])
   t.equal(page.nextCursor, null)
   t.equal(createLogStore(handle.sqlite).page('u2', { limit: 10, categories: ['knowledge'] }).data[0].id, 'e3')
 })
 
-t.test('developer logs: large activity entries are split across chunks, and a page decodes a bounded amount', async (t) => {
+t.test('developer logs: large activity entries are split across chunks, and a page decodes a ' +
+  'bounded amount', async (t) => {
   const app = await build(t)
   const u = await signup(app)
   const big = 'x'.repeat(300_000)
-  for (let i = 0; i < 40; i++) app.devLog.record({ userId: u.userId, apiKeyId: null, category: 'activity', action: `big.${i}`, statusCode: 201, durationMs: 0, metadata: { i, big } })
+  for (let i = 0; i < 40; i++) app.devLog.record({ userId: u.userId, apiKeyId: null, category: 'activity',
+    action: `big.${i}`, statusCode: 201, durationMs: 0, metadata: { i, big } })
   app.devLog.flush()
-  const chunks = app.sqlite.prepare('SELECT count, length(entries) AS bytes FROM developer_log_chunks WHERE user_id = ? ORDER BY seq').all(u.userId) as Array<{ count: number; bytes: number }>
+  const chunks = app.sqlite.prepare('SELECT count, length(entries) AS bytes FROM developer_log_chunks WHERE user_id ' +
+    '= ? ORDER BY seq').all(u.userId) as Array<{ count: number; bytes: number }>
   t.ok(chunks.length >= 14, `40 entries of 300 KB in ${chunks.length} chunks`)
   t.ok(chunks.every((c) => c.bytes <= 1 << 20), 'each chunk under 1 MB')
   t.equal(chunks.reduce((n, c) => n + c.count, 0), 40)

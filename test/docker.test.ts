@@ -37,7 +37,9 @@ t.test('the build stage\'s commands succeed in a clean directory holding only wh
   // npm ci is the one step not repeated here (the tree is installed already, and it compiles for a minute);
   // the build emits without its type check, which `npm test` runs on the same files anyway
   fs.symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'), 'dir')
-  const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--noCheck'], { cwd: dir, encoding: 'utf8' })
+  const tsc = spawnSync(process.execPath,
+    [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--noCheck'],
+    { cwd: dir, encoding: 'utf8' })
   t.equal(tsc.status, 0, tsc.stdout + tsc.stderr)
   for (const m of stages[1].matchAll(/^COPY --from=build \/app\/(\S+)/gm)) {
     t.ok(fs.existsSync(path.join(dir, m[1])), `the runtime stage finds ${m[1]}`)
@@ -52,7 +54,9 @@ t.test('the build stage\'s commands succeed in a clean directory holding only wh
   fs.cpSync(path.join(dir, 'dist'), path.join(runtime, 'dist'), { recursive: true })
   fs.cpSync(path.join(dir, 'schema', 'migrations'), path.join(runtime, 'schema', 'migrations'), { recursive: true })
   const child = spawn(process.execPath, ['dist/src/server.js'], {
-    cwd: runtime, env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', CAIRN_DATA_DIR: path.join(runtime, 'data') }, stdio: ['ignore', 'pipe', 'pipe']
+    cwd: runtime,
+    env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', CAIRN_DATA_DIR: path.join(runtime, 'data') },
+    stdio: ['ignore', 'pipe', 'pipe']
   })
   t.teardown(() => { if (child.exitCode === null) child.kill() })
   const ready = await new Promise<string>((resolve) => {
@@ -72,7 +76,8 @@ t.test('the health check command passes against a running service and fails with
   const port = new URL(address).port
   // asynchronously: the service answering the check runs in this process
   const check = () => new Promise<number | null>((resolve) => {
-    spawn(process.execPath, ['-e', script], { env: { ...process.env, PORT: port }, stdio: 'ignore' }).on('exit', resolve)
+    spawn(process.execPath, ['-e', script], { env: { ...process.env, PORT: port }, stdio: 'ignore' }).on('exit',
+      resolve)
   })
   t.equal(await check(), 0, 'healthy')
   await app.close()

@@ -8,7 +8,8 @@ t.test('OpenAPI document and Swagger UI are public', async (t) => {
   const doc = res.json()
   t.match(doc.openapi, /^3\./)
   t.equal(doc.info.title, 'Cairn API')
-  for (const path of ['/api/v2/auth/signup', '/api/v2/auth/login', '/api/v2/api-keys', '/api/v2/api-keys/{id}/rotate', '/api/health']) {
+  for (const path of ['/api/v2/auth/signup', '/api/v2/auth/login', '/api/v2/api-keys', '/api/v2/api-keys/{id}/rotate',
+    '/api/health']) {
     t.ok(doc.paths[path], `documents ${path}`)
   }
   t.ok(doc.paths['/api/v2/api-keys'].post.responses['201'], 'response schemas are documented')

@@ -19,15 +19,26 @@ t.test('one error shape for 400, 401, 403, 404 and 500', async (t) => {
   const k = await createKey(app, u, ['read'])
 
   const cases = [
-    { name: '400 validation', res: await app.inject({ method: 'POST', url: '/api/v2/auth/login', payload: { email: 5 } }), status: 400, code: 'VALIDATION_ERROR' },
-    { name: '400 bad JSON', res: await app.inject({ method: 'POST', url: '/api/v2/auth/login', headers: { 'content-type': 'application/json' }, payload: '{"email":' }), status: 400, code: 'INVALID_JSON' },
+    { name: '400 validation',
+      res: await app.inject({ method: 'POST', url: '/api/v2/auth/login', payload: { email: 5 } }), status: 400,
+      code: 'VALIDATION_ERROR' },
+    { name: '400 bad JSON',
+      res: await app.inject({ method: 'POST', url: '/api/v2/auth/login',
+        headers: { 'content-type': 'application/json' }, payload: '{"email":' }), status: 400, code: 'INVALID_JSON' },
     { name: '401', res: await app.inject({ url: '/api/v2/auth/me' }), status: 401, code: 'UNAUTHORIZED' },
-    { name: '403', res: await app.inject({ url: '/api/v2/auth/me', headers: { 'x-api-key': k.key } }), status: 403, code: 'API_KEY_NOT_ALLOWED' },
+    { name: '403', res: await app.inject({ url: '/api/v2/auth/me', headers: { 'x-api-key': k.key } }), status: 403,
+      code: 'API_KEY_NOT_ALLOWED' },
     { name: '404 route', res: await app.inject({ url: '/api/v2/nothing-here' }), status: 404, code: 'NOT_FOUND' },
-    { name: '404 resource', res: await app.inject({ url: '/api/v2/api-keys/00000000-0000-4000-8000-000000000000', headers: u.auth }), status: 404, code: 'NOT_FOUND' },
-    { name: '415', res: await app.inject({ method: 'POST', url: '/api/v2/auth/login', headers: { 'content-type': 'application/x-nothing' }, payload: 'x' }), status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' },
+    { name: '404 resource',
+      res: await app.inject({ url: '/api/v2/api-keys/00000000-0000-4000-8000-000000000000', headers: u.auth }),
+      status: 404, code: 'NOT_FOUND' },
+    { name: '415',
+      res: await app.inject({ method: 'POST', url: '/api/v2/auth/login',
+        headers: { 'content-type': 'application/x-nothing' }, payload: 'x' }), status: 415,
+      code: 'UNSUPPORTED_MEDIA_TYPE' },
     { name: '500', res: await app.inject({ url: '/api/v2/test/boom' }), status: 500, code: 'INTERNAL_ERROR' },
-    { name: '500 TypeError', res: await app.inject({ url: '/api/v2/test/crash-typeerror' }), status: 500, code: 'INTERNAL_ERROR' }
+    { name: '500 TypeError', res: await app.inject({ url: '/api/v2/test/crash-typeerror' }), status: 500,
+      code: 'INTERNAL_ERROR' }
   ]
   for (const c of cases) {
     t.equal(c.res.statusCode, c.status, c.name)
@@ -42,7 +53,9 @@ t.test('one error shape for 400, 401, 403, 404 and 500', async (t) => {
     t.equal(body.requestId, c.res.headers['x-request-id'], `${c.name} names its request`)
   }
   const boom = cases.find((c) => c.name === '500')!.res
-  t.same(boom.json(), { success: false, statusCode: 500, error: 'Internal Server Error', code: 'INTERNAL_ERROR', message: 'Internal server error', requestId: boom.headers['x-request-id'] })
+  t.same(boom.json(),
+    { success: false, statusCode: 500, error: 'Internal Server Error', code: 'INTERNAL_ERROR',
+      message: 'Internal server error', requestId: boom.headers['x-request-id'] })
   t.notOk(/hunter2|var\/lib|stack|at /.test(boom.body), 'no internal message or stack trace')
   const typeError = cases.find((c) => c.name === '500 TypeError')!.res
   t.notOk(/Cannot read|undefined/.test(typeError.body))

@@ -2,7 +2,9 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Test } from 'tap'
 
-export interface LlmRequest { body: { model: string; messages: Array<{ role: string; content: string; tool_calls?: unknown[]; tool_call_id?: string }>; tools?: Array<{ function: { name: string } }>; stream?: boolean }; aborted: boolean }
+export interface LlmRequest { body: { model: string;
+  messages: Array<{ role: string; content: string; tool_calls?: unknown[]; tool_call_id?: string }>;
+  tools?: Array<{ function: { name: string } }>; stream?: boolean }; aborted: boolean }
 
 /**
  * An OpenAI-compatible /v1/chat/completions server on 127.0.0.1 that streams SSE deltas. When the request
@@ -25,21 +27,37 @@ export async function fakeLlm(t: Test, opts: {
       const entry: LlmRequest = { body: JSON.parse(raw), aborted: false }
       requests.push(entry)
       res.on('close', () => { if (!res.writableFinished) entry.aborted = true })
-      if (opts.status) { res.writeHead(opts.status, { 'content-type': 'application/json' }); res.end('{"error":{"message":"model not loaded"}}'); return }
-      if (opts.fail === 'json-error') { res.writeHead(200, { 'content-type': 'application/json' }); res.end('{"error":"model \'secret-model\' not found, try pulling it first"}'); return }
+      if (opts.status) {
+        res.writeHead(opts.status,
+          { 'content-type': 'application/json' }); res.end('{"error":{"message":"model not loaded"}}'); return
+      }
+      if (opts.fail === 'json-error') {
+        res.writeHead(200,
+          { 'content-type': 'application/json' }); res.end('{"error":"model \'secret-model\' not found, try ' +
+          'pulling it first"}'); return
+      }
       if (opts.fail === 'json-completion') {
         res.writeHead(200, { 'content-type': 'application/json' })
-        res.end(JSON.stringify({ id: 'c1', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: (opts.answer ?? (() => 'One whole answer.'))(entry.body) }, finish_reason: 'stop' }] }))
+        res.end(JSON.stringify({ id: 'c1', object: 'chat.completion',
+          choices: [{ index: 0,
+            message: { role: 'assistant', content: (opts.answer ?? (() => 'One whole answer.'))(entry.body) },
+            finish_reason: 'stop' }] }))
         return
       }
       res.writeHead(200, { 'content-type': 'text/event-stream' })
-      const send = (delta: object) => res.write(`data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta }] })}\n\n`)
+      const send = (delta: object) => res.write(`data: ${JSON.stringify({
+        id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta }]
+      })}\n\n`)
       const body = entry.body
       const hasToolResult = body.messages.some((m) => m.role === 'tool')
       if (opts.toolQuery && body.tools?.some((x) => x.function.name === 'search_knowledge') && !hasToolResult) {
-        send({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'search_knowledge', arguments: '' } }] })
-        send({ tool_calls: [{ index: 0, function: { arguments: JSON.stringify({ query: opts.toolQuery }).slice(0, 10) } }] })
-        send({ tool_calls: [{ index: 0, function: { arguments: JSON.stringify({ query: opts.toolQuery }).slice(10) } }] })
+        send({ role: 'assistant',
+          tool_calls: [{ index: 0, id: 'call_1', type: 'function',
+            function: { name: 'search_knowledge', arguments: '' } }] })
+        send({ tool_calls: [{ index: 0,
+          function: { arguments: JSON.stringify({ query: opts.toolQuery }).slice(0, 10) } }] })
+        send({ tool_calls: [{ index: 0,
+          function: { arguments: JSON.stringify({ query: opts.toolQuery }).slice(10) } }] })
         res.end('data: [DONE]\n\n')
         return
       }
@@ -47,7 +65,12 @@ export async function fakeLlm(t: Test, opts: {
       const pieces = text.match(/.{1,7}/gs) ?? []
       for (const [i, piece] of pieces.entries()) {
         if (res.destroyed) return
-        if (i === 2 && opts.fail === 'error-chunk') { res.end(`data: ${JSON.stringify({ error: { message: 'CUDA out of memory at 10.0.0.7', type: 'server_error' } })}\n\n`); return }
+        if (i === 2 && opts.fail === 'error-chunk') {
+          res.end(`data: ${JSON.stringify({
+            error: { message: 'CUDA out of memory at 10.0.0.7', type: 'server_error' }
+          })}\n\n`)
+          return
+        }
         if (i === 2 && opts.fail === 'cut') { res.destroy(); return }
         send({ content: piece })
         if (opts.delayMs) await new Promise((r) => setTimeout(r, opts.delayMs))

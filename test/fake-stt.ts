@@ -2,7 +2,8 @@ import Fastify from 'fastify'
 import multipart from '@fastify/multipart'
 import type { Test } from 'tap'
 
-export interface SttCall { model?: string; responseFormat?: string; fileName?: string; mimeType?: string; bytes: number; auth?: string }
+export interface SttCall { model?: string; responseFormat?: string; fileName?: string; mimeType?: string; bytes: number;
+  auth?: string }
 
 /** An OpenAI-compatible /v1/audio/transcriptions server on 127.0.0.1 that parses real multipart. */
 export async function fakeStt(t: Test, opts: { hang?: boolean; fail?: boolean } = {}) {
@@ -26,8 +27,10 @@ export async function fakeStt(t: Test, opts: { hang?: boolean; fail?: boolean } 
       task: 'transcribe', language: 'english', duration: 4.2,
       text: ' Remember to water the ferns on Tuesday.',
       segments: [
-        { id: 0, seek: 0, start: 0.0, end: 2.1, text: ' Remember to water the ferns', tokens: [], temperature: 0, avg_logprob: -0.2, compression_ratio: 1, no_speech_prob: 0 },
-        { id: 1, seek: 0, start: 2.1, end: 4.2, text: ' on Tuesday.', tokens: [], temperature: 0, avg_logprob: -0.2, compression_ratio: 1, no_speech_prob: 0 }
+        { id: 0, seek: 0, start: 0.0, end: 2.1, text: ' Remember to water the ferns', tokens: [], temperature: 0,
+          avg_logprob: -0.2, compression_ratio: 1, no_speech_prob: 0 },
+        { id: 1, seek: 0, start: 2.1, end: 4.2, text: ' on Tuesday.', tokens: [], temperature: 0, avg_logprob: -0.2,
+          compression_ratio: 1, no_speech_prob: 0 }
       ]
     }
   })

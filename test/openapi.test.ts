@@ -17,7 +17,8 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete']
  *   they have no client error to answer (only 200, or 503 when the database or the process is going down).
  */
 const ALLOWED = [
-  { rule: 'no-ambiguous-paths', pointer: /^#\/paths\/~1api~1v2~1(voice-notes~1\{id\}~1transcri(be|pt)|artifacts~1(conversation|workflow))/ },
+  { rule: 'no-ambiguous-paths',
+    pointer: /^#\/paths\/~1api~1v2~1(voice-notes~1\{id\}~1transcri(be|pt)|artifacts~1(conversation|workflow))/ },
   { rule: 'operation-4xx-response', pointer: /^#\/paths\/~1api~1(health|knowledge~1health)\/get\/responses$/ }
 ]
 
@@ -53,8 +54,10 @@ t.test('the document validates and lints clean with Redocly\'s recommended rules
   await t.resolves(SwaggerParser.validate(structuredClone(doc) as never), 'swagger-parser validates it')
   const config = await createConfig({ extends: ['recommended'] })
   const problems = await lintFromString({ source: JSON.stringify(doc), absoluteRef: 'openapi.json', config })
-  const unexpected = problems.filter((p) => !ALLOWED.some((a) => a.rule === p.ruleId && a.pointer.test(p.location[0]?.pointer ?? '')))
-  t.same(unexpected.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`), [], 'no errors or warnings beyond the allow-list')
+  const unexpected = problems.filter((p) => !ALLOWED.some((a) => a.rule === p.ruleId &&
+    a.pointer.test(p.location[0]?.pointer ?? '')))
+  t.same(unexpected.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`), [],
+    'no errors or warnings beyond the allow-list')
   t.ok(problems.length <= 6, 'the allow-list stays short')
 })
 
@@ -63,8 +66,10 @@ t.test('operations carry ids, declared tags, descriptions, security and the shar
   const doc = await documentOf(app)
   t.notOk(JSON.stringify(doc).includes('Default Response'), 'every response says what it is')
   const declared = new Set((doc.tags as Json[]).map((x) => x.name))
-  t.same(doc.components.schemas.Error.properties.code.enum, [...ERROR_CODES].sort(), 'the Error schema lists every code')
-  const publicOps = ['POST /api/v2/auth/signup', 'POST /api/v2/auth/login', 'GET /api/health', 'GET /api/knowledge/health', 'GET /api/v2/artifacts/meta/types']
+  t.same(doc.components.schemas.Error.properties.code.enum, [...ERROR_CODES].sort(),
+    'the Error schema lists every code')
+  const publicOps = ['POST /api/v2/auth/signup', 'POST /api/v2/auth/login', 'GET /api/health',
+    'GET /api/knowledge/health', 'GET /api/v2/artifacts/meta/types']
   for (const { path, method, op } of operations(doc)) {
     const name = `${method.toUpperCase()} ${path}`
     t.match(op.operationId, /^[a-z][A-Za-z0-9]+$/, `${name} has an operationId`)
@@ -75,7 +80,8 @@ t.test('operations carry ids, declared tags, descriptions, security and the shar
     for (const [status, res] of Object.entries(op.responses as Json)) {
       t.ok(res.headers?.['x-request-id'], `${name} ${status} documents x-request-id`)
       if (Number(status) >= 400 && !(path.endsWith('/health') && status === '503')) {
-        t.same(res.content?.['application/json']?.schema, { $ref: '#/components/schemas/Error' }, `${name} ${status} uses the Error schema`)
+        t.same(res.content?.['application/json']?.schema, { $ref: '#/components/schemas/Error' },
+          `${name} ${status} uses the Error schema`)
       }
     }
     const params = (op.parameters ?? []).map((p: Json) => p.$ref ?? p.name)
@@ -90,7 +96,8 @@ t.test('operations carry ids, declared tags, descriptions, security and the shar
       t.ok(params.includes('#/components/parameters/WorkspaceId'), `${name} documents x-workspace-id`)
     }
     if (!path.endsWith('/health')) {
-      t.ok(op.responses['429']?.headers?.['retry-after'] && op.responses['429'].headers['x-ratelimit-limit'], `${name} declares 429 with its headers`)
+      t.ok(op.responses['429']?.headers?.['retry-after'] && op.responses['429'].headers['x-ratelimit-limit'],
+        `${name} declares 429 with its headers`)
     }
     if (method === 'post' && path !== '/api/v2/chat/stream') {
       t.ok(params.includes('#/components/parameters/IdempotencyKey'), `${name} documents Idempotency-Key`)
@@ -100,11 +107,15 @@ t.test('operations carry ids, declared tags, descriptions, security and the shar
     }
     if (op.requestBody) t.ok(op.responses['413'] && op.responses['415'], `${name} declares 413 and 415`)
     for (const p of op.parameters ?? []) {
-      if (p.schema?.default !== undefined) t.equal(p.required, false, `${name} ${p.name} has a default, so it is optional`)
+      if (p.schema?.default !== undefined) {
+        t.equal(p.required, false, `${name} ${p.name} has a default, so it is optional`)
+      }
     }
     const body = op.requestBody?.content?.['application/json']?.schema
     for (const [prop, s] of Object.entries((body?.properties ?? {}) as Json)) {
-      if (s.default !== undefined) t.notOk(body.required?.includes(prop), `${name} body ${prop} has a default, so it is optional`)
+      if (s.default !== undefined) {
+        t.notOk(body.required?.includes(prop), `${name} body ${prop} has a default, so it is optional`)
+      }
     }
   }
   const ids = operations(doc).map((o) => o.op.operationId)
@@ -116,7 +127,8 @@ t.test('operations carry ids, declared tags, descriptions, security and the shar
 t.test('uploads, downloads, audio and the chat stream declare their real media types', async (t) => {
   const app = await build(t)
   const doc = await documentOf(app)
-  for (const [path, field] of [['/api/knowledge/upload', 'file'], ['/api/knowledge/upload/batch', 'files'], ['/api/v2/voice-notes/audio', 'file']]) {
+  for (const [path, field] of [['/api/knowledge/upload', 'file'], ['/api/knowledge/upload/batch', 'files'],
+    ['/api/v2/voice-notes/audio', 'file']]) {
     const content = doc.paths[path].post.requestBody.content
     t.same(Object.keys(content), ['multipart/form-data'], `${path} takes multipart/form-data`)
     const schema = content['multipart/form-data'].schema
@@ -137,11 +149,16 @@ t.test('what routes answer is what the document declares (credentials missing, w
   for (const { path, method, op } of operations(doc)) {
     const url = concrete(path)
     const anonymous = await app.inject({ method: method.toUpperCase() as 'GET', url })
-    t.ok(op.responses[String(anonymous.statusCode)], `${method.toUpperCase()} ${path} without credentials: ${anonymous.statusCode} is declared`)
-    if (anonymous.statusCode >= 400) t.equal(anonymous.json().code && typeof anonymous.json().requestId, 'string', 'error bodies carry the request id')
+    t.ok(op.responses[String(anonymous.statusCode)],
+      `${method.toUpperCase()} ${path} without credentials: ${anonymous.statusCode} is declared`)
+    if (anonymous.statusCode >= 400) {
+      t.equal(anonymous.json().code && typeof anonymous.json().requestId, 'string', 'error bodies carry the request id')
+    }
     if (op.requestBody) {
-      const wrong = await app.inject({ method: method.toUpperCase() as 'POST', url, headers: { ...u.auth, 'content-type': 'application/xml' }, payload: '<x/>' })
-      t.ok(op.responses[String(wrong.statusCode)], `${method.toUpperCase()} ${path} with an XML body: ${wrong.statusCode} is declared`)
+      const wrong = await app.inject({ method: method.toUpperCase() as 'POST', url,
+        headers: { ...u.auth, 'content-type': 'application/xml' }, payload: '<x/>' })
+      t.ok(op.responses[String(wrong.statusCode)],
+        `${method.toUpperCase()} ${path} with an XML body: ${wrong.statusCode} is declared`)
     }
   }
 })

@@ -14,7 +14,8 @@ const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
 function runBackup(dataDir: string, target: string) {
   return new Promise<{ code: number | null; stderr: string }>((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src', 'cli', 'backup.ts'), target], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, CAIRN_DATA_DIR: dataDir }, stdio: ['ignore', 'ignore', 'pipe']
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, CAIRN_DATA_DIR: dataDir },
+      stdio: ['ignore', 'ignore', 'pipe']
     })
     let stderr = ''
     child.stderr.on('data', (c) => { stderr += c })
@@ -24,17 +25,20 @@ function runBackup(dataDir: string, target: string) {
 
 t.test('online backup while the service writes, then a restore that compares equal', async (t) => {
   const dataDir = tempDir(t)
-  const app = await build(t, { dataDir, config: { rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 } } })
+  const app = await build(t,
+    { dataDir, config: { rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 } } })
   const u = await signup(app)
   const h = { ...u.auth, 'x-workspace-id': u.workspaceId }
   for (let i = 0; i < 200; i++) {
-    await app.inject({ method: 'POST', url: '/api/v2/artifacts', headers: h, payload: { type: 'task_plan', title: `before ${i}`, content: { i } } })
+    await app.inject({ method: 'POST', url: '/api/v2/artifacts', headers: h,
+      payload: { type: 'task_plan', title: `before ${i}`, content: { i } } })
   }
   // keep writing while the backup runs
   let writing = true
   const writer = (async () => {
     let i = 0
-    while (writing) await app.inject({ method: 'POST', url: '/api/v2/artifacts', headers: h, payload: { type: 'task_plan', title: `during ${i++}` } })
+    while (writing) await app.inject({ method: 'POST', url: '/api/v2/artifacts', headers: h,
+      payload: { type: 'task_plan', title: `during ${i++}` } })
   })()
   const target = path.join(tempDir(t), 'backup.db')
   const result = await runBackup(dataDir, target)
@@ -50,7 +54,8 @@ t.test('online backup while the service writes, then a restore that compares equ
   fs.copyFileSync(path.join(dataDir, 'jwt-secret'), path.join(restored, 'jwt-secret'))
   const copy = await build(t, { dataDir: restored })
   t.equal(copy.sqlite.pragma('integrity_check', { simple: true }), 'ok')
-  const before = (db: typeof copy.sqlite) => db.prepare(`SELECT id, title, content FROM artifacts WHERE title LIKE 'before %' ORDER BY id`).all()
+  const before = (db: typeof copy.sqlite) => db.prepare(`SELECT id, title, content FROM artifacts
+    WHERE title LIKE 'before %' ORDER BY id`).all()
   t.same(before(copy.sqlite), before(app.sqlite), 'every artifact written before the backup is in the copy, unchanged')
   const me = await copy.inject({ url: '/api/v2/auth/me', headers: u.auth })
   t.equal(me.statusCode, 200, 'the restored service accepts the same session')
@@ -66,7 +71,8 @@ t.test('Prometheus metrics: off by default; on with a bearer token', async (t) =
   await app.inject({ url: '/api/v2/auth/me', headers: u.auth })
   await app.inject({ url: '/api/v2/auth/me' })
   t.equal((await app.inject({ url: '/metrics' })).statusCode, 401)
-  t.equal((await app.inject({ url: '/metrics', headers: { authorization: 'Bearer wrong-token-000000000' } })).statusCode, 401)
+  t.equal((await app.inject({ url: '/metrics',
+    headers: { authorization: 'Bearer wrong-token-000000000' } })).statusCode, 401)
   const res = await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${token}` } })
   t.equal(res.statusCode, 200)
   t.match(res.headers['content-type'], /text\/plain/)
@@ -93,8 +99,12 @@ function conventionProblems(text: string): string[] {
   }
   for (const [name, type] of types) {
     if (!helps.has(name)) problems.push(`${name}: no help text`)
-    if (type === 'counter' && !name.endsWith('_total')) problems.push(`${name}: counter metrics should have "_total" suffix`)
-    if (type !== 'counter' && name.endsWith('_total')) problems.push(`${name}: non-counter metrics should not have "_total" suffix`)
+    if (type === 'counter' && !name.endsWith('_total')) {
+      problems.push(`${name}: counter metrics should have "_total" suffix`)
+    }
+    if (type !== 'counter' && name.endsWith('_total')) {
+      problems.push(`${name}: non-counter metrics should not have "_total" suffix`)
+    }
     if (/[A-Z]/.test(name)) problems.push(`${name}: metric names should be written in snake_case`)
   }
   for (const line of text.split('\n')) {
@@ -102,22 +112,28 @@ function conventionProblems(text: string): string[] {
     const name = /^([a-zA-Z_:][a-zA-Z0-9_:]*)/.exec(line)![1]
     const family = types.has(name) ? name : name.replace(/_(bucket|sum|count)$/, '')
     if (!types.has(family)) problems.push(`${name}: sample without TYPE`)
-    for (const [, label] of line.matchAll(/[{,]([a-zA-Z_][a-zA-Z0-9_]*)="/g)) if (/[A-Z]/.test(label)) problems.push(`${name}: label ${label} not snake_case`)
+    for (const [,
+      label] of line.matchAll(/[{,]([a-zA-Z_][a-zA-Z0-9_]*)="/g)) if (/[A-Z]/.test(label)) problems.push(`${name}: label ${label} not snake_case`)
   }
   return problems
 }
 
-t.test('metrics follow the Prometheus conventions: counters of jobs and webhook deliveries, unmatched routes as one series', async (t) => {
+t.test('metrics follow the Prometheus conventions: counters of jobs and webhook deliveries, unmatched ' +
+  'routes as one series', async (t) => {
   const app = await build(t, { config: { metrics: { enabled: true }, allowPrivateUrls: true } })
   const u = await signup(app)
-  app.jobs.register('metrics_probe', async (payload) => { if ((payload as { fail?: boolean }).fail) throw new PermanentJobError('no') })
+  app.jobs.register('metrics_probe',
+    async (payload) => { if ((payload as { fail?: boolean }).fail) throw new PermanentJobError('no') })
   app.jobs.enqueue('metrics_probe', {})
   app.jobs.enqueue('metrics_probe', { fail: true })
   await app.jobs.idle()
   for (const path of ['/wp-admin', '/.env', '/api/v2/nope']) await app.inject({ url: path })
   // a webhook delivery to a real receiver, recorded by the service
   const received: string[] = []
-  const rx = http.createServer((req, res) => { req.resume(); req.on('end', () => { received.push(req.url!); res.writeHead(200); res.end() }) })
+  const rx = http.createServer((req, res) => {
+    req.resume(); req.on('end',
+      () => { received.push(req.url!); res.writeHead(200); res.end() })
+  })
   await new Promise<void>((r) => rx.listen(0, '127.0.0.1', r))
   t.teardown(() => rx.close())
   const h = { ...u.auth, 'x-workspace-id': u.workspaceId }
@@ -131,10 +147,13 @@ t.test('metrics follow the Prometheus conventions: counters of jobs and webhook 
   t.match(text, /^cairn_jobs_total\{type="metrics_probe",outcome="completed"\} 1$/m)
   t.match(text, /^cairn_jobs_total\{type="metrics_probe",outcome="failed"\} 1$/m)
   t.match(text, /^cairn_webhook_deliveries_total\{outcome="success"\} [1-9]/m)
-  t.match(text, /^cairn_http_requests_total\{method="GET",route="unmatched",status="404"\} 3$/m, 'unknown paths are one series')
+  t.match(text, /^cairn_http_requests_total\{method="GET",route="unmatched",status="404"\} 3$/m,
+    'unknown paths are one series')
   t.notMatch(text, /wp-admin|\.env/)
   const again = (await app.inject({ url: '/metrics' })).body
-  t.equal(/^cairn_webhook_deliveries_total\{outcome="success"\} (\d+)$/m.exec(again)?.[1], /^cairn_webhook_deliveries_total\{outcome="success"\} (\d+)$/m.exec(text)?.[1], 'a scrape does not count deliveries twice')
+  t.equal(/^cairn_webhook_deliveries_total\{outcome="success"\} (\d+)$/m.exec(again)?.[1],
+    /^cairn_webhook_deliveries_total\{outcome="success"\} (\d+)$/m.exec(text)?.[1],
+    'a scrape does not count deliveries twice')
 
   // promtool itself, where installed (.ci/run installs it)
   const promtool = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' })
@@ -146,7 +165,8 @@ t.test('metrics follow the Prometheus conventions: counters of jobs and webhook 
   }
 })
 
-t.test('request ids: a sane x-request-id is kept, anything else replaced; on every answer, in error bodies and in the log', async (t) => {
+t.test('request ids: a sane x-request-id is kept, anything else replaced; on every answer, in error bodies ' +
+  'and in the log', async (t) => {
   const lines: string[] = []
   const app = await build(t, { logger: loggerOptions('info', { write: (l: string) => { lines.push(l) } }) })
   const kept = await app.inject({ url: '/api/health', headers: { 'x-request-id': 'trace-42.a:b_c' } })

@@ -5,11 +5,15 @@ t.test('every numeric query parameter is a finite integer or 400', async (t) => 
   const app = await build(t)
   const u = await signup(app)
   const headers = { ...u.auth, 'x-workspace-id': u.workspaceId }
-  const key = (await app.inject({ method: 'POST', url: '/api/v2/api-keys', headers: u.auth, payload: { name: 'k', scopes: ['knowledge:read'] } })).json().data.id
-  const wf = (await app.inject({ method: 'POST', url: '/api/v2/workflows', headers, payload: { name: 'w', steps: [{ id: 'a', type: 'llm', prompt: 'x' }] } })).json().workflow.id
+  const key = (await app.inject({ method: 'POST', url: '/api/v2/api-keys', headers: u.auth,
+    payload: { name: 'k', scopes: ['knowledge:read'] } })).json().data.id
+  const wf = (await app.inject({ method: 'POST', url: '/api/v2/workflows', headers,
+    payload: { name: 'w', steps: [{ id: 'a', type: 'llm', prompt: 'x' }] } })).json().workflow.id
   const routes: Array<[string, string[]]> = [
-    ['/api/v2/voice-notes', ['limit', 'offset']], ['/api/v2/artifacts', ['limit', 'offset']], ['/api/knowledge/documents', ['limit', 'offset']],
-    [`/api/v2/developer/api-keys/${key}/usage`, ['days']], [`/api/v2/workflows/${wf}/runs`, ['limit']], ['/api/v2/developer/logs', ['limit']]
+    ['/api/v2/voice-notes', ['limit', 'offset']], ['/api/v2/artifacts', ['limit', 'offset']],
+    ['/api/knowledge/documents', ['limit', 'offset']],
+    [`/api/v2/developer/api-keys/${key}/usage`, ['days']], [`/api/v2/workflows/${wf}/runs`, ['limit']],
+    ['/api/v2/developer/logs', ['limit']]
   ]
   for (const [url, params] of routes) {
     for (const p of params) {
@@ -30,6 +34,7 @@ t.test('every numeric query parameter is a finite integer or 400', async (t) => 
     }
   }
   // in a JSON body, 1e400 parses as Infinity: refused as well
-  const body = await app.inject({ method: 'POST', url: '/api/knowledge/search', headers: { ...headers, 'content-type': 'application/json' }, payload: '{"query":"x","limit":1e400}' })
+  const body = await app.inject({ method: 'POST', url: '/api/knowledge/search',
+    headers: { ...headers, 'content-type': 'application/json' }, payload: '{"query":"x","limit":1e400}' })
   t.equal(body.statusCode, 400)
 })

@@ -9,8 +9,10 @@ const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
 
 t.test('the server starts on its data dir, serves, and shuts down gracefully on SIGTERM', async (t) => {
   const dataDir = tempDir(t)
-  const env = { PATH: process.env.PATH, HOME: process.env.HOME, CAIRN_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', CAIRN_LOG_LEVEL: 'info' }
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src', 'server.ts')], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, CAIRN_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1',
+    CAIRN_LOG_LEVEL: 'info' }
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src', 'server.ts')],
+    { env, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
   const address = await new Promise<string>((resolve, reject) => {
@@ -32,7 +34,8 @@ t.test('the server starts on its data dir, serves, and shuts down gracefully on 
   t.type(body.uptime, 'number')
 
   const signup = await fetch(`${address}/api/v2/auth/signup`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'first@example.test', password: 'long enough' })
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'first@example.test', password: 'long enough' })
   })
   t.equal(signup.status, 201, 'the first user may sign up')
 

@@ -22,7 +22,9 @@ async function heldModel(t: Test) {
       seen()
       void released.then(() => {
         res.writeHead(200, { 'content-type': 'text/event-stream' })
-        res.write(`data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'late answer' } }] })}\n\n`)
+        res.write(`data: ${JSON.stringify({
+          id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'late answer' } }]
+        })}\n\n`)
         res.end('data: [DONE]\n\n')
       })
     })
@@ -34,8 +36,10 @@ async function heldModel(t: Test) {
 
 async function startServer(t: Test, extra: Record<string, string>) {
   const dataDir = tempDir(t)
-  const env = { PATH: process.env.PATH, HOME: process.env.HOME, CAIRN_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', CAIRN_LOG_LEVEL: 'info', ...extra }
-  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src', 'server.ts')], { env, stdio: 'pipe' })
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, CAIRN_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1',
+    CAIRN_LOG_LEVEL: 'info', ...extra }
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath,
+    ['--import', 'tsx', path.join(root, 'src', 'server.ts')], { env, stdio: 'pipe' })
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
   let output = ''
   const waiters: Array<[RegExp, () => void]> = []
@@ -46,31 +50,41 @@ async function startServer(t: Test, extra: Record<string, string>) {
   child.stdout.on('data', onOutput)
   child.stderr.on('data', onOutput)
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  const logged = (re: RegExp) => new Promise<void>((resolve) => { if (re.test(output)) resolve(); else waiters.push([re, resolve]) })
-  await Promise.race([logged(/Server listening at/), exited.then((c) => { throw new Error(`server exited ${c}: ${output}`) })])
+  const logged = (re: RegExp) => new Promise<void>((resolve) => {
+    if (re.test(output)) resolve(); else waiters.push([re, resolve])
+  })
+  await Promise.race([logged(/Server listening at/),
+    exited.then((c) => { throw new Error(`server exited ${c}: ${output}`) })])
   const port = Number(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output)![1])
   return { child, dataDir, port, exited, logged, output: () => output }
 }
 
-function request(port: number, agent: http.Agent, method: string, url: string, headers: Record<string, string> = {}, body?: string) {
-  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string; socket: Socket }>((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path: url, agent, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) } }, (res) => {
+function request(port: number, agent: http.Agent, method: string, url: string, headers: Record<string, string> = {},
+  body?: string) {
+  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string; socket: Socket }>((resolve,
+    reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path: url, agent,
+      headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) } }, (res) => {
       let text = ''
       res.on('data', (c) => { text += c })
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text, socket: req.socket as Socket }))
+      res.on('end',
+        () => resolve({ status: res.statusCode!, headers: res.headers, body: text, socket: req.socket as Socket }))
     })
     req.on('error', reject)
     req.end(body)
   })
 }
 
-t.test('SIGTERM with keep-alive clients: in-flight answered with Connection: close, idle sockets closed, database closed', async (t) => {
+t.test('SIGTERM with keep-alive clients: in-flight answered with Connection: close, idle sockets closed, ' +
+  'database closed', async (t) => {
   const model = await heldModel(t)
-  const s = await startServer(t, { CAIRN_LLM_BASE_URL: model.baseUrl, CAIRN_LLM_MODEL: 'fake', CAIRN_SHUTDOWN_TIMEOUT: '60' })
+  const s = await startServer(t,
+    { CAIRN_LLM_BASE_URL: model.baseUrl, CAIRN_LLM_MODEL: 'fake', CAIRN_SHUTDOWN_TIMEOUT: '60' })
   const busy = new http.Agent({ keepAlive: true, maxSockets: 1 })
   const idle = new http.Agent({ keepAlive: true, maxSockets: 1 })
   t.teardown(() => { busy.destroy(); idle.destroy() })
-  const signup = await request(s.port, busy, 'POST', '/api/v2/auth/signup', {}, JSON.stringify({ email: 'a@example.test', password: 'long enough pw' }))
+  const signup = await request(s.port, busy, 'POST', '/api/v2/auth/signup', {},
+    JSON.stringify({ email: 'a@example.test', password: 'long enough pw' }))
   t.equal(signup.status, 201)
   t.equal(signup.headers.connection, 'keep-alive', 'keep-alive while running')
   const token = JSON.parse(signup.body).data.token
@@ -79,7 +93,8 @@ t.test('SIGTERM with keep-alive clients: in-flight answered with Connection: clo
   t.equal(idleReply.headers.connection, 'keep-alive')
   const idleClosed = new Promise<void>((r) => idleReply.socket.once('close', () => r()))
 
-  const inFlight = request(s.port, busy, 'POST', '/api/v2/chat', { authorization: `Bearer ${token}` }, JSON.stringify({ message: 'hello' }))
+  const inFlight = request(s.port, busy, 'POST', '/api/v2/chat', { authorization: `Bearer ${token}` },
+    JSON.stringify({ message: 'hello' }))
   await model.asked
   s.child.kill('SIGTERM')
   await s.logged(/shutting down/)
@@ -96,14 +111,18 @@ t.test('SIGTERM with keep-alive clients: in-flight answered with Connection: clo
   t.ok(!fs.existsSync(wal) || fs.statSync(wal).size === 0, 'WAL checkpointed and the database closed')
 })
 
-t.test('a request that never ends does not hold shutdown past CAIRN_SHUTDOWN_TIMEOUT; the database is still closed', async (t) => {
+t.test('a request that never ends does not hold shutdown past CAIRN_SHUTDOWN_TIMEOUT; the database ' +
+  'is still closed', async (t) => {
   const model = await heldModel(t)
-  const s = await startServer(t, { CAIRN_LLM_BASE_URL: model.baseUrl, CAIRN_LLM_MODEL: 'fake', CAIRN_SHUTDOWN_TIMEOUT: '1' })
+  const s = await startServer(t,
+    { CAIRN_LLM_BASE_URL: model.baseUrl, CAIRN_LLM_MODEL: 'fake', CAIRN_SHUTDOWN_TIMEOUT: '1' })
   const agent = new http.Agent({ keepAlive: true })
   t.teardown(() => agent.destroy())
-  const signup = await request(s.port, agent, 'POST', '/api/v2/auth/signup', {}, JSON.stringify({ email: 'a@example.test', password: 'long enough pw' }))
+  const signup = await request(s.port, agent, 'POST', '/api/v2/auth/signup', {},
+    JSON.stringify({ email: 'a@example.test', password: 'long enough pw' }))
   const token = JSON.parse(signup.body).data.token
-  const hanging = request(s.port, agent, 'POST', '/api/v2/chat', { authorization: `Bearer ${token}` }, JSON.stringify({ message: 'hello' })).catch((err: Error) => err)
+  const hanging = request(s.port, agent, 'POST', '/api/v2/chat', { authorization: `Bearer ${token}` },
+    JSON.stringify({ message: 'hello' })).catch((err: Error) => err)
   await model.asked
   s.child.kill('SIGTERM')
   const code = await s.exited
@@ -119,10 +138,13 @@ t.test('npm start passes SIGTERM to the server process', async (t) => {
   const dir = tempDir(t)
   const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }
   fs.mkdirSync(path.join(dir, 'scripts'))
-  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'probe', version: '1.0.0', scripts: { start: pkg.scripts.start } }))
+  fs.writeFileSync(path.join(dir, 'package.json'),
+    JSON.stringify({ name: 'probe', version: '1.0.0', scripts: { start: pkg.scripts.start } }))
   fs.writeFileSync(path.join(dir, 'scripts', 'start.mjs'),
-    `process.on('SIGTERM', () => { console.log('server got SIGTERM'); process.exit(0) }); console.log('server pid ' + process.pid); setInterval(() => {}, 1000)\n`)
-  const npm = spawn('npm', ['start', '--silent'], { cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME }, stdio: 'pipe' })
+    `process.on('SIGTERM', () => { console.log('server got SIGTERM'); process.exit(0) }); ` +
+    `console.log('server pid ' + process.pid); setInterval(() => {}, 1000)\n`)
+  const npm = spawn('npm', ['start', '--silent'],
+    { cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME }, stdio: 'pipe' })
   let out = ''
   const pid = await new Promise<number>((resolve) => npm.stdout.on('data', (c: Buffer) => {
     out += c.toString()
@@ -130,7 +152,8 @@ t.test('npm start passes SIGTERM to the server process', async (t) => {
     if (m) resolve(Number(m[1]))
   }))
   t.teardown(() => { try { process.kill(pid, 'SIGKILL') } catch { /* gone */ } })
-  const got = new Promise<void>((resolve) => npm.stdout.on('data', () => { if (/server got SIGTERM/.test(out)) resolve() }))
+  const got = new Promise<void>((resolve) => npm.stdout.on('data',
+    () => { if (/server got SIGTERM/.test(out)) resolve() }))
   npm.kill('SIGTERM')
   await got
   t.pass('the server process received the signal sent to npm')

@@ -27,13 +27,15 @@ t.test('naming a foreign workspace anywhere is a 403, even beside the caller\'s 
   // voice notes are the caller's own, but a workspace filter the caller is not in is still a 403
   const vn = await app.inject({ url: `/api/v2/voice-notes?workspaceId=${foreign}`, headers: me.auth })
   t.equal(vn.statusCode, 403)
-  t.equal((await app.inject({ url: `/api/v2/voice-notes?workspaceId=${me.workspaceId}`, headers: me.auth })).statusCode, 200)
+  t.equal((await app.inject({ url: `/api/v2/voice-notes?workspaceId=${me.workspaceId}`, headers: me.auth })).statusCode,
+    200)
 })
 
 t.test('WORKSPACE_REQUIRED names the query parameter each route accepts', async (t) => {
   const app = await build(t)
   const u = await signup(app)
-  for (const [url, name] of [['/api/v2/workflows', 'workspaceId'], ['/api/v2/channels', 'workspaceId'], ['/api/v2/developer/webhooks', 'workspaceId'], ['/api/v2/artifacts', 'workspace_id']]) {
+  for (const [url, name] of [['/api/v2/workflows', 'workspaceId'], ['/api/v2/channels', 'workspaceId'],
+    ['/api/v2/developer/webhooks', 'workspaceId'], ['/api/v2/artifacts', 'workspace_id']]) {
     const res = await app.inject({ url, headers: u.auth })
     t.equal(res.statusCode, 400, url)
     t.equal(res.json().code, 'WORKSPACE_REQUIRED')

@@ -25,7 +25,9 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
   /** The caller's role in the workspace named in the path: 403 for a non-member (CONTRACT.md §2). */
   function managerOf(principal: Principal, workspaceId: string) {
     const ws = app.workspaceFor(principal, workspaceId)
-    if (ws.role !== 'owner' && ws.role !== 'admin') throw forbidden('Only workspace owners and admins can manage members')
+    if (ws.role !== 'owner' && ws.role !== 'admin') {
+      throw forbidden('Only workspace owners and admins can manage members')
+    }
     return ws
   }
 
@@ -48,10 +50,14 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
         organizationName: request.body.organizationName?.trim() || `${name}'s organization`
       }, signup === 'first-user')
     } catch (err) {
-      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw conflict('An account with this email already exists', 'EMAIL_TAKEN')
+      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
+        throw conflict('An account with this email already exists', 'EMAIL_TAKEN')
+      }
       throw err
     }
-    if (!created) throw forbidden('Sign-up is closed: ask an administrator of your organization for an account', 'SIGNUP_CLOSED')
+    if (!created) {
+      throw forbidden('Sign-up is closed: ask an administrator of your organization for an account', 'SIGNUP_CLOSED')
+    }
     reply.code(201)
     return {
       success: true as const,
@@ -98,7 +104,8 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/auth/me', {
     config: { auth: 'jwt' },
-    schema: { tags: ['accounts'], summary: 'The caller, their organization and workspaces', response: { 200: MeResponse, ...errors(403) } }
+    schema: { tags: ['accounts'], summary: 'The caller, their organization and workspaces',
+      response: { 200: MeResponse, ...errors(403) } }
   }, async (request) => {
     const p = requirePrincipal(request)
     return {
@@ -116,7 +123,9 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
   // authorization before validation: a caller without the role learns nothing about the body's shape
   const orgAdminOnly = async (request: FastifyRequest) => {
     const p = requirePrincipal(request)
-    if (p.orgRole !== 'owner' && p.orgRole !== 'admin') throw forbidden('Only organization owners and admins can add users')
+    if (p.orgRole !== 'owner' && p.orgRole !== 'admin') {
+      throw forbidden('Only organization owners and admins can add users')
+    }
   }
   // the member routes' only role check (it runs before validation)
   const workspaceManagerOnly = async (request: FastifyRequest) => {
@@ -143,14 +152,17 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
       reply.code(201)
       return { success: true as const, data: user }
     } catch (err) {
-      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw conflict('An account with this email already exists', 'EMAIL_TAKEN')
+      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
+        throw conflict('An account with this email already exists', 'EMAIL_TAKEN')
+      }
       throw err
     }
   })
 
   app.post('/workspaces', {
     config: { auth: 'jwt' },
-    schema: { tags: ['accounts'], summary: 'Create a workspace (caller becomes owner)', body: CreateWorkspaceBody, response: { 201: CreateWorkspaceResponse, ...errors(403) } }
+    schema: { tags: ['accounts'], summary: 'Create a workspace (caller becomes owner)', body: CreateWorkspaceBody,
+      response: { 201: CreateWorkspaceResponse, ...errors(403) } }
   }, async (request, reply) => {
     const p = requirePrincipal(request)
     reply.code(201)
@@ -159,7 +171,8 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/workspaces', {
     config: { auth: 'jwt' },
-    schema: { tags: ['accounts'], summary: 'Workspaces the caller belongs to', response: { 200: ListWorkspacesResponse, ...errors(403) } }
+    schema: { tags: ['accounts'], summary: 'Workspaces the caller belongs to',
+      response: { 200: ListWorkspacesResponse, ...errors(403) } }
   }, async (request) => {
     return { success: true as const, data: store.workspacesOf(requirePrincipal(request).userId) }
   })
@@ -175,11 +188,13 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
       response: { 201: AddMemberResponse, ...errors(403, 404, 409) }
     }
   }, async (request, reply) => {
-    const result = store.setMember(request.principal!.customerId, request.params.id, request.body.userId, request.body.role)
+    const result = store.setMember(request.principal!.customerId, request.params.id, request.body.userId,
+      request.body.role)
     if (result === 'not-found') throw notFound('User not found')
     if (result === 'owner') throw conflict('The workspace owner\'s role cannot be changed')
     reply.code(201)
-    return { success: true as const, data: { workspace_id: request.params.id, user_id: request.body.userId, role: request.body.role } }
+    return { success: true as const,
+      data: { workspace_id: request.params.id, user_id: request.body.userId, role: request.body.role } }
   })
 
   app.delete('/workspaces/:id/members/:userId', {

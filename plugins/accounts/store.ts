@@ -42,7 +42,8 @@ export function createAccountStore(db: Db, sqlite: Database.Database) {
           id: userId, customerId, email: input.email, name: input.name,
           passwordHash: input.passwordHash, orgRole: 'owner', createdAt: now
         }).run()
-        tx.insert(workspaces).values({ id: workspaceId, customerId, name: 'General', createdBy: userId, createdAt: now }).run()
+        tx.insert(workspaces).values({ id: workspaceId, customerId, name: 'General', createdBy: userId,
+          createdAt: now }).run()
         tx.insert(workspaceMembers).values({ workspaceId, userId, role: 'owner', createdAt: now }).run()
         return { customerId, userId, workspaceId }
       }, { behavior: 'immediate' })

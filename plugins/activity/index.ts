@@ -10,7 +10,8 @@ import { requirePrincipal } from '../../src/auth/plugin.js'
 const activity: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/log', {
     config: { action: 'activity.log' },
-    schema: { tags: ['developer'], summary: 'Record an activity entry in the developer log', body: ActivityBody, response: { 201: ActivityResponse, ...errors(403) } }
+    schema: { tags: ['developer'], summary: 'Record an activity entry in the developer log', body: ActivityBody,
+      response: { 201: ActivityResponse, ...errors(403) } }
   }, async (request, reply) => {
     const p = requirePrincipal(request)
     const entry = {

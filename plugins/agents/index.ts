@@ -15,12 +15,15 @@ const agentsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   const tags = ['agents']
 
   app.post('', {
-    schema: { tags, summary: 'Create an agent', body: CreateAgentBody, response: { 201: AgentResponse, ...errors(403) } }
+    schema: { tags, summary: 'Create an agent', body: CreateAgentBody,
+      response: { 201: AgentResponse, ...errors(403) } }
   }, async (request, reply) => {
     const p = requirePrincipal(request)
     const tools = request.body.capabilities?.tools ?? []
     const unknown = tools.filter((x) => !(TOOL_NAMES as readonly string[]).includes(x))
-    if (unknown.length) throw badRequest(`Unknown tool(s): ${unknown.join(', ')}; available: ${TOOL_NAMES.join(', ')}`, 'UNKNOWN_TOOL')
+    if (unknown.length) {
+      throw badRequest(`Unknown tool(s): ${unknown.join(', ')}; available: ${TOOL_NAMES.join(', ')}`, 'UNKNOWN_TOOL')
+    }
     const row = store.create(p, { name: request.body.name.trim(), systemPrompt: request.body.systemPrompt, tools })
     reply.code(201)
     return { success: true as const, agent: toAgent(row) }
@@ -28,7 +31,9 @@ const agentsPlugin: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('', {
     schema: { tags, summary: 'Agents of the organization', response: { 200: AgentListResponse, ...errors(403) } }
-  }, async (request) => ({ success: true as const, agents: store.list(requirePrincipal(request).customerId).map(toAgent) }))
+  },
+  async (request) => ({ success: true as const,
+    agents: store.list(requirePrincipal(request).customerId).map(toAgent) }))
 
   app.get('/:id', {
     schema: { tags, summary: 'One agent', params: AgentParams, response: { 200: AgentResponse, ...errors(403, 404) } }
@@ -39,14 +44,16 @@ const agentsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.delete('/:id', {
-    schema: { tags, summary: 'Delete an agent (its creator or an organization owner/admin)', params: AgentParams, response: { 200: SuccessMessage, ...errors(403, 404) } }
+    schema: { tags, summary: 'Delete an agent (its creator or an organization owner/admin)', params: AgentParams,
+      response: { 200: SuccessMessage, ...errors(403, 404) } }
   }, async (request) => {
     const p = requirePrincipal(request)
     const row = store.find(p.customerId, request.params.id)
     if (!row) throw notFound('Agent not found')
     // CONTRACT.md §9: another member's agent is its creator's or an organization owner's/admin's to change
     if (row.createdBy !== p.userId && p.orgRole === 'member') {
-      throw forbidden('Only the agent\'s creator or an organization owner/admin may change or delete it', 'AGENT_FORBIDDEN')
+      throw forbidden('Only the agent\'s creator or an organization owner/admin may change or delete it',
+        'AGENT_FORBIDDEN')
     }
     if (!store.remove(p.customerId, row.id)) throw notFound('Agent not found')
     return { success: true as const, message: 'Agent deleted' }
@@ -65,7 +72,8 @@ const agentsPlugin: FastifyPluginAsyncTypebox = async (app) => {
     reply.raw.on('close', () => { if (!reply.raw.writableFinished) controller.abort() })
     try {
       const out = await assistant.converse({
-        principal: p, reader: assistant.readerOf(request), message: request.body.message, conversationId: request.body.conversationId,
+        principal: p, reader: assistant.readerOf(request), message: request.body.message,
+        conversationId: request.body.conversationId,
         agentId: agent.id, systemPrompt: agent.systemPrompt, tools: toolsOf(agent), signal: controller.signal
       })
       return { response: out.reply, conversationId: out.conversationId, model: out.model, toolCalls: out.toolCalls }

@@ -16,7 +16,8 @@ const apiKeysPlugin: FastifyPluginAsyncTypebox = async (app) => {
     ...jwtOnly,
     secretResponse: (body: unknown, request: FastifyRequest) => {
       const data = (body as { data?: { id?: unknown; key?: unknown } } | undefined)?.data
-      return typeof data?.id === 'string' && typeof data.key === 'string' && store.isLive(requirePrincipal(request).userId, data.id, data.key)
+      return typeof data?.id === 'string' && typeof data.key === 'string' &&
+        store.isLive(requirePrincipal(request).userId, data.id, data.key)
     }
   }
 
@@ -33,7 +34,9 @@ const apiKeysPlugin: FastifyPluginAsyncTypebox = async (app) => {
     const { name, scopes, workspaceId, expiresAt } = request.body
     const problem = scopeListProblem(scopes)
     if (problem) throw badRequest(problem, 'INVALID_SCOPES')
-    if (expiresAt && Date.parse(expiresAt) <= Date.now()) throw badRequest('expiresAt must be in the future', 'VALIDATION_ERROR')
+    if (expiresAt && Date.parse(expiresAt) <= Date.now()) {
+      throw badRequest('expiresAt must be in the future', 'VALIDATION_ERROR')
+    }
     if (workspaceId) app.workspaceFor(p, workspaceId)
     reply.code(201)
     return {
@@ -51,12 +54,14 @@ const apiKeysPlugin: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('', {
     config: jwtOnly,
-    schema: { tags: ['api-keys'], summary: 'The caller\'s API keys (values never shown)', response: { 200: ListApiKeysResponse, ...errors(403) } }
+    schema: { tags: ['api-keys'], summary: 'The caller\'s API keys (values never shown)',
+      response: { 200: ListApiKeysResponse, ...errors(403) } }
   }, async (request) => ({ success: true as const, data: store.list(requirePrincipal(request).userId) }))
 
   app.get('/:id', {
     config: jwtOnly,
-    schema: { tags: ['api-keys'], summary: 'One of the caller\'s API keys', params: IdParams, response: { 200: ApiKeyResponse, ...errors(403, 404) } }
+    schema: { tags: ['api-keys'], summary: 'One of the caller\'s API keys', params: IdParams,
+      response: { 200: ApiKeyResponse, ...errors(403, 404) } }
   }, async (request) => {
     const key = store.get(requirePrincipal(request).userId, request.params.id)
     if (!key) throw notFound('API key not found')
@@ -75,14 +80,17 @@ const apiKeysPlugin: FastifyPluginAsyncTypebox = async (app) => {
     const result = store.rotate(requirePrincipal(request).userId, request.params.id)
     if (!result) throw notFound('API key not found')
     if (result === 'revoked') throw conflict('A revoked key cannot be rotated', 'KEY_REVOKED')
-    if (result === 'no-scopes') throw conflict('The key holds no scope that can still be issued; create a new key', 'NO_ISSUABLE_SCOPES')
+    if (result === 'no-scopes') {
+      throw conflict('The key holds no scope that can still be issued; create a new key', 'NO_ISSUABLE_SCOPES')
+    }
     reply.code(201)
     return { success: true as const, data: result }
   })
 
   app.delete('/:id', {
     config: jwtOnly,
-    schema: { tags: ['api-keys'], summary: 'Revoke a key', params: IdParams, response: { 200: SuccessMessage, ...errors(403, 404) } }
+    schema: { tags: ['api-keys'], summary: 'Revoke a key', params: IdParams,
+      response: { 200: SuccessMessage, ...errors(403, 404) } }
   }, async (request) => {
     if (!store.revoke(requirePrincipal(request).userId, request.params.id)) throw notFound('API key not found')
     return { success: true as const, message: 'API key revoked' }

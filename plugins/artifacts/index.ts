@@ -22,7 +22,8 @@ const artifactsPlugin: FastifyPluginAsyncTypebox = async (app) => {
 
   /** The workspace the request acts in: x-workspace-id or ?workspace_id (400 without, 403 for non-members). */
   function scopeOf(request: FastifyRequest): Scope {
-    const ws = requireWorkspaceContext(request, (request.query as { workspace_id?: string } | undefined)?.workspace_id, 'workspace_id')
+    const ws = requireWorkspaceContext(request, (request.query as { workspace_id?: string } | undefined)?.workspace_id,
+      'workspace_id')
     return { customerId: request.principal!.customerId, workspaceId: ws.id, userId: request.principal!.userId }
   }
   const missing = () => notFound('Artifact not found')
@@ -31,13 +32,15 @@ const artifactsPlugin: FastifyPluginAsyncTypebox = async (app) => {
    * CONTRACT.md §3 machine reviews: an API key neither decides on an artifact that asks for a person's
    * review nor lifts that request (a person, with a JWT, does).
    */
-  function guardHumanReview(request: FastifyRequest, scope: Scope, id: string, change: { status?: string; policy?: string }) {
+  function guardHumanReview(request: FastifyRequest, scope: Scope, id: string,
+    change: { status?: string; policy?: string }) {
     if (request.principal?.kind !== 'apiKey') return
     if (store.get(scope, id)?.review_policy !== 'request_review') return
     const decides = change.status === 'approved' || change.status === 'rejected'
     const lifts = change.policy !== undefined && change.policy !== 'request_review'
     if (decides || lifts) {
-      throw forbidden('This artifact requests a human review: approve, reject or change its review policy with a user session (JWT)', 'HUMAN_REVIEW_REQUIRED')
+      throw forbidden('This artifact requests a human review: approve, reject or change its review policy with a ' +
+        'user session (JWT)', 'HUMAN_REVIEW_REQUIRED')
     }
   }
 
@@ -59,7 +62,8 @@ const artifactsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/:id', {
-    schema: { tags, summary: 'One artifact with its content, related artifacts and comments', params: IdParams, querystring: WorkspaceQuery, response: { 200: ArtifactResponse, ...errors(403, 404) } }
+    schema: { tags, summary: 'One artifact with its content, related artifacts and comments', params: IdParams,
+      querystring: WorkspaceQuery, response: { 200: ArtifactResponse, ...errors(403, 404) } }
   }, async (request) => {
     const artifact = store.get(scopeOf(request), request.params.id)
     if (!artifact) throw missing()
@@ -67,7 +71,8 @@ const artifactsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('', {
-    schema: { tags, summary: 'Create an artifact (status draft)', querystring: WorkspaceQuery, body: CreateArtifactBody, response: { 201: ArtifactResponse, ...errors(403) } }
+    schema: { tags, summary: 'Create an artifact (status draft)', querystring: WorkspaceQuery, body: CreateArtifactBody,
+      response: { 201: ArtifactResponse, ...errors(403) } }
   }, async (request, reply) => {
     try {
       const artifact = store.create(scopeOf(request), request.body)
@@ -80,10 +85,12 @@ const artifactsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.patch('/:id', {
-    schema: { tags, summary: 'Change title, content, confidence or review policy', params: IdParams, querystring: WorkspaceQuery, body: UpdateArtifactBody, response: { 200: ArtifactResponse, ...errors(403, 404) } }
+    schema: { tags, summary: 'Change title, content, confidence or review policy', params: IdParams,
+      querystring: WorkspaceQuery, body: UpdateArtifactBody, response: { 200: ArtifactResponse, ...errors(403, 404) } }
   }, async (request) => {
     const b = request.body
-    if (b.title === undefined && b.content === undefined && b.confidence === undefined && b.review_policy === undefined) {
+    if (b.title === undefined && b.content === undefined && b.confidence === undefined &&
+      b.review_policy === undefined) {
       throw badRequest('Nothing to update: send title, content, confidence or review_policy', 'VALIDATION_ERROR')
     }
     const scope = scopeOf(request)
@@ -94,14 +101,16 @@ const artifactsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.delete('/:id', {
-    schema: { tags, summary: 'Delete one artifact permanently (its chain stays connected)', params: IdParams, querystring: WorkspaceQuery, response: { 200: SuccessMessage, ...errors(403, 404) } }
+    schema: { tags, summary: 'Delete one artifact permanently (its chain stays connected)', params: IdParams,
+      querystring: WorkspaceQuery, response: { 200: SuccessMessage, ...errors(403, 404) } }
   }, async (request) => {
     if (!store.remove(scopeOf(request), request.params.id)) throw missing()
     return { success: true as const, message: 'Artifact deleted' }
   })
 
   app.post('/:id/status', {
-    schema: { tags, summary: 'Set the review status; the caller is recorded as reviewer', params: IdParams, querystring: WorkspaceQuery, body: StatusBody, response: { 200: StatusResponse, ...errors(403, 404) } }
+    schema: { tags, summary: 'Set the review status; the caller is recorded as reviewer', params: IdParams,
+      querystring: WorkspaceQuery, body: StatusBody, response: { 200: StatusResponse, ...errors(403, 404) } }
   }, async (request) => {
     const scope = scopeOf(request)
     guardHumanReview(request, scope, request.params.id, { status: request.body.status })
@@ -111,7 +120,8 @@ const artifactsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/:id/comments', {
-    schema: { tags, summary: 'Comment on an artifact, optionally anchored by a position object', params: IdParams, querystring: WorkspaceQuery, body: CommentBody, response: { 201: CommentResponse, ...errors(403, 404) } }
+    schema: { tags, summary: 'Comment on an artifact, optionally anchored by a position object', params: IdParams,
+      querystring: WorkspaceQuery, body: CommentBody, response: { 201: CommentResponse, ...errors(403, 404) } }
   }, async (request, reply) => {
     const result = store.addComment(scopeOf(request), request.params.id, request.body.content, request.body.position)
     if (!result) throw missing()
@@ -120,7 +130,8 @@ const artifactsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/:id/supersede', {
-    schema: { tags, summary: 'Make a new draft version; the original becomes superseded', params: IdParams, querystring: WorkspaceQuery, body: SupersedeBody, response: { 201: ArtifactResponse, ...errors(403, 404) } }
+    schema: { tags, summary: 'Make a new draft version; the original becomes superseded', params: IdParams,
+      querystring: WorkspaceQuery, body: SupersedeBody, response: { 201: ArtifactResponse, ...errors(403, 404) } }
   }, async (request, reply) => {
     const scope = scopeOf(request)
     guardHumanReview(request, scope, request.params.id, { policy: request.body?.review_policy })
@@ -131,7 +142,8 @@ const artifactsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/:id/chain', {
-    schema: { tags, summary: 'Every version connected to this one, oldest first', params: IdParams, querystring: WorkspaceQuery, response: { 200: ChainResponse, ...errors(403, 404) } }
+    schema: { tags, summary: 'Every version connected to this one, oldest first', params: IdParams,
+      querystring: WorkspaceQuery, response: { 200: ChainResponse, ...errors(403, 404) } }
   }, async (request) => {
     const chain = store.chain(scopeOf(request), request.params.id)
     if (!chain) throw missing()
@@ -139,12 +151,18 @@ const artifactsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/conversation/:conversationId', {
-    schema: { tags, summary: 'Artifact summaries of a conversation', params: ConversationParams, querystring: WorkspaceQuery, response: { 200: SummariesResponse, ...errors(403) } }
-  }, async (request) => ({ success: true as const, data: store.summariesBy(scopeOf(request), 'conversation', request.params.conversationId) }))
+    schema: { tags, summary: 'Artifact summaries of a conversation', params: ConversationParams,
+      querystring: WorkspaceQuery, response: { 200: SummariesResponse, ...errors(403) } }
+  },
+  async (request) => ({ success: true as const,
+    data: store.summariesBy(scopeOf(request), 'conversation', request.params.conversationId) }))
 
   app.get('/workflow/:runId', {
-    schema: { tags, summary: 'Artifact summaries of a workflow run', params: RunParams, querystring: WorkspaceQuery, response: { 200: SummariesResponse, ...errors(403) } }
-  }, async (request) => ({ success: true as const, data: store.summariesBy(scopeOf(request), 'workflowRun', request.params.runId) }))
+    schema: { tags, summary: 'Artifact summaries of a workflow run', params: RunParams, querystring: WorkspaceQuery,
+      response: { 200: SummariesResponse, ...errors(403) } }
+  },
+  async (request) => ({ success: true as const,
+    data: store.summariesBy(scopeOf(request), 'workflowRun', request.params.runId) }))
 }
 
 export default artifactsPlugin

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errors, IdParams } from '../../schema/api/common.js'
 import {
-  ChannelResponse, CreateChannelBody, ListChannelsResponse, ListMessagesQuery, ListMessagesResponse, MessageResponse, PostMessageBody,
+  ChannelResponse, CreateChannelBody, ListChannelsResponse, ListMessagesQuery, ListMessagesResponse, MessageResponse,
+  PostMessageBody,
   WorkspaceIdQuery as WsQuery
 } from '../../schema/api/channels.js'
 import { requirePrincipal, requireWorkspaceContext } from '../../src/auth/plugin.js'
@@ -22,15 +23,19 @@ const channelsPlugin: FastifyPluginAsyncTypebox = async (app) => {
     const p = requirePrincipal(request)
     const ws = requireWorkspaceContext(request, request.query.workspaceId)
     const memberIds = request.body.memberIds ?? []
-    if (request.body.type === 'direct' && memberIds.length === 0) throw badRequest('A direct channel needs memberIds', 'VALIDATION_ERROR')
-    const channel = store.create({ userId: p.userId, customerId: p.customerId, workspaceId: ws.id }, request.body.name.trim(), request.body.type, memberIds)
+    if (request.body.type === 'direct' && memberIds.length === 0) {
+      throw badRequest('A direct channel needs memberIds', 'VALIDATION_ERROR')
+    }
+    const channel = store.create({ userId: p.userId, customerId: p.customerId, workspaceId: ws.id },
+      request.body.name.trim(), request.body.type, memberIds)
     if (channel === 'not-member') throw badRequest('Every member must belong to the workspace', 'VALIDATION_ERROR')
     reply.code(201)
     return { success: true as const, data: { ...channel, member_ids: store.members(channel.id) } }
   })
 
   app.get('/channels', {
-    schema: { tags, summary: 'Channels of the workspace the caller can read', querystring: WsQuery, response: { 200: ListChannelsResponse, ...errors(403) } }
+    schema: { tags, summary: 'Channels of the workspace the caller can read', querystring: WsQuery,
+      response: { 200: ListChannelsResponse, ...errors(403) } }
   }, async (request) => {
     const p = requirePrincipal(request)
     const ws = requireWorkspaceContext(request, request.query.workspaceId)
@@ -46,7 +51,9 @@ const channelsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => {
     const channel = store.find(requirePrincipal(request), request.params.id)
     if (!channel) throw notFound('Channel not found')
-    return { success: true as const, data: store.messages(channel.id, request.query.limit, request.query.before && new Date(request.query.before).toISOString()) }
+    return { success: true as const,
+      data: store.messages(channel.id, request.query.limit,
+        request.query.before && new Date(request.query.before).toISOString()) }
   })
 
   app.post('/messages', {
@@ -59,11 +66,15 @@ const channelsPlugin: FastifyPluginAsyncTypebox = async (app) => {
     const p = requirePrincipal(request)
     const channel = store.find(p, request.body.channel_id)
     if (!channel) throw notFound('Channel not found')
-    if (request.body.parent_message_id && !store.parentExists(channel.id, request.body.parent_message_id)) throw badRequest('parent_message_id is not a message of this channel', 'VALIDATION_ERROR')
+    if (request.body.parent_message_id && !store.parentExists(channel.id, request.body.parent_message_id)) {
+      throw badRequest('parent_message_id is not a message of this channel', 'VALIDATION_ERROR')
+    }
     reply.code(201)
     return {
       success: true as const,
-      data: store.post(channel, { senderId: p.userId, content: request.body.content, contentType: request.body.content_type, parentMessageId: request.body.parent_message_id })
+      data: store.post(channel,
+        { senderId: p.userId, content: request.body.content, contentType: request.body.content_type,
+          parentMessageId: request.body.parent_message_id })
     }
   })
 }

@@ -35,7 +35,9 @@ const chat: FastifyPluginAsyncTypebox = async (app) => {
         principal: p, reader: assistant.readerOf(request), message: request.body.message,
         conversationId: request.body.conversationId, tools: ['search_knowledge'], signal: controller.signal
       })
-      if (channel) channels.post(channel, { senderId: p.userId, content: out.reply, aiTwinId: assistantTwinId(p.customerId) })
+      if (channel) {
+        channels.post(channel, { senderId: p.userId, content: out.reply, aiTwinId: assistantTwinId(p.customerId) })
+      }
       return { reply: out.reply, conversationId: out.conversationId, model: out.model }
     } catch (err) {
       throw modelFailure(err)
@@ -52,13 +54,19 @@ const chat: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const p = requirePrincipal(request)
     const reader = assistant.readerOf(request)
-    if (request.body.conversationId && !assistant.ownsConversation(p, request.body.conversationId)) throw notFound('Conversation not found')
+    if (request.body.conversationId && !assistant.ownsConversation(p, request.body.conversationId)) {
+      throw notFound('Conversation not found')
+    }
     const controller = new AbortController()
     reply.raw.on('close', () => controller.abort())
     // proxies (nginx) must pass each event on at once, not buffer the stream
     reply.header('x-accel-buffering', 'no')
     let eventId = 0
-    const send = (event: string, data: object) => { if (!reply.raw.destroyed) reply.sse({ id: String(++eventId), event, data: JSON.stringify(data) }) }
+    const send = (event: string,
+      data: object) => {
+      if (!reply.raw.destroyed) reply.sse({ id: String(++eventId), event,
+        data: JSON.stringify(data) })
+    }
     send('ready', {})
     const heartbeat = setInterval(() => send('ping', {}), HEARTBEAT_MS)
     try {

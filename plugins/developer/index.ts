@@ -3,8 +3,10 @@ import type { FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { errors, IdParams, SuccessMessage } from '../../schema/api/common.js'
 import {
-  UsageQuery, UsageResponse, CreateWebhookBody, UpdateWebhookBody, WorkspaceIdQuery, CreateWebhookResponse, ListWebhooksResponse,
-  UpdateWebhookResponse, DeliveriesResponse, TestWebhookResponse, LogsQuery, LogsResponse, DeliveryParams, RedeliverResponse, RotateSecretResponse
+  UsageQuery, UsageResponse, CreateWebhookBody, UpdateWebhookBody, WorkspaceIdQuery, CreateWebhookResponse,
+  ListWebhooksResponse,
+  UpdateWebhookResponse, DeliveriesResponse, TestWebhookResponse, LogsQuery, LogsResponse, DeliveryParams,
+  RedeliverResponse, RotateSecretResponse
 } from '../../schema/api/developer.js'
 import { requirePrincipal, requireWorkspaceContext } from '../../src/auth/plugin.js'
 import { badRequest, forbidden, notFound } from '../../src/http/errors.js'
@@ -44,7 +46,9 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
 
   function knownEvents(events: string[]) {
     const unknown = unknownEvents(events)
-    if (unknown.length > 0) throw badRequest(`Unknown event(s): ${unknown.join(', ')}; allowed: ${EVENT_NAMES.join(', ')}`, 'UNKNOWN_EVENT')
+    if (unknown.length > 0) {
+      throw badRequest(`Unknown event(s): ${unknown.join(', ')}; allowed: ${EVENT_NAMES.join(', ')}`, 'UNKNOWN_EVENT')
+    }
     return events
   }
 
@@ -56,7 +60,8 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
     }
   }, async (request) => {
     const p = requirePrincipal(request)
-    const sparkline = usage.sparkline(p.userId, request.params.id, request.query.days, app.devLog.pendingUsage(request.params.id))
+    const sparkline = usage.sparkline(p.userId, request.params.id, request.query.days,
+      app.devLog.pendingUsage(request.params.id))
     if (!sparkline) throw notFound('API key not found')
     return { success: true as const, data: { key_id: request.params.id, days: request.query.days, sparkline } }
   })
@@ -66,9 +71,11 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
       action: 'webhooks.create',
       // a kept response is replayed only while the webhook and its signing secret still exist
       secretResponse: (body, request) => {
-        const data = (body as { data?: { id?: unknown; workspace_id?: unknown; signing_secret?: unknown } } | undefined)?.data
+        const data = (body as { data?: { id?: unknown; workspace_id?: unknown;
+          signing_secret?: unknown } } | undefined)?.data
         if (typeof data?.id !== 'string' || typeof data.workspace_id !== 'string') return false
-        return hooks.find(data.id, data.workspace_id, requirePrincipal(request).customerId)?.signing_secret === data.signing_secret
+        return hooks.find(data.id, data.workspace_id,
+          requirePrincipal(request).customerId)?.signing_secret === data.signing_secret
       }
     },
     preValidation: managers,
@@ -81,12 +88,14 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
     const events = knownEvents(request.body.events)
     const url = await allowedUrl(request.body.url)
     reply.code(201).header('cache-control', 'no-store')
-    return { success: true as const, data: hooks.create(scope, { url, events, description: request.body.description ?? '' }) }
+    return { success: true as const,
+      data: hooks.create(scope, { url, events, description: request.body.description ?? '' }) }
   })
 
   app.get('/webhooks', {
     config: { action: 'webhooks.list' },
-    schema: { tags: ['webhooks'], summary: 'Webhooks of the workspace (no secrets)', querystring: WorkspaceIdQuery, response: { 200: ListWebhooksResponse, ...errors(403) } }
+    schema: { tags: ['webhooks'], summary: 'Webhooks of the workspace (no secrets)', querystring: WorkspaceIdQuery,
+      response: { 200: ListWebhooksResponse, ...errors(403) } }
   }, async (request) => {
     const s = hookScope(request, false)
     return { success: true as const, data: hooks.list(s.workspaceId, s.customerId) }
@@ -97,7 +106,8 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
     preValidation: managers,
     schema: {
       tags: ['webhooks'], summary: 'Change URL, events, active flag or description',
-      params: HookParams, querystring: WorkspaceIdQuery, body: UpdateWebhookBody, response: { 200: UpdateWebhookResponse, ...errors(403, 404) }
+      params: HookParams, querystring: WorkspaceIdQuery, body: UpdateWebhookBody,
+      response: { 200: UpdateWebhookResponse, ...errors(403, 404) }
     }
   }, async (request) => {
     const s = hookScope(request, true)
@@ -106,16 +116,20 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
       throw badRequest('Nothing to update: send url, events, active or description', 'VALIDATION_ERROR')
     }
     if (!hooks.find(request.params.id, s.workspaceId, s.customerId)) throw notFound('Webhook not found')
-    const patch = { ...b, ...(b.events ? { events: knownEvents(b.events) } : {}), ...(b.url ? { url: await allowedUrl(b.url) } : {}) }
+    const patch = { ...b, ...(b.events ? { events: knownEvents(b.events) } : {}),
+      ...(b.url ? { url: await allowedUrl(b.url) } : {}) }
     const updated = hooks.update(request.params.id, s.workspaceId, s.customerId, patch)
     if (!updated) throw notFound('Webhook not found')
-    return { success: true as const, data: { id: updated.id, url: updated.url, events: updated.events, active: updated.active, updated_at: updated.updated_at } }
+    return { success: true as const,
+      data: { id: updated.id, url: updated.url, events: updated.events, active: updated.active,
+        updated_at: updated.updated_at } }
   })
 
   app.delete('/webhooks/:id', {
     config: { action: 'webhooks.delete' },
     preValidation: managers,
-    schema: { tags: ['webhooks'], summary: 'Delete a webhook and its delivery records', params: HookParams, querystring: WorkspaceIdQuery, response: { 200: SuccessMessage, ...errors(403, 404) } }
+    schema: { tags: ['webhooks'], summary: 'Delete a webhook and its delivery records', params: HookParams,
+      querystring: WorkspaceIdQuery, response: { 200: SuccessMessage, ...errors(403, 404) } }
   }, async (request) => {
     const s = hookScope(request, true)
     if (!hooks.remove(request.params.id, s.workspaceId, s.customerId)) throw notFound('Webhook not found')
@@ -124,7 +138,8 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/webhooks/:id/deliveries', {
     config: { action: 'webhooks.deliveries' },
-    schema: { tags: ['webhooks'], summary: 'The last 50 delivery attempts, newest first', params: HookParams, querystring: WorkspaceIdQuery, response: { 200: DeliveriesResponse, ...errors(403, 404) } }
+    schema: { tags: ['webhooks'], summary: 'The last 50 delivery attempts, newest first', params: HookParams,
+      querystring: WorkspaceIdQuery, response: { 200: DeliveriesResponse, ...errors(403, 404) } }
   }, async (request) => {
     const s = hookScope(request, false)
     if (!hooks.find(request.params.id, s.workspaceId, s.customerId)) throw notFound('Webhook not found')
@@ -134,7 +149,8 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/webhooks/:id/test', {
     config: { action: 'webhooks.test' },
     preValidation: managers,
-    schema: { tags: ['webhooks'], summary: 'Send a test.ping now and report the outcome', params: HookParams, querystring: WorkspaceIdQuery, response: { 200: TestWebhookResponse, ...errors(403, 404) } }
+    schema: { tags: ['webhooks'], summary: 'Send a test.ping now and report the outcome', params: HookParams,
+      querystring: WorkspaceIdQuery, response: { 200: TestWebhookResponse, ...errors(403, 404) } }
   }, async (request) => {
     const s = hookScope(request, true)
     const hook = hooks.find(request.params.id, s.workspaceId, s.customerId)
@@ -153,7 +169,8 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
     config: { action: 'webhooks.redeliver' },
     preValidation: managers,
     schema: {
-      tags: ['webhooks'], summary: 'Send a delivery\'s event again now, with the same webhook-id (one attempt, not retried)',
+      tags: ['webhooks'],
+      summary: 'Send a delivery\'s event again now, with the same webhook-id (one attempt, not retried)',
       params: DeliveryParams, querystring: WorkspaceIdQuery, response: { 202: RedeliverResponse, ...errors(403, 404) }
     }
   }, async (request, reply) => {
@@ -169,7 +186,8 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
     config: { action: 'webhooks.rotate_secret' },
     preValidation: managers,
     schema: {
-      tags: ['webhooks'], summary: 'A new signing secret, shown only here; the old one keeps signing (a second signature) for 24 hours',
+      tags: ['webhooks'],
+      summary: 'A new signing secret, shown only here; the old one keeps signing (a second signature) for 24 hours',
       params: HookParams, querystring: WorkspaceIdQuery, response: { 201: RotateSecretResponse, ...errors(403, 404) }
     }
   }, async (request, reply) => {
@@ -182,7 +200,8 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/logs', {
     config: { action: 'developer.logs' },
-    schema: { tags: ['developer'], summary: 'The caller\'s API-key requests and activity entries, newest first', querystring: LogsQuery, response: { 200: LogsResponse, ...errors(403) } }
+    schema: { tags: ['developer'], summary: 'The caller\'s API-key requests and activity entries, newest first',
+      querystring: LogsQuery, response: { 200: LogsResponse, ...errors(403) } }
   }, async (request) => {
     const q = request.query
     let before: LogPosition | undefined
@@ -193,7 +212,8 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
     app.devLog.flush()
     const categories = q.categories?.split(',').map((c) => c.trim()).filter(Boolean)
     const page = logs.page(requirePrincipal(request).userId, {
-      categories, apiKeyId: q.api_key_id, start: q.start && new Date(q.start).toISOString(), end: q.end && new Date(q.end).toISOString(), before, limit: q.limit
+      categories, apiKeyId: q.api_key_id, start: q.start && new Date(q.start).toISOString(),
+      end: q.end && new Date(q.end).toISOString(), before, limit: q.limit
     })
     return { success: true as const, ...page }
   })

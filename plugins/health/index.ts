@@ -16,7 +16,8 @@ const health: FastifyPluginAsyncTypebox = async (app) => {
   const ping = app.sqlite.prepare('SELECT 1 AS ok')
   app.get('/health', {
     config: { auth: 'public' },
-    schema: { tags: ['health'], summary: 'Liveness and database check', response: { 200: HealthResponse, 503: HealthResponse } }
+    schema: { tags: ['health'], summary: 'Liveness and database check',
+      response: { 200: HealthResponse, 503: HealthResponse } }
   }, async (_request, reply) => {
     let database: 'ok' | 'error' = 'ok'
     try { ping.get() } catch { database = 'error' }

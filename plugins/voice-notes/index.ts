@@ -8,7 +8,8 @@ import { pipeline } from 'node:stream/promises'
 import { Type } from '@sinclair/typebox'
 import { errors, SuccessMessage } from '../../schema/api/common.js'
 import {
-  CreateVoiceNoteBody, UpdateVoiceNoteBody, ListVoiceNotesQuery, NoteResponse, NoteDetailResponse, ListVoiceNotesResponse,
+  CreateVoiceNoteBody, UpdateVoiceNoteBody, ListVoiceNotesQuery, NoteResponse, NoteDetailResponse,
+  ListVoiceNotesResponse,
   TranscribeResponse, TranscriptResponse, AudioUploadResponse
 } from '../../schema/api/voice-notes.js'
 import { requirePrincipal } from '../../src/auth/plugin.js'
@@ -19,7 +20,8 @@ import { createVoiceNoteStore, toNote } from './store.js'
 import { createTranscriber } from './transcriber.js'
 
 const MAX_AUDIO_BYTES = 100 * 1024 * 1024
-const AUDIO_EXTENSIONS = new Set(['mp3', 'wav', 'ogg', 'oga', 'opus', 'webm', 'm4a', 'mp4', 'aac', 'flac', 'amr', '3gp'])
+const AUDIO_EXTENSIONS = new Set(['mp3', 'wav', 'ogg', 'oga', 'opus', 'webm', 'm4a', 'mp4', 'aac', 'flac', 'amr',
+  '3gp'])
 const IdParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
 const tags = ['voice-notes']
 const jwtOnly = { auth: 'jwt' as const }
@@ -48,7 +50,8 @@ const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opt
 
   app.post('/audio', {
     config: { ...jwtOnly, action: 'voice_notes.upload_audio' },
-    schema: { tags, summary: 'Store an audio file (multipart field "file", at most 100 MB)', consumes: ['multipart/form-data'], response: { 201: AudioUploadResponse, ...errors(403, 413, 415) } }
+    schema: { tags, summary: 'Store an audio file (multipart field "file", at most 100 MB)',
+      consumes: ['multipart/form-data'], response: { 201: AudioUploadResponse, ...errors(403, 413, 415) } }
   }, async (request, reply) => {
     const p = requirePrincipal(request)
     if (!request.isMultipart()) throw badRequest('No file uploaded', 'NO_FILE')
@@ -72,7 +75,9 @@ const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opt
       if (part.file.truncated) throw new HttpError(413, 'Audio too large: at most 100 MB', 'PAYLOAD_TOO_LARGE')
     } catch (err) {
       await fsp.rm(target, { force: true })
-      if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw new HttpError(413, 'Audio too large: at most 100 MB', 'PAYLOAD_TOO_LARGE')
+      if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
+        throw new HttpError(413, 'Audio too large: at most 100 MB', 'PAYLOAD_TOO_LARGE')
+      }
       throw malformedOr(err)
     }
     const size = (await fsp.stat(target)).size
@@ -94,12 +99,15 @@ const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opt
 
   app.post('', {
     config: { ...jwtOnly, action: 'voice_notes.create' },
-    schema: { tags, summary: 'Create a voice note for an audio URL (status created)', body: CreateVoiceNoteBody, response: { 201: NoteResponse, ...errors(403) } }
+    schema: { tags, summary: 'Create a voice note for an audio URL (status created)', body: CreateVoiceNoteBody,
+      response: { 201: NoteResponse, ...errors(403) } }
   }, async (request, reply) => {
     const p = requirePrincipal(request)
     const b = request.body
     if (b.audioUrl.startsWith(audioPrefix)) {
-      if (!store.audio(p.userId, b.audioUrl.slice(audioPrefix.length))) throw badRequest('audioUrl names audio that is not yours', 'VALIDATION_ERROR')
+      if (!store.audio(p.userId, b.audioUrl.slice(audioPrefix.length))) {
+        throw badRequest('audioUrl names audio that is not yours', 'VALIDATION_ERROR')
+      }
     } else {
       try {
         await checkPublicUrl(b.audioUrl, { allowPrivate: app.config.allowPrivateUrls })
@@ -110,8 +118,10 @@ const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opt
     }
     if (b.workspaceId) app.workspaceFor(p, b.workspaceId)
     const note = store.create({
-      customerId: p.customerId, userId: p.userId, workspaceId: b.workspaceId ?? null, title: b.title?.trim() || defaultTitle(),
-      audioUrl: b.audioUrl, duration: b.duration ?? 0, mimeType: b.mimeType ?? 'audio/webm', metadata: b.metadata ?? {}, tags: b.tags ?? []
+      customerId: p.customerId, userId: p.userId, workspaceId: b.workspaceId ?? null,
+      title: b.title?.trim() || defaultTitle(),
+      audioUrl: b.audioUrl, duration: b.duration ?? 0, mimeType: b.mimeType ?? 'audio/webm', metadata: b.metadata ?? {},
+      tags: b.tags ?? []
     })
     reply.code(201)
     return { success: true as const, voiceNote: toNote(note) }
@@ -119,7 +129,8 @@ const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opt
 
   app.get('', {
     config: { ...jwtOnly, action: 'voice_notes.list' },
-    schema: { tags, summary: 'The caller\'s voice notes, newest first', querystring: ListVoiceNotesQuery, response: { 200: ListVoiceNotesResponse, ...errors(403) } }
+    schema: { tags, summary: 'The caller\'s voice notes, newest first', querystring: ListVoiceNotesQuery,
+      response: { 200: ListVoiceNotesResponse, ...errors(403) } }
   }, async (request) => {
     const q = request.query
     const p = requirePrincipal(request)
@@ -130,7 +141,8 @@ const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opt
 
   app.get('/:id', {
     config: { ...jwtOnly, action: 'voice_notes.get' },
-    schema: { tags, summary: 'One voice note, with its transcript once completed', params: IdParams, response: { 200: NoteDetailResponse, ...errors(403, 404) } }
+    schema: { tags, summary: 'One voice note, with its transcript once completed', params: IdParams,
+      response: { 200: NoteDetailResponse, ...errors(403, 404) } }
   }, async (request) => {
     const note = store.get(requirePrincipal(request).userId, request.params.id)
     if (!note) throw notFound('Voice note not found')
@@ -139,20 +151,23 @@ const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opt
 
   app.put('/:id', {
     config: { ...jwtOnly, action: 'voice_notes.update' },
-    schema: { tags, summary: 'Change title, tags (replaced) or metadata (replaced)', params: IdParams, body: UpdateVoiceNoteBody, response: { 200: NoteResponse, ...errors(403, 404) } }
+    schema: { tags, summary: 'Change title, tags (replaced) or metadata (replaced)', params: IdParams,
+      body: UpdateVoiceNoteBody, response: { 200: NoteResponse, ...errors(403, 404) } }
   }, async (request) => {
     const b = request.body
     if (b.title === undefined && b.tags === undefined && b.metadata === undefined) {
       throw badRequest('No valid field to update: send title, tags or metadata', 'VALIDATION_ERROR')
     }
-    const note = store.update(requirePrincipal(request).userId, request.params.id, { ...b, title: b.title?.trim() || b.title })
+    const note = store.update(requirePrincipal(request).userId, request.params.id,
+      { ...b, title: b.title?.trim() || b.title })
     if (!note) throw notFound('Voice note not found')
     return { success: true as const, voiceNote: toNote(note) }
   })
 
   app.delete('/:id', {
     config: { ...jwtOnly, action: 'voice_notes.delete' },
-    schema: { tags, summary: 'Delete a voice note (soft delete)', params: IdParams, response: { 200: SuccessMessage, ...errors(403, 404) } }
+    schema: { tags, summary: 'Delete a voice note (soft delete)', params: IdParams,
+      response: { 200: SuccessMessage, ...errors(403, 404) } }
   }, async (request) => {
     if (!store.remove(requirePrincipal(request).userId, request.params.id)) throw notFound('Voice note not found')
     return { success: true as const, message: 'Voice note deleted' }
@@ -160,28 +175,33 @@ const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opt
 
   app.post('/:id/transcribe', {
     config: { ...jwtOnly, action: 'voice_notes.transcribe' },
-    schema: { tags, summary: 'Start transcription (from created or failed)', params: IdParams, response: { 200: TranscribeResponse, ...errors(403, 404, 409) } }
+    schema: { tags, summary: 'Start transcription (from created or failed)', params: IdParams,
+      response: { 200: TranscribeResponse, ...errors(403, 404, 409) } }
   }, async (request) => {
     const userId = requirePrincipal(request).userId
     const started = transcriber.start(userId, request.params.id)
     if (!started) {
       const note = store.get(userId, request.params.id)
       if (!note) throw notFound('Voice note not found')
-      throw conflict(`The voice note is ${note.status}: transcription can start only from created or failed`, 'INVALID_STATE')
+      throw conflict(`The voice note is ${note.status}: transcription can start only from created or failed`,
+        'INVALID_STATE')
     }
-    return { success: true as const, message: 'Transcription started', status: 'processing' as const, voiceNoteId: started.id }
+    return { success: true as const, message: 'Transcription started', status: 'processing' as const,
+      voiceNoteId: started.id }
   })
 
   app.get('/:id/transcript', {
     config: { ...jwtOnly, action: 'voice_notes.transcript' },
-    schema: { tags, summary: 'The transcript; 404 until the note is completed', params: IdParams, response: { 200: TranscriptResponse, ...errors(403, 404) } }
+    schema: { tags, summary: 'The transcript; 404 until the note is completed', params: IdParams,
+      response: { 200: TranscriptResponse, ...errors(403, 404) } }
   }, async (request) => {
     const note = store.get(requirePrincipal(request).userId, request.params.id)
     if (!note) throw notFound('Voice note not found')
     if (note.status !== 'completed') throw notFound(`No transcript yet: the voice note is ${note.status}`)
     return {
       success: true as const, voiceNoteId: note.id, title: note.title, transcript: note.transcript ?? '',
-      segments: JSON.parse(note.transcriptSegments ?? '[]') as Array<{ start: number; end: number; text: string }>, status: note.status
+      segments: JSON.parse(note.transcriptSegments ?? '[]') as Array<{ start: number; end: number; text: string }>,
+      status: note.status
     }
   })
 }

@@ -11,8 +11,10 @@ type Segment = { start: number; end: number; text: string }
 
 export function toNote(r: NoteRow, withTranscript = false) {
   return {
-    id: r.id, user_id: r.userId, workspace_id: r.workspaceId, title: r.title, audio_url: r.audioUrl, duration: r.duration,
-    mime_type: r.mimeType, metadata: JSON.parse(r.metadata) as Record<string, unknown>, tags: JSON.parse(r.tags) as string[],
+    id: r.id, user_id: r.userId, workspace_id: r.workspaceId, title: r.title, audio_url: r.audioUrl,
+    duration: r.duration,
+    mime_type: r.mimeType, metadata: JSON.parse(r.metadata) as Record<string, unknown>,
+    tags: JSON.parse(r.tags) as string[],
     status: r.status, ...(r.error ? { error: r.error } : {}), created_at: r.createdAt, updated_at: r.updatedAt,
     ...(withTranscript && r.status === 'completed' && r.transcript !== null
       ? { transcript: r.transcript, transcript_segments: JSON.parse(r.transcriptSegments ?? '[]') as Segment[] }
@@ -26,17 +28,21 @@ export function createVoiceNoteStore(db: Db, sqlite: Database.Database) {
   sqlite.function('cairn_fold', { deterministic: true }, (s: unknown) => typeof s === 'string' ? s.toLowerCase() : null)
   const live = (id: string) => and(eq(voiceNotes.id, id), isNull(voiceNotes.deletedAt))
   const owned = (userId: string, id: string) => and(live(id), eq(voiceNotes.userId, userId))
-  const own = db.select().from(voiceNotes).where(and(eq(voiceNotes.id, sql.placeholder('id')), eq(voiceNotes.userId, sql.placeholder('userId')),
+  const own = db.select().from(voiceNotes).where(and(eq(voiceNotes.id, sql.placeholder('id')),
+    eq(voiceNotes.userId, sql.placeholder('userId')),
     isNull(voiceNotes.deletedAt))).prepare()
-  const audioOf = db.select().from(voiceAudio).where(and(eq(voiceAudio.id, sql.placeholder('id')), eq(voiceAudio.userId, sql.placeholder('userId'))))
+  const audioOf = db.select().from(voiceAudio).where(and(eq(voiceAudio.id, sql.placeholder('id')),
+    eq(voiceAudio.userId, sql.placeholder('userId'))))
     .prepare()
 
   return {
-    create(input: { customerId: string; userId: string; workspaceId: string | null; title: string; audioUrl: string; duration: number;
+    create(input: { customerId: string; userId: string; workspaceId: string | null; title: string; audioUrl: string;
+      duration: number;
       mimeType: string; metadata: object; tags: string[] }): NoteRow {
       const now = nowIso()
       return db.insert(voiceNotes).values({
-        ...input, id: randomUUID(), metadata: JSON.stringify(input.metadata), tags: JSON.stringify(input.tags), status: 'created',
+        ...input, id: randomUUID(), metadata: JSON.stringify(input.metadata), tags: JSON.stringify(input.tags),
+        status: 'created',
         createdAt: now, updatedAt: now
       }).returning().get()
     },
@@ -49,16 +55,22 @@ export function createVoiceNoteStore(db: Db, sqlite: Database.Database) {
       if (q.search) where.push(`instr(cairn_fold(title), cairn_fold(@search)) > 0`)
       if (q.status) where.push('status = @status')
       if (q.workspaceId) where.push('workspace_id = @workspaceId')
-      tags.forEach((_, i) => where.push(`EXISTS (SELECT 1 FROM json_each(voice_notes.tags) j WHERE j.value = @tag${i})`))
-      const params: Record<string, unknown> = { userId, search: q.search, status: q.status, workspaceId: q.workspaceId, limit: q.limit, offset: q.offset }
+      tags.forEach((_,
+        i) => where.push(`EXISTS (SELECT 1 FROM json_each(voice_notes.tags) j WHERE j.value = @tag${i})`))
+      const params: Record<string, unknown> = { userId, search: q.search, status: q.status, workspaceId: q.workspaceId,
+        limit: q.limit, offset: q.offset }
       tags.forEach((tag, i) => { params[`tag${i}`] = tag })
-      const ids = sqlite.prepare(`SELECT id FROM voice_notes WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT @limit OFFSET @offset`)
+      const ids = sqlite.prepare(`SELECT id FROM voice_notes WHERE ${where.join(' AND ')}
+        ORDER BY created_at DESC, id DESC LIMIT @limit OFFSET @offset`)
         .pluck().all(params) as string[]
-      const { n } = sqlite.prepare(`SELECT COUNT(*) AS n FROM voice_notes WHERE ${where.join(' AND ')}`).get(params) as { n: number }
-      const byId = new Map((ids.length ? db.select().from(voiceNotes).where(inArray(voiceNotes.id, ids)).all() : []).map((r) => [r.id, r]))
+      const { n } = sqlite.prepare(`SELECT COUNT(*) AS n FROM voice_notes
+        WHERE ${where.join(' AND ')}`).get(params) as { n: number }
+      const byId = new Map((ids.length ? db.select().from(voiceNotes).where(inArray(voiceNotes.id, ids)).all()
+        : []).map((r) => [r.id, r]))
       return { rows: ids.map((id) => byId.get(id)!), total: n }
     },
-    update(userId: string, id: string, patch: { title?: string; tags?: string[]; metadata?: object }): NoteRow | undefined {
+    update(userId: string, id: string,
+      patch: { title?: string; tags?: string[]; metadata?: object }): NoteRow | undefined {
       return db.update(voiceNotes).set({
         ...(patch.title !== undefined ? { title: patch.title } : {}),
         ...(patch.tags !== undefined ? { tags: JSON.stringify(patch.tags) } : {}),
@@ -75,13 +87,17 @@ export function createVoiceNoteStore(db: Db, sqlite: Database.Database) {
       db.update(voiceNotes).set({ status: 'processing', error: null, updatedAt: nowIso() })
         .where(and(owned(userId, id), inArray(voiceNotes.status, ['created', 'failed']))).returning().get(),
     complete: (id: string, text: string, segments: object[]) => db.update(voiceNotes)
-      .set({ status: 'completed', transcript: text, transcriptSegments: JSON.stringify(segments), error: null, updatedAt: nowIso() })
+      .set({ status: 'completed', transcript: text, transcriptSegments: JSON.stringify(segments), error: null,
+        updatedAt: nowIso() })
       .where(and(eq(voiceNotes.id, id), eq(voiceNotes.status, 'processing'))).run(),
-    fail: (id: string, error: string) => db.update(voiceNotes).set({ status: 'failed', error: error.slice(0, 1000), updatedAt: nowIso() })
+    fail: (id: string,
+      error: string) => db.update(voiceNotes).set({ status: 'failed', error: error.slice(0, 1000),
+      updatedAt: nowIso() })
       .where(and(eq(voiceNotes.id, id), eq(voiceNotes.status, 'processing'))).run(),
 
     audio: (userId: string, id: string): AudioRow | undefined => audioOf.get({ id, userId }),
-    addAudio: (row: Omit<AudioRow, 'createdAt'>) => { db.insert(voiceAudio).values({ ...row, createdAt: nowIso() }).run() }
+    addAudio: (row: Omit<AudioRow,
+      'createdAt'>) => { db.insert(voiceAudio).values({ ...row, createdAt: nowIso() }).run() }
   }
 }
 

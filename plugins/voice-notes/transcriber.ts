@@ -32,7 +32,8 @@ export function createTranscriber(app: FastifyInstance, store: VoiceNoteStore, s
         if (!audio) throw new Error('The uploaded audio no longer exists')
         file = path.join(app.config.dataDir, audio.path)
       } else {
-        await downloadTo(note.audioUrl, fetched, { allowPrivate: app.config.allowPrivateUrls, maxBytes: opts.maxBytes, timeoutMs: 60_000, signal: ctx.signal })
+        await downloadTo(note.audioUrl, fetched,
+          { allowPrivate: app.config.allowPrivateUrls, maxBytes: opts.maxBytes, timeoutMs: 60_000, signal: ctx.signal })
         file = fetched
       }
       const result = await engine.transcribe(file, note.mimeType, ctx.signal)

@@ -11,7 +11,8 @@ function* stringsOf(value: unknown, path: string): Generator<[string, string]> {
   if (typeof value === 'string') yield [path, value]
   else if (Array.isArray(value)) for (const [i, v] of value.entries()) yield * stringsOf(v, `${path}[${i}]`)
   else if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) if (!(path === '' && NOT_TEXT.has(k))) yield * stringsOf(v, path ? `${path}.${k}` : k)
+    for (const [k, v] of Object.entries(value)) if (!(path === '' && NOT_TEXT.has(k))) yield * stringsOf(v,
+      path ? `${path}.${k}` : k)
   }
 }
 
@@ -39,15 +40,22 @@ export function definitionProblems(inputs: InputDef[], steps: WorkflowStep[], cr
         const ref = m[1]
         const input = /^inputs\.([A-Za-z_][A-Za-z0-9_-]*)$/.exec(ref)
         const prior = /^steps\.([A-Za-z_][A-Za-z0-9_-]*)\.output$/.exec(ref)
-        if (input && !inputNames.has(input[1])) problems.push(`${where}: ${field}: {{${ref}}} names an undeclared input`)
-        else if (prior && !earlier.has(prior[1])) problems.push(`${where}: ${field}: {{${ref}}} names no earlier step`)
-        else if (!input && !prior) problems.push(`${where}: ${field}: {{${ref}}} is not a reference (use inputs.<name> or steps.<id>.output)`)
+        if (input && !inputNames.has(input[1])) {
+          problems.push(`${where}: ${field}: {{${ref}}} names an undeclared input`)
+        } else if (prior && !earlier.has(prior[1])) {
+          problems.push(`${where}: ${field}: {{${ref}}} names no earlier step`)
+        } else if (!input && !prior) {
+          problems.push(`${where}: ${field}: {{${ref}}} is not a reference (use inputs.<name> or steps.<id>.output)`)
+        }
       }
     }
     earlier.add(id)
   }
   if (cron !== undefined) {
-    try { new Cron(cron, { paused: true }).stop() } catch (err) { problems.push(`schedule.cron: ${(err as Error).message}`) }
+    try {
+      new Cron(cron,
+        { paused: true }).stop()
+    } catch (err) { problems.push(`schedule.cron: ${(err as Error).message}`) }
   }
   return problems
 }
@@ -56,14 +64,18 @@ export function definitionProblems(inputs: InputDef[], steps: WorkflowStep[], cr
 export function fill(text: string, inputs: Record<string, unknown>, outputs: Record<string, string>): string {
   return text.replace(TEMPLATE, (_m, ref: string) => {
     const input = /^inputs\.(.+)$/.exec(ref)
-    if (input) { const v = inputs[input[1]]; return v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v) }
+    if (input) {
+      const v = inputs[input[1]]; return v === undefined || v === null ? ''
+        : typeof v === 'string' ? v : JSON.stringify(v)
+    }
     const prior = /^steps\.(.+)\.output$/.exec(ref)
     return prior ? outputs[prior[1]] ?? '' : ''
   })
 }
 
 /** The step with the templates of every string filled, nested ones included (`id` and `type` stay). */
-export function fillStep<S extends WorkflowStep>(step: S, inputs: Record<string, unknown>, outputs: Record<string, string>): S {
+export function fillStep<S extends WorkflowStep>(step: S, inputs: Record<string, unknown>,
+  outputs: Record<string, string>): S {
   const walk = (value: unknown, top: boolean): unknown => {
     if (typeof value === 'string') return fill(value, inputs, outputs)
     if (Array.isArray(value)) return value.map((v) => walk(v, false))
@@ -76,7 +88,8 @@ export function fillStep<S extends WorkflowStep>(step: S, inputs: Record<string,
 }
 
 /** The run's inputs: given values, then defaults; undefined names of missing required inputs. */
-export function resolveInputs(defs: InputDef[], given: Record<string, unknown>): { inputs: Record<string, unknown>; missing: string[] } {
+export function resolveInputs(defs: InputDef[],
+  given: Record<string, unknown>): { inputs: Record<string, unknown>; missing: string[] } {
   const inputs: Record<string, unknown> = {}
   const missing: string[] = []
   for (const d of defs) {

@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { errors, SuccessMessage } from '../../schema/api/common.js'
 import {
-  ExecuteBody, ExecuteResponse, RunListResponse, RunParams, RunResponse, RunsQuery, WorkflowDefinitionBody, WorkflowListResponse,
+  ExecuteBody, ExecuteResponse, RunListResponse, RunParams, RunResponse, RunsQuery, WorkflowDefinitionBody,
+  WorkflowListResponse,
   WorkflowParams, WorkflowQuery, WorkflowResponse
 } from '../../schema/api/workflows.js'
 import { requirePrincipal, requireWorkspaceContext, type Principal } from '../../src/auth/plugin.js'
@@ -37,7 +38,8 @@ const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   function mayChange(request: FastifyRequest, id: string) {
     const found = findOwn(request, id)
     if (found.w.createdBy !== found.p.userId && found.ws.role === 'member') {
-      throw forbidden('Only the workflow\'s creator or a workspace owner/admin may change or delete it', 'WORKFLOW_FORBIDDEN')
+      throw forbidden('Only the workflow\'s creator or a workspace owner/admin may change or delete it',
+        'WORKFLOW_FORBIDDEN')
     }
     return found
   }
@@ -46,10 +48,14 @@ const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   function validate(p: Principal, workspaceId: string, body: WorkflowDefinitionBody) {
     const problems = definitionProblems(body.inputs ?? [], body.steps, body.schedule?.cron)
     for (const s of body.steps) {
-      if (s.type === 'agent' && !agents.find(p.customerId, s.agentId)) problems.push(`step "${s.id}": agent ${s.agentId} not found`)
+      if (s.type === 'agent' && !agents.find(p.customerId, s.agentId)) {
+        problems.push(`step "${s.id}": agent ${s.agentId} not found`)
+      }
       if (s.type === 'post_message') {
         const ch = channels.find(p, s.channelId)
-        if (!ch || ch.workspaceId !== workspaceId) problems.push(`step "${s.id}": channel ${s.channelId} not found in this workspace`)
+        if (!ch || ch.workspaceId !== workspaceId) {
+          problems.push(`step "${s.id}": channel ${s.channelId} not found in this workspace`)
+        }
       }
     }
     if (problems.length) throw badRequest(`Invalid workflow: ${problems.join('; ')}`, 'INVALID_WORKFLOW')
@@ -62,7 +68,8 @@ const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   app.post('/workflows', {
-    schema: { tags, summary: 'Define a workflow', querystring: WorkflowQuery, body: WorkflowDefinitionBody, response: { 201: WorkflowResponse, ...errors(403) } }
+    schema: { tags, summary: 'Define a workflow', querystring: WorkflowQuery, body: WorkflowDefinitionBody,
+      response: { 201: WorkflowResponse, ...errors(403) } }
   }, async (request, reply) => {
     const { p, ws } = scopeOf(request)
     validate(p, ws.id, request.body)
@@ -73,20 +80,25 @@ const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/workflows', {
-    schema: { tags, summary: 'Workflows of the workspace', querystring: WorkflowQuery, response: { 200: WorkflowListResponse, ...errors(403) } }
+    schema: { tags, summary: 'Workflows of the workspace', querystring: WorkflowQuery,
+      response: { 200: WorkflowListResponse, ...errors(403) } }
   }, async (request) => {
     const { p, ws } = scopeOf(request)
     return { success: true as const, workflows: store.list(p.customerId, ws.id).map(toWorkflow) }
   })
 
   app.get('/workflows/:id', {
-    schema: { tags, summary: 'One workflow', params: WorkflowParams, querystring: WorkflowQuery, response: { 200: WorkflowResponse, ...errors(403, 404) } }
+    schema: { tags, summary: 'One workflow', params: WorkflowParams, querystring: WorkflowQuery,
+      response: { 200: WorkflowResponse, ...errors(403, 404) } }
   }, async (request) => ({ success: true as const, workflow: toWorkflow(findOwn(request, request.params.id).w) }))
 
   app.put('/workflows/:id', {
     schema: {
-      tags, summary: 'Replace a workflow\'s definition (its creator or a workspace owner/admin; scheduled runs then act as the saver)',
-      params: WorkflowParams, querystring: WorkflowQuery, body: WorkflowDefinitionBody, response: { 200: WorkflowResponse, ...errors(403, 404) }
+      tags,
+      summary: 'Replace a workflow\'s definition (its creator or a workspace owner/admin; scheduled runs then act ' +
+          'as the saver)',
+      params: WorkflowParams, querystring: WorkflowQuery, body: WorkflowDefinitionBody,
+      response: { 200: WorkflowResponse, ...errors(403, 404) }
     }
   }, async (request) => {
     const { p, ws, w } = mayChange(request, request.params.id)
@@ -99,7 +111,8 @@ const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
 
   app.delete('/workflows/:id', {
     schema: {
-      tags, summary: 'Delete a workflow and its runs (its creator or a workspace owner/admin)', params: WorkflowParams, querystring: WorkflowQuery,
+      tags, summary: 'Delete a workflow and its runs (its creator or a workspace owner/admin)', params: WorkflowParams,
+      querystring: WorkflowQuery,
       response: { 200: SuccessMessage, ...errors(403, 404) }
     }
   }, async (request) => {
@@ -111,7 +124,8 @@ const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/workflows/:id/execute', {
     schema: {
-      tags, summary: 'Run a workflow with input variables, as the caller (202; the run goes on in the background)', params: WorkflowParams,
+      tags, summary: 'Run a workflow with input variables, as the caller (202; the run goes on in the background)',
+      params: WorkflowParams,
       querystring: WorkflowQuery, body: ExecuteBody, response: { 202: ExecuteResponse, ...errors(403, 404) }
     }
   }, async (request, reply) => {
@@ -124,14 +138,16 @@ const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/workflows/:id/runs', {
-    schema: { tags, summary: 'Runs of a workflow, newest first', params: WorkflowParams, querystring: RunsQuery, response: { 200: RunListResponse, ...errors(403, 404) } }
+    schema: { tags, summary: 'Runs of a workflow, newest first', params: WorkflowParams, querystring: RunsQuery,
+      response: { 200: RunListResponse, ...errors(403, 404) } }
   }, async (request) => {
     const { w } = findOwn(request, request.params.id)
     return { success: true as const, runs: store.runsOf(w.id, request.query.limit).map(toRun) }
   })
 
   app.get('/workflow-runs/:runId', {
-    schema: { tags, summary: 'One run with its steps', params: RunParams, querystring: WorkflowQuery, response: { 200: RunResponse, ...errors(403, 404) } }
+    schema: { tags, summary: 'One run with its steps', params: RunParams, querystring: WorkflowQuery,
+      response: { 200: RunResponse, ...errors(403, 404) } }
   }, async (request) => {
     const { p, ws } = scopeOf(request)
     const run = store.runById(request.params.runId)

@@ -14,12 +14,14 @@ export interface RunJob { runId: string }
  * The `workflow.run` job: runs the steps in order as the run's user (CONTRACT.md §9: who last saved the
  * definition or schedule, or who executed it), with that user's rights checked again at run time.
  */
-export function registerWorkflowRunner(app: FastifyInstance, store: WorkflowStore, agents: AgentStore, deps: { db: Db; sqlite: Database.Database }) {
+export function registerWorkflowRunner(app: FastifyInstance, store: WorkflowStore, agents: AgentStore,
+  deps: { db: Db; sqlite: Database.Database }) {
   const assistant = app.assistant
   const channels = app.channelStore
   const artifacts = app.artifactStore
 
-  async function execute(raw: WorkflowStep, run: RunRow, wf: WorkflowRow, principal: Principal, inputs: Record<string, unknown>,
+  async function execute(raw: WorkflowStep, run: RunRow, wf: WorkflowRow, principal: Principal,
+    inputs: Record<string, unknown>,
     outputs: Record<string, string>, signal: AbortSignal): Promise<string> {
     const reader = assistant.readerFor(principal, run.workspaceId)
     const step = fillStep(raw, inputs, outputs)
@@ -27,12 +29,14 @@ export function registerWorkflowRunner(app: FastifyInstance, store: WorkflowStor
       case 'llm':
         return (await assistant.modelFor(reader).complete([{ role: 'user', content: step.prompt }], { signal })).content
       case 'search_knowledge':
-        return (await assistant.searchKnowledge(reader, step.query, step.limit ?? 5)).map((h) => h.chunk.text).join('\n\n')
+        return (await assistant.searchKnowledge(reader, step.query,
+          step.limit ?? 5)).map((h) => h.chunk.text).join('\n\n')
       case 'agent': {
         const agent = agents.find(principal.customerId, step.agentId)
         if (!agent) throw new Error(`agent ${step.agentId} no longer exists`)
         return (await assistant.converse({
-          principal, reader, message: step.message, agentId: agent.id, systemPrompt: agent.systemPrompt, tools: toolsOf(agent), signal
+          principal, reader, message: step.message, agentId: agent.id, systemPrompt: agent.systemPrompt,
+          tools: toolsOf(agent), signal
         })).reply
       }
       case 'post_message': {
@@ -41,8 +45,10 @@ export function registerWorkflowRunner(app: FastifyInstance, store: WorkflowStor
         return channels.post(ch, { senderId: principal.userId, content: step.content }).id
       }
       case 'create_artifact':
-        return artifacts.create({ customerId: principal.customerId, workspaceId: run.workspaceId, userId: principal.userId }, {
-          type: step.artifactType, title: step.title, content: step.content ?? {}, workflow_id: wf.id, workflow_run_id: run.id
+        return artifacts.create({ customerId: principal.customerId, workspaceId: run.workspaceId,
+          userId: principal.userId }, {
+          type: step.artifactType, title: step.title, content: step.content ?? {}, workflow_id: wf.id,
+          workflow_run_id: run.id
         }).id
     }
   }
@@ -57,10 +63,13 @@ export function registerWorkflowRunner(app: FastifyInstance, store: WorkflowStor
     // the run's user, only while still in the workflow's organization and workspace: never more rights than theirs
     const user = store.actor(run.startedBy, run.workspaceId)
     if (!wf || !user || user.customerId !== wf.customerId) {
-      save({ status: 'failed', error: 'The workflow no longer exists, or its user is no longer a member of the workspace', finishedAt: nowIso() })
+      save({ status: 'failed',
+        error: 'The workflow no longer exists, or its user is no longer a member of the workspace',
+        finishedAt: nowIso() })
       return
     }
-    const principal: Principal = { kind: 'jwt', userId: user.id, customerId: user.customerId, orgRole: user.orgRole, email: user.email, name: user.name }
+    const principal: Principal = { kind: 'jwt', userId: user.id, customerId: user.customerId, orgRole: user.orgRole,
+      email: user.email, name: user.name }
     const inputs = JSON.parse(run.inputs) as Record<string, unknown>
     const outputs: Record<string, string> = {}
     const states: StepState[] = []
@@ -78,7 +87,8 @@ export function registerWorkflowRunner(app: FastifyInstance, store: WorkflowStor
         state.status = 'failed'
         state.error = (err as Error).message
         state.finished_at = nowIso()
-        save({ status: 'failed', steps: JSON.stringify(states), error: `Step "${step.id}" failed: ${state.error}`, finishedAt: state.finished_at })
+        save({ status: 'failed', steps: JSON.stringify(states), error: `Step "${step.id}" failed: ${state.error}`,
+          finishedAt: state.finished_at })
         return
       }
     }

@@ -21,7 +21,10 @@ export function createWorkflowScheduler(app: FastifyInstance, store: WorkflowSto
       if (!current?.scheduleCron) return
       const d = definitionOf(current)
       const { inputs, missing } = resolveInputs(d.inputs, d.scheduleInputs)
-      if (missing.length) { app.log.warn({ workflowId: w.id, missing }, 'scheduled run skipped: required inputs missing'); return }
+      if (missing.length) {
+        app.log.warn({ workflowId: w.id, missing },
+          'scheduled run skipped: required inputs missing'); return
+      }
       app.jobs.enqueue(RUN_JOB, { runId: store.createRun(current, current.updatedBy, 'schedule', inputs) })
     }))
   }

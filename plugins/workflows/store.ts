@@ -4,7 +4,8 @@ import type { Db } from '../../src/db/index.js'
 import { nowIso } from '../../src/db/index.js'
 import { workflowRuns, workflows } from '../../schema/tables/assistant.js'
 import { users, workspaceMembers } from '../../schema/tables/accounts.js'
-import type { InputDef, Run, StepState, Workflow, WorkflowDefinitionBody, WorkflowStep } from '../../schema/api/workflows.js'
+import type { InputDef, Run, StepState, Workflow, WorkflowDefinitionBody,
+  WorkflowStep } from '../../schema/api/workflows.js'
 
 export type WorkflowRow = typeof workflows.$inferSelect
 export type RunRow = typeof workflowRuns.$inferSelect
@@ -28,24 +29,29 @@ export const toWorkflow = (w: WorkflowRow): Workflow => {
 export const toRun = (r: RunRow): Run => ({
   id: r.id, workflow_id: r.workflowId, status: r.status, trigger: r.trigger, started_by: r.startedBy,
   inputs: JSON.parse(r.inputs) as Record<string, unknown>,
-  outputs: r.outputs ? JSON.parse(r.outputs) as Record<string, string> : null, steps: JSON.parse(r.steps) as StepState[],
+  outputs: r.outputs ? JSON.parse(r.outputs) as Record<string, string> : null,
+  steps: JSON.parse(r.steps) as StepState[],
   error: r.error, created_at: r.createdAt, started_at: r.startedAt, finished_at: r.finishedAt
 })
 
 const definitionColumns = (b: WorkflowDefinitionBody) => ({
-  name: b.name.trim(), description: b.description ?? '', inputs: JSON.stringify(b.inputs ?? []), steps: JSON.stringify(b.steps),
+  name: b.name.trim(), description: b.description ?? '', inputs: JSON.stringify(b.inputs ?? []),
+  steps: JSON.stringify(b.steps),
   scheduleCron: b.schedule?.cron ?? null, scheduleInputs: b.schedule ? JSON.stringify(b.schedule.inputs ?? {}) : null
 })
 
 /** Workflows and their runs; every look-up by a caller is filtered by workspace and organization. */
 export function createWorkflowStore(db: Db) {
   const one = db.select().from(workflows).where(and(eq(workflows.id, sql.placeholder('id')),
-    eq(workflows.workspaceId, sql.placeholder('workspaceId')), eq(workflows.customerId, sql.placeholder('customerId')))).prepare()
+    eq(workflows.workspaceId, sql.placeholder('workspaceId')),
+    eq(workflows.customerId, sql.placeholder('customerId')))).prepare()
   const byId = db.select().from(workflows).where(eq(workflows.id, sql.placeholder('id'))).prepare()
   const runById = db.select().from(workflowRuns).where(eq(workflowRuns.id, sql.placeholder('id'))).prepare()
-  const actor = db.select({ id: users.id, customerId: users.customerId, orgRole: users.orgRole, email: users.email, name: users.name })
+  const actor = db.select({ id: users.id, customerId: users.customerId, orgRole: users.orgRole, email: users.email,
+    name: users.name })
     .from(users).innerJoin(workspaceMembers, eq(workspaceMembers.userId, users.id))
-    .where(and(eq(users.id, sql.placeholder('userId')), eq(workspaceMembers.workspaceId, sql.placeholder('workspaceId')))).prepare()
+    .where(and(eq(users.id, sql.placeholder('userId')),
+      eq(workspaceMembers.workspaceId, sql.placeholder('workspaceId')))).prepare()
 
   return {
     find: (who: { customerId: string }, workspaceId: string, id: string): WorkflowRow | undefined =>
@@ -56,7 +62,8 @@ export function createWorkflowStore(db: Db) {
       .orderBy(desc(workflows.createdAt), desc(workflows.id)).all(),
     scheduled: (): WorkflowRow[] => db.select().from(workflows).where(isNotNull(workflows.scheduleCron)).all(),
 
-    create(who: { customerId: string; userId: string }, workspaceId: string, body: WorkflowDefinitionBody): WorkflowRow {
+    create(who: { customerId: string; userId: string }, workspaceId: string,
+      body: WorkflowDefinitionBody): WorkflowRow {
       const now = nowIso()
       const row: WorkflowRow = {
         id: randomUUID(), customerId: who.customerId, workspaceId, createdBy: who.userId, updatedBy: who.userId,
@@ -84,9 +91,11 @@ export function createWorkflowStore(db: Db) {
       return id
     },
     runById: (id: string): RunRow | undefined => runById.get({ id }),
-    runsOf: (workflowId: string, limit: number): RunRow[] => db.select().from(workflowRuns).where(eq(workflowRuns.workflowId, workflowId))
+    runsOf: (workflowId: string,
+      limit: number): RunRow[] => db.select().from(workflowRuns).where(eq(workflowRuns.workflowId, workflowId))
       .orderBy(desc(workflowRuns.createdAt), desc(workflowRuns.id)).limit(limit).all(),
-    updateRun: (id: string, fields: RunUpdate) => { db.update(workflowRuns).set(fields).where(eq(workflowRuns.id, id)).run() }
+    updateRun: (id: string,
+      fields: RunUpdate) => { db.update(workflowRuns).set(fields).where(eq(workflowRuns.id, id)).run() }
   }
 }
 export type WorkflowStore = ReturnType<typeof createWorkflowStore>

@@ -10,12 +10,14 @@ export type Agent = Static<typeof AgentSchema>
 export const CreateAgentBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100 }),
   systemPrompt: Type.String({ maxLength: 20_000 }),
-  capabilities: Type.Optional(Type.Object({ tools: Type.Array(Type.String({ maxLength: 50 }), { maxItems: 10, uniqueItems: true }) }))
+  capabilities: Type.Optional(Type.Object({ tools: Type.Array(Type.String({ maxLength: 50 }),
+    { maxItems: 10, uniqueItems: true }) }))
 })
 export type CreateAgentBody = Static<typeof CreateAgentBody>
 
 export const AgentParams = Type.Object({ id: Uuid })
-export const AgentMessageBody = Type.Object({ message: Type.String({ minLength: 1, maxLength: 20_000 }), conversationId: Type.Optional(Uuid) })
+export const AgentMessageBody = Type.Object({ message: Type.String({ minLength: 1, maxLength: 20_000 }),
+  conversationId: Type.Optional(Uuid) })
 export const AgentMessageResponse = Type.Object({
   response: Type.String(), conversationId: Uuid, model: Type.String(),
   toolCalls: Type.Array(Type.Object({ tool: Type.String(), input: Type.Unknown() }))

@@ -129,7 +129,8 @@ export const ListArtifactsResponse = Type.Object({
   meta: Type.Object({ count: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() })
 })
 export const StatusResponse = ok(Type.Object({
-  id: Uuid, type: Type.String(), title: Type.String(), status: Type.String(), reviewed_by: Nullable(Type.String()), updated_at: Timestamp
+  id: Uuid, type: Type.String(), title: Type.String(), status: Type.String(), reviewed_by: Nullable(Type.String()),
+  updated_at: Timestamp
 }))
 export const CommentResponse = ok(Type.Object({
   id: Uuid, type: Type.String(), title: Type.String(), comments: Type.Array(CommentSchema), updated_at: Timestamp

@@ -30,7 +30,8 @@ export const CreateWebhookBody = Type.Object({
 })
 export const UpdateWebhookBody = Type.Object({
   url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
-  events: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 20, uniqueItems: true })),
+  events: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }),
+    { minItems: 1, maxItems: 20, uniqueItems: true })),
   active: Type.Optional(Type.Boolean()),
   description: Type.Optional(Type.String({ maxLength: 500 }))
 })
@@ -46,7 +47,8 @@ export const ListWebhooksResponse = Type.Object({
 })
 export const UpdateWebhookResponse = Type.Object({
   success: Type.Literal(true),
-  data: Type.Object({ id: Type.String(), url: Type.String(), events: Type.Array(Type.String()), active: Type.Boolean(), updated_at: Type.String({ format: 'date-time' }) })
+  data: Type.Object({ id: Type.String(), url: Type.String(), events: Type.Array(Type.String()), active: Type.Boolean(),
+    updated_at: Type.String({ format: 'date-time' }) })
 })
 export const DeliveriesResponse = Type.Object({
   success: Type.Literal(true),
@@ -72,7 +74,8 @@ export const DeliveriesResponse = Type.Object({
     created_at: Type.String({ format: 'date-time' })
   }))
 })
-export const DeliveryParams = Type.Object({ id: Type.String({ format: 'uuid' }), deliveryId: Type.String({ format: 'uuid' }) })
+export const DeliveryParams = Type.Object({ id: Type.String({ format: 'uuid' }),
+  deliveryId: Type.String({ format: 'uuid' }) })
 export const RedeliverResponse = Type.Object({
   success: Type.Literal(true),
   /** the id of the new attempt, listed with the deliveries once made */

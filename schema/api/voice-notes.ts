@@ -59,7 +59,8 @@ export type ListVoiceNotesQuery = Static<typeof ListVoiceNotesQuery>
 export const NoteResponse = Type.Object({ success: Type.Literal(true), voiceNote: VoiceNoteSchema })
 export const NoteDetailResponse = Type.Object({ success: Type.Literal(true), voiceNote: VoiceNoteDetailSchema })
 export const ListVoiceNotesResponse = Type.Object({
-  success: Type.Literal(true), voiceNotes: Type.Array(VoiceNoteSchema), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer()
+  success: Type.Literal(true), voiceNotes: Type.Array(VoiceNoteSchema), total: Type.Integer(), limit: Type.Integer(),
+  offset: Type.Integer()
 })
 export const TranscribeResponse = Type.Object({
   success: Type.Literal(true), message: Type.String(), status: Type.Literal('processing'), voiceNoteId: Uuid
@@ -69,5 +70,6 @@ export const TranscriptResponse = Type.Object({
   segments: Type.Array(SegmentSchema), status: Type.String()
 })
 export const AudioUploadResponse = Type.Object({
-  success: Type.Literal(true), data: Type.Object({ audioUrl: Type.String(), mimeType: Type.String(), size: Type.Integer() })
+  success: Type.Literal(true),
+  data: Type.Object({ audioUrl: Type.String(), mimeType: Type.String(), size: Type.Integer() })
 })

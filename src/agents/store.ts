@@ -25,10 +25,12 @@ export function createAgentStore(db: Db) {
   return {
     find: (customerId: string, id: string): AgentRow | undefined => one.get({ id, customerId }),
     list: (customerId: string): AgentRow[] => list.all({ customerId }),
-    create(who: { customerId: string; userId: string }, input: { name: string; systemPrompt: string; tools: string[] }): AgentRow {
+    create(who: { customerId: string; userId: string },
+      input: { name: string; systemPrompt: string; tools: string[] }): AgentRow {
       const now = nowIso()
       const row: AgentRow = {
-        id: randomUUID(), customerId: who.customerId, createdBy: who.userId, name: input.name, systemPrompt: input.systemPrompt,
+        id: randomUUID(), customerId: who.customerId, createdBy: who.userId, name: input.name,
+        systemPrompt: input.systemPrompt,
         tools: JSON.stringify(input.tools), createdAt: now, updatedAt: now
       }
       db.insert(agents).values(row).run()

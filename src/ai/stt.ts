@@ -36,7 +36,9 @@ export function openAiStt(baseUrl: string, apiKey: string | undefined, model: st
       const body = await res.text()
       if (!res.ok) throw new TranscriptionError(`Transcription service answered ${res.status}: ${body.slice(0, 300)}`)
       let json: { text?: unknown; segments?: Array<{ start?: unknown; end?: unknown; text?: unknown }> }
-      try { json = JSON.parse(body) } catch { throw new TranscriptionError('Transcription service did not answer JSON') }
+      try { json = JSON.parse(body) } catch {
+        throw new TranscriptionError('Transcription service did not answer JSON')
+      }
       if (typeof json.text !== 'string') throw new TranscriptionError('Transcription service answered without text')
       const segments = (json.segments ?? [])
         .filter((s) => typeof s.start === 'number' && typeof s.end === 'number' && typeof s.text === 'string')
@@ -48,7 +50,8 @@ export function openAiStt(baseUrl: string, apiKey: string | undefined, model: st
 
 function extensionFor(mimeType: string): string {
   const sub = mimeType.split('/')[1]?.split(';')[0] ?? ''
-  return ({ mpeg: '.mp3', 'x-wav': '.wav', wav: '.wav', webm: '.webm', ogg: '.ogg', mp4: '.m4a', 'x-m4a': '.m4a', flac: '.flac' } as Record<string, string>)[sub] ?? ''
+  return ({ mpeg: '.mp3', 'x-wav': '.wav', wav: '.wav', webm: '.webm', ogg: '.ogg', mp4: '.m4a', 'x-m4a': '.m4a',
+    flac: '.flac' } as Record<string, string>)[sub] ?? ''
 }
 
 function run(cmd: string, args: string[], signal: AbortSignal): Promise<string> {
@@ -58,12 +61,17 @@ function run(cmd: string, args: string[], signal: AbortSignal): Promise<string> 
     let err = ''
     child.stdout.on('data', (c: Buffer) => { out += c })
     child.stderr.on('data', (c: Buffer) => { err += c })
-    child.on('error', (e) => reject((e as NodeJS.ErrnoException).code === 'ENOENT' ? new TranscriptionError(`${cmd} is not installed`) : e))
-    child.on('close', (code) => code === 0 ? resolve(out) : reject(new TranscriptionError(`${cmd} failed (exit ${code}): ${err.trim().split('\n').pop() ?? ''}`)))
+    child.on('error',
+      (e) => reject((e as NodeJS.ErrnoException).code === 'ENOENT' ? new TranscriptionError(`${cmd} is not installed`)
+        : e))
+    child.on('close',
+      (code) => code === 0 ? resolve(out)
+        : reject(new TranscriptionError(`${cmd} failed (exit ${code}): ${err.trim().split('\n').pop() ?? ''}`)))
   })
 }
 
-const FILLERS = new Set(['<s>', '</s>', '<sil>', '(NULL)', '[NOISE]', '[SPEECH]', '[BREATH]', '[COUGH]', '[UH]', '[UM]', '[SMACK]'])
+const FILLERS = new Set(['<s>', '</s>', '<sil>', '(NULL)', '[NOISE]', '[SPEECH]', '[BREATH]', '[COUGH]', '[UH]', '[UM]',
+  '[SMACK]'])
 
 /**
  * Parses `pocketsphinx_continuous -time yes` output: each utterance is a `<s>`…`</s>` block of
@@ -73,7 +81,9 @@ export function parsePocketsphinx(output: string): Transcript {
   const segments: Segment[] = []
   let words: Array<{ w: string; start: number; end: number }> = []
   const close = () => {
-    if (words.length > 0) segments.push({ start: words[0].start, end: words[words.length - 1].end, text: words.map((x) => x.w).join(' ') })
+    if (words.length > 0) {
+      segments.push({ start: words[0].start, end: words[words.length - 1].end, text: words.map((x) => x.w).join(' ') })
+    }
     words = []
   }
   for (const line of output.split('\n')) {
@@ -94,8 +104,10 @@ export function pocketsphinxStt(): SpeechToText {
     async transcribe(file, _mimeType, signal) {
       const wav = path.join(os.tmpdir(), `cairn-stt-${randomUUID()}.wav`)
       try {
-        await run('ffmpeg', ['-nostdin', '-loglevel', 'error', '-y', '-i', file, '-ar', '16000', '-ac', '1', '-f', 'wav', wav], signal)
-        const out = await run('pocketsphinx_continuous', ['-infile', wav, '-time', 'yes', '-logfn', '/dev/null'], signal)
+        await run('ffmpeg',
+          ['-nostdin', '-loglevel', 'error', '-y', '-i', file, '-ar', '16000', '-ac', '1', '-f', 'wav', wav], signal)
+        const out = await run('pocketsphinx_continuous', ['-infile', wav, '-time', 'yes', '-logfn', '/dev/null'],
+          signal)
         return parsePocketsphinx(out)
       } finally {
         await fsp.rm(wav, { force: true })
@@ -105,7 +117,8 @@ export function pocketsphinxStt(): SpeechToText {
 }
 
 export function pocketsphinxInstalled(): boolean {
-  return (process.env.PATH ?? '').split(path.delimiter).some((dir) => fs.existsSync(path.join(dir, 'pocketsphinx_continuous')))
+  return (process.env.PATH ?? '').split(path.delimiter).some((dir) => fs.existsSync(path.join(dir,
+    'pocketsphinx_continuous')))
 }
 
 /** The engine CONTRACT.md §6 names for the configuration, or a reason why there is none. */
@@ -116,5 +129,6 @@ export function sttFromConfig(stt: Config['stt']): SpeechToText | string {
     return openAiStt(stt.baseUrl, stt.apiKey, stt.model)
   }
   if (stt.mode === 'pocketsphinx' || pocketsphinxInstalled()) return pocketsphinxStt()
-  return 'No speech-to-text engine: set CAIRN_STT_BASE_URL to an OpenAI-compatible server, or install pocketsphinx, pocketsphinx-en-us and ffmpeg'
+  return 'No speech-to-text engine: set CAIRN_STT_BASE_URL to an OpenAI-compatible server, or install pocketsphinx, ' +
+    'pocketsphinx-en-us and ffmpeg'
 }

@@ -74,7 +74,8 @@ export const CHAIN_SQL = `
       UNION
       SELECT a.parent_artifact_id FROM artifacts a JOIN chain c ON a.id = c.id WHERE a.parent_artifact_id IS NOT NULL
       UNION
-      SELECT t.parent_artifact_id FROM artifact_tombstones t JOIN chain c ON t.id = c.id WHERE t.parent_artifact_id IS NOT NULL
+      SELECT t.parent_artifact_id FROM artifact_tombstones t JOIN chain c ON t.id = c.id
+        WHERE t.parent_artifact_id IS NOT NULL
       UNION
       SELECT a.id FROM artifacts a JOIN chain c ON a.parent_artifact_id = c.id
       UNION
@@ -125,7 +126,8 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
         .orderBy(desc(artifacts.createdAt), desc(artifacts.id)).limit(q.limit).offset(q.offset).all()
       // without filters the total is the trigger-kept counter; with filters, a count over the filter's index
       const total = filters.length === 2
-        ? db.select({ n: artifactCounts.count }).from(artifactCounts).where(eq(artifactCounts.workspaceId, s.workspaceId)).get()?.n ?? 0
+        ? db.select({ n: artifactCounts.count }).from(artifactCounts).where(eq(artifactCounts.workspaceId,
+          s.workspaceId)).get()?.n ?? 0
         : db.select({ n: count() }).from(artifacts).where(where).get()!.n
       return { rows: rows.map(toArtifact), count: total }
     },
@@ -182,9 +184,11 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
     /** Deletes one artifact (its comments with it); a tombstone keeps its chain connected. */
     remove(s: Scope, id: string) {
       return db.transaction((tx) => {
-        const row = tx.select({ id: artifacts.id, parent: artifacts.parentArtifactId }).from(artifacts).where(inWorkspace(s, id)).get()
+        const row = tx.select({ id: artifacts.id,
+          parent: artifacts.parentArtifactId }).from(artifacts).where(inWorkspace(s, id)).get()
         if (!row) return false
-        tx.insert(artifactTombstones).values({ id: row.id, workspaceId: s.workspaceId, parentArtifactId: row.parent, deletedAt: nowIso() }).run()
+        tx.insert(artifactTombstones).values({ id: row.id, workspaceId: s.workspaceId, parentArtifactId: row.parent,
+          deletedAt: nowIso() }).run()
         tx.delete(artifacts).where(eq(artifacts.id, row.id)).run()
         return true
       }, { behavior: 'immediate' })
@@ -194,7 +198,8 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
       const row = db.update(artifacts).set({ status, reviewedBy: s.userId, updatedAt: nowIso() })
         .where(inWorkspace(s, id)).returning().get()
       return row && {
-        id: row.id, type: row.type, title: row.title, status: row.status, reviewed_by: row.reviewedBy, updated_at: row.updatedAt
+        id: row.id, type: row.type, title: row.title, status: row.status, reviewed_by: row.reviewedBy,
+        updated_at: row.updatedAt
       }
     },
 
@@ -212,7 +217,9 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
     },
 
     /** The original becomes superseded and a new draft version follows it, in one transaction. */
-    supersede(s: Scope, id: string, body: { title?: string; content?: Record<string, unknown>; confidence?: { score: number }; review_policy?: ReviewPolicy }) {
+    supersede(s: Scope, id: string,
+      body: { title?: string; content?: Record<string, unknown>; confidence?: { score: number };
+        review_policy?: ReviewPolicy }) {
       return db.transaction((tx) => {
         const original = tx.select().from(artifacts).where(inWorkspace(s, id)).get()
         if (!original) return undefined

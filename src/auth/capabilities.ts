@@ -2,7 +2,8 @@
  * The capability table of SPEC.md "Authentication", read with CONTRACT.md §3: the one place that says
  * which per-user API key scopes open which route. A route not listed here answers 403 to an API key.
  */
-export const ISSUABLE_SCOPES = ['read', 'write', 'execute', 'knowledge:read', 'knowledge:write', 'artifacts:read', 'artifacts:write'] as const
+export const ISSUABLE_SCOPES = ['read', 'write', 'execute', 'knowledge:read', 'knowledge:write', 'artifacts:read',
+  'artifacts:write'] as const
 export type Scope = (typeof ISSUABLE_SCOPES)[number]
 
 const READ: Scope[] = ['read']

@@ -42,7 +42,9 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}) {
     const e = current(key, t) ?? { failures: 0, lockedUntil: 0, lastFailure: t }
     e.failures++
     e.lastFailure = t
-    if (e.failures >= rule.after) e.lockedUntil = t + Math.min(rule.maxLockMs, 1000 * 2 ** Math.min(30, e.failures - rule.after))
+    if (e.failures >= rule.after) {
+      e.lockedUntil = t + Math.min(rule.maxLockMs, 1000 * 2 ** Math.min(30, e.failures - rule.after))
+    }
     entries.delete(key)
     entries.set(key, e)
     if (entries.size > o.maxEntries) entries.delete(entries.keys().next().value!)

@@ -72,7 +72,8 @@ const AUTH_TABLES: WatchedTables = {
   api_keys: ['id', 'user_id', 'customer_id', 'workspace_id', 'key_hash', 'scopes', 'expires_at', 'revoked_at']
 }
 
-async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; jwtTtlSeconds: number; serviceKey?: string }) {
+async function authPlugin(app: FastifyInstance,
+  opts: { jwtSecret: string; jwtTtlSeconds: number; serviceKey?: string }) {
   await app.register(jwt, {
     secret: opts.jwtSecret,
     sign: { algorithm: 'HS256', expiresIn: opts.jwtTtlSeconds },
@@ -89,7 +90,8 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; jwtTt
     if (known && known.expiresMs > Date.now()) return known
     if (known) verifiedTokens.delete(token)
     const payload = app.jwt.verify<{ sub?: unknown; cid?: unknown; exp?: unknown }>(token)
-    const entry = { sub: payload.sub, cid: payload.cid, expiresMs: typeof payload.exp === 'number' ? payload.exp * 1000 : Infinity }
+    const entry = { sub: payload.sub, cid: payload.cid,
+      expiresMs: typeof payload.exp === 'number' ? payload.exp * 1000 : Infinity }
     if (verifiedTokens.size >= 10_000) verifiedTokens.clear()
     verifiedTokens.set(token, entry)
     return entry
@@ -98,7 +100,8 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; jwtTt
   const sqlite = app.sqlite
   const userById = sqlite.prepare(`SELECT id, customer_id, org_role, email, name FROM users WHERE id = ?`)
   const keyByHash = sqlite.prepare(
-    `SELECT k.id AS key_id, k.scopes, k.workspace_id, k.expires_at, k.revoked_at, u.id, u.customer_id, u.org_role, u.email, u.name
+    `SELECT k.id AS key_id, k.scopes, k.workspace_id, k.expires_at, k.revoked_at, u.id, u.customer_id, u.org_role,
+      u.email, u.name
      FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = ?`
   )
   const serviceOwner = sqlite.prepare(
@@ -116,7 +119,9 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; jwtTt
 
   /** Principals are shared by the requests of one caller: frozen, so no route can change another's. */
   function fromUser(kind: Principal['kind'], row: UserRow | undefined): Principal | undefined {
-    return row ? Object.freeze({ kind, userId: row.id, customerId: row.customer_id, orgRole: row.org_role, email: row.email, name: row.name }) : undefined
+    return row
+      ? Object.freeze({ kind, userId: row.id, customerId: row.customer_id, orgRole: row.org_role, email: row.email,
+          name: row.name }) : undefined
   }
 
   interface KnownKey { principal: Principal; expiresAt: string | null; revoked: boolean }
@@ -124,9 +129,11 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; jwtTt
   function loadKey(hash: string): KnownKey | undefined {
     const row = keyByHash.get(hash) as KeyRow | undefined
     if (!row) return undefined
-    const apiKey = Object.freeze({ id: row.key_id, scopes: Object.freeze(JSON.parse(row.scopes) as string[]), workspaceId: row.workspace_id })
+    const apiKey = Object.freeze({ id: row.key_id, scopes: Object.freeze(JSON.parse(row.scopes) as string[]),
+      workspaceId: row.workspace_id })
     const principal = Object.freeze({
-      kind: 'apiKey' as const, userId: row.id, customerId: row.customer_id, orgRole: row.org_role, email: row.email, name: row.name, apiKey
+      kind: 'apiKey' as const, userId: row.id, customerId: row.customer_id, orgRole: row.org_role, email: row.email,
+      name: row.name, apiKey
     })
     return { principal, expiresAt: row.expires_at, revoked: row.revoked_at !== null }
   }
@@ -150,7 +157,8 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; jwtTt
       throw unauthorized(code === 'FAST_JWT_EXPIRED' ? 'Token has expired' : 'Invalid token')
     }
     const sub = payload.sub
-    const user = typeof sub === 'string' ? cache.get(`u:${sub}`, () => fromUser('jwt', userById.get(sub) as UserRow | undefined)) : undefined
+    const user = typeof sub === 'string'
+      ? cache.get(`u:${sub}`, () => fromUser('jwt', userById.get(sub) as UserRow | undefined)) : undefined
     if (!user || user.customerId !== payload.cid) throw unauthorized('Invalid token')
     return user
   }
@@ -177,7 +185,8 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; jwtTt
   /** Membership of the principal's user in a workspace of its organization, or 403. */
   function workspaceFor(principal: Principal, workspaceId: string): WorkspaceContext {
     const context = cache.get(`m:${workspaceId}\0${principal.userId}\0${principal.customerId}`, () => {
-      const row = membership.get(workspaceId, principal.userId, principal.customerId) as { role: WorkspaceRole } | undefined
+      const row = membership.get(workspaceId, principal.userId,
+        principal.customerId) as { role: WorkspaceRole } | undefined
       return row && Object.freeze({ id: workspaceId, role: row.role })
     })
     if (!context) throw forbidden('You are not a member of this workspace', 'WORKSPACE_FORBIDDEN')
@@ -199,16 +208,22 @@ async function authPlugin(app: FastifyInstance, opts: { jwtSecret: string; jwtTt
     request.principal = principal
 
     if (principal.apiKey) {
-      if (mode === 'jwt') throw forbidden('This route requires a user session (JWT); API keys are not accepted', 'API_KEY_NOT_ALLOWED')
+      if (mode === 'jwt') {
+        throw forbidden('This route requires a user session (JWT); API keys are not accepted', 'API_KEY_NOT_ALLOWED')
+      }
       const decision = checkCapability(request.method, config.url, principal.apiKey.scopes)
       if (decision === 'not-in-table') throw forbidden('API keys cannot be used on this route', 'API_KEY_NOT_ALLOWED')
-      if (decision === 'missing-scope') throw forbidden('API key lacks the capability for this route', 'INSUFFICIENT_SCOPE')
+      if (decision === 'missing-scope') {
+        throw forbidden('API key lacks the capability for this route', 'INSUFFICIENT_SCOPE')
+      }
     }
 
     const header = request.headers['x-workspace-id']
     const named = typeof header === 'string' && header !== '' ? header : undefined
     const bound = principal.apiKey?.workspaceId ?? undefined
-    if (bound && named && named !== bound) throw forbidden('This API key is bound to another workspace', 'WORKSPACE_FORBIDDEN')
+    if (bound && named && named !== bound) {
+      throw forbidden('This API key is bound to another workspace', 'WORKSPACE_FORBIDDEN')
+    }
     const workspaceId = bound ?? named
     if (workspaceId) request.workspace = workspaceFor(principal, workspaceId)
   }
@@ -239,7 +254,9 @@ declare module 'fastify' {
 export function workspaceContext(request: FastifyRequest, queryValue?: string): WorkspaceContext | undefined {
   if (request.workspace) {
     if (queryValue && queryValue !== request.workspace.id) {
-      if (request.principal?.apiKey?.workspaceId) throw forbidden('This API key is bound to another workspace', 'WORKSPACE_FORBIDDEN')
+      if (request.principal?.apiKey?.workspaceId) {
+        throw forbidden('This API key is bound to another workspace', 'WORKSPACE_FORBIDDEN')
+      }
       // a second workspace named beside the header is never ignored: naming one the caller is not in is a 403
       request.server.workspaceFor(request.principal!, queryValue)
     }
@@ -254,9 +271,13 @@ export function workspaceContext(request: FastifyRequest, queryValue?: string): 
  * Like workspaceContext, but a request without any workspace context is a 400 naming what the route
  * accepts: `queryName` is its query parameter (`workspace_id` on artifacts, `workspaceId` elsewhere).
  */
-export function requireWorkspaceContext(request: FastifyRequest, queryValue?: string, queryName: 'workspaceId' | 'workspace_id' = 'workspaceId'): WorkspaceContext {
+export function requireWorkspaceContext(request: FastifyRequest, queryValue?: string,
+  queryName: 'workspaceId' | 'workspace_id' = 'workspaceId'): WorkspaceContext {
   const ws = workspaceContext(request, queryValue)
-  if (!ws) throw badRequest(`Workspace context required: send the x-workspace-id header or the ${queryName} query parameter`, 'WORKSPACE_REQUIRED')
+  if (!ws) {
+    throw badRequest(`Workspace context required: send the x-workspace-id header or the ${queryName} query parameter`,
+      'WORKSPACE_REQUIRED')
+  }
   return ws
 }
 

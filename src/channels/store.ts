@@ -18,7 +18,8 @@ const OPEN_TYPE_SET = new Set<string>(OPEN_TYPES)
  */
 export function readableChannelSql(c: string, opts: { workspaceMember: boolean } = { workspaceMember: true }): string {
   const member = opts.workspaceMember
-    ? `EXISTS (SELECT 1 FROM workspace_members wm WHERE wm.workspace_id = ${c}.workspace_id AND wm.user_id = @userId) AND `
+    ? `EXISTS (SELECT 1 FROM workspace_members wm WHERE wm.workspace_id = ${c}.workspace_id AND wm.user_id = @userId)
+      AND `
     : ''
   return `${member}(${c}.type IN (${OPEN_TYPES.map((t) => `'${t}'`).join(', ')})
     OR EXISTS (SELECT 1 FROM channel_members cm WHERE cm.channel_id = ${c}.id AND cm.user_id = @userId))`
@@ -34,8 +35,10 @@ export function assistantTwinId(customerId: string): string {
 }
 
 export const toMessage = (m: MessageRow) => ({
-  id: m.id, workspace_id: m.workspaceId, channel_id: m.channelId, parent_message_id: m.parentMessageId, sender_id: m.senderId,
-  ai_twin_id: m.aiTwinId, content: m.content, content_type: m.contentType, attachment_count: m.attachmentCount, created_at: m.createdAt
+  id: m.id, workspace_id: m.workspaceId, channel_id: m.channelId, parent_message_id: m.parentMessageId,
+  sender_id: m.senderId,
+  ai_twin_id: m.aiTwinId, content: m.content, content_type: m.contentType, attachment_count: m.attachmentCount,
+  created_at: m.createdAt
 })
 
 export const toChannel = (c: Channel) => ({
@@ -43,7 +46,8 @@ export const toChannel = (c: Channel) => ({
 })
 
 /** `c.customer_id AS "customerId", ...`: the readable-channel statements return rows typed by the table */
-const CHANNEL_COLUMNS = Object.entries(getTableColumns(channels)).map(([key, col]) => `c.${col.name} AS "${key}"`).join(', ')
+const CHANNEL_COLUMNS =
+  Object.entries(getTableColumns(channels)).map(([key, col]) => `c.${col.name} AS "${key}"`).join(', ')
 
 /**
  * Channels of workspaces and their messages. A channel is visible to a user who belongs to its workspace,
@@ -55,45 +59,59 @@ export function createChannelStore(db: Db, sqlite: Database.Database, events: Ev
     WHERE c.id = @id AND c.customer_id = @customerId AND ${readableChannelSql('c')}`)
   // the caller's workspace context has checked membership of the workspace
   const listVisible = sqlite.prepare(`SELECT ${CHANNEL_COLUMNS} FROM channels c
-    WHERE c.workspace_id = @workspaceId AND c.customer_id = @customerId AND ${readableChannelSql('c', { workspaceMember: false })}
+    WHERE c.workspace_id = @workspaceId AND c.customer_id = @customerId
+      AND ${readableChannelSql('c', { workspaceMember: false })}
     ORDER BY c.created_at, c.id`)
   const isWorkspaceMember = db.select({ one: sql`1` }).from(workspaceMembers)
-    .where(and(eq(workspaceMembers.workspaceId, sql.placeholder('workspaceId')), eq(workspaceMembers.userId, sql.placeholder('userId'))))
+    .where(and(eq(workspaceMembers.workspaceId, sql.placeholder('workspaceId')),
+      eq(workspaceMembers.userId, sql.placeholder('userId'))))
     .prepare()
   const membersOf = db.select({ userId: channelMembers.userId }).from(channelMembers)
     .where(eq(channelMembers.channelId, sql.placeholder('channelId'))).orderBy(channelMembers.userId).prepare()
   const insertMessage = db.insert(channelMessages).values({
     id: sql.placeholder('id'), channelId: sql.placeholder('channelId'), workspaceId: sql.placeholder('workspaceId'),
-    senderId: sql.placeholder('senderId'), aiTwinId: sql.placeholder('aiTwinId'), parentMessageId: sql.placeholder('parentMessageId'),
-    content: sql.placeholder('content'), contentType: sql.placeholder('contentType'), attachmentCount: 0, createdAt: sql.placeholder('createdAt')
+    senderId: sql.placeholder('senderId'), aiTwinId: sql.placeholder('aiTwinId'),
+    parentMessageId: sql.placeholder('parentMessageId'),
+    content: sql.placeholder('content'), contentType: sql.placeholder('contentType'), attachmentCount: 0,
+    createdAt: sql.placeholder('createdAt')
   }).returning().prepare()
   const messageInChannel = db.select({ one: sql`1` }).from(channelMessages)
-    .where(and(eq(channelMessages.id, sql.placeholder('id')), eq(channelMessages.channelId, sql.placeholder('channelId')))).prepare()
+    .where(and(eq(channelMessages.id, sql.placeholder('id')),
+      eq(channelMessages.channelId, sql.placeholder('channelId')))).prepare()
   const pageOf = (before: boolean) => db.select().from(channelMessages)
-    .where(and(eq(channelMessages.channelId, sql.placeholder('channelId')), before ? lt(channelMessages.createdAt, sql.placeholder('before')) : undefined))
+    .where(and(eq(channelMessages.channelId, sql.placeholder('channelId')),
+      before ? lt(channelMessages.createdAt, sql.placeholder('before')) : undefined))
     .orderBy(desc(channelMessages.createdAt), desc(channelMessages.rowid)).limit(sql.placeholder('limit')).prepare()
   const firstPage = pageOf(false)
   const pageBefore = pageOf(true)
 
   return {
-    find: (who: { userId: string; customerId: string }, id: string) => visible.get({ id, ...who }) as Channel | undefined,
-    list: (who: { userId: string; customerId: string }, workspaceId: string) => (listVisible.all({ workspaceId, ...who }) as Channel[]).map(toChannel),
+    find: (who: { userId: string;
+      customerId: string }, id: string) => visible.get({ id, ...who }) as Channel | undefined,
+    list: (who: { userId: string;
+      customerId: string },
+    workspaceId: string) => (listVisible.all({ workspaceId, ...who }) as Channel[]).map(toChannel),
     members: (channelId: string) => membersOf.all({ channelId }).map((r) => r.userId),
 
     /** 'not-member' when a named member does not belong to the workspace */
-    create(who: { userId: string; customerId: string; workspaceId: string }, name: string, type: ChannelType, memberIds: string[]) {
+    create(who: { userId: string; customerId: string; workspaceId: string }, name: string, type: ChannelType,
+      memberIds: string[]) {
       return db.transaction((tx) => {
-        for (const m of memberIds) if (!isWorkspaceMember.get({ workspaceId: who.workspaceId, userId: m })) return 'not-member' as const
-        const row: Channel = { id: randomUUID(), customerId: who.customerId, workspaceId: who.workspaceId, name, type, createdBy: who.userId, createdAt: nowIso() }
+        for (const m of memberIds) if (!isWorkspaceMember.get({ workspaceId: who.workspaceId,
+          userId: m })) return 'not-member' as const
+        const row: Channel = { id: randomUUID(), customerId: who.customerId, workspaceId: who.workspaceId, name, type,
+          createdBy: who.userId, createdAt: nowIso() }
         tx.insert(channels).values(row).run()
-        tx.insert(channelMembers).values([...new Set([who.userId, ...memberIds])].map((userId) => ({ channelId: row.id, userId })))
+        tx.insert(channelMembers).values([...new Set([who.userId, ...memberIds])].map((userId) => ({ channelId: row.id,
+          userId })))
           .onConflictDoNothing().run()
         return toChannel(row)
       }, { behavior: 'immediate' })
     },
 
     messages(channelId: string, limit: number, before?: string) {
-      return (before ? pageBefore.all({ channelId, before, limit }) : firstPage.all({ channelId, limit })).map(toMessage)
+      return (before ? pageBefore.all({ channelId, before, limit })
+        : firstPage.all({ channelId, limit })).map(toMessage)
     },
 
     parentExists: (channelId: string, parentId: string) => !!messageInChannel.get({ id: parentId, channelId }),
@@ -111,7 +129,9 @@ export function createChannelStore(db: Db, sqlite: Database.Database, events: Ev
         contentType: m.contentType ?? 'text', createdAt: nowIso()
       })!
       const message = toMessage(row)
-      if (OPEN_TYPE_SET.has(channel.type)) events.emit(channel.workspaceId, 'message.created', { ...message, channel_name: channel.name })
+      if (OPEN_TYPE_SET.has(channel.type)) {
+        events.emit(channel.workspaceId, 'message.created', { ...message, channel_name: channel.name })
+      }
       return message
     })
   }

@@ -25,7 +25,9 @@ const { parentPort, workerData } = require('node:worker_threads')
 const Database = require(workerData.driver)
 const db = new Database(workerData.file, { fileMustExist: true })
 const checkpoint = () => {
-  try { db.pragma('wal_checkpoint(PASSIVE)') } catch (err) { parentPort.postMessage({ error: String((err && err.message) || err) }) }
+  try { db.pragma('wal_checkpoint(PASSIVE)') } catch (err) {
+    parentPort.postMessage({ error: String((err && err.message) || err) })
+  }
 }
 const timer = setInterval(checkpoint, workerData.everyMs)
 parentPort.on('message', (message) => {
@@ -49,7 +51,8 @@ parentPort.on('message', (message) => {
 export function startCheckpointer(sqlite: Database.Database, options: CheckpointerOptions = {}): Checkpointer {
   const driver = options.driver ?? createRequire(import.meta.url).resolve('better-sqlite3')
   sqlite.pragma('wal_autocheckpoint = 0')
-  const worker = new Worker(THREAD_SOURCE, { eval: true, workerData: { file: sqlite.name, driver, everyMs: options.everyMs ?? 1000 } })
+  const worker = new Worker(THREAD_SOURCE,
+    { eval: true, workerData: { file: sqlite.name, driver, everyMs: options.everyMs ?? 1000 } })
   worker.unref()
   let stopping = false
   let failed = false
@@ -60,9 +63,12 @@ export function startCheckpointer(sqlite: Database.Database, options: Checkpoint
     if (sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT}`)
     options.onError?.(err)
   }
-  worker.on('message', (m: { error?: string }) => { if (m.error) options.onError?.(new Error(`background checkpoint failed: ${m.error}`)) })
+  worker.on('message', (m: { error?: string }) => {
+    if (m.error) options.onError?.(new Error(`background checkpoint failed: ${m.error}`))
+  })
   worker.on('error', fallBack)
-  worker.on('exit', (code) => { if (!stopping) fallBack(new Error(`the checkpoint thread stopped (exit code ${code})`)) })
+  worker.on('exit',
+    (code) => { if (!stopping) fallBack(new Error(`the checkpoint thread stopped (exit code ${code})`)) })
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
   return {
     async stop() {

@@ -53,7 +53,8 @@ export function createTableCache(sqlite: Database.Database, options: TableCacheO
   for (const [table, columns] of Object.entries(options.tables)) {
     const update = columns ? `UPDATE OF ${columns.join(', ')}` : 'UPDATE'
     for (const [event, name] of [['INSERT', 'insert'], [update, 'update'], ['DELETE', 'delete']] as const) {
-      sqlite.exec(`CREATE TEMP TRIGGER ${tag}_${table}_${name} AFTER ${event} ON main.${table} BEGIN SELECT ${fn}(); END`)
+      sqlite.exec(`CREATE TEMP TRIGGER ${tag}_${table}_${name} AFTER ${event} ON main.${table} BEGIN
+        SELECT ${fn}(); END`)
     }
   }
 

@@ -7,7 +7,8 @@ export interface LogPosition { seq: number; index: number }
 interface ChunkRow { seq: number; api_key_id: string | null; count: number; entries: string }
 
 const toLogEntry = (e: LogEntry, apiKeyId: string | null) => ({
-  id: e.id, category: e.category, action: e.action, api_key_id: apiKeyId, status_code: e.statusCode, duration_ms: e.durationMs,
+  id: e.id, category: e.category, action: e.action, api_key_id: apiKeyId, status_code: e.statusCode,
+  duration_ms: e.durationMs,
   ...(e.metadata ? { metadata: e.metadata as Record<string, unknown> } : {}), created_at: e.createdAt
 })
 
@@ -31,14 +32,19 @@ export const LOG_SCAN_BYTES = 8 << 20
 export function createLogStore(sqlite: Database.Database) {
   const statements = new Map<string, Database.Statement>()
   return {
-    page(userId: string, q: { categories?: string[]; apiKeyId?: string; start?: string; end?: string; before?: LogPosition; limit: number }) {
+    page(userId: string,
+      q: { categories?: string[]; apiKeyId?: string; start?: string; end?: string; before?: LogPosition;
+        limit: number }) {
       const where = ['user_id = @userId']
-      if (q.categories?.length) where.push(`EXISTS (SELECT 1 FROM json_each(@categories) WHERE instr(categories, ',' || value || ',') > 0)`)
+      if (q.categories?.length) {
+        where.push(`EXISTS (SELECT 1 FROM json_each(@categories) WHERE instr(categories, ',' || value || ',') > 0)`)
+      }
       if (q.apiKeyId) where.push('api_key_id = @apiKeyId')
       if (q.start) where.push('last_at >= @start')
       if (q.end) where.push('first_at <= @end')
       if (q.before) where.push('seq <= @beforeSeq')
-      const sql = `SELECT seq, api_key_id, count, entries FROM developer_log_chunks WHERE ${where.join(' AND ')} ORDER BY seq DESC`
+      const sql = `SELECT seq, api_key_id, count, entries FROM developer_log_chunks WHERE ${where.join(' AND ')}
+        ORDER BY seq DESC`
       let statement = statements.get(sql)
       if (!statement) statements.set(sql, (statement = sqlite.prepare(sql)))
 
@@ -49,7 +55,8 @@ export function createLogStore(sqlite: Database.Database) {
       let decoded = 0
       let more = false
       const rows = statement.iterate({
-        userId, categories: JSON.stringify(q.categories ?? []), apiKeyId: q.apiKeyId, start: q.start, end: q.end, beforeSeq: q.before?.seq
+        userId, categories: JSON.stringify(q.categories ?? []), apiKeyId: q.apiKeyId, start: q.start, end: q.end,
+        beforeSeq: q.before?.seq
       }) as IterableIterator<ChunkRow>
       scan: for (const row of rows) {
         // out of bytes: the next page starts with this chunk, whole
@@ -62,7 +69,8 @@ export function createLogStore(sqlite: Database.Database) {
           if (examined === LOG_SCAN_BUDGET) { more = true; break scan }
           examined++
           const e = entries[i]
-          const match = !((wanted && !wanted.has(e.category)) || (q.start && e.createdAt < q.start) || (q.end && e.createdAt > q.end))
+          const match = !((wanted && !wanted.has(e.category)) || (q.start && e.createdAt < q.start) ||
+            (q.end && e.createdAt > q.end))
           // a match beyond a full page: there is more, and the cursor stays on the last entry examined before it
           if (match && data.length === q.limit) { more = true; break scan }
           cursor = { seq: row.seq, index: i }

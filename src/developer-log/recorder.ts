@@ -68,11 +68,13 @@ async function requestLogPlugin(app: FastifyInstance) {
   const sqlite = app.sqlite
   const p = sql.placeholder
   const insertChunk = app.db.insert(developerLogChunks).values({
-    userId: p('userId'), apiKeyId: p('apiKeyId'), categories: p('categories'), firstAt: p('firstAt'), lastAt: p('lastAt'),
+    userId: p('userId'), apiKeyId: p('apiKeyId'), categories: p('categories'), firstAt: p('firstAt'),
+    lastAt: p('lastAt'),
     count: p('count'), entries: p('entries')
   }).prepare()
   const bumpUsage = app.db.insert(keyUsageDaily).values({ keyId: p('keyId'), day: p('day'), count: p('count') })
-    .onConflictDoUpdate({ target: [keyUsageDaily.keyId, keyUsageDaily.day], set: { count: sql`${keyUsageDaily.count} + excluded.count` } })
+    .onConflictDoUpdate({ target: [keyUsageDaily.keyId, keyUsageDaily.day],
+      set: { count: sql`${keyUsageDaily.count} + excluded.count` } })
     .prepare()
   const touchKey = app.db.update(apiKeys).set({ lastUsedAt: sql`${p('at')}` })
     .where(and(eq(apiKeys.id, p('keyId')), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, p('at'))))).prepare()
@@ -103,7 +105,8 @@ async function requestLogPlugin(app: FastifyInstance) {
       const perDay = new Map<string, number>()
       const write = () => {
         insertChunk.run({
-          userId, apiKeyId, categories: `,${[...categories].join(',')},`, firstAt, lastAt, count: parts.length, entries: `[${parts.join(',')}]`
+          userId, apiKeyId, categories: `,${[...categories].join(',')},`, firstAt, lastAt, count: parts.length,
+          entries: `[${parts.join(',')}]`
         })
         parts = []
         bytes = 0
@@ -162,8 +165,10 @@ async function requestLogPlugin(app: FastifyInstance) {
       const id = randomUUID()
       const at = Date.now()
       queue({
-        id, userId: entry.userId, apiKeyId: entry.apiKeyId, category: entry.category, action: entry.action, method: entry.method ?? null,
-        path: entry.path ?? null, statusCode: entry.statusCode, durationMs: entry.durationMs, metadata: entry.metadata, at
+        id, userId: entry.userId, apiKeyId: entry.apiKeyId, category: entry.category, action: entry.action,
+        method: entry.method ?? null,
+        path: entry.path ?? null, statusCode: entry.statusCode, durationMs: entry.durationMs, metadata: entry.metadata,
+        at
       })
       return { id, createdAt: stamp.iso(at) }
     },
@@ -179,7 +184,9 @@ async function requestLogPlugin(app: FastifyInstance) {
   // each route's action, worked out once (the request hook below reads it)
   app.addHook('onRoute', (route) => {
     const methods = [route.method].flat()
-    if (!route.config?.action && methods.length === 1) route.config = { ...route.config, action: routeAction(methods[0], route.url) }
+    if (!route.config?.action && methods.length === 1) {
+      route.config = { ...route.config, action: routeAction(methods[0], route.url) }
+    }
   })
 
   // a callback hook, not an async one: it runs on every request and needs no promise
@@ -191,7 +198,8 @@ async function requestLogPlugin(app: FastifyInstance) {
       queue({
         id: null, userId: p.userId, apiKeyId: p.apiKey.id, category: config.group ?? routeGroup(config.url),
         action: config.action ?? routeAction(request.method, config.url), method: request.method,
-        path: q < 0 ? request.url : request.url.slice(0, q), statusCode: reply.statusCode, durationMs: Math.round(reply.elapsedTime),
+        path: q < 0 ? request.url : request.url.slice(0, q), statusCode: reply.statusCode,
+        durationMs: Math.round(reply.elapsedTime),
         metadata: undefined, at: Date.now()
       })
     }

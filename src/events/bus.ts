@@ -15,7 +15,10 @@ export interface EventBus {
   emit(workspaceId: string, event: EventName, data: object): number
   /** sends test.ping to one webhook now (active or not) and records the attempt */
   ping(hook: WebhookTarget): Promise<DeliveryAttempt>
-  /** queues a new attempt of a recorded delivery's message: the new delivery's id, undefined when it is not the webhook's */
+  /**
+   * queues a new attempt of a recorded delivery's message: the new delivery's id, undefined when it is not the
+   * webhook's
+   */
   redeliver(webhookId: string, deliveryId: string): string | undefined
 }
 
@@ -54,9 +57,10 @@ async function eventsPlugin(app: FastifyInstance) {
     onDeactivated: (webhookId) => log.warn({ webhookId }, 'webhook set inactive: every attempt failed for 5 days')
   })
 
-  const attempt = (row: MessageRow, deliveryId: string, signal?: AbortSignal) => deliverer.deliver(row.url, signingSecrets(row), {
-    id: row.id, deliveryId, event: row.event, timestamp: row.timestamp, body: row.body
-  }, signal)
+  const attempt = (row: MessageRow, deliveryId: string, signal?: AbortSignal) => deliverer.deliver(row.url,
+    signingSecrets(row), {
+      id: row.id, deliveryId, event: row.event, timestamp: row.timestamp, body: row.body
+    }, signal)
 
   // finished attempts wait here (a few ms) for one transaction that records them together: a commit costs far
   // more than a row. A crash before it means the attempt is made again (receivers de-duplicate on webhook-id).
@@ -157,7 +161,8 @@ async function eventsPlugin(app: FastifyInstance) {
       }
       if (started === STARTS_PER_TURN) await new Promise((r) => setImmediate(r))
       // a new event wakes the loop too: a slow receiver's attempts in flight never hold up the others' events
-      else if (inFlight.size > 0) await Promise.race([...inFlight, new Promise<void>((r) => { wake = r })]).finally(() => { wake = undefined })
+      else if (inFlight.size > 0) await Promise.race([...inFlight,
+        new Promise<void>((r) => { wake = r })]).finally(() => { wake = undefined })
       else if (waitingCount === 0 && !morePending && !outboxDirty) {
         // nothing left: the next emit queues a new run (no await between this check and the flag)
         fanoutQueued = false
@@ -203,7 +208,8 @@ async function eventsPlugin(app: FastifyInstance) {
   // jobs queued by an earlier version (one per webhook and event): each becomes a message of its own
   app.jobs.register('webhook.deliver', async (payload) => {
     const { webhookId, event, data } = payload
-    const hook = sqlite.prepare(`SELECT workspace_id FROM webhooks WHERE id = ?`).get(webhookId) as { workspace_id: string } | undefined
+    const hook = sqlite.prepare(`SELECT workspace_id FROM webhooks
+      WHERE id = ?`).get(webhookId) as { workspace_id: string } | undefined
     if (!hook) return
     sqlite.transaction(() => outbox.addMessage(outbox.addEvent(hook.workspace_id, event, data, true).seq, webhookId))()
     outboxDirty = true
@@ -222,7 +228,8 @@ async function eventsPlugin(app: FastifyInstance) {
       return n
     },
     async ping(hook) {
-      const seq = sqlite.transaction(() => outbox.addMessage(outbox.addEvent(hook.workspace_id, 'test.ping', {}, true).seq, hook.id))()
+      const seq = sqlite.transaction(() => outbox.addMessage(outbox.addEvent(hook.workspace_id, 'test.ping', {},
+        true).seq, hook.id))()
       const row = outbox.message(seq)!
       const a = await attempt(row, randomUUID())
       recordNow({ row, attempt: a, kind: 'test', retry: 0 })
@@ -239,7 +246,8 @@ async function eventsPlugin(app: FastifyInstance) {
 
   // events written by a process that stopped before fanning them out, or messages it had not sent yet
   app.addHook('onReady', async () => {
-    const queued = sqlite.prepare(`SELECT 1 FROM jobs WHERE type = 'webhook.fanout' AND status IN ('queued', 'running')`).get()
+    const queued = sqlite.prepare(`SELECT 1 FROM jobs WHERE type = 'webhook.fanout'
+      AND status IN ('queued', 'running')`).get()
     const work = sqlite.prepare(`SELECT EXISTS (SELECT 1 FROM webhook_events WHERE expanded = 0)
       OR EXISTS (SELECT 1 FROM webhook_messages WHERE state = 'pending') AS n`).pluck().get()
     if (queued) fanoutQueued = true

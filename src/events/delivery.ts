@@ -79,7 +79,8 @@ export interface Deliverer {
    * exchange; redirects are failures; the address is checked again when connecting. Never throws: every
    * outcome is an attempt to record (an aborted one has `error: 'aborted'`).
    */
-  deliver(url: string, secrets: readonly string[], message: OutgoingMessage, signal?: AbortSignal): Promise<DeliveryAttempt>
+  deliver(url: string, secrets: readonly string[], message: OutgoingMessage,
+    signal?: AbortSignal): Promise<DeliveryAttempt>
   /** closes kept-alive connections */
   close(): void
 }
@@ -87,10 +88,12 @@ export interface Deliverer {
 export function createDeliverer(opts: { allowPrivate: boolean; timeoutMs?: number }): Deliverer {
   const timeoutMs = opts.timeoutMs ?? 10_000
   // connections to a receiver are kept for its next deliveries (a burst to one endpoint reuses a few sockets)
-  const agents = { http: new http.Agent({ keepAlive: true, timeout: timeoutMs }), https: new https.Agent({ keepAlive: true, timeout: timeoutMs }) }
+  const agents = { http: new http.Agent({ keepAlive: true, timeout: timeoutMs }),
+    https: new https.Agent({ keepAlive: true, timeout: timeoutMs }) }
   const lookup = guardedLookup(opts.allowPrivate)
 
-  async function deliver(target: string, secrets: readonly string[], message: OutgoingMessage, signal?: AbortSignal): Promise<DeliveryAttempt> {
+  async function deliver(target: string, secrets: readonly string[], message: OutgoingMessage,
+    signal?: AbortSignal): Promise<DeliveryAttempt> {
     const body = Buffer.from(message.body)
     const sentAt = Math.floor(Date.now() / 1000)
     const request: RequestRecord = {
@@ -103,7 +106,8 @@ export function createDeliverer(opts: { allowPrivate: boolean; timeoutMs?: numbe
     }
     const started = performance.now()
     const done = (statusCode: number, responseBody: string, error?: string): DeliveryAttempt => ({
-      id: message.deliveryId, eventType: message.event, statusCode, success: statusCode >= 200 && statusCode < 300, request,
+      id: message.deliveryId, eventType: message.event, statusCode, success: statusCode >= 200 && statusCode < 300,
+      request,
       latencyMs: Math.round(performance.now() - started), responseBody, sentAt, ...(error ? { error } : {})
     })
     let url: URL
@@ -147,7 +151,8 @@ export function createDeliverer(opts: { allowPrivate: boolean; timeoutMs?: numbe
         const end = () => {
           const status = res.statusCode ?? 0
           const text = utf8Prefix(Buffer.concat(chunks), RESPONSE_KEEP_BYTES)
-          finish(done(status, text, status >= 300 && status < 400 ? `redirect to ${res.headers.location ?? '?'} not followed` : undefined))
+          finish(done(status, text,
+            status >= 300 && status < 400 ? `redirect to ${res.headers.location ?? '?'} not followed` : undefined))
         }
         res.on('end', end)
         res.on('close', end)

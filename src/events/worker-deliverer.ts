@@ -3,16 +3,20 @@ import { fileURLToPath } from 'node:url'
 import type { Deliverer, DeliveryAttempt, OutgoingMessage } from './delivery.js'
 import type { FromWorker, SendRequest, ToWorker } from './delivery-worker.js'
 
-// Compiled, the worker is plain JS; from source (tsx, tap) a small bootstrap registers tsx first (see src/ingest/run.ts).
+// Compiled, the worker is plain JS; from source (tsx, tap) a small bootstrap registers tsx first (see
+// src/ingest/run.ts).
 const fromSource = fileURLToPath(import.meta.url).endsWith('.ts')
 const workerUrl = new URL(fromSource ? './delivery-worker.ts' : './delivery-worker.js', import.meta.url)
-const sourceBootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(workerUrl.href)}) })`
+const sourceBootstrap =
+  `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(workerUrl.href)}) })`
 
 interface Pending { resolve: (a: DeliveryAttempt) => void; message: OutgoingMessage; started: number }
 
 const failed = (message: OutgoingMessage, started: number, error: string): DeliveryAttempt => ({
-  id: message.deliveryId, eventType: message.event, statusCode: 0, success: false, latencyMs: Math.round(performance.now() - started),
-  request: { event: message.event, timestamp: message.timestamp, body_sha256: '', body_bytes: Buffer.byteLength(message.body), truncated: false, body_preview: '' },
+  id: message.deliveryId, eventType: message.event, statusCode: 0, success: false,
+  latencyMs: Math.round(performance.now() - started),
+  request: { event: message.event, timestamp: message.timestamp, body_sha256: '',
+    body_bytes: Buffer.byteLength(message.body), truncated: false, body_preview: '' },
   responseBody: '', error, sentAt: Math.floor(Date.now() / 1000)
 })
 
@@ -70,7 +74,8 @@ export function createWorkerDeliverer(opts: { allowPrivate: boolean; timeoutMs?:
           worker?.postMessage({ abort: [n] } satisfies ToWorker)
           resolve(failed(message, started, 'aborted'))
         }
-        pending.set(n, { resolve: (a) => { signal?.removeEventListener('abort', onAbort); resolve(a) }, message, started })
+        pending.set(n,
+          { resolve: (a) => { signal?.removeEventListener('abort', onAbort); resolve(a) }, message, started })
         if (outgoing.length === 0) queueMicrotask(flush)
         outgoing.push({ n, url, secrets: [...secrets], message })
         signal?.addEventListener('abort', onAbort, { once: true })

@@ -27,7 +27,8 @@ export const ERROR_CODE_DESCRIPTIONS = {
   API_KEY_NOT_ALLOWED: 'API keys cannot be used on this route (403)',
   INSUFFICIENT_SCOPE: 'The API key lacks the scope this route needs (403)',
   SIGNUP_CLOSED: 'Sign-up is closed (403)',
-  HUMAN_REVIEW_REQUIRED: 'An API key cannot approve or reject, or lift the policy of, an artifact whose review_policy is request_review: a person decides (403)',
+  HUMAN_REVIEW_REQUIRED: 'An API key cannot approve or reject, or lift the policy of, an artifact whose ' +
+    'review_policy is request_review: a person decides (403)',
   WORKFLOW_FORBIDDEN: 'Changing, scheduling or deleting a workflow needs its creator or a workspace owner/admin (403)',
   AGENT_FORBIDDEN: 'Changing or deleting an agent needs its creator or an organization owner/admin (403)',
   NOT_FOUND: 'No such resource or route, or another tenant\'s (404)',
@@ -39,7 +40,8 @@ export const ERROR_CODE_DESCRIPTIONS = {
   KEY_REVOKED: 'A revoked API key cannot be rotated (409)',
   NO_ISSUABLE_SCOPES: 'The key holds no scope that can still be issued (409)',
   IDEMPOTENCY_IN_FLIGHT: 'A request with this Idempotency-Key is still running (409)',
-  IDEMPOTENCY_SECRET_GONE: 'The kept answer of this Idempotency-Key carried a secret that was revoked, rotated or deleted since: it is not replayed (409)',
+  IDEMPOTENCY_SECRET_GONE: 'The kept answer of this Idempotency-Key carried a secret that was revoked, rotated or ' +
+    'deleted since: it is not replayed (409)',
   PAYLOAD_TOO_LARGE: 'The body or a file is over its limit (413)',
   UNSUPPORTED_MEDIA_TYPE: 'The body\'s media type is not accepted, or a voice upload is not audio (415)',
   UNSUPPORTED_FILE_TYPE: 'A knowledge file type that cannot be indexed; `supportedFormats` lists those that can (415)',

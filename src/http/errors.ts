@@ -85,7 +85,8 @@ export function errorHandler(err: FastifyError, request: FastifyRequest, reply: 
 }
 
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
-  reply.code(404).send({ ...errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`), requestId: request.id })
+  reply.code(404).send({ ...errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`),
+    requestId: request.id })
 }
 
 /**

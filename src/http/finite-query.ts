@@ -10,7 +10,8 @@ const INTEGER = /^[+-]?\d{1,15}$/
  */
 export function installFiniteQueryCheck(app: FastifyInstance) {
   app.addHook('onRoute', (route) => {
-    const properties = (route.schema?.querystring as { properties?: Record<string, { type?: unknown }> } | undefined)?.properties
+    const properties = (route.schema?.querystring as { properties?: Record<string,
+      { type?: unknown }> } | undefined)?.properties
     if (!properties) return
     const numeric = Object.entries(properties).filter(([, s]) => s.type === 'integer' || s.type === 'number')
       .map(([name, s]) => ({ name, integer: s.type === 'integer' }))
@@ -22,9 +23,12 @@ export function installFiniteQueryCheck(app: FastifyInstance) {
         if (raw === undefined) continue
         const text = String(Array.isArray(raw) ? raw[0] : raw).trim()
         const ok = integer ? INTEGER.test(text) : text !== '' && Number.isFinite(Number(text))
-        if (!ok) throw badRequest(`querystring/${name} must be a finite ${integer ? 'integer' : 'number'}`, 'VALIDATION_ERROR')
+        if (!ok) {
+          throw badRequest(`querystring/${name} must be a finite ${integer ? 'integer' : 'number'}`, 'VALIDATION_ERROR')
+        }
       }
     }
-    route.preValidation = [...(route.preValidation === undefined ? [] : [route.preValidation].flat()), check] as typeof route.preValidation
+    route.preValidation = [...(route.preValidation === undefined ? [] : [route.preValidation].flat()),
+      check] as typeof route.preValidation
   })
 }

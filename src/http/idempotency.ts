@@ -65,7 +65,8 @@ function fingerprint(request: FastifyRequest, secret: Buffer): string {
  */
 function keysFor(serverSecret: Buffer, caller: string, idempotencyKey: string) {
   const lookup = createHmac('sha256', serverSecret).update(caller).update('\0').update(idempotencyKey).digest('hex')
-  const material = Buffer.from(hkdfSync('sha256', Buffer.from(idempotencyKey), serverSecret, `cairn idempotency\0${caller}`, 64))
+  const material = Buffer.from(hkdfSync('sha256', Buffer.from(idempotencyKey), serverSecret,
+    `cairn idempotency\0${caller}`, 64))
   return { lookup, cipherKey: material.subarray(0, 32), printKey: material.subarray(32) }
 }
 
@@ -96,16 +97,19 @@ async function idempotencyPlugin(app: FastifyInstance, opts: { secret: string })
   const serverSecret = createHash('sha256').update('cairn idempotency\0').update(opts.secret).digest()
   const sqlite = app.sqlite
   // rows kept in clear by earlier versions: their keys cannot be matched any more, and they must not stay
-  sqlite.prepare(`DELETE FROM idempotency_keys WHERE length(key) != 64 OR (body IS NOT NULL AND body NOT LIKE '${SEALED}%')`).run()
+  sqlite.prepare(`DELETE FROM idempotency_keys WHERE length(key) != 64 OR (body IS NOT NULL
+    AND body NOT LIKE '${SEALED}%')`).run()
   const find = sqlite.prepare(
-    `SELECT fingerprint, state, status_code, content_type, body, created_at FROM idempotency_keys WHERE caller = ? AND key = ?`
+    `SELECT fingerprint, state, status_code, content_type, body, created_at FROM idempotency_keys WHERE caller = ?
+      AND key = ?`
   )
   const claim = sqlite.prepare(
     `INSERT INTO idempotency_keys (caller, key, fingerprint, state, created_at) VALUES (?, ?, ?, 'in_flight', ?)`
   )
   const remove = sqlite.prepare(`DELETE FROM idempotency_keys WHERE caller = ? AND key = ?`)
   const complete = sqlite.prepare(
-    `UPDATE idempotency_keys SET state = 'done', status_code = ?, content_type = ?, body = ? WHERE caller = ? AND key = ?`
+    `UPDATE idempotency_keys SET state = 'done', status_code = ?, content_type = ?, body = ? WHERE caller = ?
+      AND key = ?`
   )
 
   const begin = sqlite.transaction((caller: string, key: string, print: string): StoredRow | undefined => {
@@ -125,7 +129,9 @@ async function idempotencyPlugin(app: FastifyInstance, opts: { secret: string })
     const header = request.headers['idempotency-key']
     if (header === undefined) return
     const key = Array.isArray(header) ? header[0] : header
-    if (key.length < 1 || key.length > 255) throw badRequest('Idempotency-Key must be 1 to 255 characters', 'VALIDATION_ERROR')
+    if (key.length < 1 || key.length > 255) {
+      throw badRequest('Idempotency-Key must be 1 to 255 characters', 'VALIDATION_ERROR')
+    }
     const caller = callerKey(request)
     const keys = keysFor(serverSecret, caller, key)
     const print = fingerprint(request, keys.printKey)
@@ -141,10 +147,13 @@ async function idempotencyPlugin(app: FastifyInstance, opts: { secret: string })
       throw new HttpError(409, 'A request with this Idempotency-Key is still being processed', 'IDEMPOTENCY_IN_FLIGHT')
     }
     const body = existing.body ? open(keys.cipherKey, existing.body) : ''
-    if (body === undefined) throw new HttpError(422, 'Idempotency-Key was already used with a different request', 'IDEMPOTENCY_KEY_REUSED')
+    if (body === undefined) {
+      throw new HttpError(422, 'Idempotency-Key was already used with a different request', 'IDEMPOTENCY_KEY_REUSED')
+    }
     const secret = request.routeOptions.config.secretResponse
     if (typeof secret === 'function' && !secret(parsed(body), request)) {
-      throw new HttpError(409, 'The secret this request created has since been revoked, rotated or deleted; it is not shown again',
+      throw new HttpError(409,
+        'The secret this request created has since been revoked, rotated or deleted; it is not shown again',
         'IDEMPOTENCY_SECRET_GONE')
     }
     reply.header('idempotency-replayed', 'true')
@@ -157,13 +166,15 @@ async function idempotencyPlugin(app: FastifyInstance, opts: { secret: string })
     const idem = request.idempotency
     if (!idem) return payload
     request.idempotency = null
-    const storable = typeof payload === 'string' || Buffer.isBuffer(payload) || payload === null || payload === undefined
+    const storable = typeof payload === 'string' || Buffer.isBuffer(payload) || payload === null ||
+      payload === undefined
     // a 429 is about the moment, not the request: the retry it asks for must run
     if (reply.statusCode >= 500 || reply.statusCode === 429 || !storable) {
       remove.run(idem.caller, idem.key)
     } else {
       const body = payload === null || payload === undefined ? '' : payload.toString()
-      complete.run(reply.statusCode, String(reply.getHeader('content-type') ?? ''), seal(idem.cipherKey, body), idem.caller, idem.key)
+      complete.run(reply.statusCode, String(reply.getHeader('content-type') ?? ''), seal(idem.cipherKey, body),
+        idem.caller, idem.key)
     }
     return payload
   }
@@ -178,7 +189,8 @@ async function idempotencyPlugin(app: FastifyInstance, opts: { secret: string })
     const methods = [route.method].flat()
     if (!methods.includes('POST') || route.config?.idempotency === false) return
     if (methods.length > 1) throw new Error(`Idempotency-Key needs POST routes of their own: ${route.url}`)
-    const first = <T>(hook: T, existing: T | T[] | undefined): T[] => [hook, ...(existing === undefined ? [] : [existing].flat() as T[])]
+    const first = <T>(hook: T, existing: T | T[] | undefined): T[] => [hook,
+      ...(existing === undefined ? [] : [existing].flat() as T[])]
     // before validation, so that a 400 of the schema is kept and replayed like any answer below 500
     route.preValidation = first(preValidation, route.preValidation as typeof preValidation | undefined)
     route.onSend = first(onSend, route.onSend as typeof onSend | undefined)

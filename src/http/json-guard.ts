@@ -35,7 +35,9 @@ export function installJsonGuard(app: FastifyInstance) {
       value = sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' })
     } catch (err) {
       const poisoned = /prototype|constructor/i.test((err as Error).message)
-      return done(new HttpError(400, poisoned ? 'The body tries to set __proto__ or constructor.prototype' : `Body is not valid JSON: ${(err as Error).message}`,
+      return done(new HttpError(400,
+        poisoned ? 'The body tries to set __proto__ or constructor.prototype'
+          : `Body is not valid JSON: ${(err as Error).message}`,
         poisoned ? 'FORBIDDEN_PROPERTY' : 'INVALID_JSON'), undefined)
     }
     const problem = jsonProblem(value)

@@ -19,31 +19,45 @@ async function metricsPlugin(app: FastifyInstance) {
   // the standard process_* and nodejs_* names, which dashboards and alerts expect
   client.collectDefaultMetrics({ register: registry })
   // gauges that prom-client names like counters (promtool refuses them); their per-type series stay
-  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name)
-  const requests = new client.Counter({ name: 'cairn_http_requests_total', help: 'HTTP requests by route and status', labelNames: ['method', 'route', 'status'], registers: [registry] })
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total',
+    'nodejs_active_resources_total']) registry.removeSingleMetric(name)
+  const requests = new client.Counter({ name: 'cairn_http_requests_total', help: 'HTTP requests by route and status',
+    labelNames: ['method', 'route', 'status'], registers: [registry] })
   const latency = new client.Histogram({
-    name: 'cairn_http_request_duration_seconds', help: 'HTTP request duration by route', labelNames: ['method', 'route'],
+    name: 'cairn_http_request_duration_seconds', help: 'HTTP request duration by route',
+    labelNames: ['method', 'route'],
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10], registers: [registry]
   })
   const sqlite = app.sqlite
-  const queueDepth = sqlite.prepare(`SELECT type, status, COUNT(*) AS n FROM jobs WHERE status IN ('queued', 'running') GROUP BY type, status`)
+  const queueDepth = sqlite.prepare(`SELECT type, status, COUNT(*) AS n FROM jobs WHERE status IN ('queued', 'running')
+    GROUP BY type, status`)
   new client.Gauge({
-    name: 'cairn_jobs_in_queue', help: 'Background jobs waiting or running, by type and status', labelNames: ['type', 'status'], registers: [registry],
+    name: 'cairn_jobs_in_queue', help: 'Background jobs waiting or running, by type and status',
+    labelNames: ['type', 'status'], registers: [registry],
     collect() {
       this.reset()
-      for (const r of queueDepth.all() as Array<{ type: string; status: string; n: number }>) this.set({ type: r.type, status: r.status }, r.n)
+      for (const r of queueDepth.all() as Array<{ type: string; status: string; n: number }>) this.set({ type: r.type,
+        status: r.status }, r.n)
     }
   })
-  const jobs = new client.Counter({ name: 'cairn_jobs_total', help: 'Finished job attempts by type and outcome (completed, failed, retried)', labelNames: ['type', 'outcome'], registers: [registry] })
-  const onJob = (message: unknown) => { const m = message as { type: string; outcome: string }; jobs.inc({ type: m.type, outcome: m.outcome }) }
+  const jobs = new client.Counter({ name: 'cairn_jobs_total',
+    help: 'Finished job attempts by type and outcome (completed, failed, retried)', labelNames: ['type', 'outcome'],
+    registers: [registry] })
+  const onJob = (message: unknown) => {
+    const m = message as { type: string; outcome: string }; jobs.inc({ type: m.type,
+      outcome: m.outcome })
+  }
   jobOutcomes.subscribe(onJob)
   app.addHook('onClose', async () => { jobOutcomes.unsubscribe(onJob) })
 
   // deliveries are counted from the rows recorded since this process started (rowids only grow)
-  let lastDelivery = (sqlite.prepare(`SELECT COALESCE(MAX(rowid), 0) AS r FROM webhook_deliveries`).get() as { r: number }).r
-  const newDeliveries = sqlite.prepare(`SELECT MAX(rowid) AS last, success, COUNT(*) AS n FROM webhook_deliveries WHERE rowid > ? GROUP BY success`)
+  let lastDelivery = (sqlite.prepare(`SELECT COALESCE(MAX(rowid), 0) AS r
+    FROM webhook_deliveries`).get() as { r: number }).r
+  const newDeliveries = sqlite.prepare(`SELECT MAX(rowid) AS last, success, COUNT(*) AS n FROM webhook_deliveries
+    WHERE rowid > ? GROUP BY success`)
   new client.Counter({
-    name: 'cairn_webhook_deliveries_total', help: 'Webhook delivery attempts by outcome (success, failure)', labelNames: ['outcome'], registers: [registry],
+    name: 'cairn_webhook_deliveries_total', help: 'Webhook delivery attempts by outcome (success, failure)',
+    labelNames: ['outcome'], registers: [registry],
     collect() {
       let last = lastDelivery
       for (const r of newDeliveries.all(lastDelivery) as Array<{ last: number; success: number; n: number }>) {

@@ -29,23 +29,30 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 const PARAMETERS: Record<string, Json> = {
   WorkspaceId: {
     name: 'x-workspace-id', in: 'header', required: false, schema: { type: 'string', format: 'uuid' },
-    description: 'The workspace context of the request (ignored for an API key bound to a workspace). Membership is checked: 403 otherwise.'
+    description: 'The workspace context of the request (ignored for an API key bound to a workspace). Membership is ' +
+      'checked: 403 otherwise.'
   },
   IdempotencyKey: {
     name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 },
-    description: 'Makes a POST safe to retry: the first answer below 500 is kept 24 h and replayed for the same request; another request with the key: 422; still running: 409.'
+    description: 'Makes a POST safe to retry: the first answer below 500 is kept 24 h and replayed for the same ' +
+      'request; another request with the key: 422; still running: 409.'
   },
   RequestId: {
-    name: 'x-request-id', in: 'header', required: false, schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
-    description: 'A request id of your own (letters, digits, `._:-`, at most 128); otherwise one is generated. Returned in `x-request-id` and in error bodies.'
+    name: 'x-request-id', in: 'header', required: false,
+    schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
+    description: 'A request id of your own (letters, digits, `._:-`, at most 128); otherwise one is generated. ' +
+      'Returned in `x-request-id` and in error bodies.'
   }
 }
 
 const HEADERS: Record<string, Json> = {
-  RequestId: { description: 'The request id (yours if sane, else generated): quote it when reporting a problem', schema: { type: 'string' } },
-  IdempotencyReplayed: { description: '`true` when this answer is a replay of the first answer to the same Idempotency-Key', schema: { type: 'string', enum: ['true'] } },
+  RequestId: { description: 'The request id (yours if sane, else generated): quote it when reporting a problem',
+    schema: { type: 'string' } },
+  IdempotencyReplayed: { description: '`true` when this answer is a replay of the first answer to the same ' +
+    'Idempotency-Key', schema: { type: 'string', enum: ['true'] } },
   RetryAfter: { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
-  RateLimitLimit: { description: 'Requests allowed per minute for this route group and caller', schema: { type: 'integer' } },
+  RateLimitLimit: { description: 'Requests allowed per minute for this route group and caller',
+    schema: { type: 'integer' } },
   RateLimitRemaining: { description: 'Requests left in the current window', schema: { type: 'integer' } },
   RateLimitReset: { description: 'Seconds until the window resets', schema: { type: 'integer' } },
   WwwAuthenticate: { description: 'The authentication scheme: `Bearer`', schema: { type: 'string' } }
@@ -57,22 +64,29 @@ const paramRef = (name: string) => ({ $ref: `#/components/parameters/${name}` })
 const binary = { type: 'string', format: 'binary' }
 const FileField = { ...binary, description: 'The file' }
 const UploadFields = {
-  scope: { type: 'string', enum: ['personal', 'workspace', 'organization'], default: 'organization', description: 'Who may read the document' },
-  workspaceId: { type: 'string', format: 'uuid', description: 'The workspace of a `workspace` document (else the workspace context)' },
+  scope: { type: 'string', enum: ['personal', 'workspace', 'organization'], default: 'organization',
+    description: 'Who may read the document' },
+  workspaceId: { type: 'string', format: 'uuid',
+    description: 'The workspace of a `workspace` document (else the workspace context)' },
   category: { type: 'string', maxLength: 100, default: 'general' },
   tags: { type: 'string', description: 'A JSON array of strings, e.g. `["policy","2024"]`' },
   chunkSize: { type: 'integer', default: 1000, description: 'Characters per passage' },
-  chunkOverlap: { type: 'integer', description: 'Characters shared by neighbouring passages (default 200, or a fifth of chunkSize)' }
+  chunkOverlap: { type: 'integer',
+    description: 'Characters shared by neighbouring passages (default 200, or a fifth of chunkSize)' }
 }
 
 /** Request bodies that are not JSON: Swagger UI shows a file picker, generated clients take FormData. */
 const MULTIPART: Record<string, Json> = {
-  'POST /api/knowledge/upload': { type: 'object', required: ['file'], properties: { file: FileField, ...UploadFields } },
+  'POST /api/knowledge/upload': { type: 'object', required: ['file'],
+    properties: { file: FileField, ...UploadFields } },
   'POST /api/knowledge/upload/batch': {
     type: 'object', required: ['files'],
-    properties: { files: { type: 'array', items: binary, maxItems: 10, description: 'Up to 10 files, at most 50 MB each' }, ...UploadFields }
+    properties: { files: { type: 'array', items: binary, maxItems: 10,
+      description: 'Up to 10 files, at most 50 MB each' }, ...UploadFields }
   },
-  'POST /api/v2/voice-notes/audio': { type: 'object', required: ['file'], properties: { file: { ...binary, description: 'An audio file (audio/* or a known audio extension), at most 100 MB' } } }
+  'POST /api/v2/voice-notes/audio': { type: 'object', required: ['file'],
+    properties: { file: { ...binary,
+      description: 'An audio file (audio/* or a known audio extension), at most 100 MB' } } }
 }
 
 /** Success answers that are not JSON, with their real media types. */
@@ -90,7 +104,8 @@ const MEDIA: Record<string, { status: number; content: Json }> = {
     content: {
       'text/event-stream': {
         schema: { type: 'string', description: 'Server-Sent Events: `id:`, `event:` and one `data:` JSON line each' },
-        example: 'id: 1\nevent: ready\ndata: {}\n\nid: 2\nevent: text_delta\ndata: {"content":"Hello"}\n\nid: 3\nevent: done\ndata: {"conversationId":"…","reply":"Hello","model":"…"}\n\n'
+        example: 'id: 1\nevent: ready\ndata: {}\n\nid: 2\nevent: text_delta\ndata: {"content":"Hello"}\n\nid: ' +
+          '3\nevent: done\ndata: {"conversationId":"…","reply":"Hello","model":"…"}\n\n'
       }
     }
   }
@@ -161,14 +176,16 @@ async function openApi(app: FastifyInstance, opts: { publicUrl: string }) {
       openapi: '3.0.3',
       info: {
         title: 'Cairn API', version: VERSION,
-        description: 'Self-hosted workspace platform for AI-assisted work. Every error answers with the `Error` shape; every response carries `x-request-id`.',
+        description: 'Self-hosted workspace platform for AI-assisted work. Every error answers with the `Error` ' +
+          'shape; every response carries `x-request-id`.',
         license: { name: 'MIT', url: 'https://opensource.org/licenses/MIT' }
       },
       servers: [{ url: opts.publicUrl }],
       tags: TAGS,
       components: {
         securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'A JWT from /api/v2/auth/login, or an API key (cairn_...)' },
+          bearer: { type: 'http', scheme: 'bearer',
+            description: 'A JWT from /api/v2/auth/login, or an API key (cairn_...)' },
           apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key (cairn_...)' }
         }
       },
@@ -184,7 +201,8 @@ async function openApi(app: FastifyInstance, opts: { publicUrl: string }) {
       facts.set(openApiKey(method, openApiPath(url)), f)
       const s = { ...(schema ?? {}) } as Json
       if (s.hide) return { schema: s as typeof schema, url }
-      s.operationId = doc?.id ?? `${method.toLowerCase()}${openApiPath(url).replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}`
+      s.operationId = doc?.id ??
+        `${method.toLowerCase()}${openApiPath(url).replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}`
       s.tags = [doc?.tag ?? 'other']
       if (doc) s.description = doc.description
       if (!s.summary && doc) s.summary = doc.description.split('. ')[0].replace(/\.$/, '')
@@ -228,7 +246,8 @@ async function openApi(app: FastifyInstance, opts: { publicUrl: string }) {
       const error = schemas.Error
       if (error) {
         const props = error.properties as Record<string, Json>
-        props.code = { ...props.code, enum: [...ERROR_CODES].sort(), description: 'A machine code, one of the list; the README explains each' }
+        props.code = { ...props.code, enum: [...ERROR_CODES].sort(),
+          description: 'A machine code, one of the list; the README explains each' }
         props.requestId = { type: 'string', description: 'The request id, as in the x-request-id header' }
         error.description = 'Every error answer'
       }
@@ -246,7 +265,8 @@ async function openApi(app: FastifyInstance, opts: { publicUrl: string }) {
             if (code >= 400 && (!res.description || res.description === 'Default Response')) {
               res.description = ERROR_DESCRIPTIONS[code] ?? 'Error'
             }
-            const headers: Record<string, Json> = { 'x-request-id': headerRef('RequestId'), ...((res.headers as Record<string, Json> | undefined) ?? {}) }
+            const headers: Record<string, Json> = { 'x-request-id': headerRef('RequestId'),
+              ...((res.headers as Record<string, Json> | undefined) ?? {}) }
             if (f.rateLimited) {
               headers['x-ratelimit-limit'] = headerRef('RateLimitLimit')
               headers['x-ratelimit-remaining'] = headerRef('RateLimitRemaining')

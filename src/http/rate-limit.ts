@@ -23,7 +23,8 @@ const UNLIMITED_ROUTES = new Set(['/api/knowledge/health', '/api/health', '/metr
  * its hook is route-level, the auth hook instance-level.
  */
 async function rateLimitPlugin(app: FastifyInstance, opts: { limits: RateLimits }) {
-  const unlimited = (url: string) => UNLIMITED_ROUTES.has(url) || url.startsWith('/api/docs') || limitFor(opts.limits, routeGroup(url)) === 0
+  const unlimited = (url: string) => UNLIMITED_ROUTES.has(url) || url.startsWith('/api/docs') ||
+    limitFor(opts.limits, routeGroup(url)) === 0
   // decided once per route, before the plugin below sees it: unlimited routes carry no rate-limit hook at all
   app.addHook('onRoute', (route) => {
     if (unlimited(route.url)) route.config = { ...route.config, rateLimit: false }
@@ -31,10 +32,13 @@ async function rateLimitPlugin(app: FastifyInstance, opts: { limits: RateLimits 
   await app.register(rateLimit, {
     global: true,
     timeWindow: 60_000,
-    max: (request) => limitFor(opts.limits, request.routeOptions.config.group ?? routeGroup(request.routeOptions.config.url)),
-    keyGenerator: (request) => `${request.routeOptions.config.group ?? routeGroup(request.routeOptions.config.url)}|${callerKey(request)}`,
+    max: (request) => limitFor(opts.limits,
+      request.routeOptions.config.group ?? routeGroup(request.routeOptions.config.url)),
+    keyGenerator: (request) =>
+      `${request.routeOptions.config.group ?? routeGroup(request.routeOptions.config.url)}|${callerKey(request)}`,
     errorResponseBuilder: (_request, context) =>
-      new HttpError(429, `Rate limit exceeded: ${context.max} requests per minute; retry in ${context.after}`, 'RATE_LIMITED')
+      new HttpError(429, `Rate limit exceeded: ${context.max} requests per minute; retry in ${context.after}`,
+        'RATE_LIMITED')
   })
 }
 

@@ -20,7 +20,8 @@ async function securityHeaders(app: FastifyInstance) {
     reply.header('x-content-type-options', 'nosniff')
     done()
   })
-  const noStore = (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => {
+  const noStore = (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null,
+    payload: unknown) => void) => {
     reply.header('cache-control', 'no-store')
     done(null, payload)
   }

@@ -34,7 +34,8 @@ export async function shutDown(app: FastifyInstance, timeoutMs: number): Promise
   }, Math.floor(timeoutMs * 0.75))
   let limit: NodeJS.Timeout | undefined
   const outcome = await Promise.race([
-    app.close().then(() => 'closed' as const, (err: unknown) => { app.log.error({ err }, 'error during shutdown'); return 'error' as const }),
+    app.close().then(() => 'closed' as const,
+      (err: unknown) => { app.log.error({ err }, 'error during shutdown'); return 'error' as const }),
     new Promise<'timeout'>((resolve) => { limit = setTimeout(() => resolve('timeout'), timeoutMs) })
   ])
   clearTimeout(cut)

@@ -28,7 +28,8 @@ export function knowledgeFiles(dataDir: string) {
       let removed = 0
       for (const [dir, strip] of [[dirs.originals, ''], [dirs.text, '.txt']] as const) {
         for (const name of await fsp.readdir(dir)) {
-          if (!isDocument(strip ? name.slice(0, -strip.length) : name)) { await fsp.rm(path.join(dir, name), { force: true }); removed++ }
+          if (!isDocument(strip ? name.slice(0, -strip.length)
+            : name)) { await fsp.rm(path.join(dir, name), { force: true }); removed++ }
         }
       }
       return removed

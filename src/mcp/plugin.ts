@@ -49,7 +49,8 @@ async function mcpPlugin(app: FastifyInstance) {
     request.skipRequestLog = true
     const closed = new AbortController()
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined })
-    const server = createMcpServer({ principal, dispatch: dispatcherFor(app, request), schemas: schemas as RouteSchemas, watch: app.reviewWatch, closed: closed.signal })
+    const server = createMcpServer({ principal, dispatch: dispatcherFor(app, request), schemas: schemas as RouteSchemas,
+      watch: app.reviewWatch, closed: closed.signal })
     reply.raw.on('close', () => {
       closed.abort()
       void transport.close()
@@ -63,7 +64,8 @@ async function mcpPlugin(app: FastifyInstance) {
   // stateless: no server-initiated stream and no session to end (the transport's answer for both: 405)
   const notAllowed = async (request: { skipRequestLog: boolean }, reply: import('fastify').FastifyReply) => {
     request.skipRequestLog = true
-    reply.code(405).header('allow', 'POST').send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless; use POST' }, id: null })
+    reply.code(405).header('allow', 'POST').send({ jsonrpc: '2.0',
+      error: { code: -32000, message: 'Method not allowed: this server is stateless; use POST' }, id: null })
   }
   app.get(MCP_PATH, { config, schema: { hide: true } }, (request, reply) => notAllowed(request, reply))
   app.delete(MCP_PATH, { config, schema: { hide: true } }, (request, reply) => notAllowed(request, reply))

@@ -7,7 +7,8 @@ import type { Principal } from '../auth/plugin.js'
 import { checkCapability } from '../auth/capabilities.js'
 import { VERSION } from '../version.js'
 import type { Dispatch, RouteAnswer } from './dispatch.js'
-import { TOOLS, WAIT_FOR_REVIEW, DECIDED_STATUSES, structuredOf, errorOf, type RouteSchemas, type ToolDef } from './tools.js'
+import { TOOLS, WAIT_FOR_REVIEW, DECIDED_STATUSES, structuredOf, errorOf, type RouteSchemas,
+  type ToolDef } from './tools.js'
 import type { ReviewWatch } from './review-watch.js'
 
 type Json = Record<string, unknown>
@@ -34,7 +35,8 @@ const ok = (answer: RouteAnswer) => answer.statusCode >= 200 && answer.statusCod
 function toolResult(tool: ToolDef, answer: RouteAnswer, extra: Json = {}): CallToolResult {
   if (!ok(answer)) return errorOf(answer)
   const structured = { ...structuredOf(answer), ...extra }
-  return { content: [{ type: 'text', text: `${tool.summary(structured)}\n\n${JSON.stringify(structured)}` }], structuredContent: structured }
+  return { content: [{ type: 'text', text: `${tool.summary(structured)}\n\n${JSON.stringify(structured)}` }],
+    structuredContent: structured }
 }
 
 const toolError = (statusCode: number, code: string, message: string) =>
@@ -101,7 +103,8 @@ export function createMcpServer(ctx: McpContext): Server {
     { name: 'cairn', title: 'Cairn', version: VERSION },
     {
       capabilities: { tools: {}, resources: {} },
-      instructions: 'Cairn: search the knowledge base, write plans and other artifacts, and wait for a person to review them.'
+      instructions: 'Cairn: search the knowledge base, write plans and other artifacts, and wait for a person to ' +
+        'review them.'
     }
   )
   const usable = TOOLS.filter((tool) => mayUse(ctx.principal, tool))
@@ -132,8 +135,12 @@ export function createMcpServer(ctx: McpContext): Server {
 
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
     resourceTemplates: [
-      ...(mayUse(ctx.principal, artifactRead) ? [{ uriTemplate: 'cairn://artifacts/{id}', name: 'artifact', title: 'Artifact', mimeType: 'application/json' }] : []),
-      ...(mayUse(ctx.principal, documentRead) ? [{ uriTemplate: 'cairn://documents/{id}', name: 'document', title: 'Knowledge document', mimeType: 'text/plain' }] : [])
+      ...(mayUse(ctx.principal, artifactRead)
+        ? [{ uriTemplate: 'cairn://artifacts/{id}', name: 'artifact', title: 'Artifact', mimeType: 'application/json' }]
+        : []),
+      ...(mayUse(ctx.principal, documentRead)
+        ? [{ uriTemplate: 'cairn://documents/{id}', name: 'document', title: 'Knowledge document',
+            mimeType: 'text/plain' }] : [])
     ]
   }))
 
@@ -143,7 +150,9 @@ export function createMcpServer(ctx: McpContext): Server {
     if (request.params?.cursor) {
       try {
         offsets = JSON.parse(Buffer.from(request.params.cursor, 'base64url').toString()) as { a: number; d: number }
-        if (![offsets.a, offsets.d].every((n) => Number.isInteger(n) && n >= -1 && n <= 1_000_000_000)) throw new Error('bad offsets')
+        if (![offsets.a, offsets.d].every((n) => Number.isInteger(n) && n >= -1 && n <= 1_000_000_000)) {
+          throw new Error('bad offsets')
+        }
       } catch {
         throw new McpError(ErrorCode.InvalidParams, 'Invalid cursor')
       }
@@ -151,18 +160,22 @@ export function createMcpServer(ctx: McpContext): Server {
     const resources: Array<{ uri: string; name: string; title?: string; mimeType: string }> = []
     const next = { a: -1, d: -1 }
     if (offsets.a >= 0 && mayUse(ctx.principal, { route: { method: 'GET', url: '/api/v2/artifacts' } })) {
-      const answer = await ctx.dispatch({ method: 'GET', url: '/api/v2/artifacts', query: { limit: RESOURCE_PAGE, offset: offsets.a } })
+      const answer = await ctx.dispatch({ method: 'GET', url: '/api/v2/artifacts',
+        query: { limit: RESOURCE_PAGE, offset: offsets.a } })
       if (ok(answer)) {
         const rows = answer.body.data as Json[]
-        for (const a of rows) resources.push({ uri: `cairn://artifacts/${String(a.id)}`, name: `artifact ${String(a.id)}`, title: String(a.title), mimeType: 'application/json' })
+        for (const a of rows) resources.push({ uri: `cairn://artifacts/${String(a.id)}`,
+          name: `artifact ${String(a.id)}`, title: String(a.title), mimeType: 'application/json' })
         if (rows.length === RESOURCE_PAGE) next.a = offsets.a + RESOURCE_PAGE
       }
     }
     if (offsets.d >= 0 && mayUse(ctx.principal, { route: { method: 'GET', url: '/api/knowledge/documents' } })) {
-      const answer = await ctx.dispatch({ method: 'GET', url: '/api/knowledge/documents', query: { limit: RESOURCE_PAGE, offset: offsets.d } })
+      const answer = await ctx.dispatch({ method: 'GET', url: '/api/knowledge/documents',
+        query: { limit: RESOURCE_PAGE, offset: offsets.d } })
       if (ok(answer)) {
         const rows = answer.body.documents as Json[]
-        for (const d of rows) resources.push({ uri: `cairn://documents/${String(d.id)}`, name: `document ${String(d.id)}`, title: String(d.fileName), mimeType: 'text/plain' })
+        for (const d of rows) resources.push({ uri: `cairn://documents/${String(d.id)}`,
+          name: `document ${String(d.id)}`, title: String(d.fileName), mimeType: 'text/plain' })
         if (rows.length === RESOURCE_PAGE) next.d = offsets.d + RESOURCE_PAGE
       }
     }
@@ -183,7 +196,8 @@ export function createMcpServer(ctx: McpContext): Server {
     // the document's text: its passages, page by page
     const texts: string[] = []
     for (let offset = 0; ; offset += 1000) {
-      const answer = await ctx.dispatch({ method: 'GET', url: `/api/knowledge/document/${id}`, query: { chunkOffset: offset, chunkLimit: 1000 } })
+      const answer = await ctx.dispatch({ method: 'GET', url: `/api/knowledge/document/${id}`,
+        query: { chunkOffset: offset, chunkLimit: 1000 } })
       if (!ok(answer)) throw routeError(answer)
       const chunks = answer.body.chunks as Array<{ text: string }>
       texts.push(...chunks.map((c) => c.text))

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto'
 import type { RouteCall, RouteAnswer } from './dispatch.js'
 
 type Json = Record<string, unknown>
-type JsonSchema = { type: 'object'; properties: Record<string, Json>; required?: string[]; additionalProperties?: boolean }
+type JsonSchema = { type: 'object'; properties: Record<string, Json>; required?: string[];
+  additionalProperties?: boolean }
 
 /** A registered route's schemas (read by the plugin at registration), by `METHOD url`. */
 export type RouteSchemas = ReadonlyMap<string, { body?: unknown; querystring?: unknown; params?: unknown }>
@@ -32,7 +33,8 @@ function plain(schema: unknown): JsonSchema | undefined {
  */
 function fromRoute(schemas: RouteSchemas, route: ToolDef['route'], names: string[]): JsonSchema {
   const s = schemas.get(`${route.method} ${route.url}`)
-  const sources = [plain(s?.params), plain(s?.querystring), plain(s?.body)].filter((x): x is JsonSchema => x !== undefined)
+  const sources = [plain(s?.params), plain(s?.querystring),
+    plain(s?.body)].filter((x): x is JsonSchema => x !== undefined)
   const properties: Record<string, Json> = {}
   const required: string[] = []
   for (const name of names) {
@@ -45,7 +47,8 @@ function fromRoute(schemas: RouteSchemas, route: ToolDef['route'], names: string
   return { type: 'object', properties, ...(required.length ? { required } : {}) }
 }
 
-const only = (args: Json, names: string[]) => Object.fromEntries(names.filter((n) => args[n] !== undefined).map((n) => [n, args[n]]))
+const only = (args: Json,
+  names: string[]) => Object.fromEntries(names.filter((n) => args[n] !== undefined).map((n) => [n, args[n]]))
 const idOf = (args: Json) => encodeURIComponent(typeof args.id === 'string' ? args.id : String(args.id ?? ''))
 
 const ARTIFACTS = '/api/v2/artifacts'
@@ -55,7 +58,8 @@ const listLine = (s: Json) => {
   return [`${items.length} item(s)`, ...items.slice(0, 20).map(artifactLine)].join('\n')
 }
 
-function bodyTool(name: string, title: string, description: string, method: RouteCall['method'], url: string, fields: string[],
+function bodyTool(name: string, title: string, description: string, method: RouteCall['method'], url: string,
+  fields: string[],
   summary: ToolDef['summary'], withId = false): ToolDef {
   const route = { method, url }
   const names = withId ? ['id', ...fields] : fields
@@ -67,7 +71,8 @@ function bodyTool(name: string, title: string, description: string, method: Rout
   }
 }
 
-function getTool(name: string, title: string, description: string, url: string, query: string[], summary: ToolDef['summary']): ToolDef {
+function getTool(name: string, title: string, description: string, url: string, query: string[],
+  summary: ToolDef['summary']): ToolDef {
   const route = { method: 'GET' as const, url }
   const withId = url.includes(':id')
   return {
@@ -88,7 +93,8 @@ function uploadBody(args: Json) {
   if (Array.isArray(args.tags)) field('tags', JSON.stringify(args.tags))
   if (typeof args.scope === 'string') field('scope', args.scope)
   const fileName = String(args.fileName ?? '').replace(/["\r\n]/g, '_')
-  parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${fileName}"\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n`))
+  parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${fileName}"\r\n` +
+    'Content-Type: text/plain; charset=utf-8\r\n\r\n'))
   parts.push(Buffer.from(String(args.content ?? ''), 'utf8'))
   parts.push(Buffer.from(`\r\n--${boundary}--\r\n`))
   return { payload: Buffer.concat(parts), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } }
@@ -106,20 +112,24 @@ export const TOOLS: ToolDef[] = [
       return [`${results.length} passage(s) for "${String(s.query)}"`, ...results.slice(0, 10).map((r) => {
         const doc = r.document as Json | undefined
         const chunk = r.chunk as Json | undefined
-        return `- ${String(doc?.fileName)} (${String(doc?.id)}): ${String(r.snippet ?? chunk?.text ?? '').slice(0, 200)}`
+        return `- ${String(doc?.fileName)} (${String(doc?.id)}): ` +
+          String(r.snippet ?? chunk?.text ?? '').slice(0, 200)
       })].join('\n')
     }),
-  getTool('get_document', 'Read a knowledge document', 'A knowledge document with its passages (chunkOffset/chunkLimit page through them).',
+  getTool('get_document', 'Read a knowledge document',
+    'A knowledge document with its passages (chunkOffset/chunkLimit page through them).',
     '/api/knowledge/document/:id', ['chunkOffset', 'chunkLimit'],
     (s) => `${String((s.document as Json)?.fileName)}: ${Array.isArray(s.chunks) ? s.chunks.length : 0} passage(s)`),
   {
     name: 'add_document', title: 'Add a text document to the knowledge base',
-    description: 'Upload text content as a document (fileName must have a supported text extension such as .md or .txt).',
+    description: 'Upload text content as a document (fileName must have a supported text extension such as .md or ' +
+      '.txt).',
     route: { method: 'POST', url: '/api/knowledge/upload' },
     inputSchema: () => ({
       type: 'object',
       properties: {
-        fileName: { type: 'string', minLength: 1, maxLength: 255, description: 'file name with its extension, e.g. notes.md' },
+        fileName: { type: 'string', minLength: 1, maxLength: 255,
+          description: 'file name with its extension, e.g. notes.md' },
         content: { type: 'string', description: 'the text of the document' },
         category: { type: 'string', minLength: 1, maxLength: 100 },
         tags: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 100 }, maxItems: 50 },
@@ -132,34 +142,45 @@ export const TOOLS: ToolDef[] = [
   },
   getTool('list_artifacts', 'List artifacts', 'Artifacts of the workspace, newest first, with optional filters.',
     ARTIFACTS, ['type', 'status', 'workflow_id', 'conversation_id', 'limit', 'offset'], listLine),
-  getTool('get_artifact', 'Get an artifact', 'One artifact with its content, related artifacts and comments.', `${ARTIFACTS}/:id`, [], artifactLine),
-  getTool('get_artifact_chain', 'Get the versions of an artifact', 'Every version connected to this artifact, oldest first.',
+  getTool('get_artifact', 'Get an artifact', 'One artifact with its content, related artifacts and comments.',
+    `${ARTIFACTS}/:id`, [], artifactLine),
+  getTool('get_artifact_chain', 'Get the versions of an artifact',
+    'Every version connected to this artifact, oldest first.',
     `${ARTIFACTS}/:id/chain`, [], listLine),
   bodyTool('create_artifact', 'Create an artifact',
-    'Write a plan, walkthrough, proof or other record of AI work (status draft). review_policy request_review asks a person to decide.',
-    'POST', ARTIFACTS, ['type', 'title', 'content', 'subtype', 'confidence', 'review_policy', 'conversation_id', 'workflow_id', 'workflow_run_id', 'related_artifacts'],
+    'Write a plan, walkthrough, proof or other record of AI work (status draft). review_policy request_review asks a ' +
+      'person to decide.',
+    'POST', ARTIFACTS,
+    ['type', 'title', 'content', 'subtype', 'confidence', 'review_policy', 'conversation_id', 'workflow_id',
+      'workflow_run_id', 'related_artifacts'],
     artifactLine),
   bodyTool('update_artifact', 'Update an artifact', 'Change title, content, confidence or review policy.',
     'PATCH', `${ARTIFACTS}/:id`, ['title', 'content', 'confidence', 'review_policy'], artifactLine, true),
-  bodyTool('supersede_artifact', 'Make a new version of an artifact', 'A new draft version follows the artifact, which becomes superseded.',
+  bodyTool('supersede_artifact', 'Make a new version of an artifact',
+    'A new draft version follows the artifact, which becomes superseded.',
     'POST', `${ARTIFACTS}/:id/supersede`, ['title', 'content', 'confidence'], artifactLine, true),
   bodyTool('comment_on_artifact', 'Comment on an artifact', 'Add a comment, optionally anchored by a position object.',
-    'POST', `${ARTIFACTS}/:id/comments`, ['content', 'position'], (s) => `${Array.isArray(s.comments) ? s.comments.length : 0} comment(s) on ${String(s.title)}`, true),
+    'POST', `${ARTIFACTS}/:id/comments`, ['content', 'position'],
+    (s) => `${Array.isArray(s.comments) ? s.comments.length : 0} comment(s) on ${String(s.title)}`, true),
   bodyTool('set_artifact_status', 'Set the status of an artifact',
-    'Move an artifact to draft, pending_review, approved, rejected or superseded. An API key cannot approve or reject an artifact whose review_policy is request_review.',
+    'Move an artifact to draft, pending_review, approved, rejected or superseded. An API key cannot approve or ' +
+      'reject an artifact whose review_policy is request_review.',
     'POST', `${ARTIFACTS}/:id/status`, ['status'], artifactLine, true),
   {
     name: WAIT_FOR_REVIEW, title: 'Wait for the review of an artifact',
-    description: 'Wait until the artifact is approved, rejected or superseded (changed: true), or until timeoutSeconds pass (changed: false). Returns the artifact.',
+    description: 'Wait until the artifact is approved, rejected or superseded (changed: true), or until ' +
+      'timeoutSeconds pass (changed: false). Returns the artifact.',
     route: { method: 'GET', url: `${ARTIFACTS}/:id` },
     inputSchema: (schemas) => {
       const base = fromRoute(schemas, { method: 'GET', url: `${ARTIFACTS}/:id` }, ['id'])
-      return { ...base, properties: { ...base.properties, timeoutSeconds: { type: 'integer', minimum: 1, maximum: 60, default: 30 } } }
+      return { ...base,
+        properties: { ...base.properties, timeoutSeconds: { type: 'integer', minimum: 1, maximum: 60, default: 30 } } }
     },
     call: (args) => ({ method: 'GET', url: `${ARTIFACTS}/${idOf(args)}` }),
     summary: (s) => `${s.changed ? 'decided' : 'no decision yet'}: ${artifactLine(s)}`
   },
-  bodyTool('log_activity', 'Record an activity', 'Write an entry to the developer log.', 'POST', '/api/v2/activity/log', ['action', 'category', 'metadata'],
+  bodyTool('log_activity', 'Record an activity', 'Write an entry to the developer log.', 'POST', '/api/v2/activity/log',
+    ['action', 'category', 'metadata'],
     (s) => `logged ${String(s.action)}`)
 ]
 
@@ -184,7 +205,8 @@ export function errorOf(answer: RouteAnswer) {
   }
   return {
     isError: true,
-    content: [{ type: 'text' as const, text: `HTTP ${answer.statusCode} ${String(structured.code)}: ${String(structured.message)}` }],
+    content: [{ type: 'text' as const,
+      text: `HTTP ${answer.statusCode} ${String(structured.code)}: ${String(structured.message)}` }],
     structuredContent: structured
   }
 }

@@ -9,7 +9,8 @@ export class UrlNotAllowedError extends Error {
 }
 
 /** Ranges that are not public whatever the library's table says (older tables call some of them unicast). */
-const NOT_PUBLIC_V6: Array<[ipaddr.IPv6, number]> = (['3fff::/20', '5f00::/16', '2001:db8::/32', '64:ff9b:1::/48'] as const)
+const NOT_PUBLIC_V6: Array<[ipaddr.IPv6,
+  number]> = (['3fff::/20', '5f00::/16', '2001:db8::/32', '64:ff9b:1::/48'] as const)
   .map((cidr) => ipaddr.IPv6.parseCIDR(cidr))
 
 const v4FromParts = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 255, lo >> 8, lo & 255])
@@ -80,7 +81,9 @@ export async function checkPublicUrl(raw: string, opts: GuardOptions): Promise<U
   } catch {
     throw new UrlNotAllowedError('Not a valid URL')
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UrlNotAllowedError('Only http and https URLs are allowed')
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new UrlNotAllowedError('Only http and https URLs are allowed')
+  }
   if (url.username || url.password) throw new UrlNotAllowedError('URLs must not carry credentials')
   if (!url.hostname) throw new UrlNotAllowedError('The URL has no host')
   if (opts.allowPrivate) return url
@@ -110,8 +113,12 @@ export function guardedLookup(allowPrivate: boolean): LookupFunction {
       if (err) return callback(err, '', 0)
       const list = addresses as unknown as dns.LookupAddress[]
       const bad = allowPrivate ? undefined : list.find((a) => !isPublicAddress(a.address))
-      if (bad) return callback(new UrlNotAllowedError(`${hostname} resolves to a non-public address (${bad.address})`), '', 0)
-      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list)
+      if (bad) {
+        return callback(new UrlNotAllowedError(`${hostname} resolves to a non-public address (${bad.address})`), '', 0)
+      }
+      if ((options as { all?: boolean }).all) {
+        return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list)
+      }
       callback(null, list[0].address, list[0].family)
     })
   }

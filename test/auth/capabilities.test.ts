@@ -1,5 +1,6 @@
 import t from 'tap'
-import { CAPABILITY_TABLE, ISSUABLE_SCOPES, checkCapability, scopeListProblem, issuableOnly } from '../../src/auth/capabilities.js'
+import { CAPABILITY_TABLE, ISSUABLE_SCOPES, checkCapability, scopeListProblem,
+  issuableOnly } from '../../src/auth/capabilities.js'
 
 // SPEC.md "Authentication", row by row, with CONTRACT.md §3's reading of the knowledge group
 const rows: Array<[string, string, string[]]> = [

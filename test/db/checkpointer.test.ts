@@ -10,7 +10,11 @@ const size = (f: string) => fs.statSync(f, { throwIfNoEntry: false })?.size ?? 0
 function fill(db: ReturnType<typeof openDatabase>, megabytes: number) {
   db.sqlite.exec('CREATE TABLE IF NOT EXISTS filler (id INTEGER PRIMARY KEY, body BLOB)')
   const insert = db.sqlite.prepare('INSERT INTO filler (body) VALUES (?)')
-  for (let i = 0; i < megabytes; i++) db.sqlite.transaction(() => { for (let j = 0; j < 16; j++) insert.run(Buffer.alloc(65_536, i + j)) }).immediate()
+  for (let i =
+    0; i < megabytes; i++) db.sqlite.transaction(() => {
+    for (let j = 0; j < 16; j++) insert.run(Buffer.alloc(65_536,
+      i + j))
+  }).immediate()
 }
 
 t.test('commits only append to the write-ahead log: they never checkpoint on the event loop', async (t) => {
@@ -24,7 +28,8 @@ t.test('commits only append to the write-ahead log: they never checkpoint on the
   t.ok(size(file) < before + (1 << 20), 'and did not copy it into the database file (SQLite would have, past 4 MB)')
 })
 
-t.test('the thread copies the log into the database file, and the writer then reuses the log from its start', async (t) => {
+t.test('the thread copies the log into the database file, and the writer then reuses the log ' +
+  'from its start', async (t) => {
   const file = path.join(tempDir(t), 'cairn.db')
   const db = openDatabase(file, { checkpointer: { everyMs: 50 } })
   t.teardown(() => db.close())
@@ -69,7 +74,8 @@ t.test('closing stops the thread and truncates the log', async (t) => {
 t.test('a thread that cannot start hands checkpoints back to the connection', async (t) => {
   const file = path.join(tempDir(t), 'cairn.db')
   const errors: Error[] = []
-  const db = openDatabase(file, { checkpointer: { driver: path.join(tempDir(t), 'no-such-driver.js'), onError: (err) => errors.push(err) } })
+  const db = openDatabase(file,
+    { checkpointer: { driver: path.join(tempDir(t), 'no-such-driver.js'), onError: (err) => errors.push(err) } })
   t.teardown(() => db.close())
   for (let i = 0; i < 100 && errors.length === 0; i++) await sleep(20)
   await sleep(100) // the thread's 'exit' follows its 'error'

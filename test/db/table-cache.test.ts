@@ -83,12 +83,14 @@ t.test('credentials: revocation, expiry and membership changes take effect on th
   const owner = await signup(app)
   const member = await addUser(app, owner)
   const key = await createKey(app, owner, ['read'])
-  const usage = (k: string) => app.inject({ url: `/api/v2/developer/api-keys/${key.id}/usage`, headers: { 'x-api-key': k } })
+  const usage = (k: string) => app.inject({ url: `/api/v2/developer/api-keys/${key.id}/usage`,
+    headers: { 'x-api-key': k } })
   t.equal((await usage(key.key)).statusCode, 200)
   t.equal((await usage(key.key)).statusCode, 200, 'served again (from the cache)')
 
   // a direct edit of the database (an operator, a script) counts at once
-  app.sqlite.prepare('UPDATE api_keys SET expires_at = ? WHERE id = ?').run(new Date(Date.now() - 1000).toISOString(), key.id)
+  app.sqlite.prepare('UPDATE api_keys SET expires_at = ? WHERE id = ?').run(new Date(Date.now() - 1000).toISOString(),
+    key.id)
   const expired = await usage(key.key)
   t.equal(expired.statusCode, 401)
   t.equal(expired.json().message, 'API key has expired')
@@ -101,13 +103,16 @@ t.test('credentials: revocation, expiry and membership changes take effect on th
 
   // membership: added, then removed
   const me = (u: typeof member) => app.inject({ url: '/api/v2/auth/me', headers: u.auth })
-  const ws = (await app.inject({ method: 'POST', url: '/api/v2/workspaces', headers: owner.auth, payload: { name: 'Team' } })).json().data
+  const ws = (await app.inject({ method: 'POST', url: '/api/v2/workspaces', headers: owner.auth,
+    payload: { name: 'Team' } })).json().data
   const inWs = () => app.inject({ url: `/api/v2/developer/logs`, headers: { ...member.auth, 'x-workspace-id': ws.id } })
   t.equal((await inWs()).statusCode, 403)
   t.same((await me(member)).json().data.workspaces, [])
-  t.equal((await app.inject({ method: 'POST', url: `/api/v2/workspaces/${ws.id}/members`, headers: owner.auth, payload: { userId: member.userId, role: 'member' } })).statusCode, 201)
+  t.equal((await app.inject({ method: 'POST', url: `/api/v2/workspaces/${ws.id}/members`, headers: owner.auth,
+    payload: { userId: member.userId, role: 'member' } })).statusCode, 201)
   t.equal((await inWs()).statusCode, 200, 'membership counts at once')
-  t.same((await me(member)).json().data.workspaces.map((w: { id: string }) => w.id), [ws.id], 'auth/me lists the new workspace')
+  t.same((await me(member)).json().data.workspaces.map((w: { id: string }) => w.id), [ws.id],
+    'auth/me lists the new workspace')
   app.sqlite.prepare('DELETE FROM workspace_members WHERE workspace_id = ? AND user_id = ?').run(ws.id, member.userId)
   t.equal((await inWs()).statusCode, 403, 'and its removal too')
   t.same((await me(member)).json().data.workspaces, [])
@@ -121,7 +126,8 @@ t.test('credentials: a revocation by another process is noticed within a second'
   const app = await build(t)
   const owner = await signup(app)
   const key = await createKey(app, owner, ['read'])
-  const usage = () => app.inject({ url: `/api/v2/developer/api-keys/${key.id}/usage`, headers: { 'x-api-key': key.key } })
+  const usage = () => app.inject({ url: `/api/v2/developer/api-keys/${key.id}/usage`,
+    headers: { 'x-api-key': key.key } })
   t.equal((await usage()).statusCode, 200)
   const other = new Database(app.sqlite.name)
   other.pragma('busy_timeout = 5000')
@@ -191,7 +197,8 @@ t.test('cached usage and memberships stay per tenant', async (t) => {
 
   const inA = { ...a.auth, 'x-workspace-id': a.workspaceId }
   t.equal((await app.inject({ url: '/api/v2/developer/logs', headers: inA })).statusCode, 200)
-  const bInA = await app.inject({ url: '/api/v2/developer/logs', headers: { ...b.auth, 'x-workspace-id': a.workspaceId } })
+  const bInA = await app.inject({ url: '/api/v2/developer/logs',
+    headers: { ...b.auth, 'x-workspace-id': a.workspaceId } })
   t.equal(bInA.statusCode, 403, 'a membership kept for one user is not another\'s')
 })
 

@@ -39,7 +39,8 @@ t.test('Idempotency-Key: replay, 422 on a different request, 409 while in flight
   t.equal(different.json().code, 'IDEMPOTENCY_KEY_REUSED')
 
   const other = await signup(app)
-  const sameKeyOtherCaller = await app.inject({ method: 'POST', url: '/api/v2/workspaces', headers: { ...other.auth, 'idempotency-key': 'create-ws-1' }, payload: { name: 'Once' } })
+  const sameKeyOtherCaller = await app.inject({ method: 'POST', url: '/api/v2/workspaces',
+    headers: { ...other.auth, 'idempotency-key': 'create-ws-1' }, payload: { name: 'Once' } })
   t.equal(sameKeyOtherCaller.statusCode, 201, 'keys are per caller')
   t.notOk(sameKeyOtherCaller.headers['idempotency-replayed'])
 
@@ -47,7 +48,8 @@ t.test('Idempotency-Key: replay, 422 on a different request, 409 while in flight
   const slowHeaders = { ...u.auth, 'idempotency-key': 'slow-1' }
   const pending = app.inject({ method: 'POST', url: '/api/v2/test/slow', headers: slowHeaders, payload: { a: 1 } })
   while (slowCalls === 0) await new Promise((r) => setTimeout(r, 5))
-  const inFlight = await app.inject({ method: 'POST', url: '/api/v2/test/slow', headers: slowHeaders, payload: { a: 1 } })
+  const inFlight = await app.inject({ method: 'POST', url: '/api/v2/test/slow', headers: slowHeaders,
+    payload: { a: 1 } })
   t.equal(inFlight.statusCode, 409)
   t.equal(inFlight.json().code, 'IDEMPOTENCY_IN_FLIGHT')
   release()
@@ -59,35 +61,44 @@ t.test('Idempotency-Key: replay, 422 on a different request, 409 while in flight
 
   // 5xx responses are not kept: a retry runs again
   const boomHeaders = { ...u.auth, 'idempotency-key': 'boom-1' }
-  t.equal((await app.inject({ method: 'POST', url: '/api/v2/test/boom', headers: boomHeaders, payload: {} })).statusCode, 500)
-  t.equal((await app.inject({ method: 'POST', url: '/api/v2/test/boom', headers: boomHeaders, payload: {} })).statusCode, 500)
+  t.equal((await app.inject({ method: 'POST', url: '/api/v2/test/boom', headers: boomHeaders,
+    payload: {} })).statusCode, 500)
+  t.equal((await app.inject({ method: 'POST', url: '/api/v2/test/boom', headers: boomHeaders,
+    payload: {} })).statusCode, 500)
   t.equal(boomCalls, 2)
 
   // 4xx responses are kept
   const badHeaders = { ...u.auth, 'idempotency-key': 'bad-1' }
-  const bad = await app.inject({ method: 'POST', url: '/api/v2/users', headers: badHeaders, payload: { email: 'taken@example.test', password: 'long enough' } })
+  const bad = await app.inject({ method: 'POST', url: '/api/v2/users', headers: badHeaders,
+    payload: { email: 'taken@example.test', password: 'long enough' } })
   t.equal(bad.statusCode, 201)
-  const badAgain = await app.inject({ method: 'POST', url: '/api/v2/users', headers: badHeaders, payload: { email: 'taken@example.test', password: 'long enough' } })
+  const badAgain = await app.inject({ method: 'POST', url: '/api/v2/users', headers: badHeaders,
+    payload: { email: 'taken@example.test', password: 'long enough' } })
   t.equal(badAgain.statusCode, 201, 'replayed, not 409 email taken')
   t.equal(badAgain.headers['idempotency-replayed'], 'true')
 
-  const tooLong = await app.inject({ method: 'POST', url: '/api/v2/workspaces', headers: { ...u.auth, 'idempotency-key': 'x'.repeat(256) }, payload: { name: 'X' } })
+  const tooLong = await app.inject({ method: 'POST', url: '/api/v2/workspaces',
+    headers: { ...u.auth, 'idempotency-key': 'x'.repeat(256) }, payload: { name: 'X' } })
   t.equal(tooLong.statusCode, 400)
 
   // expiry after 24 h
-  app.sqlite.prepare(`UPDATE idempotency_keys SET created_at = ?`).run(new Date(Date.now() - 25 * 3600_000).toISOString())
+  app.sqlite.prepare(`UPDATE idempotency_keys
+    SET created_at = ?`).run(new Date(Date.now() - 25 * 3600_000).toISOString())
   const expired = await app.inject({ method: 'POST', url: '/api/v2/workspaces', headers, payload: { name: 'Twice' } })
   t.equal(expired.statusCode, 201, 'an expired key is free again')
   t.notOk(expired.headers['idempotency-replayed'])
 })
 
-t.test('Idempotency-Key on an upload: a retry with a new multipart boundary is replayed; other content is refused', async (t) => {
+t.test('Idempotency-Key on an upload: a retry with a new multipart boundary is replayed; other ' +
+  'content is refused', async (t) => {
   const app = await build(t)
   const u = await signup(app)
   const headers = { ...u.auth, 'idempotency-key': 'upload-1' }
-  const file = { filename: 'notes.md', content: '# Notes\n\nThe retry must not make a second document.\n', contentType: 'text/markdown' }
+  const file = { filename: 'notes.md', content: '# Notes\n\nThe retry must not make a second document.\n',
+    contentType: 'text/markdown' }
   const send = (body: ReturnType<typeof multipart>) =>
-    app.inject({ method: 'POST', url: '/api/knowledge/upload', headers: { ...headers, ...body.headers }, payload: body.payload })
+    app.inject({ method: 'POST', url: '/api/knowledge/upload', headers: { ...headers, ...body.headers },
+      payload: body.payload })
 
   const first = await send(multipart([file], {}, true, '----cairn-aaaaaaaaaaaaaaaa'))
   t.equal(first.statusCode, 201, first.body)
@@ -97,16 +108,19 @@ t.test('Idempotency-Key on an upload: a retry with a new multipart boundary is r
   t.equal(retry.body, first.body)
   const quoted = multipart([file], {}, true, '----cairn-cccccccccccccccc')
   quoted.headers['content-type'] = 'multipart/form-data; boundary="----cairn-cccccccccccccccc"'
-  t.equal((await send({ ...quoted, payload: quoted.payload })).headers['idempotency-replayed'], 'true', 'quoted boundary too')
+  t.equal((await send({ ...quoted, payload: quoted.payload })).headers['idempotency-replayed'], 'true',
+    'quoted boundary too')
   const docs = await app.inject({ url: '/api/knowledge/documents', headers: u.auth })
   t.equal(docs.json().count, 1, 'one document')
 
-  const other = await send(multipart([{ ...file, content: file.content + 'and more\n' }], {}, true, '----cairn-dddddddddddddddd'))
+  const other = await send(multipart([{ ...file, content: file.content + 'and more\n' }], {}, true,
+    '----cairn-dddddddddddddddd'))
   t.equal(other.statusCode, 422, 'other content (another length) reuses the key: refused')
   t.equal(other.json().code, 'IDEMPOTENCY_KEY_REUSED')
 })
 
-t.test('kept responses hold no secret in clear; a replay never reveals a key that was revoked or rotated', async (t) => {
+t.test('kept responses hold no secret in clear; a replay never reveals a key that was ' +
+  'revoked or rotated', async (t) => {
   const app = await build(t, { config: { allowPrivateUrls: true } })
   const u = await signup(app)
   const post = (url: string, key: string, payload: object, extra: Record<string, string> = {}) =>
@@ -122,9 +136,11 @@ t.test('kept responses hold no secret in clear; a replay never reveals a key tha
   const signing: string = hook.json().data.signing_secret
 
   // the database file and its write-ahead log: neither the key value nor the Idempotency-Key values
-  const files = ['cairn.db', 'cairn.db-wal'].map((f) => path.join(app.config.dataDir, f)).filter((f) => fs.existsSync(f))
+  const files = ['cairn.db', 'cairn.db-wal'].map((f) => path.join(app.config.dataDir,
+    f)).filter((f) => fs.existsSync(f))
   const bytes = Buffer.concat(files.map((f) => fs.readFileSync(f)))
-  for (const secret of [value, value.slice(-20), 'key-for-the-ci-7f3a', 'hook-once-91c2']) t.equal(bytes.indexOf(secret), -1, `${secret.slice(0, 12)}… not in the database files`)
+  for (const secret of [value, value.slice(-20), 'key-for-the-ci-7f3a',
+    'hook-once-91c2']) t.equal(bytes.indexOf(secret), -1, `${secret.slice(0, 12)}… not in the database files`)
   const kept = JSON.stringify(app.sqlite.prepare('SELECT * FROM idempotency_keys').all())
   t.notOk(kept.includes(signing) || kept.includes(signing.slice(6)), 'the signing secret is not kept in clear')
   t.notOk(kept.includes(value.slice(-20)), 'nor the key value')
@@ -137,7 +153,8 @@ t.test('kept responses hold no secret in clear; a replay never reveals a key tha
   t.equal(again.body, created.body)
 
   // revoked: the replay is refused and shows nothing
-  t.equal((await app.inject({ method: 'DELETE', url: `/api/v2/api-keys/${created.json().data.id}`, headers: u.auth })).statusCode, 200)
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/v2/api-keys/${created.json().data.id}`,
+    headers: u.auth })).statusCode, 200)
   const afterRevoke = await post('/api/v2/api-keys', 'key-for-the-ci-7f3a', { name: 'ci', scopes: ['knowledge:read'] })
   t.equal(afterRevoke.statusCode, 409)
   t.equal(afterRevoke.json().code, 'IDEMPOTENCY_SECRET_GONE')
@@ -148,20 +165,23 @@ t.test('kept responses hold no secret in clear; a replay never reveals a key tha
   const rotated = await post(`/api/v2/api-keys/${second.json().data.id}/rotate`, 'rotate-1', {})
   t.equal(rotated.statusCode, 201)
   t.equal(rotated.headers['cache-control'], 'no-store')
-  t.equal((await post('/api/v2/api-keys', 'second-key', { name: 'two', scopes: ['knowledge:read'] })).statusCode, 409, 'creation of a rotated key: refused')
+  t.equal((await post('/api/v2/api-keys', 'second-key', { name: 'two', scopes: ['knowledge:read'] })).statusCode, 409,
+    'creation of a rotated key: refused')
   const rotateAgain = await post(`/api/v2/api-keys/${second.json().data.id}/rotate`, 'rotate-1', {})
   t.equal(rotateAgain.statusCode, 201)
   t.equal(rotateAgain.body, rotated.body, 'the rotation is replayed while its key works')
 
   // a deleted webhook's secret is not handed out again
-  t.equal((await app.inject({ method: 'DELETE', url: `/api/v2/developer/webhooks/${hook.json().data.id}`, headers: { ...u.auth, 'x-workspace-id': u.workspaceId } })).statusCode, 200)
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/v2/developer/webhooks/${hook.json().data.id}`,
+    headers: { ...u.auth, 'x-workspace-id': u.workspaceId } })).statusCode, 200)
   const hookAgain = await post('/api/v2/developer/webhooks', 'hook-once-91c2', { url: 'http://127.0.0.1:9/hook', events: ['message.created'] }, { 'x-workspace-id': u.workspaceId })
   t.equal(hookAgain.statusCode, 409)
   t.notOk(hookAgain.body.includes(signing))
 
   // another caller with the same Idempotency-Key neither finds nor decrypts the first one's answer
   const other = await signup(app)
-  const theirs = await app.inject({ method: 'POST', url: '/api/v2/api-keys', headers: { ...other.auth, 'idempotency-key': 'rotate-1' }, payload: { name: 'x', scopes: ['knowledge:read'] } })
+  const theirs = await app.inject({ method: 'POST', url: '/api/v2/api-keys',
+    headers: { ...other.auth, 'idempotency-key': 'rotate-1' }, payload: { name: 'x', scopes: ['knowledge:read'] } })
   t.equal(theirs.statusCode, 201)
   t.notOk(theirs.headers['idempotency-replayed'])
 })
@@ -181,20 +201,25 @@ t.test('a 4xx first answer, schema validation included, is kept and replayed', a
   t.equal(different.statusCode, 422, 'the key is taken by the first request')
 })
 
-t.test('security headers: nosniff everywhere, no-store on secrets, a content security policy on the docs', async (t) => {
+t.test('security headers: nosniff everywhere, no-store on secrets, a content security ' +
+  'policy on the docs', async (t) => {
   const app = await build(t)
-  const signed = await app.inject({ method: 'POST', url: '/api/v2/auth/signup', payload: { email: 'h@example.test', password: 'long enough pw' } })
+  const signed = await app.inject({ method: 'POST', url: '/api/v2/auth/signup',
+    payload: { email: 'h@example.test', password: 'long enough pw' } })
   t.equal(signed.headers['cache-control'], 'no-store', 'sign-up returns a token')
-  const login = await app.inject({ method: 'POST', url: '/api/v2/auth/login', payload: { email: 'h@example.test', password: 'long enough pw' } })
+  const login = await app.inject({ method: 'POST', url: '/api/v2/auth/login',
+    payload: { email: 'h@example.test', password: 'long enough pw' } })
   t.equal(login.headers['cache-control'], 'no-store')
   const token = login.json().data.token
-  for (const [url, status] of [['/api/v2/workspaces', 200], ['/api/v2/nowhere', 404], ['/api/health', 200], ['/api/docs/json', 200]] as const) {
+  for (const [url, status] of [['/api/v2/workspaces', 200], ['/api/v2/nowhere', 404], ['/api/health', 200],
+    ['/api/docs/json', 200]] as const) {
     const res = await app.inject({ url, headers: { authorization: `Bearer ${token}` } })
     t.equal(res.statusCode, status, url)
     t.equal(res.headers['x-content-type-options'], 'nosniff', url)
     t.not(res.headers['cache-control'], 'no-store', `${url}: cacheable as before`)
   }
-  t.equal((await app.inject({ url: '/api/v2/workspaces' })).headers['x-content-type-options'], 'nosniff', 'on a 401 too')
+  t.equal((await app.inject({ url: '/api/v2/workspaces' })).headers['x-content-type-options'], 'nosniff',
+    'on a 401 too')
   const page = await app.inject({ url: '/api/docs/' })
   t.equal(page.statusCode, 200)
   const csp = String(page.headers['content-security-policy'])

@@ -14,7 +14,8 @@ t.test('429 with Retry-After and x-ratelimit headers, per caller', async (t) => 
   }
   const limited = await app.inject({ url: '/api/v2/auth/me', headers: a.auth })
   t.equal(limited.statusCode, 429)
-  t.ok(Number(limited.headers['retry-after']) > 0 && Number(limited.headers['retry-after']) <= 60, 'Retry-After in seconds')
+  t.ok(Number(limited.headers['retry-after']) > 0 && Number(limited.headers['retry-after']) <= 60,
+    'Retry-After in seconds')
   t.equal(limited.headers['x-ratelimit-remaining'], '0')
   t.ok(limited.headers['x-ratelimit-reset'])
   const body = limited.json()
@@ -22,13 +23,17 @@ t.test('429 with Retry-After and x-ratelimit headers, per caller', async (t) => 
   t.equal(body.code, 'RATE_LIMITED')
   t.equal(body.error, 'Too Many Requests')
 
-  t.equal((await app.inject({ url: '/api/v2/auth/me', headers: b.auth })).statusCode, 200, 'another caller has its own budget')
+  t.equal((await app.inject({ url: '/api/v2/auth/me', headers: b.auth })).statusCode, 200,
+    'another caller has its own budget')
   const key = await createKey(app, b, ['read'])
   for (let i = 0; i < 3; i++) {
-    t.equal((await app.inject({ url: `/api/v2/developer/api-keys/${key.id}/usage`, headers: { 'x-api-key': key.key } })).statusCode, 200)
+    t.equal((await app.inject({ url: `/api/v2/developer/api-keys/${key.id}/usage`,
+      headers: { 'x-api-key': key.key } })).statusCode, 200)
   }
-  t.equal((await app.inject({ url: `/api/v2/developer/api-keys/${key.id}/usage`, headers: { 'x-api-key': key.key } })).statusCode, 429, 'an API key counts on its own')
-  for (let i = 0; i < 5; i++) t.equal((await app.inject({ url: '/api/health' })).statusCode, 200, 'health is never limited')
+  t.equal((await app.inject({ url: `/api/v2/developer/api-keys/${key.id}/usage`,
+    headers: { 'x-api-key': key.key } })).statusCode, 429, 'an API key counts on its own')
+  for (let i = 0; i < 5; i++) t.equal((await app.inject({ url: '/api/health' })).statusCode, 200,
+    'health is never limited')
 })
 
 t.test('0 disables a limit; group mapping', async (t) => {

@@ -4,7 +4,8 @@ import { chunkText, passageRanges, countPassages, chunkOptionsProblem } from '..
 
 const isHigh = (c: number) => c >= 0xd800 && c <= 0xdbff
 const isLow = (c: number) => c >= 0xdc00 && c <= 0xdfff
-const splits = (text: string, i: number) => i > 0 && i < text.length && isHigh(text.charCodeAt(i - 1)) && isLow(text.charCodeAt(i))
+const splits = (text: string, i: number) => i > 0 && i < text.length && isHigh(text.charCodeAt(i - 1)) &&
+  isLow(text.charCodeAt(i))
 
 // text with words, runs of whitespace, long unbroken runs and astral characters (surrogate pairs)
 const piece = fc.oneof(

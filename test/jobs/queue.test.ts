@@ -17,7 +17,8 @@ t.test('runs jobs in the background with their payload', async (t) => {
   t.same(seen, [], 'enqueue returns before any job runs: they run on later turns of the event loop')
   await app.jobs.idle()
   t.same(seen.map((p) => (p as { i: number }).i).sort(), [0, 1, 2, 3, 4])
-  t.equal((app.sqlite.prepare('SELECT COUNT(*) AS n FROM jobs').get() as { n: number }).n, 0, 'finished jobs are removed')
+  t.equal((app.sqlite.prepare('SELECT COUNT(*) AS n FROM jobs').get() as { n: number }).n, 0,
+    'finished jobs are removed')
 })
 
 t.test('retries with backoff, then succeeds', async (t) => {
@@ -37,7 +38,8 @@ t.test('retries with backoff, then succeeds', async (t) => {
 t.test('fails after max attempts, or at once on a permanent error', async (t) => {
   const app = await build(t)
   let n = 0
-  app.jobs.register('test.always', async () => { n++; throw new Error('still broken') }, { backoffMs: 5, maxAttempts: 3 })
+  app.jobs.register('test.always', async () => { n++; throw new Error('still broken') },
+    { backoffMs: 5, maxAttempts: 3 })
   app.jobs.register('test.permanent', async () => { throw new PermanentJobError('cannot be mended') }, { backoffMs: 5 })
   const a = app.jobs.enqueue('test.always', {})
   const b = app.jobs.enqueue('test.permanent', {})
@@ -81,7 +83,9 @@ t.test('a graceful stop puts the running job back without spending an attempt', 
 
 t.test('jobs left running by a killed process are picked up at start', async (t) => {
   const dataDir = tempDir(t)
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, '..', 'fixtures', 'job-worker.ts'), dataDir], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath,
+    ['--import', 'tsx', path.join(here, '..', 'fixtures', 'job-worker.ts'), dataDir],
+    { stdio: ['ignore', 'pipe', 'inherit'] })
   await new Promise<void>((resolve, reject) => {
     child.stdout.on('data', (chunk: Buffer) => { if (chunk.toString().includes('running')) resolve() })
     child.on('exit', (code) => reject(new Error(`worker exited early with ${code}`)))
@@ -101,7 +105,8 @@ t.test('jobs left running by a killed process are picked up at start', async (t)
 
 t.test('expired Idempotency-Key answers are swept by the maintenance run', async (t) => {
   const app = await build(t)
-  const insert = app.sqlite.prepare(`INSERT INTO idempotency_keys (caller, key, fingerprint, state, created_at) VALUES (?, ?, 'f', 'done', ?)`)
+  const insert = app.sqlite.prepare(`INSERT INTO idempotency_keys (caller, key, fingerprint, state, created_at)
+    VALUES (?, ?, 'f', 'done', ?)`)
   insert.run('user:a', 'old', '2000-01-01T00:00:00.000Z')
   insert.run('user:a', 'new', new Date().toISOString())
   app.runMaintenance()

@@ -27,7 +27,8 @@ export type ArtifactStatus = NonNullable<JsonBody<Operation<'/api/v2/artifacts/{
 export type ListArtifactsQuery = NonNullable<QueryOf<Operation<'/api/v2/artifacts', 'get'>>>
 export type SearchInput = NonNullable<JsonBody<Operation<'/api/knowledge/search', 'post'>>>
 export type SearchResult = Success<Operation<'/api/knowledge/search', 'post'>>
-export type KnowledgeDocument = Success<Operation<'/api/knowledge/documents', 'get'>> extends { documents: Array<infer T> } ? T : never
+export type KnowledgeDocument = Success<Operation<'/api/knowledge/documents',
+  'get'>> extends { documents: Array<infer T> } ? T : never
 export type ListDocumentsQuery = NonNullable<QueryOf<Operation<'/api/knowledge/documents', 'get'>>>
 export type DocumentWithChunks = Success<Operation<'/api/knowledge/document/{id}', 'get'>>
 export type UploadResult = Success<Operation<'/api/knowledge/upload', 'post'>>
@@ -77,7 +78,8 @@ async function fileBlob(source: UploadSource): Promise<{ blob: Blob; fileName: s
     return { blob: new Blob([await readFile(source.path)]), fileName: source.fileName ?? basename(source.path) }
   }
   const data = source.data
-  return { blob: data instanceof Blob ? data : new Blob([data as Uint8Array<ArrayBuffer> | string]), fileName: source.fileName }
+  return { blob: data instanceof Blob ? data : new Blob([data as Uint8Array<ArrayBuffer> | string]),
+    fileName: source.fileName }
 }
 
 /**
@@ -105,7 +107,8 @@ export class CairnClient {
     const params = (options.path ?? {}) as Record<string, string>
     const url = String(path).replace(/\{(\w+)\}/g, (_m, name: string) => enc(String(params[name])))
     return this.transport.json(method.toUpperCase(), url, {
-      query: options.query as RequestOptions['query'], json: options.body, headers: options.headers, signal: options.signal, idempotencyKey: options.idempotencyKey
+      query: options.query as RequestOptions['query'], json: options.body, headers: options.headers,
+      signal: options.signal, idempotencyKey: options.idempotencyKey
     })
   }
 
@@ -119,7 +122,8 @@ export class CairnClient {
     if (options.scope) form.set('scope', options.scope)
     if (options.workspaceId) form.set('workspaceId', options.workspaceId)
     form.set('file', blob, fileName)
-    return this.transport.json('POST', '/api/knowledge/upload', { form, idempotencyKey: options.idempotencyKey, signal: options.signal })
+    return this.transport.json('POST', '/api/knowledge/upload',
+      { form, idempotencyKey: options.idempotencyKey, signal: options.signal })
   }
 
   searchKnowledge(input: SearchInput, signal?: AbortSignal): Promise<SearchResult> {
@@ -164,7 +168,8 @@ export class CairnClient {
   }
 
   async commentOnArtifact(id: string, content: string, position?: Record<string, unknown>) {
-    return (await this.call('/api/v2/artifacts/{id}/comments', 'post', { path: { id }, body: { content, ...(position ? { position } : {}) } })).data
+    return (await this.call('/api/v2/artifacts/{id}/comments', 'post',
+      { path: { id }, body: { content, ...(position ? { position } : {}) } })).data
   }
 
   async supersedeArtifact(id: string, input: SupersedeArtifactInput = {}): Promise<Artifact> {
@@ -200,7 +205,8 @@ export class CairnClient {
     for (;;) {
       const left = Math.ceil((deadline - Date.now()) / 1000)
       const seconds = Math.max(1, Math.min(60, left))
-      const result = await this.mcpTool('wait_for_review', { id, timeoutSeconds: seconds }, options.signal) as Artifact & { changed: boolean }
+      const result = await this.mcpTool('wait_for_review', { id, timeoutSeconds: seconds },
+        options.signal) as Artifact & { changed: boolean }
       if (result.changed || DECIDED.has(result.status) || Date.now() >= deadline) return result
     }
   }
@@ -212,7 +218,8 @@ export class CairnClient {
       headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
       signal, stream: true
     })
-    let message: { result?: { isError?: boolean; structuredContent?: Record<string, unknown>; content?: Array<{ text?: string }> }; error?: { message: string } } | undefined
+    let message: { result?: { isError?: boolean; structuredContent?: Record<string, unknown>;
+      content?: Array<{ text?: string }> }; error?: { message: string } } | undefined
     if ((res.headers.get('content-type') ?? '').includes('text/event-stream') && res.body) {
       for await (const event of readSse(res.body)) {
         const parsed = JSON.parse(event.data) as typeof message & { id?: unknown }
@@ -226,7 +233,8 @@ export class CairnClient {
     const result = message.result ?? {}
     const s = result.structuredContent ?? {}
     if (result.isError) {
-      throw new CairnError(Number(s.statusCode ?? 0), String(s.code ?? 'TOOL_ERROR'), String(s.message ?? result.content?.[0]?.text ?? 'Tool error'), s,
+      throw new CairnError(Number(s.statusCode ?? 0), String(s.code ?? 'TOOL_ERROR'),
+        String(s.message ?? result.content?.[0]?.text ?? 'Tool error'), s,
         typeof s.retryAfter === 'number' ? s.retryAfter : undefined)
     }
     return s
@@ -238,7 +246,8 @@ export class CairnClient {
   async* logs(query: LogsQuery = {}): AsyncGenerator<LogEntry> {
     let cursor: string | undefined
     do {
-      const page = await this.call('/api/v2/developer/logs', 'get', { query: { ...query, ...(cursor ? { cursor } : {}) } as never })
+      const page = await this.call('/api/v2/developer/logs', 'get',
+        { query: { ...query, ...(cursor ? { cursor } : {}) } as never })
       yield * page.data
       cursor = page.nextCursor ?? undefined
     } while (cursor)

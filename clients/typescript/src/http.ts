@@ -59,7 +59,8 @@ export async function errorFrom(res: Response): Promise<CairnError> {
   try { body = JSON.parse(text) } catch { /* not JSON */ }
   const b = (body && typeof body === 'object' ? body : {}) as { code?: unknown; message?: unknown }
   return new CairnError(res.status, typeof b.code === 'string' ? b.code : `HTTP_${res.status}`,
-    typeof b.message === 'string' ? b.message : (res.statusText || `HTTP ${res.status}`), body, retryAfterSeconds(res.headers.get('retry-after')))
+    typeof b.message === 'string' ? b.message : (res.statusText || `HTTP ${res.status}`), body,
+    retryAfterSeconds(res.headers.get('retry-after')))
 }
 
 /** HTTP with Cairn's credentials, workspace context, retries and Idempotency-Keys. */
@@ -115,12 +116,15 @@ export class Transport {
       try {
         res = await this.fetchImpl(url, { method, headers, body, signal: options.signal })
       } catch (err) {
-        if (options.signal?.aborted) throw new CairnError(0, 'ABORTED', 'The request was aborted', undefined, undefined, { cause: err })
+        if (options.signal?.aborted) {
+          throw new CairnError(0, 'ABORTED', 'The request was aborted', undefined, undefined, { cause: err })
+        }
         if (attempt < maxRetries && SAFE_AFTER_NETWORK_ERROR.has(method) && !options.stream) {
           await sleep(this.delayFor(attempt), options.signal)
           continue
         }
-        throw new CairnError(0, 'NETWORK_ERROR', `Could not reach Cairn: ${(err as Error).message}`, undefined, undefined, { cause: err })
+        throw new CairnError(0, 'NETWORK_ERROR', `Could not reach Cairn: ${(err as Error).message}`, undefined,
+          undefined, { cause: err })
       }
       if (res.ok) return res
       if (RETRY_STATUSES.has(res.status) && attempt < maxRetries) {

@@ -1,11 +1,15 @@
 export { CairnClient } from './client.js'
 export type {
-  CairnClientOptions, Artifact, ArtifactListItem, ChainLink, CreateArtifactInput, UpdateArtifactInput, SupersedeArtifactInput,
-  ArtifactStatus, ListArtifactsQuery, SearchInput, SearchResult, KnowledgeDocument, ListDocumentsQuery, DocumentWithChunks,
-  UploadResult, UploadSource, UploadOptions, LogEntry, LogsQuery, ActivityInput, ChatInput, ChatEvent, ChatStream, WaitOptions,
+  CairnClientOptions, Artifact, ArtifactListItem, ChainLink, CreateArtifactInput, UpdateArtifactInput,
+  SupersedeArtifactInput,
+  ArtifactStatus, ListArtifactsQuery, SearchInput, SearchResult, KnowledgeDocument, ListDocumentsQuery,
+  DocumentWithChunks,
+  UploadResult, UploadSource, UploadOptions, LogEntry, LogsQuery, ActivityInput, ChatInput, ChatEvent, ChatStream,
+  WaitOptions,
   Path, Operation, JsonBody, QueryOf, PathParams, Success
 } from './client.js'
 export { CairnError } from './errors.js'
 export { Transport, type TransportOptions, type RetryOptions, type RequestOptions } from './http.js'
-export { verifyWebhook, verifyCairnSignature, verifyStandardWebhook, type StandardWebhookOptions, type HeaderSource } from './webhooks.js'
+export { verifyWebhook, verifyCairnSignature, verifyStandardWebhook, type StandardWebhookOptions,
+  type HeaderSource } from './webhooks.js'
 export type { paths, components } from './generated/openapi.js'

@@ -18,7 +18,9 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
         const line = buffer.slice(0, newline)
         buffer = buffer.slice(newline + (buffer.startsWith('\r\n', newline) ? 2 : 1))
         if (line === '') {
-          if (data.length > 0) yield { event: event || 'message', data: data.join('\n'), ...(id === undefined ? {} : { id }) }
+          if (data.length > 0) {
+            yield { event: event || 'message', data: data.join('\n'), ...(id === undefined ? {} : { id }) }
+          }
           event = ''
           data = []
           continue

@@ -37,7 +37,8 @@ function base64Bytes(text: string): Uint8Array | undefined {
 }
 
 async function hmacKey(secret: Uint8Array) {
-  return crypto.subtle.importKey('raw', secret as Uint8Array<ArrayBuffer>, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify'])
+  return crypto.subtle.importKey('raw', secret as Uint8Array<ArrayBuffer>, { name: 'HMAC', hash: 'SHA-256' }, false,
+    ['verify'])
 }
 
 /** Constant-time check of a MAC (WebCrypto's verify). */
@@ -45,7 +46,8 @@ const macMatches = (key: Awaited<ReturnType<typeof hmacKey>>, mac: Uint8Array, d
   crypto.subtle.verify('HMAC', key, mac as Uint8Array<ArrayBuffer>, data as Uint8Array<ArrayBuffer>)
 
 /** `X-Cairn-Signature`: hex HMAC-SHA256 of the raw body keyed with the UTF-8 bytes of the whole secret. */
-export async function verifyCairnSignature(body: Body, signature: string | undefined, secret: string): Promise<boolean> {
+export async function verifyCairnSignature(body: Body, signature: string | undefined,
+  secret: string): Promise<boolean> {
   const mac = signature ? hexBytes(signature.trim()) : undefined
   if (!mac) return false
   return macMatches(await hmacKey(encoder.encode(secret)), mac, bytes(body))
@@ -59,7 +61,8 @@ export interface StandardWebhookOptions {
 }
 
 /** Standard Webhooks v1 signatures; any one matching signature of the space-separated list is enough. */
-export async function verifyStandardWebhook(body: Body, headers: HeaderSource, secret: string, options: StandardWebhookOptions = {}): Promise<boolean> {
+export async function verifyStandardWebhook(body: Body, headers: HeaderSource, secret: string,
+  options: StandardWebhookOptions = {}): Promise<boolean> {
   const id = header(headers, 'webhook-id')
   const timestamp = header(headers, 'webhook-timestamp')
   const signatures = header(headers, 'webhook-signature')
@@ -86,7 +89,8 @@ export async function verifyStandardWebhook(body: Body, headers: HeaderSource, s
  * Either scheme: the Standard Webhooks signature when the delivery carries one (it is timestamped and lists
  * the old secret's signature too during a rotation), else `X-Cairn-Signature`.
  */
-export async function verifyWebhook(body: Body, headers: HeaderSource, secret: string, options: StandardWebhookOptions = {}): Promise<boolean> {
+export async function verifyWebhook(body: Body, headers: HeaderSource, secret: string,
+  options: StandardWebhookOptions = {}): Promise<boolean> {
   if (header(headers, 'webhook-signature')) return verifyStandardWebhook(body, headers, secret, options)
   return verifyCairnSignature(body, header(headers, 'x-cairn-signature'), secret)
 }

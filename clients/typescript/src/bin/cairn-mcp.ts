@@ -28,19 +28,23 @@ if (values.help || !base || !key) {
 }
 
 const endpoint = new URL(base)
-if (!endpoint.pathname.replace(/\/+$/, '').endsWith('/api/mcp')) endpoint.pathname = endpoint.pathname.replace(/\/+$/, '') + '/api/mcp'
+if (!endpoint.pathname.replace(/\/+$/, '').endsWith('/api/mcp')) {
+  endpoint.pathname = endpoint.pathname.replace(/\/+$/, '') + '/api/mcp'
+}
 const headers: Record<string, string> = { authorization: `Bearer ${key}` }
 if (workspace) headers['x-workspace-id'] = workspace
 
 const local = new StdioServerTransport()
 const remote = new StreamableHTTPClientTransport(endpoint, { requestInit: { headers } })
 
-const isRequest = (m: JSONRPCMessage): m is JSONRPCMessage & { id: string | number; method: string } => 'method' in m && 'id' in m
+const isRequest = (m: JSONRPCMessage): m is JSONRPCMessage & { id: string | number; method: string } => 'method' in m &&
+  'id' in m
 
 local.onmessage = (message) => {
   remote.send(message).catch((err: Error & { code?: number }) => {
     // a refused request (bad key, 403, server down) answers the assistant instead of hanging it
-    if (isRequest(message)) void local.send({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: `Cairn: ${err.message}` } })
+    if (isRequest(message)) void local.send({ jsonrpc: '2.0', id: message.id,
+      error: { code: -32603, message: `Cairn: ${err.message}` } })
     else console.error(`cairn-mcp: ${err.message}`)
   })
 }

@@ -6,7 +6,8 @@ import autocannon from 'autocannon'
 const here = path.dirname(fileURLToPath(import.meta.url))
 
 /** Starts bench/server.ts in a child process and resolves with its first JSON line. */
-export async function startServer<T>(mode: string, args: string[] = [], env: Record<string, string> = {}): Promise<{ info: T; child: ChildProcess }> {
+export async function startServer<T>(mode: string, args: string[] = [],
+  env: Record<string, string> = {}): Promise<{ info: T; child: ChildProcess }> {
   const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(here, 'server.ts'), mode, ...args],
     { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } })
   const info = await new Promise<T>((resolve, reject) => {
@@ -29,7 +30,8 @@ export async function stopServer(child: ChildProcess) {
 
 export interface Load { requestsPerSec: number; p50: number; p99: number; non2xx: number }
 
-export async function load(url: string, headers: Record<string, string> = {}, seconds = 8, connections = 10, warmUp = true): Promise<Load> {
+export async function load(url: string, headers: Record<string, string> = {}, seconds = 8, connections = 10,
+  warmUp = true): Promise<Load> {
   // a short warm-up, then the measured run
   if (warmUp) await autocannon({ url, headers, duration: 1, connections })
   const r = await autocannon({ url, headers, duration: seconds, connections })

@@ -36,27 +36,34 @@ function score(lists: Ranked[][], times: number[]): Scores {
     if (ranked.slice(0, 5).some((r) => r.file === want && flat(r.text).includes(answer))) passage++
   })
   const pct = (x: number) => +((100 * x) / n).toFixed(1)
-  return { hit1: pct(hit1), hit5: pct(hit5), mrr10: +(mrr / n).toFixed(3), passageHit5: pct(passage), ms: +(times.reduce((a, b) => a + b, 0) / times.length).toFixed(2) }
+  return { hit1: pct(hit1), hit5: pct(hit5), mrr10: +(mrr / n).toFixed(3), passageHit5: pct(passage),
+    ms: +(times.reduce((a, b) => a + b, 0) / times.length).toFixed(2) }
 }
 
 export async function run() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-retrieval-'))
-  const config = { ...loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_SIGNUP: 'open', CAIRN_LOG_LEVEL: 'silent' }), rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 } }
+  const config = { ...loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_SIGNUP: 'open', CAIRN_LOG_LEVEL: 'silent' }),
+    rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 } }
   const app = await buildApp(config)
   await app.ready()
   try {
-    const signup = await app.inject({ method: 'POST', url: '/api/v2/auth/signup', payload: { email: 'bench@example.test', password: 'correct horse battery' } })
+    const signup = await app.inject({ method: 'POST', url: '/api/v2/auth/signup',
+      payload: { email: 'bench@example.test', password: 'correct horse battery' } })
     const auth = { authorization: `Bearer ${signup.json().data.token}` }
     const files = fs.readdirSync(DOCS, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.md')).sort()
     for (const rel of files) {
       const boundary = '----bench' + Math.random().toString(16).slice(2)
-      const payload = Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${nameOf(rel)}"\r\nContent-Type: text/markdown\r\n\r\n`),
+      const payload =
+        Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; ` +
+          `filename="${nameOf(rel)}"\r\nContent-Type: text/markdown\r\n\r\n`),
         fs.readFileSync(path.join(DOCS, rel)), Buffer.from(`\r\n--${boundary}--\r\n`)])
-      const res = await app.inject({ method: 'POST', url: '/api/knowledge/upload', headers: { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}` }, payload })
+      const res = await app.inject({ method: 'POST', url: '/api/knowledge/upload',
+        headers: { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}` }, payload })
       if (res.statusCode !== 201) throw new Error(`upload ${rel}: ${res.statusCode} ${res.body}`)
     }
     await app.jobs.idle()
-    const passages = app.sqlite.prepare(`SELECT p.id, p.text, d.file_name AS file FROM knowledge_passages p JOIN knowledge_documents d ON d.id = p.document_id`).all() as
+    const passages = app.sqlite.prepare(`SELECT p.id, p.text, d.file_name AS file FROM knowledge_passages p
+      JOIN knowledge_documents d ON d.id = p.document_id`).all() as
       Array<{ id: string; text: string; file: string }>
     console.log(`${files.length} files, ${passages.length} passages, ${QUESTIONS.length} questions`)
 
@@ -64,7 +71,9 @@ export async function run() {
     for (const q of QUESTIONS) {
       const inFile = flat(fs.readFileSync(path.join(DOCS, q.file), 'utf8')).includes(flat(q.answer))
       const inPassage = passages.some((p) => p.file === nameOf(q.file) && flat(p.text).includes(flat(q.answer)))
-      if (!inFile || !inPassage) console.warn(`answer not found (${inFile ? 'not in one passage' : 'not in the file'}): ${q.file}: ${q.answer}`)
+      if (!inFile || !inPassage) {
+        console.warn(`answer not found (${inFile ? 'not in one passage' : 'not in the file'}): ${q.file}: ${q.answer}`)
+      }
     }
 
     const rows: Array<Record<string, string | number>> = []
@@ -74,13 +83,16 @@ export async function run() {
       const times: number[] = []
       for (const q of QUESTIONS) {
         const start = performance.now()
-        const res = await app.inject({ method: 'POST', url: '/api/knowledge/search', headers: auth, payload: { query: q.q, limit: K, mode } })
+        const res = await app.inject({ method: 'POST', url: '/api/knowledge/search', headers: auth,
+          payload: { query: q.q, limit: K, mode } })
         times.push(performance.now() - start)
-        lists.push((res.json().results as Array<{ document: { fileName: string }; chunk: { text: string } }>).map((r) => ({ file: r.document.fileName, text: r.chunk.text })))
+        lists.push((res.json().results as Array<{ document: { fileName: string };
+          chunk: { text: string } }>).map((r) => ({ file: r.document.fileName, text: r.chunk.text })))
       }
       rows.push({ system: `Cairn ${mode}`, ...score(lists, times) })
     }
-    const mini = new MiniSearch<{ id: string; text: string; file: string }>({ fields: ['text'], storeFields: ['text', 'file'] })
+    const mini = new MiniSearch<{ id: string; text: string; file: string }>({ fields: ['text'],
+      storeFields: ['text', 'file'] })
     mini.addAll(passages)
     const miniLists: Ranked[][] = []
     const miniTimes: number[] = []

@@ -13,16 +13,23 @@ const BOUND = 2000
 export async function run() {
   const total = Number(process.env.BENCH_PASSAGES ?? 1_000_000)
   const dir = path.join(projectRoot(), 'data', 'bench', `search-${total}`)
-  if (!fs.existsSync(path.join(dir, 'seeded.json'))) { console.log(`no seeded corpus in ${dir}: run \`npm run bench -- search\` first`); return }
+  if (!fs.existsSync(path.join(dir,
+    'seeded.json'))) { console.log(`no seeded corpus in ${dir}: run \`npm run bench -- search\` first`); return }
   const seeded = JSON.parse(fs.readFileSync(path.join(dir, 'seeded.json'), 'utf8')) as { vocabulary: string[] }
   const db = new Database(path.join(dir, 'cairn.db'), { readonly: true })
-  const { customerId } = db.prepare(`SELECT customer_id AS customerId FROM users WHERE email = 'big@example.test'`).get() as { customerId: string }
-  const tokens = readerTokens({ customerId, userId: '00000000-0000-0000-0000-000000000000', workspaceIds: [] }, 'organization')
-  const ranked = db.prepare(`SELECT rowid, bm25(knowledge_passages_words, 1.0, 0.0) AS bm FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ? ORDER BY bm LIMIT 100`)
-  const newest = db.prepare(`SELECT w.rowid, p.text FROM (SELECT rowid FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ? ORDER BY rowid DESC LIMIT ${BOUND}) w JOIN knowledge_passages p ON p.rowid = w.rowid`)
+  const { customerId } = db.prepare(`SELECT customer_id AS customerId FROM users
+    WHERE email = 'big@example.test'`).get() as { customerId: string }
+  const tokens = readerTokens({ customerId, userId: '00000000-0000-0000-0000-000000000000', workspaceIds: [] },
+    'organization')
+  const ranked = db.prepare(`SELECT rowid, bm25(knowledge_passages_words, 1.0, 0.0) AS bm FROM knowledge_passages_words
+    WHERE knowledge_passages_words MATCH ? ORDER BY bm LIMIT 100`)
+  const newest = db.prepare(`SELECT w.rowid, p.text FROM (SELECT rowid FROM knowledge_passages_words
+    WHERE knowledge_passages_words MATCH ? ORDER BY rowid DESC LIMIT ${BOUND}) w
+      JOIN knowledge_passages p ON p.rowid = w.rowid`)
   const random = rng(3)
   const v = seeded.vocabulary
-  const questions = Array.from({ length: 40 }, () => `How do I ${Array.from({ length: 4 }, () => v[50 + Math.floor(random() * 3950)]).join(' ')}?`)
+  const questions = Array.from({ length: 40 },
+    () => `How do I ${Array.from({ length: 4 }, () => v[50 + Math.floor(random() * 3950)]).join(' ')}?`)
   const time = (f: () => void) => { const s = performance.now(); f(); return performance.now() - s }
   const a: number[] = []
   const b: number[] = []
@@ -45,7 +52,11 @@ export async function run() {
       }).sort((x, y) => y - x)
     }))
   }
-  const stat = (xs: number[]) => { const s = [...xs].sort((x, y) => x - y); return { p50: +s[Math.floor(s.length / 2)].toFixed(1), p99: +s[s.length - 1].toFixed(1) } }
-  console.table([{ method: 'FTS5 bm25() over every match, top 100', ...stat(a) }, { method: `JS BM25 over the newest ${BOUND} matches`, ...stat(b) }])
+  const stat = (xs: number[]) => {
+    const s = [...xs].sort((x,
+      y) => x - y); return { p50: +s[Math.floor(s.length / 2)].toFixed(1), p99: +s[s.length - 1].toFixed(1) }
+  }
+  console.table([{ method: 'FTS5 bm25() over every match, top 100', ...stat(a) },
+    { method: `JS BM25 over the newest ${BOUND} matches`, ...stat(b) }])
   db.close()
 }

@@ -12,7 +12,8 @@ import { rng } from './seed.js'
 import { realSentences } from './corpus.js'
 
 const PASSWORD = 'benchmark password'
-interface Seeded { passages: number; big: string; small: string; vocabulary: string[]; phrases: string[]; seconds: number }
+interface Seeded { passages: number; big: string; small: string; vocabulary: string[]; phrases: string[];
+  seconds: number }
 
 /** A bigram model of the real sentences: new sentences with real words, in real proportions and orders. */
 function sentenceMaker(random: () => number) {
@@ -51,19 +52,26 @@ function sentenceMaker(random: () => number) {
 async function seed(dir: string, total: number): Promise<Seeded> {
   const t0 = Date.now()
   fs.mkdirSync(dir, { recursive: true })
-  const app = await buildApp({ ...loadConfig({ CAIRN_DATA_DIR: dir, CAIRN_SIGNUP: 'open', CAIRN_LOG_LEVEL: 'silent' }), rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 } })
+  const app = await buildApp({ ...loadConfig({ CAIRN_DATA_DIR: dir, CAIRN_SIGNUP: 'open', CAIRN_LOG_LEVEL: 'silent' }),
+    rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 } })
   await app.ready()
-  const org = async (email: string) => (await app.inject({ method: 'POST', url: '/api/v2/auth/signup', payload: { email, password: PASSWORD } })).json().data as
+  const org = async (email: string) => (await app.inject({ method: 'POST', url: '/api/v2/auth/signup',
+    payload: { email, password: PASSWORD } })).json().data as
     { customerId: string; user: { id: string } }
   const big = await org('big@example.test')
   const small = await org('small@example.test')
   const random = rng(11)
   const maker = sentenceMaker(random)
   const sqlite = app.sqlite
-  const insertDoc = sqlite.prepare(`INSERT INTO knowledge_documents (id, customer_id, workspace_id, owner_id, scope, file_name, file_type,
-    file_size, sha256, category, tags, metadata, text_length, chunk_count, chunk_size, chunk_overlap, indexed_count, status, original_path,
-    text_path, uploaded_at, updated_at) VALUES (?, ?, NULL, ?, 'organization', ?, 'txt', ?, '', 'bench', '[]', '{}', ?, ?, 1000, 0, ?, 'indexed', NULL, '', ?, ?)`)
-  const insertPassage = sqlite.prepare(`INSERT INTO knowledge_passages (id, document_id, chunk_index, text) VALUES (?, ?, ?, ?)`)
+  const insertDoc = sqlite.prepare(`INSERT INTO knowledge_documents (id, customer_id, workspace_id, owner_id, scope,
+    file_name, file_type,
+    file_size, sha256, category, tags, metadata, text_length, chunk_count, chunk_size, chunk_overlap, indexed_count,
+      status, original_path,
+    text_path, uploaded_at, updated_at)
+      VALUES (?, ?, NULL, ?, 'organization', ?, 'txt', ?, '', 'bench', '[]', '{}', ?, ?, 1000, 0, ?, 'indexed', NULL,
+        '', ?, ?)`)
+  const insertPassage = sqlite.prepare(`INSERT INTO knowledge_passages (id, document_id, chunk_index, text)
+    VALUES (?, ?, ?, ?)`)
   const perDoc = 200
   const docs = Math.ceil(total / perDoc)
   // the document row first: the word index's trigger reads its readers token
@@ -89,11 +97,14 @@ async function seed(dir: string, total: number): Promise<Seeded> {
   sqlite.pragma('optimize')
   // query material: words by frequency in the real sentences, and phrases taken from them
   const counts = new Map<string, number>()
-  for (const s of maker.sentences) for (const w of s.toLowerCase().match(/[a-z]{3,}/g) ?? []) counts.set(w, (counts.get(w) ?? 0) + 1)
+  for (const s of maker.sentences) for (const w of s.toLowerCase().match(/[a-z]{3,}/g) ??
+    []) counts.set(w, (counts.get(w) ?? 0) + 1)
   const vocabulary = [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([w]) => w)
-  const phrases = maker.sentences.filter((_, i) => i % 97 === 0).map((s) => s.split(' ')).filter((w) => w.length >= 8).map((w) => w.join(' '))
+  const phrases = maker.sentences.filter((_,
+    i) => i % 97 === 0).map((s) => s.split(' ')).filter((w) => w.length >= 8).map((w) => w.join(' '))
   await app.close()
-  const seeded: Seeded = { passages: total, big: 'big@example.test', small: 'small@example.test', vocabulary: vocabulary.slice(0, 12_000), phrases, seconds: Math.round((Date.now() - t0) / 1000) }
+  const seeded: Seeded = { passages: total, big: 'big@example.test', small: 'small@example.test',
+    vocabulary: vocabulary.slice(0, 12_000), phrases, seconds: Math.round((Date.now() - t0) / 1000) }
   fs.writeFileSync(path.join(dir, 'seeded.json'), JSON.stringify(seeded))
   return seeded
 }
@@ -108,29 +119,45 @@ export async function run() {
   const file = path.join(dir, 'seeded.json')
   const seeded: Seeded = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : await seed(dir, total)
   const size = fs.statSync(path.join(dir, 'cairn.db')).size
-  console.log(`${total} passages in two organizations (seeded once in ${seeded.seconds} s; ${(size / 1e9).toFixed(2)} GB): ${dir}`)
+  console.log(`${total} passages in two organizations ` +
+    `(seeded once in ${seeded.seconds} s; ${(size / 1e9).toFixed(2)} GB): ${dir}`)
   const { info, child } = await startServer<{ address: string }>('cairn', [], { BENCH_DATA_DIR: dir })
   try {
-    const login = async (email: string) => (await (await fetch(`${info.address}/api/v2/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: PASSWORD }) })).json() as { data: { token: string } }).data.token
+    const login = async (email: string) => (await (await fetch(`${info.address}/api/v2/auth/login`,
+      { method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email, password: PASSWORD }) })).json() as { data: { token: string } }).data.token
     const tokens = { big: await login(seeded.big), small: await login(seeded.small) }
     const random = rng(5)
     const pick = <T>(xs: T[]) => xs[Math.floor(random() * xs.length)]
     const v = seeded.vocabulary
-    const phraseOf = (n: number) => { const w = pick(seeded.phrases).split(' '); const at = Math.floor(random() * (w.length - n)); return w.slice(at, at + n).join(' ') }
-    const question = () => `How do I ${Array.from({ length: 3 + Math.floor(random() * 3) }, () => pick(v.slice(50, 4000))).join(' ')}?`
+    const phraseOf =
+      (n: number) => {
+        const w = pick(seeded.phrases).split(' '); const at =
+          Math.floor(random() * (w.length - n)); return w.slice(at, at + n).join(' ')
+      }
+    const question = () =>
+      `How do I ${Array.from({ length: 3 + Math.floor(random() * 3) }, () => pick(v.slice(50, 4000))).join(' ')}?`
     const shapes: Array<{ name: string; who: 'big' | 'small'; mode: string; queries: string[] }> = [
       { name: 'questions', who: 'big', mode: 'hybrid', queries: Array.from({ length: 60 }, question) },
       { name: 'questions', who: 'big', mode: 'words', queries: Array.from({ length: 60 }, question) },
-      { name: 'middling word', who: 'big', mode: 'substring', queries: Array.from({ length: 40 }, () => pick(v.slice(30, 3000))) },
-      { name: 'word fragment (4 chars)', who: 'big', mode: 'substring', queries: Array.from({ length: 40 }, () => pick(v.slice(100, 5000)).slice(0, 4)) },
-      { name: 'phrase, 2 words', who: 'big', mode: 'substring', queries: Array.from({ length: 40 }, () => phraseOf(2)) },
-      { name: 'phrase, 3 words', who: 'big', mode: 'substring', queries: Array.from({ length: 40 }, () => phraseOf(3)) },
-      { name: 'common word', who: 'big', mode: 'substring', queries: Array.from({ length: 20 }, () => pick(v.slice(0, 30))) },
-      { name: 'rare word', who: 'big', mode: 'substring', queries: Array.from({ length: 40 }, () => pick(v.slice(5000, 12000))) },
+      { name: 'middling word', who: 'big', mode: 'substring',
+        queries: Array.from({ length: 40 }, () => pick(v.slice(30, 3000))) },
+      { name: 'word fragment (4 chars)', who: 'big', mode: 'substring',
+        queries: Array.from({ length: 40 }, () => pick(v.slice(100, 5000)).slice(0, 4)) },
+      { name: 'phrase, 2 words', who: 'big', mode: 'substring',
+        queries: Array.from({ length: 40 }, () => phraseOf(2)) },
+      { name: 'phrase, 3 words', who: 'big', mode: 'substring',
+        queries: Array.from({ length: 40 }, () => phraseOf(3)) },
+      { name: 'common word', who: 'big', mode: 'substring',
+        queries: Array.from({ length: 20 }, () => pick(v.slice(0, 30))) },
+      { name: 'rare word', who: 'big', mode: 'substring',
+        queries: Array.from({ length: 40 }, () => pick(v.slice(5000, 12000))) },
       { name: '1–2 chars, present', who: 'big', mode: 'substring', queries: ['th', 'e', 'qu', 'ab', 'in', 'of'] },
       { name: '1–2 chars, absent', who: 'big', mode: 'substring', queries: ['qx', 'ŵ', 'zq', 'ñ'] },
-      { name: 'small org: common words', who: 'small', mode: 'substring', queries: Array.from({ length: 30 }, () => pick(v.slice(0, 200))) },
-      { name: 'small org: common words', who: 'small', mode: 'hybrid', queries: Array.from({ length: 30 }, () => pick(v.slice(0, 200))) },
+      { name: 'small org: common words', who: 'small', mode: 'substring',
+        queries: Array.from({ length: 30 }, () => pick(v.slice(0, 200))) },
+      { name: 'small org: common words', who: 'small', mode: 'hybrid',
+        queries: Array.from({ length: 30 }, () => pick(v.slice(0, 200))) },
       { name: 'small org: questions', who: 'small', mode: 'hybrid', queries: Array.from({ length: 30 }, question) },
       { name: 'small org: 1–2 chars, absent', who: 'small', mode: 'substring', queries: ['qx', 'ŵ'] }
     ]
@@ -153,10 +180,15 @@ export async function run() {
       const times: number[] = []
       let results = 0
       // one untimed query first: the search workers start on first use
-      await fetch(`${info.address}/api/knowledge/search`, { method: 'POST', headers: { authorization: `Bearer ${tokens[shape.who]}`, 'content-type': 'application/json' }, body: JSON.stringify({ query: 'warm up', limit: 10, mode: shape.mode }) })
+      await fetch(`${info.address}/api/knowledge/search`,
+        { method: 'POST', headers: { authorization: `Bearer ${tokens[shape.who]}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ query: 'warm up', limit: 10, mode: shape.mode }) })
       for (const query of shape.queries) {
         const start = performance.now()
-        const res = await fetch(`${info.address}/api/knowledge/search`, { method: 'POST', headers: { authorization: `Bearer ${tokens[shape.who]}`, 'content-type': 'application/json' }, body: JSON.stringify({ query, limit: 10, mode: shape.mode }) })
+        const res = await fetch(`${info.address}/api/knowledge/search`,
+          { method: 'POST',
+            headers: { authorization: `Bearer ${tokens[shape.who]}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ query, limit: 10, mode: shape.mode }) })
         const body = await res.json() as { count: number }
         times.push(performance.now() - start)
         if (res.status !== 200) throw new Error(`search failed: ${res.status} ${JSON.stringify(body)}`)
@@ -165,14 +197,18 @@ export async function run() {
       const loop = await (await fetch(`${info.address}/bench/loop-delay`)).json() as { maxMs: number }
       const sorted = [...times].sort((a, b) => a - b)
       if (shape.mode === 'substring' && !shape.name.startsWith('1–2')) all3.push(...times)
-      rows.push({ shape: shape.name, org: shape.who, mode: shape.mode, n: times.length, p50: +percentile(sorted, 50).toFixed(1), p99: +percentile(sorted, 99).toFixed(1),
-        max: +sorted[sorted.length - 1].toFixed(1), avgResults: +(results / times.length).toFixed(1), loopMaxMs: +loop.maxMs.toFixed(1), healthWorstMs: +worstProbe.toFixed(1) })
+      rows.push({ shape: shape.name, org: shape.who, mode: shape.mode, n: times.length,
+        p50: +percentile(sorted, 50).toFixed(1), p99: +percentile(sorted, 99).toFixed(1),
+        max: +sorted[sorted.length - 1].toFixed(1), avgResults: +(results / times.length).toFixed(1),
+        loopMaxMs: +loop.maxMs.toFixed(1), healthWorstMs: +worstProbe.toFixed(1) })
     }
     probing = false
     await probe
     table(rows)
     const s3 = all3.sort((a, b) => a - b)
-    console.log(`all 3+ character substring queries: p50 ${percentile(s3, 50).toFixed(1)} ms, p99 ${percentile(s3, 99).toFixed(1)} ms (targets 5 / 20); hybrid/words targets p50 10, p99 40; no stall over 50 ms`)
+    console.log(`all 3+ character substring queries: p50 ${percentile(s3, 50).toFixed(1)} ms, ` +
+      `p99 ${percentile(s3, 99).toFixed(1)} ms (targets 5 / 20); ` +
+      'hybrid/words targets p50 10, p99 40; no stall over 50 ms')
   } finally {
     await stopServer(child)
   }

@@ -46,16 +46,19 @@ if (mode === 'bare') {
     process.on('SIGTERM', () => { void app.close().then(() => process.exit(0)) })
     await new Promise(() => {})
   }
-  const signup = await app.inject({ method: 'POST', url: '/api/v2/auth/signup', payload: { email: 'bench@example.test', password: 'benchmark password' } })
+  const signup = await app.inject({ method: 'POST', url: '/api/v2/auth/signup',
+    payload: { email: 'bench@example.test', password: 'benchmark password' } })
   const token = signup.json().data.token as string
-  const key = await app.inject({ method: 'POST', url: '/api/v2/api-keys', headers: { authorization: `Bearer ${token}` }, payload: { name: 'bench', scopes: ['read'] } })
+  const key = await app.inject({ method: 'POST', url: '/api/v2/api-keys', headers: { authorization: `Bearer ${token}` },
+    payload: { name: 'bench', scopes: ['read'] } })
   const { id, key: apiKey } = key.json().data as { id: string; key: string }
   const seeded = process.argv[3] === 'artifacts'
     ? seedArtifacts(app.sqlite, signup.json().data, Number(process.argv[4] ?? 100_000))
     : process.argv[3] === 'knowledge'
       ? seedPassages(app.sqlite, signup.json().data, Number(process.argv[4] ?? 200_000))
       : {}
-  console.log(JSON.stringify({ address, token, keyId: id, apiKey, workspaceId: signup.json().data.workspaceId, dataDir, ...seeded }))
+  console.log(JSON.stringify({ address, token, keyId: id, apiKey, workspaceId: signup.json().data.workspaceId, dataDir,
+    ...seeded }))
   process.on('SIGTERM', () => { void app.close().then(() => process.exit(0)) })
 } else {
   console.error('usage: server.ts bare|cairn')

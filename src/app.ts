@@ -95,7 +95,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   const jwtSecret = jwtSecretFor(config)
   // the checkpoint thread starts with the connection; its errors reach the app's log once there is one
   let checkpointError = (err: Error) => { console.error(err) }
-  const database = openDatabase(path.join(config.dataDir, 'cairn.db'), { checkpointer: { onError: (err) => checkpointError(err) } })
+  const database = openDatabase(path.join(config.dataDir, 'cairn.db'),
+    { checkpointer: { onError: (err) => checkpointError(err) } })
 
   const app = Fastify({
     logger: options.logger ?? false,
@@ -107,7 +108,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
     requestIdHeader: false
   }).withTypeProvider<TypeBoxTypeProvider>()
   checkpointError = (err) => app.log.error({ err }, 'write-ahead log checkpoint')
-  if (tightened.length) app.log.warn({ changed: tightened }, `data directory: ${tightened.length} permission(s) tightened to 0700/0600`)
+  if (tightened.length) {
+    app.log.warn({ changed: tightened }, `data directory: ${tightened.length} permission(s) tightened to 0700/0600`)
+  }
 
   // first of all hooks: every answer, a refusal by auth or rate limit included, names its request
   app.addHook('onRequest', (request, reply, done) => { reply.header('x-request-id', request.id); done() })
@@ -129,15 +132,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
     if (route.url.startsWith('/api/docs')) route.config.auth = 'public'
     // CORS preflight (answered by @fastify/cors before any credential check)
     if ([route.method].flat().every((m) => m === 'OPTIONS')) route.config.auth = 'public'
-    for (const method of [route.method].flat()) routeTable.push({ method, url: route.url, auth: route.config?.auth ?? 'required' })
+    for (const method of [route.method].flat()) routeTable.push({ method, url: route.url,
+      auth: route.config?.auth ?? 'required' })
   })
 
   if (config.corsOrigins.length > 0) {
     await app.register(cors, {
       origin: config.corsOrigins,
       methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-      allowedHeaders: ['authorization', 'content-type', 'x-api-key', 'x-workspace-id', 'idempotency-key', 'x-request-id'],
-      exposedHeaders: ['x-request-id', 'idempotency-replayed', 'retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'content-disposition'],
+      allowedHeaders: ['authorization', 'content-type', 'x-api-key', 'x-workspace-id', 'idempotency-key',
+        'x-request-id'],
+      exposedHeaders: ['x-request-id', 'idempotency-replayed', 'retry-after', 'x-ratelimit-limit',
+        'x-ratelimit-remaining', 'x-ratelimit-reset', 'content-disposition'],
       maxAge: 600
     })
   }

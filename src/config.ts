@@ -51,7 +51,8 @@ const EnvSchema = Type.Object({
 })
 
 /** Variables that must hold an http(s) URL (checked at start, not at the first request). */
-const URL_VARIABLES = ['CAIRN_LLM_BASE_URL', 'CAIRN_STT_BASE_URL', 'CAIRN_EMBED_BASE_URL', 'CAIRN_WEB_SEARCH_URL', 'CAIRN_PUBLIC_URL'] as const
+const URL_VARIABLES = ['CAIRN_LLM_BASE_URL', 'CAIRN_STT_BASE_URL', 'CAIRN_EMBED_BASE_URL', 'CAIRN_WEB_SEARCH_URL',
+  'CAIRN_PUBLIC_URL'] as const
 
 /** A configuration the service cannot start with: one line per bad variable, naming it and what it accepts. */
 export class ConfigError extends Error {
@@ -68,10 +69,13 @@ function accepted(schema: Record<string, unknown> | undefined): string {
   if (literals?.every((l) => typeof l === 'string')) return `one of ${literals.join(', ')}`
   if (schema.type === 'integer') {
     const { minimum: min, maximum: max } = schema as { minimum?: number; maximum?: number }
-    return min !== undefined && max !== undefined ? `an integer from ${min} to ${max}` : min !== undefined ? `an integer of at least ${min}` : 'an integer'
+    return min !== undefined && max !== undefined ? `an integer from ${min} to ${max}`
+      : min !== undefined ? `an integer of at least ${min}` : 'an integer'
   }
   if (schema.type === 'boolean') return 'true or false'
-  if (typeof schema.minLength === 'number' && schema.minLength > 1) return `a string of at least ${schema.minLength} characters`
+  if (typeof schema.minLength === 'number' && schema.minLength > 1) {
+    return `a string of at least ${schema.minLength} characters`
+  }
   return 'a non-empty string'
 }
 
@@ -87,7 +91,8 @@ export function httpUrlProblem(value: string): string | undefined {
 function problemsOf(env: NodeJS.ProcessEnv, err: unknown): string[] {
   const out = new Map<string, string>()
   const properties = EnvSchema.properties as Record<string, Record<string, unknown>>
-  for (const e of (err as { errors?: Array<{ instancePath: string; params: { missingProperty?: string } }> }).errors ?? []) {
+  for (const e of (err as { errors?: Array<{ instancePath: string; params: { missingProperty?: string } }> }).errors ??
+    []) {
     const name = e.instancePath.replace(/^\//, '') || e.params.missingProperty || ''
     if (!name || out.has(name)) continue
     out.set(name, `${name}=${JSON.stringify(env[name] ?? '')} is invalid: expected ${accepted(properties[name])}`)
@@ -119,7 +124,9 @@ export interface Config {
   llm: { baseUrl?: string; apiKey?: string; model?: string }
   stt: { mode: 'auto' | 'openai' | 'pocketsphinx' | 'none'; baseUrl?: string; apiKey?: string; model: string }
   /** an OpenAI-compatible /v1 embeddings endpoint: semantic and hybrid search use it when set */
-  embeddings: { baseUrl?: string; apiKey?: string; model?: string; /** passages per request (default 32) */ batchSize?: number; /** ms between looks for new passages (default 2000) */ pollMs?: number }
+  embeddings: { baseUrl?: string; apiKey?: string; model?: string;
+    /** passages per request (default 32) */ batchSize?: number
+    /** ms between looks for new passages (default 2000) */ pollMs?: number }
   webSearchUrl?: string
   serviceKey?: string
   logLevel: string
@@ -150,7 +157,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (problem) problems.push(`${name}=${JSON.stringify(value)} ${problem}: expected an http:// or https:// URL`)
   }
   if (e.CAIRN_LLM_BASE_URL && !e.CAIRN_LLM_MODEL) {
-    problems.push('CAIRN_LLM_MODEL is unset: with CAIRN_LLM_BASE_URL set, name the model to use (for Ollama e.g. llama3.2)')
+    problems.push('CAIRN_LLM_MODEL is unset: with CAIRN_LLM_BASE_URL set, name the model to use (for Ollama ' +
+      'e.g. llama3.2)')
   }
   const corsOrigins = (e.CAIRN_CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter(Boolean)
   for (const origin of corsOrigins) {
@@ -158,7 +166,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (problem) problems.push(`CAIRN_CORS_ORIGINS: ${JSON.stringify(origin)} ${problem}: expected comma-separated origins such as https://app.example.org`)
   }
   if (e.CAIRN_EMBED_BASE_URL && !httpUrlProblem(e.CAIRN_EMBED_BASE_URL) && !e.CAIRN_EMBED_MODEL) {
-    problems.push('CAIRN_EMBED_MODEL is unset: with CAIRN_EMBED_BASE_URL set, name the embedding model (for Ollama e.g. nomic-embed-text)')
+    problems.push('CAIRN_EMBED_MODEL is unset: with CAIRN_EMBED_BASE_URL set, name the embedding model (for Ollama ' +
+      'e.g. nomic-embed-text)')
   }
   if (problems.length > 0) throw new ConfigError(problems)
   return {
@@ -208,7 +217,9 @@ export function checkDataDir(dir: string): void {
     fs.mkdirSync(dir, { recursive: true })
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code
-    if (code === 'EACCES' || code === 'EPERM') fail('cannot be created: the parent directory needs write permission for the user running Cairn')
+    if (code === 'EACCES' || code === 'EPERM') {
+      fail('cannot be created: the parent directory needs write permission for the user running Cairn')
+    }
     if (code === 'EROFS') fail('cannot be created: the file system is read-only')
     if (code === 'ENOTDIR' || code === 'EEXIST') fail('is not a directory')
     throw err
@@ -221,7 +232,10 @@ export function checkDataDir(dir: string): void {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code
     if (code === 'EROFS') fail('is on a read-only file system: Cairn needs to write its database there')
-    if (code === 'EACCES' || code === 'EPERM') fail(`is not writable: the user running Cairn (uid ${process.getuid?.() ?? '?'}) needs read, write and execute permission on it`)
+    if (code === 'EACCES' || code === 'EPERM') {
+      fail(`is not writable: the user running Cairn (uid ${process.getuid?.() ?? '?'}) ` +
+        'needs read, write and execute permission on it')
+    }
     throw err
   }
 }

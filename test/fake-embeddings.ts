@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net'
 import type { Test } from 'tap'
 
 /** words that mean the same to this fake model: each maps to one concept */
-const CONCEPTS: Record<string, string> = { car: 'vehicle', automobile: 'vehicle', vehicle: 'vehicle', cars: 'vehicle', automobiles: 'vehicle', puppy: 'dog', dog: 'dog', hound: 'dog' }
+const CONCEPTS: Record<string, string> = { car: 'vehicle', automobile: 'vehicle', vehicle: 'vehicle', cars: 'vehicle',
+  automobiles: 'vehicle', puppy: 'dog', dog: 'dog', hound: 'dog' }
 
 /** A deterministic embedding: words (folded to concepts) hashed into `dims` buckets, L2-normalised. */
 export function fakeVector(text: string, dims: number): number[] {
@@ -18,7 +19,9 @@ export function fakeVector(text: string, dims: number): number[] {
   return v.map((x) => x / norm)
 }
 
-export interface FakeEmbeddings { url: string; requests: Array<{ model: string; input: string[]; authorization?: string }>; failNext: number; close(): Promise<void> }
+export interface FakeEmbeddings { url: string;
+  requests: Array<{ model: string; input: string[]; authorization?: string }>; failNext: number;
+  close(): Promise<void> }
 
 /**
  * An OpenAI-compatible POST /v1/embeddings server on 127.0.0.1. Vector size per model (`dims`, default 1024);
@@ -42,7 +45,8 @@ export async function fakeEmbeddings(t: Test, dims: Record<string, number> = {})
       }
       const size = dims[body.model] ?? 1024
       // answered out of order, as the protocol allows: clients must sort by index
-      const data = input.map((text, index) => ({ object: 'embedding', index, embedding: fakeVector(text, size) })).reverse()
+      const data = input.map((text, index) => ({ object: 'embedding', index,
+        embedding: fakeVector(text, size) })).reverse()
       res.writeHead(200, { 'content-type': 'application/json' })
       res.end(JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: 0, total_tokens: 0 } }))
     })

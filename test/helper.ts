@@ -58,7 +58,8 @@ export async function signup(app: App, email?: string): Promise<TestUser> {
 export async function addUser(app: App, owner: TestUser, role: 'admin' | 'member' = 'member'): Promise<TestUser> {
   const email = `member${++counter}-${process.pid}@example.test`
   const password = 'another long password'
-  const created = await app.inject({ method: 'POST', url: '/api/v2/users', headers: owner.auth, payload: { email, password, role } })
+  const created = await app.inject({ method: 'POST', url: '/api/v2/users', headers: owner.auth,
+    payload: { email, password, role } })
   if (created.statusCode !== 201) throw new Error(`add user failed: ${created.body}`)
   const login = await app.inject({ method: 'POST', url: '/api/v2/auth/login', payload: { email, password } })
   const token = login.json().data.token
@@ -69,7 +70,8 @@ export async function addUser(app: App, owner: TestUser, role: 'admin' | 'member
 }
 
 export async function createKey(app: App, user: TestUser, scopes: string[], extra: Record<string, unknown> = {}) {
-  const res = await app.inject({ method: 'POST', url: '/api/v2/api-keys', headers: user.auth, payload: { name: 'test key', scopes, ...extra } })
+  const res = await app.inject({ method: 'POST', url: '/api/v2/api-keys', headers: user.auth,
+    payload: { name: 'test key', scopes, ...extra } })
   if (res.statusCode !== 201) throw new Error(`create key failed: ${res.statusCode} ${res.body}`)
   return res.json().data as { id: string; key: string; scopes: string[]; workspace_id: string | null }
 }
@@ -77,7 +79,8 @@ export async function createKey(app: App, user: TestUser, scopes: string[], extr
 export interface FilePart { name?: string; filename: string; content: Buffer | string; contentType?: string }
 
 /** A multipart/form-data body, built by hand so tests control every byte (names, order, sizes). */
-export function multipart(files: FilePart[], fields: Record<string, string> = {}, fieldsFirst = true, boundary = '----cairn' + randomBytes(8).toString('hex')) {
+export function multipart(files: FilePart[], fields: Record<string, string> = {}, fieldsFirst = true,
+  boundary = '----cairn' + randomBytes(8).toString('hex')) {
   const chunks: Buffer[] = []
   const addFields = () => {
     for (const [k, v] of Object.entries(fields)) {
@@ -86,7 +89,8 @@ export function multipart(files: FilePart[], fields: Record<string, string> = {}
   }
   if (fieldsFirst) addFields()
   for (const f of files) {
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${f.name ?? 'file'}"; filename="${f.filename}"\r\n` +
+    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; ` +
+      `name="${f.name ?? 'file'}"; filename="${f.filename}"\r\n` +
       `Content-Type: ${f.contentType ?? 'application/octet-stream'}\r\n\r\n`))
     chunks.push(Buffer.isBuffer(f.content) ? f.content : Buffer.from(f.content))
     chunks.push(Buffer.from('\r\n'))

@@ -12,7 +12,8 @@ const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtur
 const chunk = { chunkSize: 1000, chunkOverlap: 200 }
 const UNREADABLE = { name: 'UnreadableFileError' }
 
-async function extractBytes(t: Parameters<typeof tempDir>[0], name: string, bytes: Buffer, limits = DEFAULT_WORKER_LIMITS) {
+async function extractBytes(t: Parameters<typeof tempDir>[0], name: string, bytes: Buffer,
+  limits = DEFAULT_WORKER_LIMITS) {
   const dir = tempDir(t)
   const source = path.join(dir, name)
   fs.writeFileSync(source, bytes)
@@ -80,16 +81,21 @@ t.test('hostile and damaged files fail cleanly', async (t) => {
 t.test('the zlib streams of a PDF are bounded by the bytes they inflate to', async (t) => {
   const { deflateSync } = await import('node:zlib')
   const packed = deflateSync(Buffer.alloc(4 * 1024 * 1024))
-  const pdf = Buffer.concat([Buffer.from(`%PDF-1.4\n1 0 obj\n<< /Length ${packed.length} /Filter /FlateDecode >>\nstream\n`), packed, Buffer.from('\nendstream\nendobj\n')])
-  await t.rejects(extractBytes(t, 'flate.pdf', pdf, { ...DEFAULT_WORKER_LIMITS, maxUncompressedBytes: 1024 * 1024 }), { message: /PDF streams expand to more than 1 MB/ })
-  await t.rejects(extractBytes(t, 'pages.pdf', fs.readFileSync(path.join(fixtures, 'report.pdf')), { ...DEFAULT_WORKER_LIMITS, pdfPageTimeoutMs: 0 }),
-    { message: /A PDF page took longer than 0 ms/ }, 'the time per page is bounded')
+  const pdf =
+    Buffer.concat([Buffer.from(`%PDF-1.4\n1 0 obj\n<< /Length ${packed.length} /Filter /FlateDecode >>\nstream\n`),
+      packed, Buffer.from('\nendstream\nendobj\n')])
+  await t.rejects(extractBytes(t, 'flate.pdf', pdf, { ...DEFAULT_WORKER_LIMITS, maxUncompressedBytes: 1024 * 1024 }),
+    { message: /PDF streams expand to more than 1 MB/ })
+  await t.rejects(extractBytes(t, 'pages.pdf', fs.readFileSync(path.join(fixtures, 'report.pdf')),
+    { ...DEFAULT_WORKER_LIMITS, pdfPageTimeoutMs: 0 }),
+  { message: /A PDF page took longer than 0 ms/ }, 'the time per page is bounded')
 })
 
 t.test('time limit', async (t) => {
   // a big text with a tiny time budget
-  await t.rejects(extractBytes(t, 'big.txt', Buffer.alloc(20 * 1024 * 1024, 'lorem ipsum '), { ...DEFAULT_WORKER_LIMITS, timeoutMs: 1 }),
-    { message: /took longer than/ })
+  await t.rejects(extractBytes(t, 'big.txt', Buffer.alloc(20 * 1024 * 1024, 'lorem ipsum '),
+    { ...DEFAULT_WORKER_LIMITS, timeoutMs: 1 }),
+  { message: /took longer than/ })
 })
 
 t.test('formats', async (t) => {
@@ -98,8 +104,10 @@ t.test('formats', async (t) => {
   t.equal(fileTypeOf('noext'), '')
   t.equal(fileTypeOf('.bashrc'), '')
   t.equal(fileTypeOf('../../etc/passwd.txt'), 'txt')
-  for (const ext of ['.pdf', '.docx', '.txt', '.md', '.markdown', '.json', '.yaml', '.yml', '.xml', '.html', '.htm', '.csv',
-    '.js', '.mjs', '.cjs', '.ts', '.tsx', '.jsx', '.py', '.rb', '.go', '.rs', '.java', '.kt', '.c', '.h', '.cpp', '.hpp', '.cs',
+  for (const ext of ['.pdf', '.docx', '.txt', '.md', '.markdown', '.json', '.yaml', '.yml', '.xml', '.html', '.htm',
+    '.csv',
+    '.js', '.mjs', '.cjs', '.ts', '.tsx', '.jsx', '.py', '.rb', '.go', '.rs', '.java', '.kt', '.c', '.h', '.cpp',
+    '.hpp', '.cs',
     '.php', '.swift', '.sh', '.sql', '.css']) t.ok(SUPPORTED_FORMATS.includes(ext), ext)
   t.equal(extractorFor('exe'), undefined)
   t.equal(extractorFor('constructor'), undefined)

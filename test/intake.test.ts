@@ -17,7 +17,8 @@ const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
 
 async function upload(app: App, user: TestUser, file: FilePart, fields: Record<string, string> = {}) {
   const body = multipart([file], fields)
-  return app.inject({ method: 'POST', url: '/api/knowledge/upload', headers: { ...user.auth, ...body.headers }, payload: body.payload })
+  return app.inject({ method: 'POST', url: '/api/knowledge/upload', headers: { ...user.auth, ...body.headers },
+    payload: body.payload })
 }
 const found = async (app: App, user: TestUser, query: string, mode?: string) => (await app.inject({
   method: 'POST', url: '/api/knowledge/search', headers: user.auth, payload: mode ? { query, mode } : { query }
@@ -41,7 +42,8 @@ t.test('a DOCX whose zip directory lies about sizes: 422, and memory stays bound
   t.equal(res.json().code, 'UNREADABLE_FILE')
   t.match(res.json().message, /larger or smaller than its zip directory says/)
   t.ok(peak - before < 100 * 1024 * 1024, `RSS grew by ${((peak - before) / 1048576).toFixed(1)} MB (< 100 MB)`)
-  t.equal((await app.inject({ url: '/api/knowledge/documents', headers: u.auth })).json().count, 1, 'no document for the refused file')
+  t.equal((await app.inject({ url: '/api/knowledge/documents', headers: u.auth })).json().count, 1,
+    'no document for the refused file')
 })
 
 t.test('a PDF with more pages than allowed is refused before its pages are read', async (t) => {
@@ -79,7 +81,9 @@ t.test('the pool takes turns between callers; one caller never holds every worke
   const pool = createExtractor({ ...DEFAULT_WORKER_LIMITS, concurrency: 2 })
   t.teardown(() => pool.close())
   const log: string[] = []
-  for (const kind of ['start', 'end']) pool.events.on(kind, (e: ExtractEvent) => log.push(`${kind} ${e.caller}:${path.basename(e.source, '.html')}`))
+  for (const kind of ['start',
+    'end']) pool.events.on(kind,
+    (e: ExtractEvent) => log.push(`${kind} ${e.caller}:${path.basename(e.source, '.html')}`))
   await Promise.all([
     pool.extract(file('a4.html'), path.join(dir, 'a4.txt'), 'html', chunk, 'A'),
     pool.extract(file('a5.html'), path.join(dir, 'a5.txt'), 'html', chunk, 'A'),
@@ -95,8 +99,10 @@ t.test('many-page PDFs from one organization do not hold back another organizati
   const heavy = await signup(app)
   const light = await signup(app)
   const log: string[] = []
-  const who = (e: ExtractEvent) => (e.caller === heavy.customerId ? 'heavy' : e.caller === light.customerId ? 'light' : '?')
-  for (const kind of ['queued', 'start', 'end']) extractor.events.on(kind, (e: ExtractEvent) => log.push(`${kind} ${who(e)}`))
+  const who = (e: ExtractEvent) => (e.caller === heavy.customerId ? 'heavy'
+    : e.caller === light.customerId ? 'light' : '?')
+  for (const kind of ['queued', 'start',
+    'end']) extractor.events.on(kind, (e: ExtractEvent) => log.push(`${kind} ${who(e)}`))
 
   const pages = manyPagePdf(4000)
   const firstStarted = once(extractor.events, 'start')
@@ -107,7 +113,8 @@ t.test('many-page PDFs from one organization do not hold back another organizati
   t.equal(small.statusCode, 201)
   const lightStart = log.indexOf('start light')
   t.ok(lightStart > 0, 'the small upload was extracted')
-  t.equal(log.slice(0, lightStart).filter((l) => l === 'start heavy').length, 1, 'only one heavy file had started before it')
+  t.equal(log.slice(0, lightStart).filter((l) => l === 'start heavy').length, 1,
+    'only one heavy file had started before it')
   t.equal(log.slice(0, lightStart).filter((l) => l === 'end heavy').length, 0, 'and it had not finished')
   t.same(await found(app, light, 'Edelweiss grows'), [small.json().document.id], 'searchable at once')
 
@@ -127,14 +134,17 @@ t.test('read your writes: up to 1 MB of text is searchable when the upload answe
   t.equal(d.statusCode, 201)
   const id = d.json().document.id
   for (const mode of [undefined, 'substring', 'words', 'hybrid']) {
-    const res = await app.inject({ method: 'POST', url: '/api/knowledge/search', headers: u.auth, payload: { query: 'Gentian flowers', ...(mode ? { mode } : {}) } })
+    const res = await app.inject({ method: 'POST', url: '/api/knowledge/search', headers: u.auth,
+      payload: { query: 'Gentian flowers', ...(mode ? { mode } : {}) } })
     if (res.statusCode === 400 && mode) continue // a mode this build does not have yet
-    t.same(res.json().results.map((r: { document: { id: string } }) => r.document.id), [id], `found at once (${mode ?? 'default'})`)
+    t.same(res.json().results.map((r: { document: { id: string } }) => r.document.id), [id],
+      `found at once (${mode ?? 'default'})`)
   }
   const status = (await app.inject({ url: `/api/knowledge/documents/${id}/status`, headers: u.auth })).json()
   t.match(status, { status: 'indexed', processingProgress: 100 })
   t.same(await found(app, stranger, 'Gentian flowers'), [], 'another organization still sees nothing')
-  t.equal((app.sqlite.prepare(`SELECT COUNT(*) AS n FROM jobs WHERE type = 'knowledge.index'`).get() as { n: number }).n, 0, 'its claimed job is gone')
+  t.equal((app.sqlite.prepare(`SELECT COUNT(*) AS n FROM jobs
+    WHERE type = 'knowledge.index'`).get() as { n: number }).n, 0, 'its claimed job is gone')
 
   // just under 1 MB, many passages: indexed before the answer
   const line = 'The quick brown fox jumps over the lazy dog near the riverbank.\n'
@@ -145,9 +155,11 @@ t.test('read your writes: up to 1 MB of text is searchable when the upload answe
   t.same(await found(app, u, 'violet heron'), [big.json().document.id])
 
   // over 1 MB: indexed in the background, with status and progress
-  const over = await upload(app, u, { filename: 'over.txt', content: almost + '\n' + line.repeat(2000) + 'a final amber kestrel' })
+  const over = await upload(app, u,
+    { filename: 'over.txt', content: almost + '\n' + line.repeat(2000) + 'a final amber kestrel' })
   t.equal(over.statusCode, 201)
-  const pending = (await app.inject({ url: `/api/knowledge/documents/${over.json().document.id}/status`, headers: u.auth })).json()
+  const pending = (await app.inject({ url: `/api/knowledge/documents/${over.json().document.id}/status`,
+    headers: u.auth })).json()
   t.not(pending.status, 'indexed', `over 1 MB: ${pending.status} at 201`)
   await app.jobs.idle()
   t.same(await found(app, u, 'amber kestrel'), [over.json().document.id])
@@ -178,7 +190,8 @@ t.test('file names: controls and bidirectional overrides stripped, 255 bytes at 
   t.equal(rtl.statusCode, 415, 'the real extension is the one checked')
 })
 
-t.test('a large text is indexed a window at a time into exactly the chunker\'s passages, also after a resume', async (t) => {
+t.test('a large text is indexed a window at a time into exactly the chunker\'s passages, also ' +
+  'after a resume', async (t) => {
   const app = await build(t, { config: { rateLimits: NO_LIMITS } })
   const u = await signup(app)
   const words = ['river', 'école', '日本語', 'naïve', '😀 emoji', 'the', 'lighthouse', 'keeper', 'x'.repeat(700)]
@@ -189,7 +202,8 @@ t.test('a large text is indexed a window at a time into exactly the chunker\'s p
   const id = res.json().document.id
   await app.jobs.idle()
   const expected = chunkText(text, { chunkSize: 700, chunkOverlap: 150 })
-  const stored = () => (app.sqlite.prepare('SELECT text FROM knowledge_passages WHERE document_id = ? ORDER BY chunk_index').all(id) as Array<{ text: string }>).map((r) => r.text)
+  const stored = () => (app.sqlite.prepare('SELECT text FROM knowledge_passages WHERE document_id = ? ORDER ' +
+    'BY chunk_index').all(id) as Array<{ text: string }>).map((r) => r.text)
   t.equal(res.json().document.chunkCount, expected.length)
   let got = stored()
   t.equal(got.length, expected.length, `${expected.length} passages`)
@@ -203,17 +217,22 @@ t.test('a large text is indexed a window at a time into exactly the chunker\'s p
   got = stored()
   t.equal(got.length, expected.length)
   t.ok(got.every((p, i) => p === expected[i]), 'resumed without a gap or a duplicate')
-  t.equal((app.sqlite.prepare('SELECT status FROM knowledge_documents WHERE id = ?').get(id) as { status: string }).status, 'indexed')
+  t.equal((app.sqlite.prepare('SELECT status FROM ' +
+    'knowledge_documents WHERE id = ?').get(id) as { status: string }).status, 'indexed')
 
   // the same text in UTF-16 (decoded, checked and counted a piece at a time, never whole)
   const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')])
-  const again = await upload(app, u, { filename: 'large16.txt', content: utf16 }, { chunkSize: '700', chunkOverlap: '150' })
+  const again = await upload(app, u, { filename: 'large16.txt', content: utf16 },
+    { chunkSize: '700', chunkOverlap: '150' })
   t.equal(again.statusCode, 201)
   t.equal(again.json().document.textLength, text.length)
   t.equal(again.json().document.chunkCount, expected.length)
   await app.jobs.idle()
-  const stored16 = (app.sqlite.prepare('SELECT text FROM knowledge_passages WHERE document_id = ? ORDER BY chunk_index').all(again.json().document.id) as Array<{ text: string }>).map((r) => r.text)
-  t.ok(stored16.length === expected.length && stored16.every((p, i) => p === expected[i]), 'UTF-16 gives the same passages')
-  const binary = await upload(app, u, { filename: 'binary.txt', content: text.slice(0, 2_000_000) + '\u0000' + text.slice(2_000_000, 3_000_000) })
+  const stored16 = (app.sqlite.prepare('SELECT text FROM knowledge_passages WHERE document_id = ? ORDER ' +
+    'BY chunk_index').all(again.json().document.id) as Array<{ text: string }>).map((r) => r.text)
+  t.ok(stored16.length === expected.length && stored16.every((p, i) => p === expected[i]),
+    'UTF-16 gives the same passages')
+  const binary = await upload(app, u,
+    { filename: 'binary.txt', content: text.slice(0, 2_000_000) + '\u0000' + text.slice(2_000_000, 3_000_000) })
   t.equal(binary.statusCode, 422, 'a NUL deep inside a large text file')
 })

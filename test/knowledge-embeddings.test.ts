@@ -6,18 +6,22 @@ import type { Config } from '../src/config.js'
 
 const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
 const embedConfig = (fake: FakeEmbeddings, model = 'fake-small'): Partial<Config> =>
-  ({ rateLimits: NO_LIMITS, embeddings: { baseUrl: fake.url, apiKey: 'sk-embed-test', model, batchSize: 2, pollMs: 20 } })
+  ({ rateLimits: NO_LIMITS,
+    embeddings: { baseUrl: fake.url, apiKey: 'sk-embed-test', model, batchSize: 2, pollMs: 20 } })
 
 async function upload(app: App, user: TestUser, file: FilePart, fields: Record<string, string> = {}) {
   const body = multipart([file], fields)
-  const res = await app.inject({ method: 'POST', url: '/api/knowledge/upload', headers: { ...user.auth, ...body.headers }, payload: body.payload })
+  const res = await app.inject({ method: 'POST', url: '/api/knowledge/upload',
+    headers: { ...user.auth, ...body.headers }, payload: body.payload })
   if (res.statusCode !== 201) throw new Error(`upload failed: ${res.statusCode} ${res.body}`)
   await app.jobs.idle()
   return res.json().document as { id: string }
 }
 
-const embeddedCount = (app: App) => (app.sqlite.prepare(`SELECT COUNT(*) AS n FROM knowledge_vectors`).get() as { n: number }).n
-const passageCount = (app: App) => (app.sqlite.prepare(`SELECT COUNT(*) AS n FROM knowledge_passages`).get() as { n: number }).n
+const embeddedCount = (app: App) => (app.sqlite.prepare(`SELECT COUNT(*) AS n
+  FROM knowledge_vectors`).get() as { n: number }).n
+const passageCount = (app: App) => (app.sqlite.prepare(`SELECT COUNT(*) AS n
+  FROM knowledge_passages`).get() as { n: number }).n
 
 /** Until every passage has its vector (the job retries with backoff, so this waits for the condition). */
 async function embedded(app: App, expected = () => passageCount(app)) {
@@ -34,18 +38,21 @@ async function embedded(app: App, expected = () => passageCount(app)) {
 async function search(app: App, user: TestUser, body: Record<string, unknown>) {
   return app.inject({ method: 'POST', url: '/api/knowledge/search', headers: user.auth, payload: body })
 }
-const names = (res: { json(): { results: Array<{ document: { fileName: string } }> } }) => res.json().results.map((r) => r.document.fileName)
+const names = (res: { json(): { results: Array<{ document: { fileName: string } }> } }) =>
+  res.json().results.map((r) => r.document.fileName)
 
 t.test('semantic search finds meaning the words miss, under the read rules, and joins hybrid', async (t) => {
   const fake = await fakeEmbeddings(t)
   const app = await build(t, { config: embedConfig(fake) })
   const u = await signup(app)
   const stranger = await signup(app)
-  await upload(app, u, { filename: 'garage.txt', content: 'Park the automobile in the garage overnight.' }, { category: 'home' })
+  await upload(app, u, { filename: 'garage.txt', content: 'Park the automobile in the garage overnight.' },
+    { category: 'home' })
   await upload(app, u, { filename: 'pets.txt', content: 'The puppy sleeps in a basket.' }, { scope: 'personal' })
   await upload(app, stranger, { filename: 'theirs.txt', content: 'Their automobile is red.' })
   await embedded(app)
-  t.ok(fake.requests.every((r) => r.model === 'fake-small' && r.authorization === 'Bearer sk-embed-test'), 'model and key sent')
+  t.ok(fake.requests.every((r) => r.model === 'fake-small' && r.authorization === 'Bearer sk-embed-test'),
+    'model and key sent')
   t.ok(fake.requests.every((r) => r.input.length <= 2), 'batches of batchSize')
 
   t.same(names(await search(app, u, { query: 'where is my car', mode: 'words' })), [], 'no word in common')
@@ -59,15 +66,19 @@ t.test('semantic search finds meaning the words miss, under the read rules, and 
   t.same(hybrid[0].matchedBy, ['semantic'])
 
   // read rules and filters
-  t.same(names(await search(app, stranger, { query: 'car', mode: 'semantic', limit: 5 })), ['theirs.txt'], 'another organization sees only its own')
+  t.same(names(await search(app, stranger, { query: 'car', mode: 'semantic', limit: 5 })), ['theirs.txt'],
+    'another organization sees only its own')
   t.same(names(await search(app, u, { query: 'dog', mode: 'semantic', limit: 5, scope: 'personal' })), ['pets.txt'])
   t.same(names(await search(app, u, { query: 'car', mode: 'semantic', limit: 5, category: 'home' })), ['garage.txt'])
   t.same(names(await search(app, u, { query: 'car', mode: 'semantic', limit: 5, category: 'nothing' })), [])
 
   // deleted passages lose their vectors
-  const docs = (await app.inject({ url: '/api/knowledge/documents', headers: u.auth })).json().documents as Array<{ id: string; fileName: string }>
-  await app.inject({ method: 'DELETE', url: `/api/knowledge/document/${docs.find((d) => d.fileName === 'garage.txt')!.id}`, headers: u.auth })
-  t.notOk(names(await search(app, u, { query: 'car', mode: 'semantic', limit: 5 })).includes('garage.txt'), 'gone at once')
+  const docs = (await app.inject({ url: '/api/knowledge/documents',
+    headers: u.auth })).json().documents as Array<{ id: string; fileName: string }>
+  await app.inject({ method: 'DELETE',
+    url: `/api/knowledge/document/${docs.find((d) => d.fileName === 'garage.txt')!.id}`, headers: u.auth })
+  t.notOk(names(await search(app, u, { query: 'car', mode: 'semantic', limit: 5 })).includes('garage.txt'),
+    'gone at once')
   await embedded(app)
   t.equal(embeddedCount(app), passageCount(app), 'vectors of purged passages removed')
 })
@@ -78,7 +89,8 @@ t.test('the embedding server failing: retried with backoff; uploads and hybrid n
   const app = await build(t, { config: embedConfig(fake) })
   const u = await signup(app)
   await upload(app, u, { filename: 'garage.txt', content: 'Park the automobile in the garage overnight.' })
-  t.same(names(await search(app, u, { query: 'automobile garage', mode: 'words' })), ['garage.txt'], 'searchable by words before any vector')
+  t.same(names(await search(app, u, { query: 'automobile garage', mode: 'words' })), ['garage.txt'],
+    'searchable by words before any vector')
   await embedded(app)
   t.ok(fake.requests.length >= 3, 'failed requests were retried')
   t.same(names(await search(app, u, { query: 'car', mode: 'semantic' })), ['garage.txt'])
@@ -98,14 +110,17 @@ t.test('back-fill after configuring, and a model change embeds everything again'
   let app = await build(t, { dataDir, config: { rateLimits: NO_LIMITS } })
   const u = await signup(app)
   await upload(app, u, { filename: 'garage.txt', content: 'Park the automobile in the garage overnight.' })
-  await upload(app, u, { filename: 'long.txt', content: Array.from({ length: 30 }, (_, i) => `Line ${i}: the hound sleeps.`).join('\n') }, { chunkSize: '100', chunkOverlap: '0' })
+  await upload(app, u,
+    { filename: 'long.txt', content: Array.from({ length: 30 }, (_, i) => `Line ${i}: the hound sleeps.`).join('\n') },
+    { chunkSize: '100', chunkOverlap: '0' })
   t.equal((await search(app, u, { query: 'car', mode: 'semantic' })).json().code, 'EMBEDDINGS_NOT_CONFIGURED')
   await app.close()
 
   app = await build(t, { dataDir, config: embedConfig(fake) })
   await embedded(app)
   t.ok(passageCount(app) > 3)
-  t.same(names(await search(app, u, { query: 'car', mode: 'semantic', limit: 1 })), ['garage.txt'], 'existing passages back-filled')
+  t.same(names(await search(app, u, { query: 'car', mode: 'semantic', limit: 1 })), ['garage.txt'],
+    'existing passages back-filled')
   await app.close()
 
   const before = fake.requests.length

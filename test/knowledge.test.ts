@@ -22,7 +22,8 @@ const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
 
 async function upload(app: App, headers: Record<string, string>, file: FilePart, fields: Record<string, string> = {}) {
   const body = multipart([file], fields)
-  return app.inject({ method: 'POST', url: '/api/knowledge/upload', headers: { ...headers, ...body.headers }, payload: body.payload })
+  return app.inject({ method: 'POST', url: '/api/knowledge/upload', headers: { ...headers, ...body.headers },
+    payload: body.payload })
 }
 async function uploadOk(app: App, user: TestUser, file: FilePart, fields: Record<string, string> = {}) {
   const res = await upload(app, user.auth, file, fields)
@@ -33,7 +34,8 @@ async function uploadOk(app: App, user: TestUser, file: FilePart, fields: Record
 async function search(app: App, headers: Record<string, string>, body: Record<string, unknown>) {
   return app.inject({ method: 'POST', url: '/api/knowledge/search', headers, payload: body })
 }
-const ids = (res: { json(): { results: Array<{ document: { id: string } }> } }) => res.json().results.map((r) => r.document.id)
+const ids = (res: { json(): { results: Array<{ document: { id: string } }> } }) =>
+  res.json().results.map((r) => r.document.id)
 
 t.test('every file kind is extracted, stored and found', async (t) => {
   const app = await build(t, { config: { rateLimits: NO_LIMITS } })
@@ -46,12 +48,15 @@ t.test('every file kind is extracted, stored and found', async (t) => {
     [{ filename: 'c.json', content: '{"animal": "pangolin scales"}' }, 'pangolin scales'],
     [{ filename: 'd.yaml', content: 'river: meandering oxbow lake\n' }, 'oxbow lake'],
     [{ filename: 'e.xml', content: '<root><item>granite quarry</item></root>' }, 'granite quarry'],
-    [{ filename: 'f.html', content: '<html><script>hidden_script_text()</script><p>harbour seals bask</p></html>' }, 'harbour seals bask'],
+    [{ filename: 'f.html', content: '<html><script>hidden_script_text()</script><p>harbour seals bask</p></html>' },
+      'harbour seals bask'],
     [{ filename: 'g.csv', content: 'name,colour\nzinnia,magenta\n' }, 'zinnia,magenta'],
     [{ filename: 'h.ts', content: 'export const quokkaCount = 42\n' }, 'quokkaCount'],
     [{ filename: 'i.py', content: 'def platypus_bill():\n    return 1\n' }, 'platypus_bill'],
     [{ filename: 'j.htm', content: '<p>saffron threads</p>' }, 'saffron threads'],
-    [{ filename: 'k.txt', content: Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('utf sixteen walrus', 'utf16le')]) }, 'sixteen walrus']
+    [{ filename: 'k.txt',
+      content: Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('utf sixteen walrus', 'utf16le')]) },
+    'sixteen walrus']
   ]
   for (const [file, sentence] of kinds) {
     const doc = await uploadOk(app, u, file)
@@ -73,16 +78,23 @@ t.test('upload response, get with chunks, status, byte-identical download', asyn
   const app = await build(t)
   const u = await signup(app)
   const text = Array.from({ length: 300 }, (_, i) => `Sentence number ${i} about tidal pools.`).join(' ')
-  const res = await upload(app, u.auth, { filename: 'pools.txt', content: text }, { category: 'nature', tags: '["sea","rocks"]', chunkSize: '500', chunkOverlap: '50' })
+  const res = await upload(app, u.auth, { filename: 'pools.txt', content: text },
+    { category: 'nature', tags: '["sea","rocks"]', chunkSize: '500', chunkOverlap: '50' })
   t.equal(res.statusCode, 201)
   const body = res.json()
   t.equal(body.success, true)
-  t.match(body.document, { fileName: 'pools.txt', filePath: null, originalStorage: 'local', fileSize: Buffer.byteLength(text), fileType: 'txt', textLength: text.length })
+  t.match(body.document,
+    { fileName: 'pools.txt', filePath: null, originalStorage: 'local', fileSize: Buffer.byteLength(text),
+      fileType: 'txt', textLength: text.length })
   t.ok(body.document.chunkCount > 20)
   t.type(body.message, 'string')
   await app.jobs.idle()
-  const status = (await app.inject({ url: `/api/knowledge/documents/${body.document.id}/status`, headers: u.auth })).json()
-  t.match(status, { success: true, status: 'indexed', processingProgress: 100, document: { id: body.document.id, fileName: 'pools.txt', fileType: 'txt', chunkCount: body.document.chunkCount } })
+  const status = (await app.inject({ url: `/api/knowledge/documents/${body.document.id}/status`,
+    headers: u.auth })).json()
+  t.match(status,
+    { success: true, status: 'indexed', processingProgress: 100,
+      document: { id: body.document.id, fileName: 'pools.txt', fileType: 'txt',
+        chunkCount: body.document.chunkCount } })
 
   const got = (await app.inject({ url: `/api/knowledge/document/${body.document.id}`, headers: u.auth })).json()
   t.equal(got.document.size, Buffer.byteLength(text))
@@ -91,9 +103,11 @@ t.test('upload response, get with chunks, status, byte-identical download', asyn
   t.equal(got.document.scope, 'organization')
   t.equal(got.chunks.length, body.document.chunkCount)
   t.same(got.chunks.map((c: { chunkIndex: number }) => c.chunkIndex), [...Array(got.chunks.length).keys()])
-  t.ok(got.chunks.every((c: { text: string; chunkSize: number }) => c.chunkSize === c.text.length && c.chunkSize <= 500))
+  t.ok(got.chunks.every((c: { text: string; chunkSize: number }) => c.chunkSize === c.text.length &&
+    c.chunkSize <= 500))
   t.equal(got.chunks[1].text.slice(0, 50), got.chunks[0].text.slice(-50), 'overlap of 50')
-  const paged = (await app.inject({ url: `/api/knowledge/document/${body.document.id}?chunkOffset=3&chunkLimit=2`, headers: u.auth })).json()
+  const paged = (await app.inject({ url: `/api/knowledge/document/${body.document.id}?chunkOffset=3&chunkLimit=2`,
+    headers: u.auth })).json()
   t.same(paged.chunks.map((c: { chunkIndex: number }) => c.chunkIndex), [3, 4])
 
   const p = await uploadOk(app, u, { filename: 'Rapport «été» v2; x.pdf', content: pdf })
@@ -101,7 +115,9 @@ t.test('upload response, get with chunks, status, byte-identical download', asyn
   t.equal(dl.statusCode, 200)
   t.equal(dl.headers['content-type'], 'application/octet-stream')
   t.ok(Buffer.compare(dl.rawPayload, pdf) === 0, 'original bytes')
-  t.equal(dl.headers['content-disposition'], `attachment; filename="Rapport __t__ v2; x.pdf"; filename*=UTF-8''Rapport%20%C2%AB%C3%A9t%C3%A9%C2%BB%20v2%3B%20x.pdf`)
+  t.equal(dl.headers['content-disposition'],
+    'attachment; filename="Rapport __t__ v2; x.pdf"; ' +
+    "filename*=UTF-8''Rapport%20%C2%AB%C3%A9t%C3%A9%C2%BB%20v2%3B%20x.pdf")
 
   // when the original is gone, the stored text is sent under the file name
   app.sqlite.prepare('UPDATE knowledge_documents SET original_path = NULL WHERE id = ?').run(body.document.id)
@@ -114,7 +130,8 @@ t.test('upload response, get with chunks, status, byte-identical download', asyn
 t.test('refusals: no file, unsupported type, too large, bad fields, too many files', async (t) => {
   const app = await build(t, { config: { rateLimits: NO_LIMITS } })
   const u = await signup(app)
-  const json = await app.inject({ method: 'POST', url: '/api/knowledge/upload', headers: u.auth, payload: { file: 'x' } })
+  const json = await app.inject({ method: 'POST', url: '/api/knowledge/upload', headers: u.auth,
+    payload: { file: 'x' } })
   t.equal(json.statusCode, 400)
   t.equal(json.json().message, 'No file uploaded')
 
@@ -129,8 +146,10 @@ t.test('refusals: no file, unsupported type, too large, bad fields, too many fil
   t.equal(big.json().code, 'PAYLOAD_TOO_LARGE')
 
   for (const [fields, why] of [
-    [{ scope: 'galaxy' }, 'scope'], [{ tags: 'not json' }, 'tags'], [{ tags: '{"a":1}' }, 'tags object'], [{ tags: '[1,2]' }, 'tags numbers'],
-    [{ chunkSize: '10' }, 'chunkSize small'], [{ chunkSize: '20001' }, 'chunkSize big'], [{ chunkSize: 'abc' }, 'chunkSize text'],
+    [{ scope: 'galaxy' }, 'scope'], [{ tags: 'not json' }, 'tags'], [{ tags: '{"a":1}' }, 'tags object'],
+    [{ tags: '[1,2]' }, 'tags numbers'],
+    [{ chunkSize: '10' }, 'chunkSize small'], [{ chunkSize: '20001' }, 'chunkSize big'],
+    [{ chunkSize: 'abc' }, 'chunkSize text'],
     [{ chunkSize: '100', chunkOverlap: '100' }, 'overlap = size'], [{ chunkOverlap: '-1' }, 'negative overlap'],
     [{ scope: 'workspace' }, 'workspace without id'], [{ scope: 'workspace', workspaceId: 'nope' }, 'bad workspace id']
   ] as Array<[Record<string, string>, string]>) {
@@ -138,17 +157,21 @@ t.test('refusals: no file, unsupported type, too large, bad fields, too many fil
     t.equal(res.statusCode, 400, why)
   }
   const stranger = await signup(app)
-  t.equal((await upload(app, u.auth, { filename: 'a.txt', content: 'x' }, { scope: 'workspace', workspaceId: stranger.workspaceId })).statusCode, 403)
+  t.equal((await upload(app, u.auth, { filename: 'a.txt', content: 'x' },
+    { scope: 'workspace', workspaceId: stranger.workspaceId })).statusCode, 403)
 
   const unreadable = await upload(app, u.auth, { filename: 'broken.pdf', content: pdf.subarray(0, 500) })
   t.equal(unreadable.statusCode, 422)
   t.equal(unreadable.json().code, 'UNREADABLE_FILE')
 
-  const eleven = multipart(Array.from({ length: 11 }, (_, i) => ({ name: 'files', filename: `f${i}.txt`, content: `file ${i}` })))
-  const tooMany = await app.inject({ method: 'POST', url: '/api/knowledge/upload/batch', headers: { ...u.auth, ...eleven.headers }, payload: eleven.payload })
+  const eleven = multipart(Array.from({ length: 11 },
+    (_, i) => ({ name: 'files', filename: `f${i}.txt`, content: `file ${i}` })))
+  const tooMany = await app.inject({ method: 'POST', url: '/api/knowledge/upload/batch',
+    headers: { ...u.auth, ...eleven.headers }, payload: eleven.payload })
   t.equal(tooMany.statusCode, 400)
   const two = multipart([{ filename: 'a.txt', content: 'a' }, { filename: 'b.txt', content: 'b' }])
-  t.equal((await app.inject({ method: 'POST', url: '/api/knowledge/upload', headers: { ...u.auth, ...two.headers }, payload: two.payload })).statusCode, 400, 'one file per single upload')
+  t.equal((await app.inject({ method: 'POST', url: '/api/knowledge/upload', headers: { ...u.auth, ...two.headers },
+    payload: two.payload })).statusCode, 400, 'one file per single upload')
 
   const docs = (await app.inject({ url: '/api/knowledge/documents', headers: u.auth })).json()
   t.equal(docs.count, 0, 'no refused upload left a document')
@@ -165,14 +188,16 @@ t.test('batch: unreadable and hostile files fail alone; an unsupported type refu
     { name: 'files', filename: 'bomb.docx', content: docxBomb(300 * 1024 * 1024) },
     { name: 'files', filename: 'notes.docx', content: docx }
   ], { category: 'batch', tags: '["b"]' })
-  const res = await app.inject({ method: 'POST', url: '/api/knowledge/upload/batch', headers: { ...u.auth, ...body.headers }, payload: body.payload })
+  const res = await app.inject({ method: 'POST', url: '/api/knowledge/upload/batch',
+    headers: { ...u.auth, ...body.headers }, payload: body.payload })
   t.equal(res.statusCode, 201)
   const r = res.json()
   t.equal(r.successCount, 2)
   t.equal(r.errorCount, 2)
   t.same(r.results.map((x: { fileName: string }) => x.fileName), ['good.txt', 'notes.docx'])
   t.ok(r.results.every((x: { scope: string }) => x.scope === 'organization'))
-  t.same(r.errors.map((e: { fileName: string; code: string }) => [e.fileName, e.code]), [['cut.pdf', 'UNREADABLE_FILE'], ['bomb.docx', 'UNREADABLE_FILE']])
+  t.same(r.errors.map((e: { fileName: string; code: string }) => [e.fileName, e.code]),
+    [['cut.pdf', 'UNREADABLE_FILE'], ['bomb.docx', 'UNREADABLE_FILE']])
   t.match(r.errors[1].error, /expands to more than/)
   await app.jobs.idle()
   t.equal(ids(await search(app, u.auth, { query: 'albatross' })).length, 1)
@@ -182,10 +207,12 @@ t.test('batch: unreadable and hostile files fail alone; an unsupported type refu
     { name: 'files', filename: 'ok.txt', content: 'would be fine' },
     { name: 'files', filename: 'evil.exe', content: 'MZ' }
   ])
-  const refused = await app.inject({ method: 'POST', url: '/api/knowledge/upload/batch', headers: { ...u.auth, ...mixed.headers }, payload: mixed.payload })
+  const refused = await app.inject({ method: 'POST', url: '/api/knowledge/upload/batch',
+    headers: { ...u.auth, ...mixed.headers }, payload: mixed.payload })
   t.equal(refused.statusCode, 415)
   t.same(refused.json().supportedFormats.length > 30, true)
-  t.equal((await app.inject({ url: '/api/knowledge/documents', headers: u.auth })).json().count, 2, 'nothing of the refused batch was added')
+  t.equal((await app.inject({ url: '/api/knowledge/documents', headers: u.auth })).json().count, 2,
+    'nothing of the refused batch was added')
 })
 
 t.test('tenants: another organization sees nothing; scopes and workspaces', async (t) => {
@@ -193,18 +220,23 @@ t.test('tenants: another organization sees nothing; scopes and workspaces', asyn
   const owner = await signup(app)
   const colleague = await addUser(app, owner)
   const stranger = await signup(app)
-  const ws2 = (await app.inject({ method: 'POST', url: '/api/v2/workspaces', headers: owner.auth, payload: { name: 'Private team' } })).json().data
+  const ws2 = (await app.inject({ method: 'POST', url: '/api/v2/workspaces', headers: owner.auth,
+    payload: { name: 'Private team' } })).json().data
 
   const orgDoc = await uploadOk(app, owner, { filename: 'org.txt', content: 'organization wide marmalade recipe' })
-  const wsDoc = await uploadOk(app, owner, { filename: 'ws.txt', content: 'workspace only marmalade secret' }, { scope: 'workspace', workspaceId: ws2.id })
-  const personal = await uploadOk(app, owner, { filename: 'me.txt', content: 'personal marmalade diary' }, { scope: 'personal' })
+  const wsDoc = await uploadOk(app, owner, { filename: 'ws.txt', content: 'workspace only marmalade secret' },
+    { scope: 'workspace', workspaceId: ws2.id })
+  const personal = await uploadOk(app, owner, { filename: 'me.txt', content: 'personal marmalade diary' },
+    { scope: 'personal' })
 
   // the stranger: 404 everywhere, and nothing in list, search or stats
   for (const id of [orgDoc.id, wsDoc.id, personal.id]) {
-    for (const [method, url] of [['GET', `/api/knowledge/document/${id}`], ['GET', `/api/knowledge/document/${id}/download`],
+    for (const [method, url] of [['GET', `/api/knowledge/document/${id}`],
+      ['GET', `/api/knowledge/document/${id}/download`],
       ['GET', `/api/knowledge/documents/${id}/status`], ['DELETE', `/api/knowledge/document/${id}`],
       ['GET', `/api/knowledge-graph/documents/${id}`], ['DELETE', `/api/knowledge-graph/documents/${id}`]] as const) {
-      t.equal((await app.inject({ method, url, headers: stranger.auth })).statusCode, 404, `${method} ${url.replace(id, ':id')}`)
+      t.equal((await app.inject({ method, url, headers: stranger.auth })).statusCode, 404,
+        `${method} ${url.replace(id, ':id')}`)
     }
   }
   t.equal((await app.inject({ url: '/api/knowledge/documents', headers: stranger.auth })).json().count, 0)
@@ -216,9 +248,11 @@ t.test('tenants: another organization sees nothing; scopes and workspaces', asyn
   const seen = async (user: TestUser) => ids(await search(app, user.auth, { query: 'marmalade' })).sort()
   t.same(await seen(colleague), [orgDoc.id])
   t.same(await seen(owner), [orgDoc.id, wsDoc.id, personal.id].sort())
-  t.equal((await app.inject({ url: `/api/knowledge/document/${personal.id}`, headers: colleague.auth })).statusCode, 404)
+  t.equal((await app.inject({ url: `/api/knowledge/document/${personal.id}`, headers: colleague.auth })).statusCode,
+    404)
   t.equal((await app.inject({ url: `/api/knowledge/document/${wsDoc.id}`, headers: colleague.auth })).statusCode, 404)
-  await app.inject({ method: 'POST', url: `/api/v2/workspaces/${ws2.id}/members`, headers: owner.auth, payload: { userId: colleague.userId, role: 'member' } })
+  await app.inject({ method: 'POST', url: `/api/v2/workspaces/${ws2.id}/members`, headers: owner.auth,
+    payload: { userId: colleague.userId, role: 'member' } })
   t.same(await seen(colleague), [orgDoc.id, wsDoc.id].sort(), 'membership opens the workspace documents')
   // with another workspace as context, ws2's documents are out of view
   const inFirst = await search(app, { ...owner.auth, 'x-workspace-id': owner.workspaceId }, { query: 'marmalade' })
@@ -228,24 +262,34 @@ t.test('tenants: another organization sees nothing; scopes and workspaces', asyn
   t.same(list.tenantContext, { customerId: owner.customerId, scope: 'workspace' })
 
   // delete rules: a member cannot delete the owner's organization document (404); an org admin can
-  t.equal((await app.inject({ method: 'DELETE', url: `/api/knowledge/document/${orgDoc.id}`, headers: colleague.auth })).statusCode, 404)
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/knowledge/document/${orgDoc.id}`,
+    headers: colleague.auth })).statusCode, 404)
   const admin = await addUser(app, owner, 'admin')
-  t.equal((await app.inject({ method: 'DELETE', url: `/api/knowledge/document/${orgDoc.id}`, headers: admin.auth })).statusCode, 200)
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/knowledge/document/${orgDoc.id}`,
+    headers: admin.auth })).statusCode, 200)
   // a workspace member cannot delete a workspace document; its workspace admin can
-  t.equal((await app.inject({ method: 'DELETE', url: `/api/knowledge/document/${wsDoc.id}`, headers: colleague.auth })).statusCode, 404)
-  await app.inject({ method: 'POST', url: `/api/v2/workspaces/${ws2.id}/members`, headers: owner.auth, payload: { userId: colleague.userId, role: 'admin' } })
-  t.equal((await app.inject({ method: 'DELETE', url: `/api/knowledge/document/${wsDoc.id}`, headers: colleague.auth })).statusCode, 200)
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/knowledge/document/${wsDoc.id}`,
+    headers: colleague.auth })).statusCode, 404)
+  await app.inject({ method: 'POST', url: `/api/v2/workspaces/${ws2.id}/members`, headers: owner.auth,
+    payload: { userId: colleague.userId, role: 'admin' } })
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/knowledge/document/${wsDoc.id}`,
+    headers: colleague.auth })).statusCode, 200)
   t.same(await seen(owner), [personal.id])
 })
 
 t.test('search: case, Unicode, short queries, FTS5 syntax, filters, limit, deletion', async (t) => {
   const app = await build(t, { config: { rateLimits: NO_LIMITS } })
   const u = await signup(app)
-  const a = await uploadOk(app, u, { filename: 'fr.txt', content: 'Les élèves de l\'école primaire. Mot: NEAR(x y) "guillemets" -moins* col:on (par) ^début' },
+  const a = await uploadOk(app, u,
+    { filename: 'fr.txt',
+      content: 'Les élèves de l\'école primaire. Mot: NEAR(x y) "guillemets" -moins* col:on (par) ^début' },
     { category: 'french', tags: '["lang","fr"]' })
-  const b = await uploadOk(app, u, { filename: 'en.txt', content: 'The Ecole Normale is a school. Q is for quince.' }, { category: 'english', tags: '["lang","en"]' })
-  const c = await uploadOk(app, u, { filename: 'misc.txt', content: 'Quince jam, QUINCE paste and quince tea.' }, { scope: 'personal', tags: '["food"]' })
-  const q = async (query: string, extra: Record<string, unknown> = {}) => ids(await search(app, u.auth, { query, ...extra })).sort()
+  const b = await uploadOk(app, u, { filename: 'en.txt', content: 'The Ecole Normale is a school. Q is for quince.' },
+    { category: 'english', tags: '["lang","en"]' })
+  const c = await uploadOk(app, u, { filename: 'misc.txt', content: 'Quince jam, QUINCE paste and quince tea.' },
+    { scope: 'personal', tags: '["food"]' })
+  const q = async (query: string, extra: Record<string,
+    unknown> = {}) => ids(await search(app, u.auth, { query, ...extra })).sort()
 
   // substring mode: exactly the substring, case folded, accents kept
   t.same(await q('ÉCOLE', { mode: 'substring' }), [a.id], 'ÉCOLE finds école')
@@ -261,7 +305,8 @@ t.test('search: case, Unicode, short queries, FTS5 syntax, filters, limit, delet
   t.same(await q('É'), [a.id], '1 character, Unicode, other case')
   t.same(await q('jA'), [c.id], '2-character query')
   t.same(await q('zz'), [])
-  for (const special of ['NEAR(x y)', '"guillemets"', '-moins*', 'col:on', '(par)', '^début', '"', 'AND OR NOT', '*', '""']) {
+  for (const special of ['NEAR(x y)', '"guillemets"', '-moins*', 'col:on', '(par)', '^début', '"', 'AND OR NOT', '*',
+    '""']) {
     const res = await search(app, u.auth, { query: special })
     t.equal(res.statusCode, 200, `FTS5 syntax is literal: ${special}`)
   }
@@ -277,7 +322,9 @@ t.test('search: case, Unicode, short queries, FTS5 syntax, filters, limit, delet
   t.same(await q('quince', { tags: ['nothing'] }), [])
   t.same(await q('q', { category: 'english' }), [b.id], 'filters apply to short queries too')
 
-  const many = await uploadOk(app, u, { filename: 'many.txt', content: Array.from({ length: 40 }, (_, i) => `paragraph ${i} mentions zebra crossings.`).join('\n') },
+  const many = await uploadOk(app, u,
+    { filename: 'many.txt',
+      content: Array.from({ length: 40 }, (_, i) => `paragraph ${i} mentions zebra crossings.`).join('\n') },
     { chunkSize: '60', chunkOverlap: '0' })
   t.ok(many.chunkCount >= 20)
   const limited = await search(app, u.auth, { query: 'zebra', limit: 5 })
@@ -290,17 +337,21 @@ t.test('search: case, Unicode, short queries, FTS5 syntax, filters, limit, delet
   t.same(Object.keys(hit.document).sort(), ['category', 'fileName', 'fileType', 'id', 'scope'])
   t.same(Object.keys(hit.chunk).sort(), ['chunkIndex', 'id', 'text'])
 
-  for (const body of [{}, { query: '' }, { query: '   ' }, { query: 'x'.repeat(1001) }, { query: 'x', limit: 101 }, { query: 'x', limit: 0 }, { query: 'x', scope: 'everywhere' }]) {
+  for (const body of [{}, { query: '' }, { query: '   ' }, { query: 'x'.repeat(1001) }, { query: 'x', limit: 101 },
+    { query: 'x', limit: 0 }, { query: 'x', scope: 'everywhere' }]) {
     t.equal((await search(app, u.auth, body)).statusCode, 400, JSON.stringify(body).slice(0, 40))
   }
 
   // deletion removes the passages
-  t.equal((await app.inject({ method: 'DELETE', url: `/api/knowledge/document/${many.id}`, headers: u.auth })).statusCode, 200)
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/knowledge/document/${many.id}`,
+    headers: u.auth })).statusCode, 200)
   t.same(await q('zebra'), [], 'gone from search at once')
   await app.jobs.idle()
-  const left = app.sqlite.prepare('SELECT COUNT(*) AS n FROM knowledge_passages WHERE document_id = ?').get(many.id) as { n: number }
+  const left = app.sqlite.prepare('SELECT COUNT(*) AS n FROM knowledge_passages WHERE ' +
+    'document_id = ?').get(many.id) as { n: number }
   t.equal(left.n, 0, 'passages purged')
-  const fts = app.sqlite.prepare(`SELECT COUNT(*) AS n FROM knowledge_passages_fts WHERE knowledge_passages_fts MATCH '"zebra"'`).get() as { n: number }
+  const fts = app.sqlite.prepare(`SELECT COUNT(*) AS n FROM knowledge_passages_fts
+    WHERE knowledge_passages_fts MATCH '"zebra"'`).get() as { n: number }
   t.equal(fts.n, 0, 'and out of the index')
   t.equal((await app.inject({ url: `/api/knowledge/document/${many.id}`, headers: u.auth })).statusCode, 404)
 })
@@ -317,26 +368,36 @@ t.test('API keys: capabilities and workspace-bound keys', async (t) => {
   t.equal((await search(app, h(reader), { query: 'capability' })).statusCode, 200)
   t.equal((await app.inject({ url: '/api/knowledge/documents', headers: h(reader) })).statusCode, 200)
   t.equal((await app.inject({ url: `/api/knowledge/document/${doc.id}/download`, headers: h(reader) })).statusCode, 200)
-  t.equal((await app.inject({ method: 'HEAD', url: `/api/knowledge-graph/documents/${doc.id}`, headers: h(reader) })).statusCode, 200)
-  t.equal((await upload(app, h(reader), { filename: 'x.txt', content: 'x' })).statusCode, 403, 'knowledge:read cannot upload')
+  t.equal((await app.inject({ method: 'HEAD', url: `/api/knowledge-graph/documents/${doc.id}`,
+    headers: h(reader) })).statusCode, 200)
+  t.equal((await upload(app, h(reader), { filename: 'x.txt', content: 'x' })).statusCode, 403,
+    'knowledge:read cannot upload')
   t.equal((await search(app, h(writer), { query: 'capability' })).statusCode, 403, 'knowledge:write cannot search')
   t.equal((await upload(app, h(writer), { filename: 'x.txt', content: 'written by key' })).statusCode, 201)
-  t.equal((await app.inject({ method: 'DELETE', url: `/api/knowledge/document/${doc.id}`, headers: h(general) })).statusCode, 403, 'not in the table')
-  t.equal((await app.inject({ method: 'DELETE', url: `/api/knowledge-graph/documents/${doc.id}`, headers: h(reader) })).statusCode, 403)
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/knowledge/document/${doc.id}`,
+    headers: h(general) })).statusCode, 403, 'not in the table')
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/knowledge-graph/documents/${doc.id}`,
+    headers: h(reader) })).statusCode, 403)
   const kg = await app.inject({ url: `/api/knowledge-graph/documents/${doc.id}`, headers: h(general) })
   t.equal(kg.statusCode, 200)
   t.equal(kg.json().data.id, doc.id)
-  t.equal((await app.inject({ method: 'DELETE', url: `/api/knowledge-graph/documents/${doc.id}`, headers: h(general) })).statusCode, 200)
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/knowledge-graph/documents/${doc.id}`,
+    headers: h(general) })).statusCode, 200)
   t.equal((await app.inject({ url: `/api/knowledge-graph/documents/${doc.id}`, headers: h(general) })).statusCode, 404)
 
   const bound = await createKey(app, u, ['knowledge:write', 'knowledge:read'], { workspaceId: u.workspaceId })
-  t.equal((await upload(app, h(bound), { filename: 'o.txt', content: 'x' })).statusCode, 403, 'organization scope refused')
+  t.equal((await upload(app, h(bound), { filename: 'o.txt', content: 'x' })).statusCode, 403,
+    'organization scope refused')
   t.equal((await upload(app, h(bound), { filename: 'o.txt', content: 'x' }, { scope: 'organization' })).statusCode, 403)
-  const other = (await app.inject({ method: 'POST', url: '/api/v2/workspaces', headers: u.auth, payload: { name: 'Other' } })).json().data
-  t.equal((await upload(app, h(bound), { filename: 'o.txt', content: 'x' }, { scope: 'workspace', workspaceId: other.id })).statusCode, 403)
-  const wsRes = await upload(app, h(bound), { filename: 'w.txt', content: 'bound key workspace doc' }, { scope: 'workspace' })
+  const other = (await app.inject({ method: 'POST', url: '/api/v2/workspaces', headers: u.auth,
+    payload: { name: 'Other' } })).json().data
+  t.equal((await upload(app, h(bound), { filename: 'o.txt', content: 'x' },
+    { scope: 'workspace', workspaceId: other.id })).statusCode, 403)
+  const wsRes = await upload(app, h(bound), { filename: 'w.txt', content: 'bound key workspace doc' },
+    { scope: 'workspace' })
   t.equal(wsRes.statusCode, 201)
-  t.equal((await upload(app, h(bound), { filename: 'p.txt', content: 'bound key personal doc' }, { scope: 'personal' })).statusCode, 201)
+  t.equal((await upload(app, h(bound), { filename: 'p.txt', content: 'bound key personal doc' },
+    { scope: 'personal' })).statusCode, 201)
   await app.jobs.idle()
   const got = (await app.inject({ url: `/api/knowledge/document/${wsRes.json().document.id}`, headers: u.auth })).json()
   t.equal(got.document.workspaceId, u.workspaceId)
@@ -350,26 +411,31 @@ t.test('indexing resumes from where it stopped', async (t) => {
   const expected = doc.chunkCount
   // as if the process died after 100 passages
   app.sqlite.prepare('DELETE FROM knowledge_passages WHERE document_id = ? AND chunk_index >= 100').run(doc.id)
-  app.sqlite.prepare(`UPDATE knowledge_documents SET indexed_count = 100, status = 'processing' WHERE id = ?`).run(doc.id)
+  app.sqlite.prepare(`UPDATE knowledge_documents SET indexed_count = 100, status = 'processing'
+    WHERE id = ?`).run(doc.id)
   const mid = (await app.inject({ url: `/api/knowledge/documents/${doc.id}/status`, headers: u.auth })).json()
   t.equal(mid.status, 'processing')
   t.equal(mid.processingProgress, Math.floor((100 / expected) * 100))
   app.jobs.enqueue('knowledge.index', { documentId: doc.id })
   await app.jobs.idle()
-  const rows = app.sqlite.prepare('SELECT chunk_index FROM knowledge_passages WHERE document_id = ? ORDER BY chunk_index').all(doc.id) as Array<{ chunk_index: number }>
+  const rows = app.sqlite.prepare('SELECT chunk_index FROM knowledge_passages WHERE document_id = ? ORDER ' +
+    'BY chunk_index').all(doc.id) as Array<{ chunk_index: number }>
   t.equal(rows.length, expected)
   t.same(rows.map((r) => r.chunk_index), [...Array(expected).keys()], 'no gaps, no duplicates')
-  t.equal((await app.inject({ url: `/api/knowledge/documents/${doc.id}/status`, headers: u.auth })).json().status, 'indexed')
+  t.equal((await app.inject({ url: `/api/knowledge/documents/${doc.id}/status`, headers: u.auth })).json().status,
+    'indexed')
 })
 
 t.test('health is public and unlimited; the group is limited to 30 per minute', async (t) => {
-  const app = await build(t, { config: { rateLimits: { knowledge: 30, voiceNotes: 100, artifacts: 120, default: 600 } } })
+  const app = await build(t,
+    { config: { rateLimits: { knowledge: 30, voiceNotes: 100, artifacts: 120, default: 600 } } })
   const u = await signup(app)
   const health = await app.inject({ url: '/api/knowledge/health' })
   t.equal(health.statusCode, 200)
   t.match(health.json(), { status: 'healthy', service: 'knowledge', version: /\d/ })
   t.ok(health.json().supportedFormats.includes('.md'))
-  for (let i = 0; i < 30; i++) t.equal((await app.inject({ url: '/api/knowledge/stats', headers: u.auth })).statusCode, 200)
+  for (let i = 0; i < 30; i++) t.equal((await app.inject({ url: '/api/knowledge/stats', headers: u.auth })).statusCode,
+    200)
   const limited = await app.inject({ url: '/api/knowledge/documents', headers: u.auth })
   t.equal(limited.statusCode, 429)
   t.ok(limited.headers['retry-after'])
@@ -379,9 +445,12 @@ t.test('health is public and unlimited; the group is limited to 30 per minute', 
 t.test('ranking: more occurrences first, then the newest document', async (t) => {
   const app = await build(t, { config: { rateLimits: NO_LIMITS } })
   const u = await signup(app)
-  const once = await uploadOk(app, u, { filename: 'once.txt', content: 'A walrus rests on the ice floe near the shore today.' })
-  const thrice = await uploadOk(app, u, { filename: 'thrice.txt', content: 'Walrus, walrus and one more WALRUS on the ice floe.' })
-  const newer = await uploadOk(app, u, { filename: 'newer.txt', content: 'A walrus rests on the ice floe near the shore today.' })
+  const once = await uploadOk(app, u,
+    { filename: 'once.txt', content: 'A walrus rests on the ice floe near the shore today.' })
+  const thrice = await uploadOk(app, u,
+    { filename: 'thrice.txt', content: 'Walrus, walrus and one more WALRUS on the ice floe.' })
+  const newer = await uploadOk(app, u,
+    { filename: 'newer.txt', content: 'A walrus rests on the ice floe near the shore today.' })
   const res = (await search(app, u.auth, { query: 'walrus' })).json()
   t.same(res.results.map((r: { document: { id: string } }) => r.document.id), [thrice.id, newer.id, once.id])
   t.ok(res.results[0].score > res.results[1].score)

@@ -13,7 +13,8 @@ export function manyPagePdf(pages: number, text?: string): Buffer {
   objects.push(`<< /Length ${first.length} >>\nstream\n${first}\nendstream`)
   objects.push('<< /Length 0 >>\nstream\n\nendstream')
   for (let i = 0; i < pages; i++) {
-    objects.push(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${i === 0 ? 4 : 5} 0 R >>`)
+    objects.push('<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> ' +
+      `/Contents ${i === 0 ? 4 : 5} 0 R >>`)
   }
   // every character is ASCII: offsets are string lengths
   const parts = ['%PDF-1.4\n']

@@ -18,7 +18,8 @@ export function makeZip(entries: Entry[]): Buffer {
     local.writeUInt16LE(name.length, 26); local.writeUInt16LE(0, 28)
     locals.push(local, name, packed)
     const central = Buffer.alloc(46)
-    central.writeUInt32LE(0x02014b50, 0); central.writeUInt16LE(20, 4); central.writeUInt16LE(20, 6); central.writeUInt16LE(8, 10)
+    central.writeUInt32LE(0x02014b50, 0); central.writeUInt16LE(20, 4); central.writeUInt16LE(20,
+      6); central.writeUInt16LE(8, 10)
     central.writeUInt32LE(crc, 16); central.writeUInt32LE(packed.length, 20); central.writeUInt32LE(size, 24)
     central.writeUInt16LE(name.length, 28); central.writeUInt32LE(offset, 42)
     centrals.push(central, name)
@@ -66,7 +67,8 @@ export async function streamedDocxBomb(size: number, declaredSize: number): Prom
     if (!deflate.write(b)) await new Promise((r) => deflate.once('drain', r))
   }
   await write(head)
-  for (let left = size - head.length - tail.length; left > 0; left -= block.length) await write(left >= block.length ? block : block.subarray(0, left))
+  for (let left = size - head.length - tail.length; left > 0; left -= block.length) await write(left >= block.length
+    ? block : block.subarray(0, left))
   await write(tail)
   deflate.end()
   await done

@@ -6,7 +6,8 @@ import fsp from 'node:fs/promises'
 import { errors, SuccessMessage } from '../../schema/api/common.js'
 import {
   UploadResponse, BatchResponse, ListDocumentsQuery, ListDocumentsResponse, GetDocumentQuery, GetDocumentResponse,
-  StatusResponse, SearchBody, SearchResponse, StatsQuery, StatsResponse, HealthResponse, GraphDocumentResponse, DocIdParams
+  StatusResponse, SearchBody, SearchResponse, StatsQuery, StatsResponse, HealthResponse, GraphDocumentResponse,
+  DocIdParams
 } from '../../schema/api/knowledge.js'
 import type { Principal } from '../../src/auth/plugin.js'
 import { badRequest, notFound, HttpError } from '../../src/http/errors.js'
@@ -17,7 +18,8 @@ import { VERSION } from '../../src/version.js'
 import { knowledgeFiles } from '../../src/knowledge/files.js'
 import { createIndexer } from '../../src/knowledge/indexer.js'
 import { createIntake } from '../../src/knowledge/intake.js'
-import { uploadOptions, placement as placementOf, unsupported, type UploadOptions } from '../../src/knowledge/upload-policy.js'
+import { uploadOptions, placement as placementOf, unsupported,
+  type UploadOptions } from '../../src/knowledge/upload-policy.js'
 import type { Reader } from '../../src/knowledge/readers.js'
 import type { ListedDocumentRow } from '../../src/knowledge/store.js'
 import { EmbeddingsNotConfiguredError } from '../../src/knowledge/search.js'
@@ -71,9 +73,11 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
   app.addHook('onClose', () => extractor.close())
   const searcher = app.knowledgeSearch
   const indexer = createIndexer({ sqlite: app.sqlite, jobs: app.jobs, files, log: app.log })
-  const { ingest } = createIntake({ sqlite: app.sqlite, jobs: app.jobs, files, extractor, indexer, createDocument: (doc) => store.create(doc) })
+  const { ingest } = createIntake({ sqlite: app.sqlite, jobs: app.jobs, files, extractor, indexer,
+    createDocument: (doc) => store.create(doc) })
 
-  const readerOf = (request: FastifyRequest, queryWorkspace?: string): Reader => app.knowledgeReaders.readerOf(request, queryWorkspace)
+  const readerOf = (request: FastifyRequest, queryWorkspace?: string): Reader => app.knowledgeReaders.readerOf(request,
+    queryWorkspace)
 
   const tenantContext = (p: Principal, scope?: string) => ({ customerId: p.customerId, scope: scope ?? 'all' })
 
@@ -89,7 +93,8 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
     config: { auth: 'public' },
     schema: { tags, summary: 'Knowledge service health', response: { 200: HealthResponse } }
   }, async () => ({
-    status: 'healthy', service: 'knowledge', version: VERSION, supportedFormats: [...SUPPORTED_FORMATS], timestamp: new Date().toISOString()
+    status: 'healthy', service: 'knowledge', version: VERSION, supportedFormats: [...SUPPORTED_FORMATS],
+    timestamp: new Date().toISOString()
   }))
 
   app.post('/knowledge/upload', {
@@ -110,13 +115,16 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
       try {
         doc = await ingest(request.principal!, file, place, o)
       } catch (err) {
-        if (err instanceof UnreadableFileError) throw new HttpError(422, `Could not read ${file.fileName}: ${err.message}`, 'UNREADABLE_FILE')
+        if (err instanceof UnreadableFileError) {
+          throw new HttpError(422, `Could not read ${file.fileName}: ${err.message}`, 'UNREADABLE_FILE')
+        }
         throw err
       }
       reply.code(201)
       return {
         success: true as const,
-        document: { id: doc.id, fileName: doc.fileName, filePath: null, originalStorage: 'local', fileSize: doc.fileSize,
+        document: { id: doc.id, fileName: doc.fileName, filePath: null, originalStorage: 'local',
+          fileSize: doc.fileSize,
           fileType: doc.fileType, textLength: doc.textLength, chunkCount: doc.chunkCount },
         message: `Uploaded ${doc.fileName}: ${doc.chunkCount} passages`
       }
@@ -151,7 +159,8 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
             failures.push({ fileName: file.fileName, error: err.message, code: 'UNREADABLE_FILE' })
           } else {
             request.log.error({ err, fileName: file.fileName }, 'batch upload: file failed')
-            failures.push({ fileName: file.fileName, error: 'The file could not be processed', code: 'PROCESSING_FAILED' })
+            failures.push({ fileName: file.fileName, error: 'The file could not be processed',
+              code: 'PROCESSING_FAILED' })
           }
         }
       }
@@ -167,16 +176,20 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
 
   app.get('/knowledge/documents', {
     config: { action: 'knowledge.list' },
-    schema: { tags, summary: 'Documents the caller can read, newest first', querystring: ListDocumentsQuery, response: { 200: ListDocumentsResponse, ...errors(403) } }
+    schema: { tags, summary: 'Documents the caller can read, newest first', querystring: ListDocumentsQuery,
+      response: { 200: ListDocumentsResponse, ...errors(403) } }
   }, async (request) => {
     const q = request.query
-    const { rows, count } = store.list(readerOf(request, q.workspaceId), { scope: q.scope, category: q.category, tags: q.tag ? [q.tag] : undefined }, q.limit, q.offset)
-    return { success: true as const, documents: rows.map(toDocument), count, limit: q.limit, offset: q.offset, tenantContext: tenantContext(request.principal!, q.scope) }
+    const { rows, count } = store.list(readerOf(request, q.workspaceId),
+      { scope: q.scope, category: q.category, tags: q.tag ? [q.tag] : undefined }, q.limit, q.offset)
+    return { success: true as const, documents: rows.map(toDocument), count, limit: q.limit, offset: q.offset,
+      tenantContext: tenantContext(request.principal!, q.scope) }
   })
 
   app.get('/knowledge/document/:id', {
     config: { action: 'knowledge.get' },
-    schema: { tags, summary: 'A document with its passages', params: DocIdParams, querystring: GetDocumentQuery, response: { 200: GetDocumentResponse, ...errors(403, 404) } }
+    schema: { tags, summary: 'A document with its passages', params: DocIdParams, querystring: GetDocumentQuery,
+      response: { 200: GetDocumentResponse, ...errors(403, 404) } }
   }, async (request) => {
     const doc = store.get(readerOf(request, request.query.workspaceId), request.params.id)
     if (!doc) throw notFound('Document not found')
@@ -187,7 +200,8 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
 
   app.get('/knowledge/document/:id/download', {
     config: { action: 'knowledge.download' },
-    schema: { tags, summary: 'The original file (or its stored text)', params: DocIdParams, response: { ...errors(403, 404) } }
+    schema: { tags, summary: 'The original file (or its stored text)', params: DocIdParams,
+      response: { ...errors(403, 404) } }
   }, async (request, reply) => {
     const doc = store.get(readerOf(request), request.params.id)
     if (!doc) throw notFound('Document not found')
@@ -204,14 +218,17 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
 
   app.get('/knowledge/documents/:id/status', {
     config: { action: 'knowledge.status' },
-    schema: { tags, summary: 'Indexing status of a document', params: DocIdParams, response: { 200: StatusResponse, ...errors(403, 404) } }
+    schema: { tags, summary: 'Indexing status of a document', params: DocIdParams,
+      response: { 200: StatusResponse, ...errors(403, 404) } }
   }, async (request) => {
     const doc = store.get(readerOf(request), request.params.id)
     if (!doc) throw notFound('Document not found')
-    const progress = doc.chunk_count === 0 || doc.status === 'indexed' ? 100 : Math.min(99, Math.floor((doc.indexed_count / doc.chunk_count) * 100))
+    const progress = doc.chunk_count === 0 || doc.status === 'indexed' ? 100
+      : Math.min(99, Math.floor((doc.indexed_count / doc.chunk_count) * 100))
     return {
       success: true as const, status: doc.status, processingProgress: progress,
-      document: { id: doc.id, fileName: doc.file_name, fileType: doc.file_type, chunkCount: doc.chunk_count, uploadedAt: doc.uploaded_at }
+      document: { id: doc.id, fileName: doc.file_name, fileType: doc.file_type, chunkCount: doc.chunk_count,
+        uploadedAt: doc.uploaded_at }
     }
   })
 
@@ -226,7 +243,8 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
 
   app.delete('/knowledge/document/:id', {
     config: { action: 'knowledge.delete' },
-    schema: { tags, summary: 'Delete a document, its passages and its original', params: DocIdParams, response: { 200: SuccessMessage, ...errors(403, 404) } }
+    schema: { tags, summary: 'Delete a document, its passages and its original', params: DocIdParams,
+      response: { 200: SuccessMessage, ...errors(403, 404) } }
   }, async (request) => {
     await deleteDocument(request, request.params.id)
     return { success: true as const, message: 'Document deleted' }
@@ -244,18 +262,21 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
     if (query.length === 0) throw badRequest('query must not be blank', 'VALIDATION_ERROR')
     let results
     try {
-      results = await searcher.search(readerOf(request, b.workspaceId), { scope: b.scope, category: b.category, tags: b.tags }, query, b.limit, b.mode)
+      results = await searcher.search(readerOf(request, b.workspaceId),
+        { scope: b.scope, category: b.category, tags: b.tags }, query, b.limit, b.mode)
     } catch (err) {
       if (err instanceof EmbeddingsNotConfiguredError) throw badRequest(err.message, 'EMBEDDINGS_NOT_CONFIGURED')
       if (err instanceof EmbeddingError) throw new HttpError(502, err.message, 'EMBEDDINGS_UNAVAILABLE')
       throw err
     }
-    return { success: true as const, query, results, count: results.length, tenantContext: tenantContext(request.principal!, b.scope) }
+    return { success: true as const, query, results, count: results.length,
+      tenantContext: tenantContext(request.principal!, b.scope) }
   })
 
   app.get('/knowledge/stats', {
     config: { action: 'knowledge.stats' },
-    schema: { tags, summary: 'Totals over the documents the caller can read', querystring: StatsQuery, response: { 200: StatsResponse, ...errors(403) } }
+    schema: { tags, summary: 'Totals over the documents the caller can read', querystring: StatsQuery,
+      response: { 200: StatsResponse, ...errors(403) } }
   }, async (request) => {
     const s = store.stats(readerOf(request, request.query.workspaceId), { scope: request.query.scope })
     return {
@@ -267,7 +288,8 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
 
   app.get('/knowledge-graph/documents/:id', {
     config: { action: 'knowledge_graph.get' },
-    schema: { tags: ['knowledge-graph'], summary: 'A knowledge document', params: DocIdParams, response: { 200: GraphDocumentResponse, ...errors(403, 404) } }
+    schema: { tags: ['knowledge-graph'], summary: 'A knowledge document', params: DocIdParams,
+      response: { 200: GraphDocumentResponse, ...errors(403, 404) } }
   }, async (request) => {
     const doc = store.get(readerOf(request), request.params.id)
     if (!doc) throw notFound('Document not found')
@@ -276,7 +298,8 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
 
   app.delete('/knowledge-graph/documents/:id', {
     config: { action: 'knowledge_graph.delete' },
-    schema: { tags: ['knowledge-graph'], summary: 'Delete a knowledge document', params: DocIdParams, response: { 200: SuccessMessage, ...errors(403, 404) } }
+    schema: { tags: ['knowledge-graph'], summary: 'Delete a knowledge document', params: DocIdParams,
+      response: { 200: SuccessMessage, ...errors(403, 404) } }
   }, async (request) => {
     await deleteDocument(request, request.params.id)
     return { success: true as const, message: 'Document deleted' }

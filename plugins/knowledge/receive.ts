@@ -25,7 +25,8 @@ export const MAX_FILE_BYTES = 50 * 1024 * 1024
  * a whole file in memory) and collects the text fields, whatever their order. On any failure the temp
  * files are removed before the error is thrown.
  */
-export async function receiveMultipart(request: FastifyRequest, tmpDir: string, opts: { fileFields: string[]; maxFiles: number }) {
+export async function receiveMultipart(request: FastifyRequest, tmpDir: string,
+  opts: { fileFields: string[]; maxFiles: number }) {
   const files: ReceivedFile[] = []
   const fields: Record<string, string> = {}
   try {
@@ -36,11 +37,13 @@ export async function receiveMultipart(request: FastifyRequest, tmpDir: string, 
       }
       if (!opts.fileFields.includes(part.fieldname)) {
         part.file.resume()
-        throw badRequest(`Unexpected file field "${part.fieldname}"; send the file as "${opts.fileFields[0]}"`, 'VALIDATION_ERROR')
+        throw badRequest(`Unexpected file field "${part.fieldname}"; send the file as "${opts.fileFields[0]}"`,
+          'VALIDATION_ERROR')
       }
       if (files.length >= opts.maxFiles) {
         part.file.resume()
-        throw badRequest(opts.maxFiles === 1 ? 'Send one file per upload; use /upload/batch for several' : `At most ${opts.maxFiles} files per batch`, 'TOO_MANY_FILES')
+        throw badRequest(opts.maxFiles === 1 ? 'Send one file per upload; use /upload/batch for several'
+          : `At most ${opts.maxFiles} files per batch`, 'TOO_MANY_FILES')
       }
       const tmpPath = path.join(tmpDir, randomUUID())
       const hash = createHash('sha256')
@@ -57,7 +60,9 @@ export async function receiveMultipart(request: FastifyRequest, tmpDir: string, 
   } catch (err) {
     for (const f of files) fs.rmSync(f.tmpPath, { force: true })
     if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw fileTooLarge()
-    if ((err as { code?: string }).code === 'FST_FILES_LIMIT') throw badRequest(`At most ${opts.maxFiles} files per request`, 'TOO_MANY_FILES')
+    if ((err as { code?: string }).code === 'FST_FILES_LIMIT') {
+      throw badRequest(`At most ${opts.maxFiles} files per request`, 'TOO_MANY_FILES')
+    }
     throw malformedOr(err)
   }
   return { files, fields }

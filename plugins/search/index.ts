@@ -6,7 +6,8 @@ import { badRequest } from '../../src/http/errors.js'
 import { ftsPhrase } from '../../src/knowledge/query.js'
 import { readableChannelSql } from '../../src/channels/store.js'
 
-const ResultSchema = Type.Object({ kind: Type.String(), id: Type.String(), title: Type.String(), snippet: Type.String(), score: Type.Number() })
+const ResultSchema = Type.Object({ kind: Type.String(), id: Type.String(), title: Type.String(), snippet: Type.String(),
+  score: Type.Number() })
 
 /**
  * `POST /api/v2/search` (CONTRACT.md §8): one search over what the caller can read — knowledge passages,
@@ -17,15 +18,19 @@ const searchPlugin: FastifyPluginAsyncTypebox = async (app) => {
   const assistant = app.assistant
   const sqlite = app.sqlite
   const snippet = (table: string, column: number) => `snippet(${table}, ${column}, '<mark>', '</mark>', '…', 24)`
-  const artifacts = sqlite.prepare(`SELECT a.id, a.title, ${snippet('artifacts_fts', -1)} AS snippet, -bm25(artifacts_fts) AS score
+  const artifacts = sqlite.prepare(`SELECT a.id, a.title, ${snippet('artifacts_fts', -1)} AS snippet,
+    -bm25(artifacts_fts) AS score
     FROM artifacts_fts CROSS JOIN artifacts a ON a.rowid = artifacts_fts.rowid
-    WHERE artifacts_fts MATCH @match AND a.customer_id = @customerId AND a.workspace_id IN (SELECT value FROM json_each(@workspaceIds))
+    WHERE artifacts_fts MATCH @match AND a.customer_id = @customerId AND a.workspace_id IN (SELECT value
+      FROM json_each(@workspaceIds))
     ORDER BY bm25(artifacts_fts) LIMIT @limit`)
-  const voiceNotes = sqlite.prepare(`SELECT v.id, v.title, ${snippet('voice_notes_fts', -1)} AS snippet, -bm25(voice_notes_fts) AS score
+  const voiceNotes = sqlite.prepare(`SELECT v.id, v.title, ${snippet('voice_notes_fts', -1)} AS snippet,
+    -bm25(voice_notes_fts) AS score
     FROM voice_notes_fts CROSS JOIN voice_notes v ON v.rowid = voice_notes_fts.rowid
     WHERE voice_notes_fts MATCH @match AND v.user_id = @userId AND v.deleted_at IS NULL
     ORDER BY bm25(voice_notes_fts) LIMIT @limit`)
-  const messages = sqlite.prepare(`SELECT m.id, c.name AS title, ${snippet('channel_messages_fts', 0)} AS snippet, -bm25(channel_messages_fts) AS score
+  const messages = sqlite.prepare(`SELECT m.id, c.name AS title, ${snippet('channel_messages_fts', 0)} AS snippet,
+    -bm25(channel_messages_fts) AS score
     FROM channel_messages_fts CROSS JOIN channel_messages m ON m.rowid = channel_messages_fts.rowid
     JOIN channels c ON c.id = m.channel_id
     WHERE channel_messages_fts MATCH @match AND c.customer_id = @customerId AND ${readableChannelSql('c')}
@@ -35,8 +40,10 @@ const searchPlugin: FastifyPluginAsyncTypebox = async (app) => {
     config: { action: 'search.query' },
     schema: {
       tags: ['search'], summary: 'Search knowledge, artifacts, voice-note transcripts and channel messages at once',
-      body: Type.Object({ query: Type.String({ minLength: 1, maxLength: 1000 }), limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }) }),
-      response: { 200: Type.Object({ success: Type.Literal(true), query: Type.String(), results: Type.Array(ResultSchema), count: Type.Integer() }), ...errors(403) }
+      body: Type.Object({ query: Type.String({ minLength: 1, maxLength: 1000 }),
+        limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }) }),
+      response: { 200: Type.Object({ success: Type.Literal(true), query: Type.String(),
+        results: Type.Array(ResultSchema), count: Type.Integer() }), ...errors(403) }
     }
   }, async (request) => {
     const p = requirePrincipal(request)
@@ -56,13 +63,16 @@ const searchPlugin: FastifyPluginAsyncTypebox = async (app) => {
     for (const hit of await assistant.searchKnowledge(reader, query, limit)) {
       if (seenDocs.has(hit.document.id)) continue
       seenDocs.add(hit.document.id)
-      knowledge.push({ kind: 'knowledge', id: hit.document.id, title: hit.document.fileName, snippet: hit.snippet, score: hit.score ?? 1 })
+      knowledge.push({ kind: 'knowledge', id: hit.document.id, title: hit.document.fileName, snippet: hit.snippet,
+        score: hit.score ?? 1 })
     }
     add(knowledge)
     // the other kinds are indexed by trigrams: 3+ characters
     if ([...query].length >= 3) {
-      const params = { match: ftsPhrase(query), limit, customerId: p.customerId, userId: p.userId, workspaceIds: JSON.stringify(reader.workspaceIds) }
-      for (const [kind, stmt] of [['artifact', artifacts], ['voice_note', voiceNotes], ['message', messages]] as const) {
+      const params = { match: ftsPhrase(query), limit, customerId: p.customerId, userId: p.userId,
+        workspaceIds: JSON.stringify(reader.workspaceIds) }
+      for (const [kind, stmt] of [['artifact', artifacts], ['voice_note', voiceNotes],
+        ['message', messages]] as const) {
         add((stmt.all(params) as Array<Omit<Result, 'kind'>>).map((r) => ({ kind, ...r })))
       }
     }

@@ -37,7 +37,8 @@ export const UploadedDocument = Type.Object({
   chunkCount: Type.Integer()
 })
 
-export const UploadResponse = Type.Object({ success: Type.Literal(true), document: UploadedDocument, message: Type.String() })
+export const UploadResponse = Type.Object({ success: Type.Literal(true), document: UploadedDocument,
+  message: Type.String() })
 
 export const BatchResponse = Type.Object({
   success: Type.Literal(true),
@@ -70,7 +71,8 @@ export const ListDocumentsResponse = Type.Object({
   tenantContext: TenantContext
 })
 
-export const ChunkSchema = Type.Object({ id: Uuid, text: Type.String(), chunkIndex: Type.Integer(), chunkSize: Type.Integer() })
+export const ChunkSchema = Type.Object({ id: Uuid, text: Type.String(), chunkIndex: Type.Integer(),
+  chunkSize: Type.Integer() })
 
 export const GetDocumentQuery = Type.Object({
   chunkOffset: Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 }),
@@ -88,7 +90,8 @@ export const StatusResponse = Type.Object({
   success: Type.Literal(true),
   status: StringEnum(['pending', 'processing', 'indexed']),
   processingProgress: Type.Integer({ minimum: 0, maximum: 100 }),
-  document: Type.Object({ id: Uuid, fileName: Type.String(), fileType: Type.String(), chunkCount: Type.Integer(), uploadedAt: Timestamp })
+  document: Type.Object({ id: Uuid, fileName: Type.String(), fileType: Type.String(), chunkCount: Type.Integer(),
+    uploadedAt: Timestamp })
 })
 
 export const SEARCH_MODES = ['hybrid', 'substring', 'words', 'semantic'] as const
@@ -97,8 +100,10 @@ export const MATCHED_BY = ['substring', 'words', 'semantic'] as const
 export const SearchBody = Type.Object({
   query: Type.String({ minLength: 1, maxLength: 1000 }),
   mode: Type.Optional(StringEnum(SEARCH_MODES, {
-    description: 'hybrid (default): substring, word and (when configured) semantic matches fused; substring: the query as a ' +
-      'substring, ignoring case; words: any of the query\'s words, BM25; semantic: nearest by embedding (400 EMBEDDINGS_NOT_CONFIGURED without one)'
+    description: 'hybrid (default): substring, word and (when configured) semantic matches fused; substring: ' +
+      'the query as a ' +
+      'substring, ignoring case; words: any of the query\'s words, BM25; semantic: nearest by embedding (400 ' +
+        'EMBEDDINGS_NOT_CONFIGURED without one)'
   })),
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
   scope: Type.Optional(Scope),
@@ -112,7 +117,8 @@ export const SearchResponse = Type.Object({
   success: Type.Literal(true),
   query: Type.String(),
   results: Type.Array(Type.Object({
-    document: Type.Object({ id: Uuid, fileName: Type.String(), fileType: Type.String(), category: Type.String(), scope: Type.String() }),
+    document: Type.Object({ id: Uuid, fileName: Type.String(), fileType: Type.String(), category: Type.String(),
+      scope: Type.String() }),
     chunk: Type.Object({ id: Uuid, text: Type.String(), chunkIndex: Type.Integer() }),
     score: Type.Number(),
     snippet: Type.String({ description: 'the best-matching part of the passage, matches in <mark>…</mark>' }),

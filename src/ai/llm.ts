@@ -77,11 +77,14 @@ export function openAiModel(baseUrl: string, apiKey: string | undefined, model: 
         messages: messages.map((m) => ({
           role: m.role,
           content: m.content,
-          ...(m.toolCalls?.length ? { tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}),
+          ...(m.toolCalls?.length
+            ? { tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function',
+                function: { name: c.name, arguments: c.arguments } })) } : {}),
           ...(m.toolCallId ? { tool_call_id: m.toolCallId } : {})
         })),
         ...(options.tools?.length
-          ? { tools: options.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })) }
+          ? { tools: options.tools.map((t) => ({ type: 'function',
+              function: { name: t.name, description: t.description, parameters: t.parameters } })) }
           : {})
       }
       const signal = AbortSignal.any([AbortSignal.timeout(TIMEOUT_MS), ...(options.signal ? [options.signal] : [])])
@@ -90,7 +93,8 @@ export function openAiModel(baseUrl: string, apiKey: string | undefined, model: 
         res = await fetch(url, {
           method: 'POST',
           signal,
-          headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+          headers: { 'content-type': 'application/json', accept: 'text/event-stream',
+            ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
           body: JSON.stringify(body)
         })
       } catch (err) {
@@ -99,7 +103,8 @@ export function openAiModel(baseUrl: string, apiKey: string | undefined, model: 
       }
       if (!res.ok || !res.body) {
         const text = await res.text().catch(() => '')
-        throw new ModelError(`The language model server failed (HTTP ${res.status})`, { url, status: res.status, body: text.slice(0, 2000) })
+        throw new ModelError(`The language model server failed (HTTP ${res.status})`,
+          { url, status: res.status, body: text.slice(0, 2000) })
       }
       const type = res.headers.get('content-type') ?? ''
       if (!/^text\/event-stream/i.test(type)) return nonStreamAnswer(res, url, model, options)
@@ -109,10 +114,17 @@ export function openAiModel(baseUrl: string, apiKey: string | undefined, model: 
       try {
         for await (const data of sseData(res.body)) {
           if (data === null) { finished = true; break }
-          let json: { error?: unknown; choices?: Array<{ finish_reason?: string | null; delta?: { content?: string | null; tool_calls?: Array<{ index?: number; id?: string; function?: { name?: string; arguments?: string } }> } }> }
+          let json: { error?: unknown;
+            choices?: Array<{ finish_reason?: string | null;
+              delta?: { content?: string | null;
+                tool_calls?: Array<{ index?: number; id?: string;
+                  function?: { name?: string; arguments?: string } }> } }> }
           try { json = JSON.parse(data) } catch { continue }
           const failure = upstreamError(json)
-          if (failure !== undefined) throw new ModelError('The language model failed while answering', { url, status: res.status, body: failure.slice(0, 2000) })
+          if (failure !== undefined) {
+            throw new ModelError('The language model failed while answering',
+              { url, status: res.status, body: failure.slice(0, 2000) })
+          }
           if (json.choices?.[0]?.finish_reason) finished = true
           const delta = json.choices?.[0]?.delta
           if (!delta) continue
@@ -134,27 +146,34 @@ export function openAiModel(baseUrl: string, apiKey: string | undefined, model: 
         throw new ModelError('The language model stream broke off', { url, cause: (err as Error).message })
       }
       // a stream that ends with neither [DONE] nor a finish reason was cut off: not an answer
-      if (!finished) throw new ModelError('The language model stream broke off', { url, cause: 'the stream ended without [DONE]' })
+      if (!finished) {
+        throw new ModelError('The language model stream broke off', { url, cause: 'the stream ended without [DONE]' })
+      }
       return { content, toolCalls: [...calls.values()].map((c, i) => ({ ...c, id: c.id || `call_${i}` })), model }
     }
   }
 }
 
 /** A server that ignored `stream: true` and answered one JSON completion (or a JSON error with status 200). */
-async function nonStreamAnswer(res: Response, url: string, model: string, options: CompleteOptions): Promise<Completion> {
+async function nonStreamAnswer(res: Response, url: string, model: string,
+  options: CompleteOptions): Promise<Completion> {
   const text = await res.text()
-  let json: { choices?: Array<{ message?: { content?: string | null; tool_calls?: Array<{ id?: string; function?: { name?: string; arguments?: string } }> } }> }
+  let json: { choices?: Array<{ message?: { content?: string | null;
+    tool_calls?: Array<{ id?: string; function?: { name?: string; arguments?: string } }> } }> }
   try { json = JSON.parse(text) } catch {
-    throw new ModelError('The language model server sent an answer that is not a completion', { url, status: res.status, body: text.slice(0, 2000) })
+    throw new ModelError('The language model server sent an answer that is not a completion',
+      { url, status: res.status, body: text.slice(0, 2000) })
   }
   const failure = upstreamError(json)
   const message = json.choices?.[0]?.message
   if (failure !== undefined || !message) {
-    throw new ModelError('The language model failed while answering', { url, status: res.status, body: (failure ?? text).slice(0, 2000) })
+    throw new ModelError('The language model failed while answering',
+      { url, status: res.status, body: (failure ?? text).slice(0, 2000) })
   }
   const content = message.content ?? ''
   if (content) options.onDelta?.(content)
-  const toolCalls = (message.tool_calls ?? []).map((c, i) => ({ id: c.id || `call_${i}`, name: c.function?.name ?? '', arguments: c.function?.arguments ?? '' }))
+  const toolCalls = (message.tool_calls ?? []).map((c, i) => ({ id: c.id || `call_${i}`, name: c.function?.name ?? '',
+    arguments: c.function?.arguments ?? '' }))
   return { content, toolCalls, model }
 }
 
@@ -179,13 +198,16 @@ export function extractiveModel(search: (query: string) => Promise<Passage[]>): 
       const passages = question.trim() ? await search(question) : []
       // each sentence scores the distinct question words it holds; earlier (better) passages win ties
       const candidates = passages.flatMap((p, rank) => sentencesOf(p.text).map((sentence, at) => {
-        const found = new Set((fold(sentence).match(/[\p{L}\p{N}]+/gu) ?? []).map(roughStem).filter((w) => wanted.has(w)))
+        const found = new Set((fold(sentence).match(/[\p{L}\p{N}]+/gu) ??
+          []).map(roughStem).filter((w) => wanted.has(w)))
         return { sentence, fileName: p.fileName, score: found.size, rank, at }
       }))
-      let best = candidates.filter((c) => c.score > 0).sort((a, b) => b.score - a.score || a.rank - b.rank || a.at - b.at).slice(0, 3)
+      let best = candidates.filter((c) => c.score > 0).sort((a, b) => b.score - a.score || a.rank - b.rank ||
+        a.at - b.at).slice(0, 3)
       if (best.length === 0 && passages.length > 0) best = candidates.filter((c) => c.rank === 0).slice(0, 2)
       const quote = (s: string) => (s.length > 400 ? s.slice(0, 400) + '…' : s)
-      const intro = 'No language model is configured, so I am answering in extractive mode with passages from your knowledge base.'
+      const intro = 'No language model is configured, so I am answering in extractive mode with passages from your ' +
+        'knowledge base.'
       const content = best.length === 0
         ? `${intro} I found nothing matching your question.`
         : `${intro}\n\n${best.map((c, i) => `[${i + 1}] "${quote(c.sentence)}" (source: ${c.fileName})`).join('\n\n')}`

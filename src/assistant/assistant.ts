@@ -4,7 +4,8 @@ import { nowIso } from '../db/index.js'
 import type { Principal } from '../auth/plugin.js'
 import type { Reader } from '../knowledge/readers.js'
 import type { SearchHit } from '../knowledge/search.js'
-import { ModelError, modelFromConfig, type ChatMessage, type LanguageModel, type ToolCall, type ToolSpec } from '../ai/llm.js'
+import { ModelError, modelFromConfig, type ChatMessage, type LanguageModel, type ToolCall,
+  type ToolSpec } from '../ai/llm.js'
 import { HttpError, notFound } from '../http/errors.js'
 
 export const TOOL_NAMES = ['search_knowledge', 'web_search'] as const
@@ -13,8 +14,11 @@ export type ToolName = (typeof TOOL_NAMES)[number]
 const TOOL_SPECS: Record<ToolName, ToolSpec> = {
   search_knowledge: {
     name: 'search_knowledge',
-    description: 'Search the user\'s knowledge base: a question or keywords; returns the best-matching passages with their document names.',
-    parameters: { type: 'object', properties: { query: { type: 'string' }, limit: { type: 'integer', minimum: 1, maximum: 10 } }, required: ['query'] }
+    description: 'Search the user\'s knowledge base: a question or keywords; returns the best-matching passages with ' +
+      'their document names.',
+    parameters: { type: 'object',
+      properties: { query: { type: 'string' }, limit: { type: 'integer', minimum: 1, maximum: 10 } },
+      required: ['query'] }
   },
   web_search: {
     name: 'web_search',
@@ -23,7 +27,10 @@ const TOOL_SPECS: Record<ToolName, ToolSpec> = {
   }
 }
 
-/** A model server failure is a 502 with its (safe) message, its upstream detail logged only; anything else passes through. */
+/**
+ * A model server failure is a 502 with its (safe) message, its upstream detail logged only; anything else
+ * passes through.
+ */
 export function modelFailure(err: unknown): unknown {
   if (!(err instanceof ModelError)) return err
   const failure = new HttpError(502, err.message, 'MODEL_UNAVAILABLE')
@@ -61,17 +68,24 @@ export function createAssistant(app: FastifyInstance) {
   const sqlite = app.sqlite
   const search = app.knowledgeSearch
   const { readerFor } = app.knowledgeReaders
-  const ownConversation = sqlite.prepare(`SELECT id, agent_id FROM conversations WHERE id = ? AND user_id = ? AND customer_id = ?`)
-  const insertConversation = sqlite.prepare(`INSERT INTO conversations (id, customer_id, user_id, agent_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`)
+  const ownConversation = sqlite.prepare(`SELECT id, agent_id FROM conversations WHERE id = ? AND user_id = ?
+    AND customer_id = ?`)
+  const insertConversation = sqlite.prepare(`INSERT INTO conversations (id, customer_id, user_id, agent_id, created_at,
+    updated_at) VALUES (?, ?, ?, ?, ?, ?)`)
   const touchConversation = sqlite.prepare(`UPDATE conversations SET updated_at = ? WHERE id = ?`)
-  const history = sqlite.prepare(`SELECT role, content, tool_calls, tool_call_id FROM conversation_messages WHERE conversation_id = ? ORDER BY seq`)
-  const appendMessage = sqlite.prepare(`INSERT INTO conversation_messages (conversation_id, role, content, tool_calls, tool_call_id, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
+  const history = sqlite.prepare(`SELECT role, content, tool_calls, tool_call_id FROM conversation_messages
+    WHERE conversation_id = ? ORDER BY seq`)
+  const appendMessage = sqlite.prepare(`INSERT INTO conversation_messages (conversation_id, role, content, tool_calls,
+    tool_call_id, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
 
   function readerOf(request: FastifyRequest): Reader {
     return app.knowledgeReaders.readerOf(request)
   }
 
-  /** Hybrid retrieval over what the reader can read: the tools, workflow steps, unified search and the extractive model. */
+  /**
+   * Hybrid retrieval over what the reader can read: the tools, workflow steps, unified search and the
+   * extractive model.
+   */
   async function searchKnowledge(reader: Reader, query: string, limit = 5): Promise<SearchHit[]> {
     const q = query.trim().slice(0, 1000)
     if (!q) return []
@@ -83,24 +97,36 @@ export function createAssistant(app: FastifyInstance) {
       (await searchKnowledge(reader, q, 5)).map((h) => ({ text: h.chunk.text, fileName: h.document.fileName })))
   }
 
-  async function runTool(reader: Reader, call: ToolCall, allowed: ToolName[], signal?: AbortSignal): Promise<{ input: unknown; output: string }> {
+  async function runTool(reader: Reader, call: ToolCall, allowed: ToolName[],
+    signal?: AbortSignal): Promise<{ input: unknown; output: string }> {
     let input: { query?: unknown; limit?: unknown } = {}
-    try { input = JSON.parse(call.arguments || '{}') } catch { return { input: call.arguments, output: 'Error: the tool arguments were not valid JSON' } }
-    if (!(allowed as string[]).includes(call.name)) return { input, output: `Error: the tool ${call.name} is not available to this assistant` }
+    try { input = JSON.parse(call.arguments || '{}') } catch {
+      return { input: call.arguments,
+        output: 'Error: the tool arguments were not valid JSON' }
+    }
+    if (!(allowed as string[]).includes(call.name)) {
+      return { input, output: `Error: the tool ${call.name} is not available to this assistant` }
+    }
     const query = typeof input.query === 'string' ? input.query : ''
     if (call.name === 'search_knowledge') {
-      const hits = await searchKnowledge(reader, query, typeof input.limit === 'number' ? Math.min(10, Math.max(1, input.limit)) : 5)
+      const hits = await searchKnowledge(reader, query,
+        typeof input.limit === 'number' ? Math.min(10, Math.max(1, input.limit)) : 5)
       return { input, output: JSON.stringify(hits.map((h) => ({ document: h.document.fileName, text: h.chunk.text }))) }
     }
-    if (!app.config.webSearchUrl) return { input, output: 'web_search is not configured on this server (CAIRN_WEB_SEARCH_URL is unset)' }
+    if (!app.config.webSearchUrl) {
+      return { input, output: 'web_search is not configured on this server (CAIRN_WEB_SEARCH_URL is unset)' }
+    }
     try {
       const url = new URL(app.config.webSearchUrl)
       url.pathname = url.pathname.replace(/\/?$/, '/search')
       url.searchParams.set('q', query)
       url.searchParams.set('format', 'json')
-      const res = await fetch(url, { signal: AbortSignal.any([AbortSignal.timeout(15_000), ...(signal ? [signal] : [])]) })
+      const res = await fetch(url,
+        { signal: AbortSignal.any([AbortSignal.timeout(15_000), ...(signal ? [signal] : [])]) })
       const json = await res.json() as { results?: Array<{ title?: string; url?: string; content?: string }> }
-      return { input, output: JSON.stringify((json.results ?? []).slice(0, 5).map((r) => ({ title: r.title, url: r.url, content: r.content }))) }
+      return { input,
+        output: JSON.stringify((json.results ?? []).slice(0,
+          5).map((r) => ({ title: r.title, url: r.url, content: r.content }))) }
     } catch {
       return { input, output: 'web_search failed: the search service did not answer' }
     }
@@ -111,22 +137,29 @@ export function createAssistant(app: FastifyInstance) {
     const { principal } = input
     let conversationId = input.conversationId
     if (conversationId) {
-      if (!ownConversation.get(conversationId, principal.userId, principal.customerId)) throw notFound('Conversation not found')
+      if (!ownConversation.get(conversationId, principal.userId, principal.customerId)) {
+        throw notFound('Conversation not found')
+      }
     } else {
       conversationId = randomUUID()
       const now = nowIso()
       insertConversation.run(conversationId, principal.customerId, principal.userId, input.agentId ?? null, now, now)
     }
-    const past: ChatMessage[] = (history.all(conversationId) as Array<{ role: ChatMessage['role']; content: string; tool_calls: string | null; tool_call_id: string | null }>)
-      .map((m) => ({ role: m.role, content: m.content, ...(m.tool_calls ? { toolCalls: JSON.parse(m.tool_calls) as ToolCall[] } : {}), ...(m.tool_call_id ? { toolCallId: m.tool_call_id } : {}) }))
+    const past: ChatMessage[] = (history.all(conversationId) as Array<{ role: ChatMessage['role']; content: string;
+      tool_calls: string | null; tool_call_id: string | null }>)
+      .map((m) => ({ role: m.role, content: m.content,
+        ...(m.tool_calls ? { toolCalls: JSON.parse(m.tool_calls) as ToolCall[] } : {}),
+        ...(m.tool_call_id ? { toolCallId: m.tool_call_id } : {}) }))
     const fresh: ChatMessage[] = [{ role: 'user', content: input.message }]
     const model = modelFor(input.reader)
     const tools = (input.tools ?? []).map((t) => TOOL_SPECS[t])
     const used: Array<{ tool: string; input: unknown }> = []
     let reply = ''
     for (let round = 0; ; round++) {
-      const messages = [...(input.systemPrompt ? [{ role: 'system' as const, content: input.systemPrompt }] : []), ...past, ...fresh]
-      const out = await model.complete(messages, { tools: round < MAX_TOOL_ROUNDS ? tools : [], signal: input.signal, onDelta: input.onDelta })
+      const messages = [...(input.systemPrompt ? [{ role: 'system' as const, content: input.systemPrompt }] : []),
+        ...past, ...fresh]
+      const out = await model.complete(messages,
+        { tools: round < MAX_TOOL_ROUNDS ? tools : [], signal: input.signal, onDelta: input.onDelta })
       if (out.toolCalls.length === 0 || round >= MAX_TOOL_ROUNDS) { reply = out.content; break }
       fresh.push({ role: 'assistant', content: out.content, toolCalls: out.toolCalls })
       for (const call of out.toolCalls) {
@@ -138,13 +171,15 @@ export function createAssistant(app: FastifyInstance) {
     fresh.push({ role: 'assistant', content: reply })
     const now = nowIso()
     sqlite.transaction(() => {
-      for (const m of fresh) appendMessage.run(conversationId, m.role, m.content, m.toolCalls ? JSON.stringify(m.toolCalls) : null, m.toolCallId ?? null, now)
+      for (const m of fresh) appendMessage.run(conversationId, m.role, m.content,
+        m.toolCalls ? JSON.stringify(m.toolCalls) : null, m.toolCallId ?? null, now)
       touchConversation.run(now, conversationId)
     }).immediate()
     return { reply, conversationId: conversationId!, model: model.model, toolCalls: used }
   }
 
-  const ownsConversation = (principal: Principal, id: string) => !!ownConversation.get(id, principal.userId, principal.customerId)
+  const ownsConversation = (principal: Principal, id: string) => !!ownConversation.get(id, principal.userId,
+    principal.customerId)
 
   return { readerFor, readerOf, searchKnowledge, modelFor, converse, ownsConversation }
 }

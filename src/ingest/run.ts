@@ -45,7 +45,8 @@ const workerUrl = new URL(fromSource ? './extract-worker.ts' : './extract-worker
 // pdf.js loads before tsx registers: through tsx's module hooks it took seconds in every new worker (tests)
 const PRELOAD = ['pdfjs-dist/legacy/build/pdf.mjs', 'pdfjs-dist/legacy/build/pdf.worker.mjs']
 const sourceBootstrap = `Promise.all(${JSON.stringify(PRELOAD)}.map((m) => import(m)))
-  .then(() => import('tsx/esm/api')).then(({ register }) => { register(); return import(${JSON.stringify(workerUrl.href)}) })`
+  .then(() => import('tsx/esm/api'))
+  .then(({ register }) => { register(); return import(${JSON.stringify(workerUrl.href)}) })`
 
 export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
   /** idle workers, kept warm (pdf.js and mammoth stay loaded); a worker that failed is never reused */
@@ -109,8 +110,10 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
   }
 
   function run(worker: Worker, job: ExtractJob) {
-    return new Promise<{ result?: { textLength: number; chunkCount: number }; error?: Error; reusable: boolean }>((resolve) => {
-      const done = (outcome: { result?: { textLength: number; chunkCount: number }; error?: Error; reusable: boolean }) => {
+    return new Promise<{ result?: { textLength: number;
+      chunkCount: number }; error?: Error; reusable: boolean }>((resolve) => {
+      const done = (outcome: { result?: { textLength: number; chunkCount: number }; error?: Error;
+        reusable: boolean }) => {
         clearTimeout(timer)
         worker.off('message', onMessage).off('error', onError).off('exit', onExit)
         resolve(outcome)
@@ -119,12 +122,16 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
         ? { result: { textLength: o.textLength, chunkCount: o.chunkCount }, reusable: true }
         : { error: o.unreadable ? new UnreadableFileError(o.message) : new Error(o.message), reusable: true })
       const onError = (err: Error & { code?: string }) => done({
-        error: err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? new UnreadableFileError('Text extraction needed more memory than allowed: refused') : err,
+        error: err.code === 'ERR_WORKER_OUT_OF_MEMORY'
+          ? new UnreadableFileError('Text extraction needed more memory than allowed: refused') : err,
         reusable: false
       })
-      const onExit = (code: number) => done({ error: new UnreadableFileError(`Text extraction stopped unexpectedly (exit ${code})`), reusable: false })
+      const onExit = (code: number) =>
+        done({ error: new UnreadableFileError(`Text extraction stopped unexpectedly (exit ${code})`), reusable: false })
       const timer = setTimeout(() => done({
-        error: new UnreadableFileError(`Text extraction took longer than ${Math.round(limits.timeoutMs / 1000)} s: refused`), reusable: false
+        error: new UnreadableFileError(
+          `Text extraction took longer than ${Math.round(limits.timeoutMs / 1000)} s: refused`),
+        reusable: false
       }), limits.timeoutMs)
       worker.on('message', onMessage).on('error', onError).on('exit', onExit)
       worker.postMessage(job)
@@ -143,7 +150,8 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
     const worker = idle.pop() ?? spawn()
     try {
       const { maxUncompressedBytes, maxPdfPages, pdfPageTimeoutMs } = limits
-      const outcome = await run(worker, { source, target, kind, chunk, limits: { maxUncompressedBytes, maxPdfPages, pdfPageTimeoutMs } })
+      const outcome = await run(worker,
+        { source, target, kind, chunk, limits: { maxUncompressedBytes, maxPdfPages, pdfPageTimeoutMs } })
       if (outcome.reusable) idle.push(worker)
       else void worker.terminate()
       if (outcome.error) throw outcome.error

@@ -115,7 +115,8 @@ export async function writeUtf8Sliced(file: string, text: string, yieldToLoop: (
  * whole large text. `upload`: encoded and checked as decodeText does (UTF-8 or UTF-16, no NUL);
  * `utf8`: a text file the knowledge base wrote itself.
  */
-export async function* textFilePieces(file: string, chunkBytes: number, mode: 'upload' | 'utf8'): AsyncGenerator<string> {
+export async function* textFilePieces(file: string, chunkBytes: number,
+  mode: 'upload' | 'utf8'): AsyncGenerator<string> {
   const { open } = await import('node:fs/promises')
   const handle = await open(file)
   try {

@@ -25,7 +25,8 @@ export function declaredZipSize(buf: Uint8Array): { entries: number; uncompresse
     const size = view.getUint32(offset + 24, true)
     // 0xffffffff: the real size is in a zip64 extra field; count it as too large
     uncompressed += size === 0xffffffff ? Number.MAX_SAFE_INTEGER / 2 : size
-    offset += 46 + view.getUint16(offset + 28, true) + view.getUint16(offset + 30, true) + view.getUint16(offset + 32, true)
+    offset += 46 + view.getUint16(offset + 28, true) + view.getUint16(offset + 30, true) + view.getUint16(offset + 32,
+      true)
   }
   return { entries, uncompressed }
 }
@@ -42,7 +43,8 @@ const MB = (n: number) => `${Math.round(n / 1048576)} MB`
  * that inflates past its declared size, or an archive past `maxBytes` in all, stops the inflater at
  * once and is refused. Entries not kept are never inflated.
  */
-export async function readZipBounded(buf: Buffer, maxBytes: number, keep: (name: string) => boolean): Promise<ZipEntry[]> {
+export async function readZipBounded(buf: Buffer, maxBytes: number,
+  keep: (name: string) => boolean): Promise<ZipEntry[]> {
   const { uncompressed } = declaredZipSize(buf)
   if (uncompressed > maxBytes) throw new UnreadableFileError(`DOCX expands to more than ${MB(maxBytes)}: refused`)
   let zip: yauzl.ZipFile
@@ -150,7 +152,8 @@ export function checkPdfInflation(buf: Buffer, maxBytes: number): number {
     if (start > at + STREAM.length && (buf[start] & 0x0f) === 8 && ((buf[start] << 8) | buf[start + 1]) % 31 === 0) {
       try {
         // the rest of the file as input: zlib stops at the end of the deflate stream, whatever /Length says
-        total += inflateSync(buf.subarray(start), { maxOutputLength: Math.max(1, maxBytes - total), finishFlush: zlibConstants.Z_SYNC_FLUSH }).length
+        total += inflateSync(buf.subarray(start),
+          { maxOutputLength: Math.max(1, maxBytes - total), finishFlush: zlibConstants.Z_SYNC_FLUSH }).length
       } catch (err) {
         if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
           throw new UnreadableFileError(`PDF streams expand to more than ${MB(maxBytes)}: refused`)

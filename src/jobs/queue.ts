@@ -150,7 +150,8 @@ export function createJobQueue(sqlite: Database.Database, log: FastifyBaseLogger
     } else {
       const due = nextDueAt()
       if (due === undefined) for (const w of idleWaiters.splice(0)) w()
-      timer = setTimeout(schedule, due === undefined ? MAX_SLEEP_MS : Math.min(Math.max(due - Date.now(), 0), MAX_SLEEP_MS))
+      timer = setTimeout(schedule,
+        due === undefined ? MAX_SLEEP_MS : Math.min(Math.max(due - Date.now(), 0), MAX_SLEEP_MS))
     }
     // an idle() waiter keeps the process alive; otherwise the runner never does
     if (idleWaiters.length === 0) timer.unref()
@@ -195,7 +196,8 @@ export function createJobQueue(sqlite: Database.Database, log: FastifyBaseLogger
     register(type, handler, options = {}) {
       handlers.set(type, {
         handler: handler as JobHandler,
-        options: { maxAttempts: options.maxAttempts ?? 5, backoffMs: options.backoffMs ?? 1000, concurrency: options.concurrency ?? 1 }
+        options: { maxAttempts: options.maxAttempts ?? 5, backoffMs: options.backoffMs ?? 1000,
+          concurrency: options.concurrency ?? 1 }
       })
       schedule()
     },
@@ -204,7 +206,8 @@ export function createJobQueue(sqlite: Database.Database, log: FastifyBaseLogger
       const now = new Date().toISOString()
       const maxAttempts = options.maxAttempts ?? handlers.get(type)?.options.maxAttempts ?? 5
       const claimed = options.claimed ?? false
-      ;(claimed ? insertClaimed : insert).run(id, type, JSON.stringify(payload ?? null), maxAttempts, options.runAt ?? Date.now(), now, now)
+      ;(claimed ? insertClaimed : insert).run(id, type, JSON.stringify(payload ?? null), maxAttempts,
+        options.runAt ?? Date.now(), now, now)
       if (!claimed) schedule()
       return id
     },

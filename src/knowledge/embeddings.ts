@@ -29,12 +29,17 @@ export function embeddingClient(baseUrl: string, apiKey: string | undefined, mod
         throw new EmbeddingError(`The embedding server at ${baseUrl} is unreachable`)
       }
       if (!res.ok) throw new EmbeddingError(`The embedding server answered ${res.status}`)
-      const body = await res.json().catch(() => undefined) as { data?: Array<{ index?: number; embedding?: number[] }> } | undefined
+      const body = await res.json().catch(() => undefined) as { data?: Array<{ index?: number;
+        embedding?: number[] }> } | undefined
       const data = body?.data
-      if (!Array.isArray(data) || data.length !== input.length) throw new EmbeddingError('The embedding server answered without one embedding per input')
+      if (!Array.isArray(data) || data.length !== input.length) {
+        throw new EmbeddingError('The embedding server answered without one embedding per input')
+      }
       const sorted = [...data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0))
       const vectors = sorted.map((d) => Float32Array.from(d.embedding ?? []))
-      if (vectors.some((v) => v.length === 0 || v.length !== vectors[0].length)) throw new EmbeddingError('The embedding server answered vectors of differing sizes')
+      if (vectors.some((v) => v.length === 0 || v.length !== vectors[0].length)) {
+        throw new EmbeddingError('The embedding server answered vectors of differing sizes')
+      }
       return vectors
     }
   }
@@ -49,12 +54,15 @@ export function vectorSource(sqlite: Database.Database, client: ReturnType<typeo
       if (!hasVectors()) return []
       const [vector] = await client.embed([query], signal)
       const tokens = readerTokens(reader, filters.scope)
-      if (tokens.length === 0 || vector.length !== (dimensions.get() as { dimensions: number | null } | undefined)?.dimensions) return []
+      if (tokens.length === 0 ||
+        vector.length !== (dimensions.get() as { dimensions: number | null } | undefined)?.dimensions) return []
       // filters other than scope apply after the search: look a little further
       const wanted = filters.category || filters.tags?.length ? Math.min(k * 4, 4096) : k
       const rows = sqlite.prepare(`SELECT rowid, distance FROM knowledge_vectors WHERE embedding MATCH ? AND k = ?
-        AND readers IN (${tokens.map(() => '?').join(',')})`).all(vector, wanted, ...tokens) as Array<{ rowid: number; distance: number }>
-      return rows.sort((a, b) => a.distance - b.distance).map((r) => ({ rowid: Number(r.rowid), similarity: 1 - r.distance }))
+        AND readers IN (${tokens.map(() => '?').join(',')})`).all(vector, wanted,
+        ...tokens) as Array<{ rowid: number; distance: number }>
+      return rows.sort((a, b) => a.distance - b.distance).map((r) => ({ rowid: Number(r.rowid),
+        similarity: 1 - r.distance }))
     }
   }
 }
@@ -73,7 +81,8 @@ export interface EmbeddingsOptions {
  * restart-safe, retried with backoff), removes the vectors of deleted passages, and starts over when the
  * model changes. Uploads never wait for it.
  */
-export function createEmbeddings(sqlite: Database.Database, jobs: JobQueue, log: FastifyBaseLogger, config: Required<Pick<EmbeddingConfig, 'baseUrl' | 'model'>> & EmbeddingConfig,
+export function createEmbeddings(sqlite: Database.Database, jobs: JobQueue, log: FastifyBaseLogger,
+  config: Required<Pick<EmbeddingConfig, 'baseUrl' | 'model'>> & EmbeddingConfig,
   options: EmbeddingsOptions = {}) {
   sqliteVec.load(sqlite)
   const client = embeddingClient(config.baseUrl, config.apiKey, config.model)
@@ -85,14 +94,21 @@ export function createEmbeddings(sqlite: Database.Database, jobs: JobQueue, log:
   // a new model (or none before): every passage is embedded again
   const reset = sqlite.transaction((dimensions: number | null) => {
     sqlite.exec(`DROP TABLE IF EXISTS knowledge_vectors`)
-    if (dimensions) sqlite.exec(`CREATE VIRTUAL TABLE knowledge_vectors USING vec0(readers text partition key, embedding float[${dimensions}] distance_metric=cosine)`)
+    if (dimensions) {
+      sqlite.exec(`CREATE VIRTUAL TABLE knowledge_vectors USING vec0(readers text partition key,
+        embedding float[${dimensions}] distance_metric=cosine)`)
+    }
     sqlite.prepare(`INSERT INTO knowledge_embedding_state (id, model, dimensions, embedded_upto) VALUES (1, ?, ?, 0)
-      ON CONFLICT (id) DO UPDATE SET model = excluded.model, dimensions = excluded.dimensions, embedded_upto = 0`).run(config.model, dimensions)
+      ON CONFLICT (id) DO UPDATE
+        SET model = excluded.model, dimensions = excluded.dimensions, embedded_upto = 0`).run(config.model, dimensions)
     sqlite.exec(`DELETE FROM knowledge_vector_deletes`)
   })
   const current = state.get() as State | undefined
   if (!current || current.model !== config.model) {
-    if (current) log.info({ from: current.model, to: config.model }, 'embedding model changed: every passage will be embedded again')
+    if (current) {
+      log.info({ from: current.model, to: config.model },
+        'embedding model changed: every passage will be embedded again')
+    }
     reset(null)
   }
 
@@ -103,13 +119,15 @@ export function createEmbeddings(sqlite: Database.Database, jobs: JobQueue, log:
   const deletes = sqlite.prepare(`SELECT passage_rowid AS rowid FROM knowledge_vector_deletes LIMIT 500`)
   const forgetDelete = sqlite.prepare(`DELETE FROM knowledge_vector_deletes WHERE passage_rowid = ?`)
   const advance = sqlite.prepare(`UPDATE knowledge_embedding_state SET embedded_upto = ? WHERE id = 1`)
-  const jobWaiting = sqlite.prepare(`SELECT 1 FROM jobs WHERE type = 'knowledge.embed' AND status IN ('queued', 'running') LIMIT 1`)
+  const jobWaiting = sqlite.prepare(`SELECT 1 FROM jobs WHERE type = 'knowledge.embed'
+    AND status IN ('queued', 'running') LIMIT 1`)
 
   const removeDeleted = sqlite.transaction((rowids: number[]) => {
     const del = hasVectors() ? sqlite.prepare(`DELETE FROM knowledge_vectors WHERE rowid = ?`) : undefined
     for (const r of rowids) { del?.run(BigInt(r)); forgetDelete.run(r) }
   })
-  const store = sqlite.transaction((rows: Array<{ rowid: number; token: string | null }>, vectors: Float32Array[], upto: number) => {
+  const store = sqlite.transaction((rows: Array<{ rowid: number;
+    token: string | null }>, vectors: Float32Array[], upto: number) => {
     const insert = sqlite.prepare(`INSERT INTO knowledge_vectors (rowid, readers, embedding) VALUES (?, ?, ?)`)
     const del = sqlite.prepare(`DELETE FROM knowledge_vectors WHERE rowid = ?`)
     rows.forEach((r, i) => {
@@ -135,11 +153,15 @@ export function createEmbeddings(sqlite: Database.Database, jobs: JobQueue, log:
       const gone = (deletes.all() as Array<{ rowid: number }>).map((r) => r.rowid)
       if (gone.length > 0) { removeDeleted(gone); await yieldToLoop(); continue }
       const s = state.get() as State
-      const rows = pendingBatch.all(s.embedded_upto, batchSize) as Array<{ rowid: number; text: string; token: string | null }>
+      const rows = pendingBatch.all(s.embedded_upto,
+        batchSize) as Array<{ rowid: number; text: string; token: string | null }>
       if (rows.length === 0) return
       const vectors = await client.embed(rows.map((r) => r.text), ctx.signal)
       if (s.dimensions !== vectors[0].length || !hasVectors()) {
-        if (s.dimensions) log.warn({ from: s.dimensions, to: vectors[0].length }, 'embedding dimensions changed: every passage will be embedded again')
+        if (s.dimensions) {
+          log.warn({ from: s.dimensions, to: vectors[0].length },
+            'embedding dimensions changed: every passage will be embedded again')
+        }
         reset(vectors[0].length)
         continue
       }

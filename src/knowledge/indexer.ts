@@ -18,7 +18,8 @@ const WINDOW_BYTES = 4 * 1024 * 1024
  * each window yields the passages it fully decides, and the next window starts where the first
  * undecided one does. Together the windows give exactly chunkText's passages.
  */
-export async function* passageWindows(pieces: AsyncIterable<string>, options: ChunkOptions, minChars = WINDOW_BYTES / 4) {
+export async function* passageWindows(pieces: AsyncIterable<string>, options: ChunkOptions,
+  minChars = WINDOW_BYTES / 4) {
   const source = pieces[Symbol.asyncIterator]()
   let window = ''
   let eof = false
@@ -55,12 +56,17 @@ interface IndexRow {
  * of a deleted document the same way. `indexNow` runs the same work inside an upload request, for
  * read-your-writes, under a job claimed in the document's own transaction.
  */
-export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue; files: KnowledgeFiles; log: FastifyBaseLogger }) {
+export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue; files: KnowledgeFiles;
+  log: FastifyBaseLogger }) {
   const { sqlite, jobs, files } = deps
-  const byId = sqlite.prepare(`SELECT id, status, indexed_count, chunk_size, chunk_overlap, text_path FROM knowledge_documents WHERE id = ?`)
-  const insertPassage = sqlite.prepare(`INSERT INTO knowledge_passages (id, document_id, chunk_index, text) VALUES (?, ?, ?, ?)`)
-  const progress = sqlite.prepare(`UPDATE knowledge_documents SET indexed_count = ?, status = ?, updated_at = ? WHERE id = ?`)
-  const finish = sqlite.prepare(`UPDATE knowledge_documents SET indexed_count = ?, chunk_count = ?, status = 'indexed', updated_at = ? WHERE id = ?`)
+  const byId = sqlite.prepare(`SELECT id, status, indexed_count, chunk_size, chunk_overlap, text_path
+    FROM knowledge_documents WHERE id = ?`)
+  const insertPassage = sqlite.prepare(`INSERT INTO knowledge_passages (id, document_id, chunk_index, text)
+    VALUES (?, ?, ?, ?)`)
+  const progress = sqlite.prepare(`UPDATE knowledge_documents SET indexed_count = ?, status = ?, updated_at = ?
+    WHERE id = ?`)
+  const finish = sqlite.prepare(`UPDATE knowledge_documents
+    SET indexed_count = ?, chunk_count = ?, status = 'indexed', updated_at = ? WHERE id = ?`)
   const purgeSome = sqlite.prepare(`DELETE FROM knowledge_passages WHERE rowid IN
     (SELECT rowid FROM knowledge_passages WHERE document_id = ? LIMIT 200)`)
 
@@ -68,7 +74,8 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
    * One slice: passages until the time budget is spent. The document is indexed once `passages` runs out
    * and it was the `last` batch of them; that slice also ends the claimed job.
    */
-  const writeSlice = sqlite.transaction((documentId: string, passages: Iterator<string>, from: number, last: boolean, jobId?: string) => {
+  const writeSlice = sqlite.transaction((documentId: string, passages: Iterator<string>, from: number, last: boolean,
+    jobId?: string) => {
     if (!byId.get(documentId)) {
       if (jobId) jobs.complete(jobId)
       return { next: from, exhausted: true, gone: true }
@@ -93,7 +100,8 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
   }).immediate
 
   /** Writes `passages` (numbered from `from`) in slices; false when the document was deleted meanwhile. */
-  async function write(documentId: string, passages: Iterator<string>, from: number, last: boolean, signal?: AbortSignal, jobId?: string) {
+  async function write(documentId: string, passages: Iterator<string>, from: number, last: boolean,
+    signal?: AbortSignal, jobId?: string) {
     let next = from
     for (;;) {
       if (signal?.aborted) throw new Error('interrupted by shutdown')
@@ -118,7 +126,8 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
     const options = { chunkSize: doc.chunk_size, chunkOverlap: doc.chunk_overlap }
     let seen = 0
     let next = doc.indexed_count
-    for await (const { window, decided, last } of passageWindows(textFilePieces(files.abs(doc.text_path), WINDOW_BYTES, 'utf8'), options)) {
+    for await (const { window, decided, last } of passageWindows(textFilePieces(files.abs(doc.text_path), WINDOW_BYTES,
+      'utf8'), options)) {
       const fresh = decided.filter(() => seen++ >= doc.indexed_count)
       const { next: after, gone } = await write(doc.id, texts(window, fresh), next, last, signal)
       next = after

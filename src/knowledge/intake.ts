@@ -108,7 +108,8 @@ export function createIntake(deps: {
     }
   }
 
-  async function ingest(who: { customerId: string; userId: string }, file: IncomingFile, place: Placement, o: UploadOptions): Promise<IngestedDocument> {
+  async function ingest(who: { customerId: string; userId: string }, file: IncomingFile, place: Placement,
+    o: UploadOptions): Promise<IngestedDocument> {
     const id = randomUUID()
     const textTmp = path.join(files.dirs.tmp, `${id}.txt`)
     const originalRel = files.originalRel(id)
@@ -134,7 +135,8 @@ export function createIntake(deps: {
         id, customerId: who.customerId, workspaceId: place.workspaceId, ownerId: who.userId, scope: place.scope,
         fileName: file.fileName, fileType: file.fileType, fileSize: file.size, sha256: file.sha256,
         category: o.category, tags: o.tags, metadata: { contentType: file.mimeType, sha256: file.sha256 },
-        textLength, chunkCount, chunkSize: o.chunkSize, chunkOverlap: o.chunkOverlap, originalPath: originalRel, textPath: textRel
+        textLength, chunkCount, chunkSize: o.chunkSize, chunkOverlap: o.chunkOverlap, originalPath: originalRel,
+        textPath: textRel
       }, inline)
       if (inline && jobId) await indexer.indexNow(id, text!, jobId)
       return { id, fileName: file.fileName, fileSize: file.size, fileType: file.fileType, textLength, chunkCount }

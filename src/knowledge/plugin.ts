@@ -35,7 +35,8 @@ async function knowledgeModule(app: FastifyInstance) {
     app.addHook('preClose', async () => embeddings.stop())
   }
   const search = createSearchPool(path.join(app.config.dataDir, 'cairn.db'), {
-    size: Math.max(1, Math.min(2, os.availableParallelism())), embeddings: baseUrl && model ? { baseUrl, apiKey, model } : undefined, log: app.log
+    size: Math.max(1, Math.min(2, os.availableParallelism())),
+    embeddings: baseUrl && model ? { baseUrl, apiKey, model } : undefined, log: app.log
   })
   // onClose hooks run in reverse order: the workers stop before the database closes
   app.addHook('onClose', async () => search.close())

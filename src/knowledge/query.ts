@@ -1,14 +1,17 @@
 /** How a query becomes words for the word index, and how matches are marked in snippets. */
 
 /** English function words and question words: they carry no topic, and BM25 would spend time on them. */
-const STOP_WORDS = new Set(`a about above after again against all also am an and any are aren't as at be because been before being
-below between both but by can cannot could couldn't did didn't do does doesn't doing don't down during each either else ever every
-few for from further get gets getting got had hadn't has hasn't have haven't having he her here hers herself him himself his how i
-if in into is isn't it it's its itself just let let's me might more most must my myself no nor not of off on once only or other
-ought our ours ourselves out over own please same shall she should shouldn't so some such tell than that that's the their theirs
-them themselves then there there's these they this those through to too under until up upon us very was wasn't we were weren't
-what what's whatever when where where's whether which while who whom whose why will with within without won't would wouldn't
-yes yet you your yours yourself yourselves many much`.split(/\s+/))
+const STOP_WORDS = new Set(`
+a about above after again against all also am an and any are aren't as at be because been before
+being below between both but by can cannot could couldn't did didn't do does doesn't doing don't
+down during each either else ever every few for from further get gets getting got had hadn't has
+hasn't have haven't having he her here hers herself him himself his how i if in into is isn't it
+it's its itself just let let's me might more most must my myself no nor not of off on once only or
+other ought our ours ourselves out over own please same shall she should shouldn't so some such tell
+than that that's the their theirs them themselves then there there's these they this those through
+to too under until up upon us very was wasn't we were weren't what what's whatever when where
+where's whether which while who whom whose why will with within without won't would wouldn't yes yet
+you your yours yourself yourselves many much`.trim().split(/\s+/))
 
 export const MAX_TERMS = 32
 
@@ -49,7 +52,8 @@ export function queryTerms(query: string): string[][] {
 export function innerWords(query: string): { phrase: boolean; words: string[] } {
   const inner = (query.match(/[\p{L}\p{N}\p{M}\p{Co}]+/gu) ?? []).slice(1, -1)
   const ascii = inner.filter((r) => /^[A-Za-z0-9]+$/.test(r)).map((r) => r.toLowerCase())
-  return ascii.length === inner.length && ascii.length > 1 ? { phrase: true, words: ascii } : { phrase: false, words: [...new Set(ascii)] }
+  return ascii.length === inner.length && ascii.length > 1 ? { phrase: true, words: ascii }
+    : { phrase: false, words: [...new Set(ascii)] }
 }
 
 /** An FTS5 string literal: inside double quotes every character is literal; quotes are doubled. */
@@ -59,7 +63,8 @@ export function ftsPhrase(text: string): string {
 
 /** The word-index MATCH expression: any of the terms, within the passages of the given reader tokens. */
 export function wordsMatch(terms: string[][], readers: string[]): string {
-  return `{readers}: (${readers.map(ftsPhrase).join(' OR ')}) AND {text}: (${terms.map((t) => ftsPhrase(t.join(' '))).join(' OR ')})`
+  const text = terms.map((t) => ftsPhrase(t.join(' '))).join(' OR ')
+  return `{readers}: (${readers.map(ftsPhrase).join(' OR ')}) AND {text}: (${text})`
 }
 
 /** The word-index MATCH expression for passages holding the inner words (src/knowledge/query.ts innerWords). */
@@ -71,7 +76,8 @@ export function innerWordsMatch(inner: { phrase: boolean; words: string[] }, rea
 /** A light English stem, close enough to Porter's to find the words the index matched, for snippets. */
 export function roughStem(word: string): string {
   let w = word
-  for (const suffix of ['ational', 'ization', 'fulness', 'iveness', 'ingly', 'ation', 'ments', 'ment', 'ness', 'ings', 'ing', 'edly', 'ies', 'ied', 'ed', 'es', 'ly', 's', 'e', 'y']) {
+  for (const suffix of ['ational', 'ization', 'fulness', 'iveness', 'ingly', 'ation', 'ments', 'ment', 'ness', 'ings',
+    'ing', 'edly', 'ies', 'ied', 'ed', 'es', 'ly', 's', 'e', 'y']) {
     if (w.length - suffix.length >= 3 && w.endsWith(suffix)) { w = w.slice(0, -suffix.length); break }
   }
   return w

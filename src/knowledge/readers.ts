@@ -32,7 +32,8 @@ export function readableWhere(filters: DocFilters = {}): string {
   if (filters.scope) parts.push(`d.scope = @scope`)
   if (filters.category) parts.push(`d.category = @category`)
   if (filters.tags && filters.tags.length > 0) {
-    parts.push(`EXISTS (SELECT 1 FROM knowledge_document_tags g WHERE g.document_id = d.id AND g.tag IN (SELECT value FROM json_each(@tags)))`)
+    parts.push(`EXISTS (SELECT 1 FROM knowledge_document_tags g WHERE g.document_id = d.id AND g.tag IN (SELECT value
+      FROM json_each(@tags)))`)
   }
   return parts.join(' AND ')
 }
@@ -73,7 +74,8 @@ export function readerResolver(sqlite: Database.Database) {
   const readerFor = (who: { userId: string; customerId: string }, workspaceId?: string): Reader => ({
     customerId: who.customerId,
     userId: who.userId,
-    workspaceIds: workspaceId ? [workspaceId] : (memberWorkspaces.all(who.userId, who.customerId) as Array<{ id: string }>).map((r) => r.id)
+    workspaceIds: workspaceId ? [workspaceId]
+      : (memberWorkspaces.all(who.userId, who.customerId) as Array<{ id: string }>).map((r) => r.id)
   })
   /** The reader of an authenticated request, in its workspace context (header, or a query's workspaceId). */
   const readerOf = (request: FastifyRequest, queryWorkspace?: string): Reader =>

@@ -9,22 +9,28 @@ import type { SearchRequest } from './search-worker.js'
 // Compiled, the worker is plain JS; from source (tsx, tap) a bootstrap registers tsx first (as src/ingest/run.ts).
 const fromSource = fileURLToPath(import.meta.url).endsWith('.ts')
 const workerUrl = new URL(fromSource ? './search-worker.ts' : './search-worker.js', import.meta.url)
-const sourceBootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(workerUrl.href)}) })`
+const sourceBootstrap =
+  `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(workerUrl.href)}) })`
 
 type Reply = { id: number; hits?: SearchHit[]; error?: { kind: string; message: string } }
 
 /**
  * Passage search on worker threads, each with a read-only connection (WAL: readers see every committed
- * write and never wait for the writer). Workers start when needed (the first search, or all busy); a request goes to an idle or the least busy one.
+ * write and never wait for the writer). Workers start when needed (the first search, or all busy); a request goes to an
+ * idle or the least busy one.
  */
-export function createSearchPool(file: string, options: { size: number; embeddings?: Required<Pick<EmbeddingConfig, 'baseUrl' | 'model'>> & EmbeddingConfig; log?: FastifyBaseLogger }) {
+export function createSearchPool(file: string,
+  options: { size: number; embeddings?: Required<Pick<EmbeddingConfig, 'baseUrl' | 'model'>> & EmbeddingConfig;
+    log?: FastifyBaseLogger }) {
   const workers: Array<{ worker: Worker; busy: number }> = []
-  const pending = new Map<number, { resolve: (hits: SearchHit[]) => void; reject: (err: Error) => void; slot: { busy: number } }>()
+  const pending = new Map<number,
+    { resolve: (hits: SearchHit[]) => void; reject: (err: Error) => void; slot: { busy: number } }>()
   let nextId = 1
   let closed = false
 
   function spawn() {
-    const worker = new Worker(fromSource ? sourceBootstrap : workerUrl, { eval: fromSource, workerData: { file, embeddings: options.embeddings } })
+    const worker = new Worker(fromSource ? sourceBootstrap : workerUrl,
+      { eval: fromSource, workerData: { file, embeddings: options.embeddings } })
     const slot = { worker, busy: 0 }
     worker.on('message', (m: Reply) => {
       const p = pending.get(m.id)
@@ -40,7 +46,8 @@ export function createSearchPool(file: string, options: { size: number; embeddin
     worker.on('error', (err) => options.log?.error({ err }, 'search worker failed'))
     worker.on('exit', () => {
       workers.splice(workers.indexOf(slot), 1)
-      for (const [id, p] of pending) if (p.slot === slot) { pending.delete(id); p.reject(new Error('the search worker stopped')) }
+      for (const [id,
+        p] of pending) if (p.slot === slot) { pending.delete(id); p.reject(new Error('the search worker stopped')) }
     })
     workers.push(slot)
     return slot
@@ -49,12 +56,14 @@ export function createSearchPool(file: string, options: { size: number; embeddin
   return {
     get semanticEnabled() { return !!options.embeddings },
 
-    search(reader: Reader, filters: DocFilters, query: string, limit: number, mode: SearchMode = 'hybrid'): Promise<SearchHit[]> {
+    search(reader: Reader, filters: DocFilters, query: string, limit: number,
+      mode: SearchMode = 'hybrid'): Promise<SearchHit[]> {
       if (closed) return Promise.reject(new Error('search is closed'))
       if (mode === 'semantic' && !options.embeddings) return Promise.reject(new EmbeddingsNotConfiguredError())
       // an idle worker if there is one; a new one only while every worker is busy
       const idle = workers.find((w) => w.busy === 0)
-      const slot = idle ?? (workers.length < options.size ? spawn() : workers.reduce((a, b) => (b.busy < a.busy ? b : a)))
+      const slot = idle ??
+        (workers.length < options.size ? spawn() : workers.reduce((a, b) => (b.busy < a.busy ? b : a)))
       const id = nextId++
       slot.busy++
       return new Promise<SearchHit[]>((resolve, reject) => {

@@ -10,9 +10,11 @@ import { createSearch, EmbeddingsNotConfiguredError, type SearchMode } from './s
 import { embeddingClient, vectorSource, EmbeddingError, type EmbeddingConfig } from './embeddings.js'
 import type { DocFilters, Reader } from './readers.js'
 
-export interface SearchRequest { id: number; reader: Reader; filters: DocFilters; query: string; limit: number; mode: SearchMode }
+export interface SearchRequest { id: number; reader: Reader; filters: DocFilters; query: string; limit: number;
+  mode: SearchMode }
 
-const { file, embeddings } = workerData as { file: string; embeddings?: Required<Pick<EmbeddingConfig, 'baseUrl' | 'model'>> & EmbeddingConfig }
+const { file, embeddings } = workerData as { file: string;
+  embeddings?: Required<Pick<EmbeddingConfig, 'baseUrl' | 'model'>> & EmbeddingConfig }
 const sqlite = new Database(file, { readonly: true, fileMustExist: true })
 sqlite.pragma('busy_timeout = 5000')
 let semantic
@@ -27,6 +29,7 @@ parentPort!.on('message', (r: SearchRequest) => {
     (hits) => parentPort!.postMessage({ id: r.id, hits }),
     (err: Error) => parentPort!.postMessage({
       id: r.id,
-      error: { kind: err instanceof EmbeddingsNotConfiguredError ? 'not-configured' : err instanceof EmbeddingError ? 'embedding' : 'other', message: err.message }
+      error: { kind: err instanceof EmbeddingsNotConfiguredError ? 'not-configured'
+        : err instanceof EmbeddingError ? 'embedding' : 'other', message: err.message }
     }))
 })

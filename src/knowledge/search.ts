@@ -19,7 +19,8 @@ export interface SearchHit {
 
 /** The nearest passages by embedding; absent when no embedding endpoint is configured. */
 export interface SemanticSource {
-  nearest(reader: Reader, filters: DocFilters, query: string, k: number, signal?: AbortSignal): Promise<Array<{ rowid: number; similarity: number }>>
+  nearest(reader: Reader, filters: DocFilters, query: string, k: number,
+    signal?: AbortSignal): Promise<Array<{ rowid: number; similarity: number }>>
 }
 
 /** `semantic` asked of a server without an embedding endpoint: 400 EMBEDDINGS_NOT_CONFIGURED at the route. */
@@ -80,7 +81,8 @@ const newestFirst = (a: HitRow, b: HitRow) =>
  * - semantic: the nearest passages by embedding.
  * - hybrid: reciprocal rank fusion of the three (every substring match is a candidate).
  */
-export function createSearch(sqlite: Database.Database, store: KnowledgeStore, semantic?: SemanticSource, log?: FastifyBaseLogger) {
+export function createSearch(sqlite: Database.Database, store: KnowledgeStore, semantic?: SemanticSource,
+  log?: FastifyBaseLogger) {
   // newest matches first (FTS5 walks its rowids backwards and stops at the cap)
   const substringSql = (filters: DocFilters) => `
     SELECT p.rowid, p.id, p.text, p.chunk_index, ${DOC_COLUMNS}
@@ -135,7 +137,8 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       // the index folds case a little differently from JavaScript in rare scripts: it matched, so count one
       tf = Math.max(tf, 1)
       const score = (tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * row.text.length) / avg))
-      return { row, score, snippet: () => first >= 0 ? snippetAround(row.text, first, needle.length) : row.text.slice(0, 160) }
+      return { row, score,
+        snippet: () => first >= 0 ? snippetAround(row.text, first, needle.length) : row.text.slice(0, 160) }
     })
     return scored.sort((a, b) => b.score - a.score || newestFirst(a.row, b.row))
   }
@@ -147,12 +150,14 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
 
   /** 1–2 characters: every readable passage in turn, newest document first, yielding every few ms. */
   async function scan(reader: Reader, filters: DocFilters, needle: string, limit: number): Promise<Scored[]> {
-    const docs = store.prepared(docsSql(filters)).all(readableParams(reader, filters)) as Array<Omit<HitRow, 'rowid' | 'id' | 'text' | 'chunk_index'>>
+    const docs = store.prepared(docsSql(filters)).all(readableParams(reader, filters)) as Array<Omit<HitRow,
+      'rowid' | 'id' | 'text' | 'chunk_index'>>
     const hits: Scored[] = []
     let sliceStart = performance.now()
     for (const d of docs) {
       for (let from = 0; ; ) {
-        const rows = passagesFrom.all(d.doc_id, from, 200) as Array<Pick<HitRow, 'rowid' | 'id' | 'text' | 'chunk_index'>>
+        const rows = passagesFrom.all(d.doc_id, from,
+          200) as Array<Pick<HitRow, 'rowid' | 'id' | 'text' | 'chunk_index'>>
         for (const p of rows) {
           const at = p.text.toLowerCase().indexOf(needle)
           if (at < 0) continue
@@ -176,13 +181,16 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
    */
   const FEW_DOCS = 100
   const FEW_PASSAGES = 5000
-  const fewDocsSql = (filters: DocFilters) => `SELECT ${DOC_COLUMNS}, d.chunk_count FROM knowledge_documents d WHERE ${readableWhere(filters)}
+  const fewDocsSql = (filters: DocFilters) => `SELECT ${DOC_COLUMNS}, d.chunk_count FROM knowledge_documents d
+    WHERE ${readableWhere(filters)}
     ORDER BY d.uploaded_at DESC, d.id DESC LIMIT ${FEW_DOCS + 1}`
-  const passagesOf = sqlite.prepare(`SELECT rowid, id, text, chunk_index FROM knowledge_passages WHERE document_id = ? ORDER BY chunk_index`)
+  const passagesOf = sqlite.prepare(`SELECT rowid, id, text, chunk_index FROM knowledge_passages WHERE document_id = ?
+    ORDER BY chunk_index`)
 
   function substringRows(reader: Reader, filters: DocFilters, query: string): HitRow[] {
     const params = readableParams(reader, filters)
-    const docs = store.prepared(fewDocsSql(filters)).all(params) as Array<Omit<HitRow, 'rowid' | 'id' | 'text' | 'chunk_index'> & { chunk_count: number }>
+    const docs = store.prepared(fewDocsSql(filters)).all(params) as Array<Omit<HitRow,
+      'rowid' | 'id' | 'text' | 'chunk_index'> & { chunk_count: number }>
     if (docs.length > FEW_DOCS || docs.reduce((n, d) => n + d.chunk_count, 0) > FEW_PASSAGES) {
       return store.prepared(substringSql(filters)).all({ ...params, match: ftsPhrase(query) }) as HitRow[]
     }
@@ -197,7 +205,8 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     return rows.slice(0, RANK_CANDIDATES)
   }
 
-  const anyWithAll = sqlite.prepare(`SELECT 1 FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ? LIMIT 1`)
+  const anyWithAll = sqlite.prepare(`SELECT 1 FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ?
+    LIMIT 1`)
 
   async function substring(reader: Reader, filters: DocFilters, query: string, limit: number): Promise<Scored[]> {
     if ([...query].length < 3) return scan(reader, filters, query.toLowerCase(), limit)
@@ -214,16 +223,19 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const terms = queryTerms(query)
     const tokens = readerTokens(reader, filters.scope)
     if (terms.length === 0 || tokens.length === 0) return []
-    const rows = store.prepared(wordsSql(filters)).all({ ...readableParams(reader, filters), match: wordsMatch(terms, tokens), cap }) as
+    const rows = store.prepared(wordsSql(filters)).all({ ...readableParams(reader, filters),
+      match: wordsMatch(terms, tokens), cap }) as
       Array<HitRow & { bm: number }>
     return rows.map((row) => ({ row, score: -row.bm, snippet: () => wordsSnippet(row.text, terms) }))
   }
 
-  async function nearest(reader: Reader, filters: DocFilters, query: string, cap: number, signal?: AbortSignal): Promise<Scored[]> {
+  async function nearest(reader: Reader, filters: DocFilters, query: string, cap: number,
+    signal?: AbortSignal): Promise<Scored[]> {
     if (!semantic) throw new EmbeddingsNotConfiguredError()
     const near = await semantic.nearest(reader, filters, query, cap, signal)
     if (near.length === 0) return []
-    const rows = new Map((store.prepared(byRowids(filters)).all({ ...readableParams(reader, filters), rowids: JSON.stringify(near.map((n) => n.rowid)) }) as HitRow[])
+    const rows = new Map((store.prepared(byRowids(filters)).all({ ...readableParams(reader, filters),
+      rowids: JSON.stringify(near.map((n) => n.rowid)) }) as HitRow[])
       .map((r) => [r.rowid, r]))
     const terms = queryTerms(query)
     return near.filter((n) => rows.has(n.rowid)).slice(0, cap).map((n) => {
@@ -243,7 +255,8 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       hits.forEach((h, i) => {
         if (i === 0 || h.score !== hits[i - 1].score) rank = i + 1
         const entry = merged.get(h.row.id)
-        if (entry) { entry.fused += 1 / (RRF_K + rank); entry.by.push(by) } else merged.set(h.row.id, { s: h, fused: 1 / (RRF_K + rank), by: [by] })
+        if (entry) { entry.fused += 1 / (RRF_K + rank); entry.by.push(by) } else merged.set(h.row.id,
+          { s: h, fused: 1 / (RRF_K + rank), by: [by] })
       })
     }
     return [...merged.values()]
@@ -256,13 +269,18 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     /** whether `semantic` (and the semantic part of hybrid) is available */
     get semanticEnabled() { return !!semantic },
 
-    async search(reader: Reader, filters: DocFilters, query: string, limit: number, mode: SearchMode = 'hybrid', signal?: AbortSignal): Promise<SearchHit[]> {
+    async search(reader: Reader, filters: DocFilters, query: string, limit: number, mode: SearchMode = 'hybrid',
+      signal?: AbortSignal): Promise<SearchHit[]> {
       switch (mode) {
-        case 'substring': return (await substring(reader, filters, query, limit)).slice(0, limit).map((s) => toHit(s, ['substring']))
+        case 'substring': return (await substring(reader, filters, query, limit)).slice(0, limit).map((s) => toHit(s,
+          ['substring']))
         case 'words': return words(reader, filters, query, limit).map((s) => toHit(s, ['words']))
-        case 'semantic': return (await nearest(reader, filters, query, limit, signal)).map((s) => toHit(s, ['semantic']))
+        case 'semantic': return (await nearest(reader, filters, query, limit, signal)).map((s) => toHit(s,
+          ['semantic']))
         case 'hybrid': {
-          if ([...query].length < 3) return (await substring(reader, filters, query, limit)).map((s) => toHit(s, ['substring']))
+          if ([...query].length < 3) {
+            return (await substring(reader, filters, query, limit)).map((s) => toHit(s, ['substring']))
+          }
           const cap = Math.max(limit, FUSE_CANDIDATES)
           const lists: Array<{ by: MatchedBy; hits: Scored[] }> = [
             { by: 'substring', hits: await substring(reader, filters, query, cap) },

@@ -30,9 +30,11 @@ export interface DocumentRow {
 }
 
 /** The columns a document listing answers with (GET /api/knowledge/documents): nothing more is read. */
-export type ListedDocumentRow = Pick<DocumentRow, 'id' | 'file_name' | 'original_path' | 'file_size' | 'file_type' | 'category' | 'tags' |
-  'text_length' | 'chunk_count' | 'uploaded_at' | 'updated_at' | 'scope' | 'workspace_id' | 'status' | 'metadata'>
-const LISTED_COLUMNS = `d.id, d.file_name, d.original_path, d.file_size, d.file_type, d.category, d.tags, d.text_length, d.chunk_count,
+export type ListedDocumentRow = Pick<DocumentRow,
+  'id' | 'file_name' | 'original_path' | 'file_size' | 'file_type' | 'category' | 'tags'
+  | 'text_length' | 'chunk_count' | 'uploaded_at' | 'updated_at' | 'scope' | 'workspace_id' | 'status' | 'metadata'>
+const LISTED_COLUMNS =
+  `d.id, d.file_name, d.original_path, d.file_size, d.file_type, d.category, d.tags, d.text_length, d.chunk_count,
   d.uploaded_at, d.updated_at, d.scope, d.workspace_id, d.status, d.metadata`
 
 export interface NewDocument {
@@ -67,19 +69,26 @@ export function createKnowledgeStore(sqlite: Database.Database, db: Db) {
   }
   const readableById = sqlite.prepare(`SELECT d.* FROM knowledge_documents d WHERE d.id = @id AND ${readableWhere()}`)
   const byId = sqlite.prepare(`SELECT * FROM knowledge_documents WHERE id = ?`)
-  const chunksOf = sqlite.prepare(`SELECT id, text, chunk_index FROM knowledge_passages WHERE document_id = ? AND chunk_index >= ? ORDER BY chunk_index LIMIT ?`)
+  const chunksOf = sqlite.prepare(`SELECT id, text, chunk_index FROM knowledge_passages WHERE document_id = ?
+    AND chunk_index >= ? ORDER BY chunk_index LIMIT ?`)
   const workspaceRole = sqlite.prepare(`SELECT role FROM workspace_members WHERE workspace_id = ? AND user_id = ?`)
 
   const create = (doc: NewDocument) => db.transaction((tx) => {
     const now = nowIso()
     tx.insert(knowledgeDocuments).values({
       id: doc.id, customerId: doc.customerId, workspaceId: doc.workspaceId, ownerId: doc.ownerId, scope: doc.scope,
-      fileName: doc.fileName, fileType: doc.fileType, fileSize: doc.fileSize, sha256: doc.sha256, category: doc.category,
-      tags: JSON.stringify(doc.tags), metadata: JSON.stringify(doc.metadata), textLength: doc.textLength, chunkCount: doc.chunkCount,
-      chunkSize: doc.chunkSize, chunkOverlap: doc.chunkOverlap, indexedCount: 0, status: doc.chunkCount === 0 ? 'indexed' : 'pending',
+      fileName: doc.fileName, fileType: doc.fileType, fileSize: doc.fileSize, sha256: doc.sha256,
+      category: doc.category,
+      tags: JSON.stringify(doc.tags), metadata: JSON.stringify(doc.metadata), textLength: doc.textLength,
+      chunkCount: doc.chunkCount,
+      chunkSize: doc.chunkSize, chunkOverlap: doc.chunkOverlap, indexedCount: 0,
+      status: doc.chunkCount === 0 ? 'indexed' : 'pending',
       originalPath: doc.originalPath, textPath: doc.textPath, uploadedAt: now, updatedAt: now
     }).run()
-    if (doc.tags.length > 0) tx.insert(knowledgeDocumentTags).values(doc.tags.map((tag) => ({ documentId: doc.id, tag }))).onConflictDoNothing().run()
+    if (doc.tags.length > 0) {
+      tx.insert(knowledgeDocumentTags).values(doc.tags.map((tag) => ({ documentId: doc.id,
+        tag }))).onConflictDoNothing().run()
+    }
   }, { behavior: 'immediate' })
 
   return {
@@ -98,8 +107,10 @@ export function createKnowledgeStore(sqlite: Database.Database, db: Db) {
       const where = readableWhere(filters)
       const params = readableParams(reader, filters)
       const rows = prepared(`SELECT ${LISTED_COLUMNS} FROM knowledge_documents d WHERE ${where}
-        ORDER BY d.uploaded_at DESC, d.id DESC LIMIT @limit OFFSET @offset`).all({ ...params, limit, offset }) as ListedDocumentRow[]
-      const { n } = prepared(`SELECT COUNT(*) AS n FROM knowledge_documents d WHERE ${where}`).get(params) as { n: number }
+        ORDER BY d.uploaded_at DESC, d.id DESC LIMIT @limit OFFSET @offset`).all({ ...params, limit,
+        offset }) as ListedDocumentRow[]
+      const { n } = prepared(`SELECT COUNT(*) AS n FROM knowledge_documents d
+        WHERE ${where}`).get(params) as { n: number }
       return { rows, count: n }
     },
 
@@ -115,7 +126,8 @@ export function createKnowledgeStore(sqlite: Database.Database, db: Db) {
         { documents: number; chunks: number; characters: number }
       const distinct = (column: string) => (prepared(`SELECT DISTINCT d.${column} AS v FROM knowledge_documents d
         WHERE ${where} ORDER BY v`).all(params) as Array<{ v: string }>).map((r) => r.v)
-      return { ...totals, fileTypes: distinct('file_type'), categories: distinct('category'), scopes: distinct('scope') }
+      return { ...totals, fileTypes: distinct('file_type'), categories: distinct('category'),
+        scopes: distinct('scope') }
     },
 
     /** CONTRACT.md §5: the uploader; org admins for organization documents; workspace admins for theirs. */

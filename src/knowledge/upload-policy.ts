@@ -25,7 +25,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 /** The text fields of an upload, checked: 400 with the reason for anything off. */
 export function uploadOptions(fields: Record<string, string>): UploadOptions {
   const scope = (fields.scope || 'organization') as DocScope
-  if (!(SCOPES as readonly string[]).includes(scope)) throw badRequest(`scope must be one of ${SCOPES.join(', ')}`, 'VALIDATION_ERROR')
+  if (!(SCOPES as readonly string[]).includes(scope)) {
+    throw badRequest(`scope must be one of ${SCOPES.join(', ')}`, 'VALIDATION_ERROR')
+  }
   const workspaceId = fields.workspaceId || undefined
   if (workspaceId && !UUID.test(workspaceId)) throw badRequest('workspaceId must be a UUID', 'VALIDATION_ERROR')
   const category = (fields.category ?? 'general').trim() || 'general'
@@ -38,7 +40,9 @@ export function uploadOptions(fields: Record<string, string>): UploadOptions {
       throw badRequest('tags must be a JSON array of strings, e.g. ["policy","2024"]', 'VALIDATION_ERROR')
     }
     tagList = [...new Set(parsed.map((x: string) => x.trim()).filter(Boolean))]
-    if (tagList.length > 50 || tagList.some((x) => x.length > 100)) throw badRequest('at most 50 tags of at most 100 characters', 'VALIDATION_ERROR')
+    if (tagList.length > 50 || tagList.some((x) => x.length > 100)) {
+      throw badRequest('at most 50 tags of at most 100 characters', 'VALIDATION_ERROR')
+    }
   }
   const int = (name: string, value: string | undefined, fallback: number) => {
     if (value === undefined || value.trim() === '') return fallback
@@ -64,8 +68,11 @@ export function placement(p: Principal, o: UploadOptions, contextWorkspaceId: st
   const bound = p.apiKey?.workspaceId
   if (bound) {
     if (o.scope === 'personal') return { scope: 'personal', workspaceId: null }
-    if (o.scope === 'workspace' && (!o.workspaceId || o.workspaceId === bound)) return { scope: 'workspace', workspaceId: bound }
-    throw forbidden('This API key is bound to a workspace: it can add documents only to that workspace (scope=workspace) or to personal documents', 'WORKSPACE_FORBIDDEN')
+    if (o.scope === 'workspace' && (!o.workspaceId || o.workspaceId === bound)) {
+      return { scope: 'workspace', workspaceId: bound }
+    }
+    throw forbidden('This API key is bound to a workspace: it can add documents only to that workspace ' +
+      '(scope=workspace) or to personal documents', 'WORKSPACE_FORBIDDEN')
   }
   if (o.scope !== 'workspace') return { scope: o.scope, workspaceId: null }
   const ws = o.workspaceId ?? contextWorkspaceId

@@ -9,6 +9,7 @@ import type { Extractor } from '../ingest/run.js'
 import { decodeTextSliced, decodeUtf8Sliced, textEncodingOf, textFilePieces, writeUtf8Sliced } from '../ingest/text.js'
 import type { KnowledgeFiles } from './files.js'
 import type { Indexer } from './indexer.js'
+import type { NewDocument } from './store.js'
 import type { Placement, UploadOptions } from './upload-policy.js'
 
 /** Documents whose extracted text is at most this many bytes (UTF-8) are searchable when their upload answers. */
@@ -27,27 +28,6 @@ export interface IncomingFile {
 }
 
 /** The document row to create, as the knowledge store takes it. */
-export interface DocumentRecord {
-  id: string
-  customerId: string
-  workspaceId: string | null
-  ownerId: string
-  scope: Placement['scope']
-  fileName: string
-  fileType: string
-  fileSize: number
-  sha256: string
-  category: string
-  tags: string[]
-  metadata: Record<string, unknown>
-  textLength: number
-  chunkCount: number
-  chunkSize: number
-  chunkOverlap: number
-  originalPath: string | null
-  textPath: string
-}
-
 export interface IngestedDocument {
   id: string
   fileName: string
@@ -69,11 +49,11 @@ export function createIntake(deps: {
   files: KnowledgeFiles
   extractor: Extractor
   indexer: Indexer
-  createDocument: (doc: DocumentRecord) => void
+  createDocument: (doc: NewDocument) => void
 }) {
   const { sqlite, jobs, files, extractor, indexer } = deps
 
-  const commit = sqlite.transaction((doc: DocumentRecord, claimed: boolean) => {
+  const commit = sqlite.transaction((doc: NewDocument, claimed: boolean) => {
     deps.createDocument(doc)
     return doc.chunkCount > 0 ? jobs.enqueue('knowledge.index', { documentId: doc.id }, { claimed }) : undefined
   }).immediate

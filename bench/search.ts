@@ -8,7 +8,7 @@ import { loadConfig } from '../src/config.js'
 import { buildApp } from '../src/app.js'
 import { projectRoot } from '../src/db/index.js'
 import { startServer, stopServer, table } from './lib.js'
-import { rng } from './seed.js'
+import { rng, seedStatements } from './seed.js'
 import { realSentences } from './corpus.js'
 
 const PASSWORD = 'benchmark password'
@@ -63,15 +63,7 @@ async function seed(dir: string, total: number): Promise<Seeded> {
   const random = rng(11)
   const maker = sentenceMaker(random)
   const sqlite = app.sqlite
-  const insertDoc = sqlite.prepare(`INSERT INTO knowledge_documents (id, customer_id, workspace_id, owner_id, scope,
-    file_name, file_type,
-    file_size, sha256, category, tags, metadata, text_length, chunk_count, chunk_size, chunk_overlap, indexed_count,
-      status, original_path,
-    text_path, uploaded_at, updated_at)
-      VALUES (?, ?, NULL, ?, 'organization', ?, 'txt', ?, '', 'bench', '[]', '{}', ?, ?, 1000, 0, ?, 'indexed', NULL,
-        '', ?, ?)`)
-  const insertPassage = sqlite.prepare(`INSERT INTO knowledge_passages (id, document_id, chunk_index, text)
-    VALUES (?, ?, ?, ?)`)
+  const { insertDoc, insertPassage } = seedStatements(sqlite)
   const perDoc = 200
   const docs = Math.ceil(total / perDoc)
   // the document row first: the word index's trigger reads its readers token

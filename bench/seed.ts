@@ -83,6 +83,21 @@ export function zipfVocabulary(size: number, random: () => number) {
 }
 
 /**
+ * The two statements the search benchmarks seed with: an indexed organization document, and its passages (the
+ * word index's trigger reads the document row, so it goes first).
+ */
+export function seedStatements(sqlite: Database.Database) {
+  const insertDoc = sqlite.prepare(`INSERT INTO knowledge_documents (id, customer_id, workspace_id, owner_id, scope,
+      file_name, file_type, file_size, sha256, category, tags, metadata, text_length, chunk_count, chunk_size,
+      chunk_overlap, indexed_count, status, original_path, text_path, uploaded_at, updated_at)
+    VALUES (?, ?, NULL, ?, 'organization', ?, 'txt', ?, '', 'bench', '[]', '{}', ?, ?, 1000, 0, ?, 'indexed', NULL,
+      '', ?, ?)`)
+  const insertPassage = sqlite.prepare(`INSERT INTO knowledge_passages (id, document_id, chunk_index, text)
+    VALUES (?, ?, ?, ?)`)
+  return { insertDoc, insertPassage }
+}
+
+/**
  * `passages` passages of about `chars` characters in documents of 200 passages, all readable by `who`,
  * written straight to the tables (the FTS triggers index them as they go).
  */
@@ -90,15 +105,7 @@ export function seedPassages(sqlite: Database.Database, who: { customerId: strin
   passages: number, chars = 700) {
   const random = rng(7)
   const vocab = zipfVocabulary(20_000, random)
-  const insertDoc = sqlite.prepare(`INSERT INTO knowledge_documents (id, customer_id, workspace_id, owner_id, scope,
-    file_name, file_type,
-    file_size, sha256, category, tags, metadata, text_length, chunk_count, chunk_size, chunk_overlap, indexed_count,
-      status, original_path,
-    text_path, uploaded_at, updated_at)
-      VALUES (?, ?, NULL, ?, 'organization', ?, 'txt', ?, '', 'bench', '[]', '{}', ?, ?, 1000, 0, ?, 'indexed', NULL,
-        '', ?, ?)`)
-  const insertPassage = sqlite.prepare(`INSERT INTO knowledge_passages (id, document_id, chunk_index, text)
-    VALUES (?, ?, ?, ?)`)
+  const { insertDoc, insertPassage } = seedStatements(sqlite)
   const perDoc = 200
   const sentence = () => {
     const n = 6 + Math.floor(random() * 12)

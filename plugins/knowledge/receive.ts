@@ -8,15 +8,10 @@ import type { FastifyRequest } from 'fastify'
 import { badRequest, HttpError, malformedOr } from '../../src/http/errors.js'
 import { fileTypeOf } from '../../src/ingest/formats.js'
 import { safeFileName } from '../../src/ingest/file-name.js'
+import type { IncomingFile } from '../../src/knowledge/intake.js'
 
-export interface ReceivedFile {
-  fileName: string
-  fileType: string
-  mimeType: string
-  tmpPath: string
-  size: number
-  sha256: string
-}
+/** A received file is what the intake takes (src/knowledge/intake.ts) */
+export type ReceivedFile = IncomingFile
 
 export const MAX_FILE_BYTES = 50 * 1024 * 1024
 

@@ -81,10 +81,14 @@ async function eventsPlugin(app: FastifyInstance) {
   let fanoutQueued = false
   let outboxDirty = true
   let kickScheduled = false
+  /** set when the app closes: a kick scheduled by a late emit must not touch the closed queue (the event stays in
+   * the outbox and is fanned out at the next start) */
+  let closed = false
   /** set while the fan-out waits for an attempt to finish */
   let wake: (() => void) | undefined
   function kick() {
     kickScheduled = false
+    if (closed) return
     if (fanoutQueued) return
     fanoutQueued = true
     app.jobs.enqueue('webhook.fanout', null)
@@ -253,6 +257,7 @@ async function eventsPlugin(app: FastifyInstance) {
     if (queued) fanoutQueued = true
     else if (work) kick()
   })
+  app.addHook('preClose', async () => { closed = true })
   app.addHook('onClose', async () => deliverer.close())
 }
 

@@ -99,3 +99,13 @@ export function multipart(files: FilePart[], fields: Record<string, string> = {}
   chunks.push(Buffer.from(`--${boundary}--\r\n`))
   return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } }
 }
+
+/** Uploads one file as `user`, expects 201 and waits for background jobs: the new document. */
+export async function uploadDocument(app: App, user: TestUser, file: FilePart, fields: Record<string, string> = {}) {
+  const body = multipart([file], fields)
+  const res = await app.inject({ method: 'POST', url: '/api/knowledge/upload',
+    headers: { ...user.auth, ...body.headers }, payload: body.payload })
+  if (res.statusCode !== 201) throw new Error(`upload failed: ${res.statusCode} ${res.body}`)
+  await app.jobs.idle()
+  return res.json().document as { id: string }
+}

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, signup, tempDir, multipart, type TestUser, type FilePart } from './helper.js'
+import { build, signup, tempDir, uploadDocument, type TestUser } from './helper.js'
 import { fakeEmbeddings, type FakeEmbeddings } from './fake-embeddings.js'
 import type { App } from '../src/app.js'
 import type { Config } from '../src/config.js'
@@ -8,15 +8,6 @@ const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
 const embedConfig = (fake: FakeEmbeddings, model = 'fake-small'): Partial<Config> =>
   ({ rateLimits: NO_LIMITS,
     embeddings: { baseUrl: fake.url, apiKey: 'sk-embed-test', model, batchSize: 2, pollMs: 20 } })
-
-async function upload(app: App, user: TestUser, file: FilePart, fields: Record<string, string> = {}) {
-  const body = multipart([file], fields)
-  const res = await app.inject({ method: 'POST', url: '/api/knowledge/upload',
-    headers: { ...user.auth, ...body.headers }, payload: body.payload })
-  if (res.statusCode !== 201) throw new Error(`upload failed: ${res.statusCode} ${res.body}`)
-  await app.jobs.idle()
-  return res.json().document as { id: string }
-}
 
 const embeddedCount = (app: App) => (app.sqlite.prepare(`SELECT COUNT(*) AS n
   FROM knowledge_vectors`).get() as { n: number }).n
@@ -46,10 +37,11 @@ t.test('semantic search finds meaning the words miss, under the read rules, and 
   const app = await build(t, { config: embedConfig(fake) })
   const u = await signup(app)
   const stranger = await signup(app)
-  await upload(app, u, { filename: 'garage.txt', content: 'Park the automobile in the garage overnight.' },
+  await uploadDocument(app, u, { filename: 'garage.txt', content: 'Park the automobile in the garage overnight.' },
     { category: 'home' })
-  await upload(app, u, { filename: 'pets.txt', content: 'The puppy sleeps in a basket.' }, { scope: 'personal' })
-  await upload(app, stranger, { filename: 'theirs.txt', content: 'Their automobile is red.' })
+  await uploadDocument(app, u, { filename: 'pets.txt', content: 'The puppy sleeps in a basket.' },
+    { scope: 'personal' })
+  await uploadDocument(app, stranger, { filename: 'theirs.txt', content: 'Their automobile is red.' })
   await embedded(app)
   t.ok(fake.requests.every((r) => r.model === 'fake-small' && r.authorization === 'Bearer sk-embed-test'),
     'model and key sent')
@@ -88,7 +80,7 @@ t.test('the embedding server failing: retried with backoff; uploads and hybrid n
   fake.failNext = 2
   const app = await build(t, { config: embedConfig(fake) })
   const u = await signup(app)
-  await upload(app, u, { filename: 'garage.txt', content: 'Park the automobile in the garage overnight.' })
+  await uploadDocument(app, u, { filename: 'garage.txt', content: 'Park the automobile in the garage overnight.' })
   t.same(names(await search(app, u, { query: 'automobile garage', mode: 'words' })), ['garage.txt'],
     'searchable by words before any vector')
   await embedded(app)
@@ -109,8 +101,8 @@ t.test('back-fill after configuring, and a model change embeds everything again'
   const dataDir = tempDir(t)
   let app = await build(t, { dataDir, config: { rateLimits: NO_LIMITS } })
   const u = await signup(app)
-  await upload(app, u, { filename: 'garage.txt', content: 'Park the automobile in the garage overnight.' })
-  await upload(app, u,
+  await uploadDocument(app, u, { filename: 'garage.txt', content: 'Park the automobile in the garage overnight.' })
+  await uploadDocument(app, u,
     { filename: 'long.txt', content: Array.from({ length: 30 }, (_, i) => `Line ${i}: the hound sleeps.`).join('\n') },
     { chunkSize: '100', chunkOverlap: '0' })
   t.equal((await search(app, u, { query: 'car', mode: 'semantic' })).json().code, 'EMBEDDINGS_NOT_CONFIGURED')

@@ -1,17 +1,9 @@
 import t from 'tap'
-import { build, signup, addUser, multipart, type TestUser, type FilePart } from './helper.js'
+import { build, signup, addUser, uploadDocument, type TestUser } from './helper.js'
 import type { App } from '../src/app.js'
 
 const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
 
-async function uploadOk(app: App, user: TestUser, file: FilePart, fields: Record<string, string> = {}) {
-  const body = multipart([file], fields)
-  const res = await app.inject({ method: 'POST', url: '/api/knowledge/upload',
-    headers: { ...user.auth, ...body.headers }, payload: body.payload })
-  if (res.statusCode !== 201) throw new Error(`upload failed: ${res.statusCode} ${res.body}`)
-  await app.jobs.idle()
-  return res.json().document as { id: string }
-}
 interface Result { document: { id: string; fileName: string }; chunk: { text: string }; score: number; snippet: string;
   matchedBy: string[] }
 async function search(app: App, user: TestUser, body: Record<string, unknown>) {
@@ -27,11 +19,11 @@ const names = (rs: Result[]) => rs.map((r) => r.document.fileName)
 t.test('modes: a question finds the passage that answers it; substring stays literal', async (t) => {
   const app = await build(t, { config: { rateLimits: NO_LIMITS } })
   const u = await signup(app)
-  await uploadOk(app, u,
+  await uploadDocument(app, u,
     { filename: 'handbook.txt', content: 'Employees receive sixteen weeks of parental leave at full pay.' })
-  await uploadOk(app, u,
+  await uploadDocument(app, u,
     { filename: 'travel.txt', content: 'Travel expenses are reimbursed within thirty days of the trip.' })
-  await uploadOk(app, u, { filename: 'école.txt', content: 'Les élèves de l\'école arrivent à huit heures.' })
+  await uploadDocument(app, u, { filename: 'école.txt', content: 'Les élèves de l\'école arrivent à huit heures.' })
 
   const question = 'How many weeks of parental leave do employees get?'
   t.same(await results(app, u, { query: question, mode: 'substring' }), [],
@@ -93,13 +85,13 @@ t.test('every mode keeps the read rules, the filters and the limit', async (t) =
   const stranger = await signup(app)
   const ws2 = (await app.inject({ method: 'POST', url: '/api/v2/workspaces', headers: owner.auth,
     payload: { name: 'Team' } })).json().data
-  await uploadOk(app, owner, { filename: 'org.txt', content: 'The lighthouse keeper logs storms.' },
+  await uploadDocument(app, owner, { filename: 'org.txt', content: 'The lighthouse keeper logs storms.' },
     { category: 'ops', tags: '["sea"]' })
-  await uploadOk(app, owner, { filename: 'ws.txt', content: 'The lighthouse lens was polished.' },
+  await uploadDocument(app, owner, { filename: 'ws.txt', content: 'The lighthouse lens was polished.' },
     { scope: 'workspace', workspaceId: ws2.id })
-  await uploadOk(app, owner, { filename: 'me.txt', content: 'My lighthouse diary.' }, { scope: 'personal' })
+  await uploadDocument(app, owner, { filename: 'me.txt', content: 'My lighthouse diary.' }, { scope: 'personal' })
   // the stranger's own organization is large in these words: it must neither see nor be seen
-  for (let i = 0; i < 5; i++) await uploadOk(app, stranger,
+  for (let i = 0; i < 5; i++) await uploadDocument(app, stranger,
     { filename: `theirs${i}.txt`, content: `The lighthouse keeper ${i} logs storms and lenses.` })
 
   for (const mode of ['hybrid', 'substring', 'words'] as const) {
@@ -147,10 +139,10 @@ t.test('every mode keeps the read rules, the filters and the limit', async (t) =
 t.test('ranking: word matches by BM25; hybrid puts passages found both ways first', async (t) => {
   const app = await build(t, { config: { rateLimits: NO_LIMITS } })
   const u = await signup(app)
-  await uploadOk(app, u,
+  await uploadDocument(app, u,
     { filename: 'a.txt', content: 'Backups run nightly. Restore a backup with the restore command.' })
-  await uploadOk(app, u, { filename: 'b.txt', content: 'The command line accepts flags.' })
-  await uploadOk(app, u,
+  await uploadDocument(app, u, { filename: 'b.txt', content: 'The command line accepts flags.' })
+  await uploadDocument(app, u,
     { filename: 'c.txt', content: 'To restore a backup, stop the server and run the restore command.' })
   const words = await results(app, u, { query: 'restore backup command', mode: 'words' })
   t.same(names(words).slice(2), ['b.txt'], 'one word matched ranks below three')
@@ -166,12 +158,13 @@ t.test('the assistant retrieves with hybrid search: extractive answers quote the
   const u = await signup(app)
   const filler = Array.from({ length: 12 },
     (_, i) => `Section ${i} describes the office floor plan and the kitchen rota.`).join(' ')
-  await uploadOk(app, u,
+  await uploadDocument(app, u,
     { filename: 'handbook.txt',
       content: `${filler} Employees receive sixteen weeks of parental leave at full pay. ` +
         'Desks are cleaned on Fridays.' },
     { chunkSize: '2000', chunkOverlap: '0' })
-  await uploadOk(app, u, { filename: 'travel.txt', content: 'Travel expenses are reimbursed within thirty days.' })
+  await uploadDocument(app, u,
+    { filename: 'travel.txt', content: 'Travel expenses are reimbursed within thirty days.' })
   const res = await app.inject({ method: 'POST', url: '/api/v2/chat', headers: u.auth,
     payload: { message: 'How many weeks of parental leave do employees get?' } })
   t.equal(res.statusCode, 200)
@@ -201,8 +194,9 @@ t.test('substring over the trigram index when the caller reads many passages; ov
       i) =>
       `Row ${String(i).padStart(5, '0')} of the ledger: ${i === 4321 ? 'ÉCOLE NORMALE' : 'plain entry'}.`.padEnd(50,
         ' ').slice(0, 50))
-  await uploadOk(app, u, { filename: 'ledger.txt', content: lines.join('') }, { chunkSize: '50', chunkOverlap: '0' })
-  await uploadOk(app, small, { filename: 'mine.txt', content: 'My own école normale notes.' })
+  await uploadDocument(app, u, { filename: 'ledger.txt', content: lines.join('') },
+    { chunkSize: '50', chunkOverlap: '0' })
+  await uploadDocument(app, small, { filename: 'mine.txt', content: 'My own école normale notes.' })
   const big = await results(app, u, { query: 'école normale', mode: 'substring' })
   t.same(big.map((r) => r.chunk.text.trim()), [lines[4321].trim()], 'found through the index, case folded')
   t.match(big[0].snippet, /<mark>ÉCOLE NORMALE<\/mark>/)

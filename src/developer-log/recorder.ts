@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { routeAction, routeGroup } from '../http/route-group.js'
-import { encodeEntry } from './format.js'
+import { encodeEntry, type LogEntry } from './format.js'
 import { and, eq, isNull, lt, or, sql } from 'drizzle-orm'
 import { apiKeys } from '../../schema/tables/api-keys.js'
 import { developerLogChunks, keyUsageDaily } from '../../schema/tables/developer.js'
@@ -43,19 +43,15 @@ const FLUSH_AT = 500
 /** a chunk's serialised entries stay under this many characters (unless one entry alone is larger) */
 const CHUNK_BYTES = 1 << 20
 
-/** An entry waiting for the next batch. A request entry's id is made by the batch (nobody reads it sooner). */
-interface Queued {
+/**
+ * An entry waiting for the next batch: a LogEntry whose id (for a request entry) and ISO time are made by the
+ * batch (nobody reads them sooner), with the user and key it is filed under.
+ */
+type Queued = Omit<LogEntry, 'id' | 'createdAt'> & {
   id: string | null
   userId: string
   apiKeyId: string | null
-  category: string
-  action: string
-  method: string | null
-  path: string | null
-  statusCode: number
-  durationMs: number
-  metadata: unknown
-  /** epoch ms; the ISO text is made by the batch */
+  /** epoch ms */
   at: number
 }
 

@@ -1,5 +1,10 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
+import { and, eq, inArray, lt, notExists, sql } from 'drizzle-orm'
+import { developerLogChunks } from '../../schema/tables/developer.js'
+import { idempotencyKeys } from '../../schema/tables/idempotency.js'
+import { jobs } from '../../schema/tables/jobs.js'
+import { webhookDeliveries, webhookEvents, webhookMessages } from '../../schema/tables/webhooks.js'
 
 const HOUR_MS = 60 * 60 * 1000
 const DAY_MS = 24 * HOUR_MS
@@ -19,26 +24,34 @@ declare module 'fastify' {
  * DELETE; they run when the app is ready and then every hour.
  */
 async function maintenancePlugin(app: FastifyInstance) {
-  const sqlite = app.sqlite
+  const db = app.db
+  const cutoff = sql.placeholder('cutoff')
   const before = (ms: number) => () => new Date(Date.now() - ms).toISOString()
   const retention = () => before(app.config.retentionDays * DAY_MS)()
-  const task = (name: string, sql: string, cutoff: () => string) => ({ name, statement: sqlite.prepare(sql), cutoff })
+  const task = (name: string, statement: { run(values: { cutoff: string }): { changes: number } },
+    cutoffOf: () => string) => ({ name, statement, cutoffOf })
   const tasks = [
     // a log chunk goes once its newest entry is past retention (its entries span one batch: at most a quarter second)
-    task('developer log', `DELETE FROM developer_log_chunks WHERE last_at < ?`, retention),
-    task('webhook deliveries', `DELETE FROM webhook_deliveries WHERE created_at < ?`, retention),
+    task('developer log', db.delete(developerLogChunks).where(lt(developerLogChunks.lastAt, cutoff)).prepare(),
+      retention),
+    task('webhook deliveries', db.delete(webhookDeliveries).where(lt(webhookDeliveries.createdAt, cutoff)).prepare(),
+      retention),
     // an outbox event goes with its messages, unless one of them still waits for a retry
-    task('webhook events', `DELETE FROM webhook_events WHERE created_at < ? AND expanded = 1
-      AND NOT EXISTS (SELECT 1 FROM webhook_messages m WHERE m.event_seq = webhook_events.seq
-        AND m.state IN ('pending', 'retrying'))`, retention),
-    task('failed jobs', `DELETE FROM jobs WHERE status = 'failed' AND updated_at < ?`, retention),
-    task('idempotency keys', `DELETE FROM idempotency_keys WHERE created_at < ?`, before(IDEMPOTENCY_TTL_MS))
+    task('webhook events', db.delete(webhookEvents).where(and(
+      lt(webhookEvents.createdAt, cutoff), eq(webhookEvents.expanded, true),
+      notExists(db.select({ one: sql`1` }).from(webhookMessages).where(and(
+        eq(webhookMessages.eventSeq, webhookEvents.seq), inArray(webhookMessages.state, ['pending', 'retrying'])))))
+    ).prepare(), retention),
+    task('failed jobs', db.delete(jobs).where(and(eq(jobs.status, 'failed'), lt(jobs.updatedAt, cutoff))).prepare(),
+      retention),
+    task('idempotency keys', db.delete(idempotencyKeys).where(lt(idempotencyKeys.createdAt, cutoff)).prepare(),
+      before(IDEMPOTENCY_TTL_MS))
   ]
 
   function run() {
     const removed: Record<string, number> = {}
     for (const task of tasks) {
-      const n = task.statement.run(task.cutoff()).changes
+      const n = task.statement.run({ cutoff: task.cutoffOf() }).changes
       if (n > 0) removed[task.name] = n
     }
     if (Object.keys(removed).length > 0) app.log.info({ removed }, 'maintenance')

@@ -1,7 +1,9 @@
 import diagnostics_channel from 'node:diagnostics_channel'
 import { randomUUID } from 'node:crypto'
-import type Database from 'better-sqlite3'
+import { and, eq, inArray, lte, min, sql } from 'drizzle-orm'
 import type { FastifyBaseLogger } from 'fastify'
+import { jobs } from '../../schema/tables/jobs.js'
+import type { Db } from '../db/index.js'
 import type { PayloadOf } from './payloads.js'
 
 export type { JobPayloads, JobName, PayloadOf } from './payloads.js'
@@ -43,13 +45,7 @@ export interface EnqueueOptions {
 /** Thrown by a handler for a failure that retrying cannot mend: the job fails at once. */
 export class PermanentJobError extends Error {}
 
-interface JobRow {
-  id: string
-  type: string
-  payload: string
-  attempts: number
-  max_attempts: number
-}
+type JobRow = Pick<typeof jobs.$inferSelect, 'id' | 'type' | 'payload' | 'attempts' | 'maxAttempts'>
 
 export interface JobQueue {
   register<T extends string>(type: T, handler: JobHandler<PayloadOf<T>>, options?: JobTypeOptions): void
@@ -69,7 +65,7 @@ const MAX_BACKOFF_MS = 5 * 60_000
 /** the longest the runner sleeps when nothing is due, so jobs added by another connection are seen */
 const MAX_SLEEP_MS = 1000
 
-export function createJobQueue(sqlite: Database.Database, log: FastifyBaseLogger): JobQueue {
+export function createJobQueue(db: Db, log: FastifyBaseLogger): JobQueue {
   const handlers = new Map<string, { handler: JobHandler; options: Required<JobTypeOptions> }>()
   const running = new Set<Promise<void>>()
   const runningByType = new Map<string, number>()
@@ -80,49 +76,56 @@ export function createJobQueue(sqlite: Database.Database, log: FastifyBaseLogger
   let scheduled = false
   let timer: NodeJS.Timeout | undefined
 
-  const insert = sqlite.prepare(
-    `INSERT INTO jobs (id, type, payload, status, attempts, max_attempts, run_at, created_at, updated_at)
-     VALUES (?, ?, ?, 'queued', 0, ?, ?, ?, ?)`
-  )
-  const insertClaimed = sqlite.prepare(
-    `INSERT INTO jobs (id, type, payload, status, attempts, max_attempts, run_at, created_at, updated_at)
-     VALUES (?, ?, ?, 'running', 1, ?, ?, ?, ?)`
-  )
-  const markDone = sqlite.prepare(`DELETE FROM jobs WHERE id = ?`)
-  const markRetry = sqlite.prepare(
-    `UPDATE jobs SET status = 'queued', run_at = ?, last_error = ?, updated_at = ? WHERE id = ?`
-  )
-  const markFailed = sqlite.prepare(
-    `UPDATE jobs SET status = 'failed', last_error = ?, updated_at = ? WHERE id = ?`
-  )
-  const requeueAbandoned = sqlite.prepare(
-    `UPDATE jobs SET status = 'queued', run_at = ?, updated_at = ? WHERE status = 'running'`
-  )
+  const p = sql.placeholder
+  const newJob = (status: 'queued' | 'running') => db.insert(jobs).values({
+    id: p('id'), type: p('type'), payload: p('payload'), status, attempts: status === 'running' ? 1 : 0,
+    maxAttempts: p('maxAttempts'), runAt: p('runAt'), createdAt: p('now'), updatedAt: p('now')
+  }).prepare()
+  const insert = newJob('queued')
+  const insertClaimed = newJob('running')
+  const markDone = db.delete(jobs).where(eq(jobs.id, p('id'))).prepare()
+  const markRetry = db.update(jobs)
+    .set({ status: 'queued', runAt: sql`${p('runAt')}`, lastError: sql`${p('error')}`, updatedAt: sql`${p('now')}` })
+    .where(eq(jobs.id, p('id'))).prepare()
+  const markFailed = db.update(jobs)
+    .set({ status: 'failed', lastError: sql`${p('error')}`, updatedAt: sql`${p('now')}` })
+    .where(eq(jobs.id, p('id'))).prepare()
+  // shutdown interrupted it: it runs again after the next start without spending an attempt
+  const markInterrupted = db.update(jobs)
+    .set({ status: 'queued', attempts: sql`${jobs.attempts} - 1`, updatedAt: sql`${p('now')}` })
+    .where(eq(jobs.id, p('id'))).prepare()
+  const requeueAbandoned = db.update(jobs)
+    .set({ status: 'queued', runAt: sql`${p('runAt')}`, updatedAt: sql`${p('now')}` })
+    .where(eq(jobs.status, 'running')).prepare()
 
-  const claimOfType = sqlite.prepare(
-    `UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ?
-     WHERE id IN (SELECT id FROM jobs WHERE status = 'queued' AND type = ? AND run_at <= ? ORDER BY run_at LIMIT ?)
-     RETURNING id, type, payload, attempts, max_attempts`
-  )
+  const claimOfType = db.update(jobs)
+    .set({ status: 'running', attempts: sql`${jobs.attempts} + 1`, updatedAt: sql`${p('now')}` })
+    .where(inArray(jobs.id, db.select({ id: jobs.id }).from(jobs)
+      .where(and(eq(jobs.status, 'queued'), eq(jobs.type, p('type')), lte(jobs.runAt, p('runAt'))))
+      .orderBy(jobs.runAt).limit(p('limit'))))
+    .returning({ id: jobs.id, type: jobs.type, payload: jobs.payload, attempts: jobs.attempts,
+      maxAttempts: jobs.maxAttempts })
+    .prepare()
 
   /** Due jobs of every type, up to each type's free slots. */
   function claim(): JobRow[] {
-    const now = Date.now()
+    const runAt = Date.now()
+    const now = new Date(runAt).toISOString()
     const rows: JobRow[] = []
     for (const [type, entry] of handlers) {
-      const free = entry.options.concurrency - (runningByType.get(type) ?? 0)
-      if (free > 0) rows.push(...(claimOfType.all(new Date(now).toISOString(), type, now, free) as JobRow[]))
+      const limit = entry.options.concurrency - (runningByType.get(type) ?? 0)
+      if (limit > 0) rows.push(...claimOfType.all({ now, type, runAt, limit }))
     }
     return rows
   }
 
+  /** rebuilt when a type is registered: the types are part of the statement */
+  let firstDue: { get(): { at: number | null } | undefined } | undefined
   function nextDueAt(): number | undefined {
-    const types = [...handlers.keys()]
-    if (types.length === 0) return undefined
-    const row = sqlite.prepare(
-      `SELECT MIN(run_at) AS at FROM jobs WHERE status = 'queued' AND type IN (${types.map(() => '?').join(',')})`
-    ).get(...types) as { at: number | null }
-    return row.at ?? undefined
+    if (handlers.size === 0) return undefined
+    firstDue ??= db.select({ at: min(jobs.runAt) }).from(jobs)
+      .where(and(eq(jobs.status, 'queued'), inArray(jobs.type, [...handlers.keys()]))).prepare()
+    return firstDue.get()?.at ?? undefined
   }
 
   function schedule() {
@@ -165,27 +168,25 @@ export function createJobQueue(sqlite: Database.Database, log: FastifyBaseLogger
       await entry.handler(payload, {
         jobId: row.id,
         attempt: row.attempts,
-        maxAttempts: row.max_attempts,
+        maxAttempts: row.maxAttempts,
         signal: abort.signal
       })
-      markDone.run(row.id)
+      markDone.run({ id: row.id })
       if (jobOutcomes.hasSubscribers) jobOutcomes.publish({ type: row.type, outcome: 'completed' })
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err)
       const now = new Date().toISOString()
       if (stopped && abort.signal.aborted && !(err instanceof PermanentJobError)) {
-        // interrupted by shutdown: run again after the next start, without spending an attempt
-        sqlite.prepare(`UPDATE jobs SET status = 'queued', attempts = attempts - 1, updated_at = ? WHERE id = ?`)
-          .run(now, row.id)
+        markInterrupted.run({ id: row.id, now })
         return
       }
-      if (err instanceof PermanentJobError || row.attempts >= row.max_attempts) {
-        markFailed.run(message, now, row.id)
+      if (err instanceof PermanentJobError || row.attempts >= row.maxAttempts) {
+        markFailed.run({ error: message, now, id: row.id })
         if (jobOutcomes.hasSubscribers) jobOutcomes.publish({ type: row.type, outcome: 'failed' })
         log.warn({ jobId: row.id, type: row.type, attempts: row.attempts, error: message }, 'job failed')
       } else {
         const delay = Math.min(entry.options.backoffMs * 2 ** (row.attempts - 1), MAX_BACKOFF_MS)
-        markRetry.run(Date.now() + delay, message, now, row.id)
+        markRetry.run({ runAt: Date.now() + delay, error: message, now, id: row.id })
         if (jobOutcomes.hasSubscribers) jobOutcomes.publish({ type: row.type, outcome: 'retried' })
         log.info({ jobId: row.id, type: row.type, attempts: row.attempts, retryInMs: delay }, 'job will be retried')
       }
@@ -194,6 +195,7 @@ export function createJobQueue(sqlite: Database.Database, log: FastifyBaseLogger
 
   return {
     register(type, handler, options = {}) {
+      firstDue = undefined
       handlers.set(type, {
         handler: handler as JobHandler,
         options: { maxAttempts: options.maxAttempts ?? 5, backoffMs: options.backoffMs ?? 1000,
@@ -206,23 +208,23 @@ export function createJobQueue(sqlite: Database.Database, log: FastifyBaseLogger
       const now = new Date().toISOString()
       const maxAttempts = options.maxAttempts ?? handlers.get(type)?.options.maxAttempts ?? 5
       const claimed = options.claimed ?? false
-      ;(claimed ? insertClaimed : insert).run(id, type, JSON.stringify(payload ?? null), maxAttempts,
-        options.runAt ?? Date.now(), now, now)
+      ;(claimed ? insertClaimed : insert).run({ id, type, payload: JSON.stringify(payload ?? null), maxAttempts,
+        runAt: options.runAt ?? Date.now(), now })
       if (!claimed) schedule()
       return id
     },
     complete(id) {
-      markDone.run(id)
+      markDone.run({ id })
     },
     release(id, error) {
-      markRetry.run(Date.now(), error, new Date().toISOString(), id)
+      markRetry.run({ runAt: Date.now(), error, now: new Date().toISOString(), id })
       schedule()
     },
     start() {
       if (started) return
       started = true
       // jobs that were running when the process died are picked up again
-      const { changes } = requeueAbandoned.run(Date.now(), new Date().toISOString())
+      const { changes } = requeueAbandoned.run({ runAt: Date.now(), now: new Date().toISOString() })
       if (changes > 0) log.info({ jobs: changes }, 'resuming jobs left running by a previous process')
       schedule()
     },

@@ -6,12 +6,12 @@ import {
 import { requirePrincipal } from '../../src/auth/plugin.js'
 import { badRequest, forbidden, notFound } from '../../src/http/errors.js'
 import { modelFailure, TOOL_NAMES } from '../../src/assistant/assistant.js'
-import { createAgentStore, toAgent, toolsOf } from '../../src/agents/store.js'
+import { toAgent, toolsOf } from '../../src/agents/store.js'
 
 /** Agents of the organization (SPEC.md, CONTRACT.md §9): a system prompt and tools, sent messages. */
 const agentsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   const assistant = app.assistant
-  const store = createAgentStore(app.db)
+  const store = app.agentStore
   const tags = ['agents']
 
   app.post('', {

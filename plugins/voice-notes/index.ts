@@ -44,7 +44,7 @@ const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opt
   fs.mkdirSync(audioDir, { recursive: true })
   fs.mkdirSync(workDir, { recursive: true })
   const audioPrefix = `${app.config.publicUrl}/api/v2/voice-notes/audio/`
-  const transcriber = createTranscriber(app, store, app.sqlite, {
+  const transcriber = createTranscriber(app, store, app.db, {
     engine: opts.stt ?? sttFromConfig(app.config.stt), audioPrefix, workDir, maxBytes: MAX_AUDIO_BYTES
   })
 

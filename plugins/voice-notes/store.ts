@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type Database from 'better-sqlite3'
-import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
+import { and, count, desc, eq, inArray, isNull, sql } from 'drizzle-orm'
 import { nowIso, type Db } from '../../src/db/index.js'
 import { voiceAudio, voiceNotes } from '../../schema/tables/voice-notes.js'
 import type { ListVoiceNotesQuery } from '../../schema/api/voice-notes.js'
@@ -48,26 +48,18 @@ export function createVoiceNoteStore(db: Db, sqlite: Database.Database) {
     },
     get: (userId: string, id: string): NoteRow | undefined => own.get({ id, userId }),
     getForJob: (id: string): NoteRow | undefined => db.select().from(voiceNotes).where(live(id)).get(),
-    // the filters need json_each and the folding function: SQL of its own, typed by the table
     list(userId: string, q: ListVoiceNotesQuery) {
-      const where = ['user_id = @userId', 'deleted_at IS NULL']
       const tags = (q.tags ?? '').split(',').map((t) => t.trim()).filter(Boolean)
-      if (q.search) where.push(`instr(cairn_fold(title), cairn_fold(@search)) > 0`)
-      if (q.status) where.push('status = @status')
-      if (q.workspaceId) where.push('workspace_id = @workspaceId')
-      tags.forEach((_,
-        i) => where.push(`EXISTS (SELECT 1 FROM json_each(voice_notes.tags) j WHERE j.value = @tag${i})`))
-      const params: Record<string, unknown> = { userId, search: q.search, status: q.status, workspaceId: q.workspaceId,
-        limit: q.limit, offset: q.offset }
-      tags.forEach((tag, i) => { params[`tag${i}`] = tag })
-      const ids = sqlite.prepare(`SELECT id FROM voice_notes WHERE ${where.join(' AND ')}
-        ORDER BY created_at DESC, id DESC LIMIT @limit OFFSET @offset`)
-        .pluck().all(params) as string[]
-      const { n } = sqlite.prepare(`SELECT COUNT(*) AS n FROM voice_notes
-        WHERE ${where.join(' AND ')}`).get(params) as { n: number }
-      const byId = new Map((ids.length ? db.select().from(voiceNotes).where(inArray(voiceNotes.id, ids)).all()
-        : []).map((r) => [r.id, r]))
-      return { rows: ids.map((id) => byId.get(id)!), total: n }
+      const where = and(eq(voiceNotes.userId, userId), isNull(voiceNotes.deletedAt),
+        // the folding function and json_each have no Drizzle operator: SQL fragments over the table's columns
+        q.search ? sql`instr(cairn_fold(${voiceNotes.title}), cairn_fold(${q.search})) > 0` : undefined,
+        q.status ? eq(voiceNotes.status, q.status) : undefined,
+        q.workspaceId ? eq(voiceNotes.workspaceId, q.workspaceId) : undefined,
+        ...tags.map((tag) => sql`EXISTS (SELECT 1 FROM json_each(${voiceNotes.tags}) j WHERE j.value = ${tag})`))
+      const rows = db.select().from(voiceNotes).where(where)
+        .orderBy(desc(voiceNotes.createdAt), desc(voiceNotes.id)).limit(q.limit).offset(q.offset).all()
+      const total = db.select({ n: count() }).from(voiceNotes).where(where).get()!.n
+      return { rows, total }
     },
     update(userId: string, id: string,
       patch: { title?: string; tags?: string[]; metadata?: object }): NoteRow | undefined {

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify'
-import type Database from 'better-sqlite3'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import { randomUUID } from 'node:crypto'
 import { downloadTo } from '../../src/net/download.js'
 import type { SpeechToText } from '../../src/ai/stt.js'
+import type { Db } from '../../src/db/index.js'
 import type { NoteRow, VoiceNoteStore } from './store.js'
 
 export const TRANSCRIBE_JOB = 'voice.transcribe'
@@ -15,7 +15,7 @@ export interface TranscribeJob { noteId: string }
  * it), and the start of a transcription: the note entering `processing` and its job commit together, so
  * a crash between them cannot leave a note processing with no job to finish it.
  */
-export function createTranscriber(app: FastifyInstance, store: VoiceNoteStore, sqlite: Database.Database,
+export function createTranscriber(app: FastifyInstance, store: VoiceNoteStore, db: Db,
   opts: { engine: SpeechToText | string; audioPrefix: string; workDir: string; maxBytes: number }) {
   const { engine, audioPrefix, workDir } = opts
 
@@ -48,10 +48,10 @@ export function createTranscriber(app: FastifyInstance, store: VoiceNoteStore, s
 
   return {
     /** created/failed → processing with its job, in one transaction; undefined when the note cannot start */
-    start: sqlite.transaction((userId: string, id: string): NoteRow | undefined => {
+    start: (userId: string, id: string): NoteRow | undefined => db.transaction(() => {
       const started = store.startTranscription(userId, id)
       if (started) app.jobs.enqueue(TRANSCRIBE_JOB, { noteId: started.id } satisfies TranscribeJob)
       return started
-    }).immediate
+    }, { behavior: 'immediate' })
   }
 }

@@ -8,7 +8,6 @@ import {
 } from '../../schema/api/workflows.js'
 import { requirePrincipal, requireWorkspaceContext, type Principal } from '../../src/auth/plugin.js'
 import { badRequest, forbidden, notFound } from '../../src/http/errors.js'
-import { createAgentStore } from '../../src/agents/store.js'
 import { definitionProblems, resolveInputs } from './definition.js'
 import { createWorkflowStore, definitionOf, toRun, toWorkflow, type WorkflowRow } from './store.js'
 import { registerWorkflowRunner, RUN_JOB } from './runner.js'
@@ -17,9 +16,9 @@ import { createWorkflowScheduler } from './scheduler.js'
 /** Workflows of a workspace (SPEC.md, CONTRACT.md §9): definitions, runs on the job queue, cron schedules. */
 const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   const store = createWorkflowStore(app.db)
-  const agents = createAgentStore(app.db)
+  const agents = app.agentStore
   const channels = app.channelStore
-  registerWorkflowRunner(app, store, agents, { db: app.db, sqlite: app.sqlite })
+  registerWorkflowRunner(app, store, agents, app.db)
   const scheduler = createWorkflowScheduler(app, store)
   const tags = ['workflows']
 

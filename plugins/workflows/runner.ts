@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify'
-import type Database from 'better-sqlite3'
 import type { Principal } from '../../src/auth/plugin.js'
 import { nowIso, type Db } from '../../src/db/index.js'
 import { toolsOf, type AgentStore } from '../../src/agents/store.js'
@@ -14,8 +13,7 @@ export interface RunJob { runId: string }
  * The `workflow.run` job: runs the steps in order as the run's user (CONTRACT.md §9: who last saved the
  * definition or schedule, or who executed it), with that user's rights checked again at run time.
  */
-export function registerWorkflowRunner(app: FastifyInstance, store: WorkflowStore, agents: AgentStore,
-  deps: { db: Db; sqlite: Database.Database }) {
+export function registerWorkflowRunner(app: FastifyInstance, store: WorkflowStore, agents: AgentStore, db: Db) {
   const assistant = app.assistant
   const channels = app.channelStore
   const artifacts = app.artifactStore
@@ -94,13 +92,13 @@ export function registerWorkflowRunner(app: FastifyInstance, store: WorkflowStor
     }
     const finishedAt = nowIso()
     // the run's completion and its event's outbox row commit together
-    deps.sqlite.transaction(() => {
+    db.transaction(() => {
       save({ status: 'completed', steps: JSON.stringify(states), outputs: JSON.stringify(outputs), finishedAt })
       // SPEC.md: the payload never carries the run's inputs or outputs
       app.events.emit(run.workspaceId, 'workflow.completed', {
         workspace_id: run.workspaceId, run_id: run.id, workflow_id: wf.id, workflow_name: wf.name, status: 'completed',
         started_at: startedAt, finished_at: finishedAt, duration_ms: Date.parse(finishedAt) - Date.parse(startedAt)
       })
-    })()
+    })
   }, { maxAttempts: 2, concurrency: 2 })
 }

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { and, eq, sql } from 'drizzle-orm'
+import { conversationMessages, conversations } from '../../schema/tables/assistant.js'
 import { nowIso } from '../db/index.js'
 import type { Principal } from '../auth/plugin.js'
 import type { Reader } from '../knowledge/readers.js'
@@ -65,18 +67,17 @@ export interface ConverseResult {
  * extractive over that knowledge), persisted conversations and a bounded tool loop.
  */
 export function createAssistant(app: FastifyInstance) {
-  const sqlite = app.sqlite
+  const db = app.db
   const search = app.knowledgeSearch
   const { readerFor } = app.knowledgeReaders
-  const ownConversation = sqlite.prepare(`SELECT id, agent_id FROM conversations WHERE id = ? AND user_id = ?
-    AND customer_id = ?`)
-  const insertConversation = sqlite.prepare(`INSERT INTO conversations (id, customer_id, user_id, agent_id, created_at,
-    updated_at) VALUES (?, ?, ?, ?, ?, ?)`)
-  const touchConversation = sqlite.prepare(`UPDATE conversations SET updated_at = ? WHERE id = ?`)
-  const history = sqlite.prepare(`SELECT role, content, tool_calls, tool_call_id FROM conversation_messages
-    WHERE conversation_id = ? ORDER BY seq`)
-  const appendMessage = sqlite.prepare(`INSERT INTO conversation_messages (conversation_id, role, content, tool_calls,
-    tool_call_id, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
+  const p = sql.placeholder
+  const ownConversation = db.select({ id: conversations.id }).from(conversations)
+    .where(and(eq(conversations.id, p('id')), eq(conversations.userId, p('userId')),
+      eq(conversations.customerId, p('customerId')))).prepare()
+  const history = db.select({ role: conversationMessages.role, content: conversationMessages.content,
+    toolCalls: conversationMessages.toolCalls, toolCallId: conversationMessages.toolCallId })
+    .from(conversationMessages).where(eq(conversationMessages.conversationId, p('conversationId')))
+    .orderBy(conversationMessages.seq).prepare()
 
   function readerOf(request: FastifyRequest): Reader {
     return app.knowledgeReaders.readerOf(request)
@@ -137,19 +138,19 @@ export function createAssistant(app: FastifyInstance) {
     const { principal } = input
     let conversationId = input.conversationId
     if (conversationId) {
-      if (!ownConversation.get(conversationId, principal.userId, principal.customerId)) {
+      if (!ownConversation.get({ id: conversationId, userId: principal.userId, customerId: principal.customerId })) {
         throw notFound('Conversation not found')
       }
     } else {
       conversationId = randomUUID()
       const now = nowIso()
-      insertConversation.run(conversationId, principal.customerId, principal.userId, input.agentId ?? null, now, now)
+      db.insert(conversations).values({ id: conversationId, customerId: principal.customerId,
+        userId: principal.userId, agentId: input.agentId ?? null, createdAt: now, updatedAt: now }).run()
     }
-    const past: ChatMessage[] = (history.all(conversationId) as Array<{ role: ChatMessage['role']; content: string;
-      tool_calls: string | null; tool_call_id: string | null }>)
+    const past: ChatMessage[] = history.all({ conversationId })
       .map((m) => ({ role: m.role, content: m.content,
-        ...(m.tool_calls ? { toolCalls: JSON.parse(m.tool_calls) as ToolCall[] } : {}),
-        ...(m.tool_call_id ? { toolCallId: m.tool_call_id } : {}) }))
+        ...(m.toolCalls ? { toolCalls: JSON.parse(m.toolCalls) as ToolCall[] } : {}),
+        ...(m.toolCallId ? { toolCallId: m.toolCallId } : {}) }))
     const fresh: ChatMessage[] = [{ role: 'user', content: input.message }]
     const model = modelFor(input.reader)
     const tools = (input.tools ?? []).map((t) => TOOL_SPECS[t])
@@ -170,16 +171,17 @@ export function createAssistant(app: FastifyInstance) {
     }
     fresh.push({ role: 'assistant', content: reply })
     const now = nowIso()
-    sqlite.transaction(() => {
-      for (const m of fresh) appendMessage.run(conversationId, m.role, m.content,
-        m.toolCalls ? JSON.stringify(m.toolCalls) : null, m.toolCallId ?? null, now)
-      touchConversation.run(now, conversationId)
-    }).immediate()
+    db.transaction((tx) => {
+      tx.insert(conversationMessages).values(fresh.map((m) => ({ conversationId: conversationId!, role: m.role,
+        content: m.content, toolCalls: m.toolCalls ? JSON.stringify(m.toolCalls) : null,
+        toolCallId: m.toolCallId ?? null, createdAt: now }))).run()
+      tx.update(conversations).set({ updatedAt: now }).where(eq(conversations.id, conversationId!)).run()
+    }, { behavior: 'immediate' })
     return { reply, conversationId: conversationId!, model: model.model, toolCalls: used }
   }
 
-  const ownsConversation = (principal: Principal, id: string) => !!ownConversation.get(id, principal.userId,
-    principal.customerId)
+  const ownsConversation = (principal: Principal, id: string) => !!ownConversation.get({ id,
+    userId: principal.userId, customerId: principal.customerId })
 
   return { readerFor, readerOf, searchKnowledge, modelFor, converse, ownsConversation }
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { and, count, desc, eq, inArray, type SQL } from 'drizzle-orm'
+import { and, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm'
 import type Database from 'better-sqlite3'
 import type { Db } from '../db/index.js'
 import { nowIso } from '../db/index.js'
@@ -10,6 +10,9 @@ import type {
 
 type Row = typeof artifacts.$inferSelect
 type CommentRow = typeof artifactComments.$inferSelect
+/** a chain entry, in the response's snake_case */
+type ChainRow = Pick<Row, 'id' | 'title' | 'type' | 'status'>
+  & { parent_artifact_id: Row['parentArtifactId']; created_at: Row['createdAt'] }
 
 /** Who acts and where: every query is confined to this workspace of this organization. */
 export interface Scope {
@@ -90,11 +93,14 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
   const inWorkspace = (s: Scope, id: string) =>
     and(eq(artifacts.id, id), eq(artifacts.workspaceId, s.workspaceId), eq(artifacts.customerId, s.customerId))
 
-  const find = (s: Scope, id: string) => db.select().from(artifacts).where(inWorkspace(s, id)).get()
+  const p = sql.placeholder
+  const one = db.select().from(artifacts).where(and(eq(artifacts.id, p('id')),
+    eq(artifacts.workspaceId, p('workspaceId')), eq(artifacts.customerId, p('customerId')))).prepare()
+  const find = (s: Scope, id: string) => one.get({ id, workspaceId: s.workspaceId, customerId: s.customerId })
 
-  const commentsOf = (artifactId: string) =>
-    db.select().from(artifactComments).where(eq(artifactComments.artifactId, artifactId))
-      .orderBy(artifactComments.createdAt, artifactComments.id).all().map(toComment)
+  const comments = db.select().from(artifactComments).where(eq(artifactComments.artifactId, p('artifactId')))
+    .orderBy(artifactComments.createdAt, artifactComments.id).prepare()
+  const commentsOf = (artifactId: string) => comments.all({ artifactId }).map(toComment)
 
   const detail = (row: Row, withComments: boolean) => ({
     ...toArtifact(row),
@@ -110,7 +116,8 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
     if (missing.length > 0) throw new InvalidReference(field, missing)
   }
 
-  const chainStatement = sqlite.prepare(CHAIN_SQL)
+  // a recursive CTE: Drizzle's query builder has no WITH RECURSIVE
+  const chainStatement = sqlite.prepare<{ id: string; workspaceId: string; customerId: string }, ChainRow>(CHAIN_SQL)
 
   return {
     list(s: Scope, q: ListArtifactsQuery) {
@@ -250,9 +257,7 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
 
     chain(s: Scope, id: string) {
       if (!find(s, id)) return undefined
-      return chainStatement.all({ id, workspaceId: s.workspaceId, customerId: s.customerId }) as Array<{
-        id: string; title: string; type: string; status: string; parent_artifact_id: string | null; created_at: string
-      }>
+      return chainStatement.all({ id, workspaceId: s.workspaceId, customerId: s.customerId })
     },
 
     /** Summaries of the artifacts of one conversation or one workflow run, newest first. */

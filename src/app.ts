@@ -24,6 +24,7 @@ import assistant from './assistant/plugin.js'
 import channelsDomain from './channels/plugin.js'
 import artifactsDomain from './artifacts/plugin.js'
 import agentsDomain from './agents/plugin.js'
+import searchDomain from './search/plugin.js'
 import { errorHandler, notFoundHandler } from './http/errors.js'
 import { installJsonGuard } from './http/json-guard.js'
 import { installFiniteQueryCheck } from './http/finite-query.js'
@@ -163,6 +164,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   await app.register(channelsDomain)
   await app.register(artifactsDomain)
   await app.register(agentsDomain)
+  await app.register(searchDomain)
   // before the resource plugins: the tool server reads their route schemas as they are registered
   await app.register(mcp)
 

@@ -16,7 +16,7 @@ const normalizeEmail = (email: string) => email.trim().toLowerCase()
 
 /** Sign-up, login, the caller's profile, users of an organization, workspaces and their members. */
 const accounts: FastifyPluginAsyncTypebox = async (app) => {
-  const store = createAccountStore(app.db, app.sqlite)
+  const store = createAccountStore(app.db)
   const { signup, jwtTtlSeconds } = app.config
 
   const throttle = createLoginThrottle()

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import type Database from 'better-sqlite3'
 import { and, eq, sql } from 'drizzle-orm'
 import type { Db } from '../../src/db/index.js'
 import { nowIso } from '../../src/db/index.js'
 import { organizations, users, workspaces, workspaceMembers } from '../../schema/tables/accounts.js'
-import type { OrgRole, WorkspaceRole } from '../../src/auth/plugin.js'
+import type { OrgRole } from '../../src/auth/plugin.js'
 
 export interface NewAccount {
   email: string
@@ -13,13 +12,13 @@ export interface NewAccount {
   organizationName: string
 }
 
-export function createAccountStore(db: Db, sqlite: Database.Database) {
+export function createAccountStore(db: Db) {
   const userByEmail = db.select().from(users).where(eq(users.email, sql.placeholder('email'))).prepare()
-  // hot path (every /auth/me): a plain prepared statement, no row mapping
-  const workspacesOf = sqlite.prepare(
-    `SELECT w.id, w.name, m.role FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id
-     WHERE m.user_id = ? ORDER BY w.created_at, w.id`
-  )
+  // hot path (every /auth/me): prepared once
+  const workspacesOf = db.select({ id: workspaces.id, name: workspaces.name, role: workspaceMembers.role })
+    .from(workspaceMembers).innerJoin(workspaces, eq(workspaces.id, workspaceMembers.workspaceId))
+    .where(eq(workspaceMembers.userId, sql.placeholder('userId'))).orderBy(workspaces.createdAt, workspaces.id)
+    .prepare()
 
   return {
     userByEmail(email: string) {
@@ -59,7 +58,7 @@ export function createAccountStore(db: Db, sqlite: Database.Database) {
     },
 
     workspacesOf(userId: string) {
-      return workspacesOf.all(userId) as Array<{ id: string; name: string; role: WorkspaceRole }>
+      return workspacesOf.all({ userId })
     },
 
     createWorkspace(customerId: string, userId: string, name: string) {

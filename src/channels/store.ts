@@ -54,11 +54,13 @@ const CHANNEL_COLUMNS =
  * and for private and direct channels only to its members.
  */
 export function createChannelStore(db: Db, sqlite: Database.Database, events: EventBus) {
-  // the readable-channel rule is SQL text (search shares it), so these two stay plain prepared statements
-  const visible = sqlite.prepare(`SELECT ${CHANNEL_COLUMNS} FROM channels c
+  // the readable-channel rule is SQL text shared with the FTS5 message search (src/search), which Drizzle cannot
+  // build: these two stay plain prepared statements, typed by the table
+  type Who = { userId: string; customerId: string }
+  const visible = sqlite.prepare<Who & { id: string }, Channel>(`SELECT ${CHANNEL_COLUMNS} FROM channels c
     WHERE c.id = @id AND c.customer_id = @customerId AND ${readableChannelSql('c')}`)
   // the caller's workspace context has checked membership of the workspace
-  const listVisible = sqlite.prepare(`SELECT ${CHANNEL_COLUMNS} FROM channels c
+  const listVisible = sqlite.prepare<Who & { workspaceId: string }, Channel>(`SELECT ${CHANNEL_COLUMNS} FROM channels c
     WHERE c.workspace_id = @workspaceId AND c.customer_id = @customerId
       AND ${readableChannelSql('c', { workspaceMember: false })}
     ORDER BY c.created_at, c.id`)
@@ -86,11 +88,10 @@ export function createChannelStore(db: Db, sqlite: Database.Database, events: Ev
   const pageBefore = pageOf(true)
 
   return {
-    find: (who: { userId: string;
-      customerId: string }, id: string) => visible.get({ id, ...who }) as Channel | undefined,
-    list: (who: { userId: string;
-      customerId: string },
-    workspaceId: string) => (listVisible.all({ workspaceId, ...who }) as Channel[]).map(toChannel),
+    find: (who: { userId: string; customerId: string }, id: string): Channel | undefined =>
+      visible.get({ id, userId: who.userId, customerId: who.customerId }),
+    list: (who: { userId: string; customerId: string }, workspaceId: string) =>
+      listVisible.all({ workspaceId, userId: who.userId, customerId: who.customerId }).map(toChannel),
     members: (channelId: string) => membersOf.all({ channelId }).map((r) => r.userId),
 
     /** 'not-member' when a named member does not belong to the workspace */
@@ -120,9 +121,9 @@ export function createChannelStore(db: Db, sqlite: Database.Database, events: Ev
      * Stores a message and, for channels every member reads, emits message.created: the event's outbox row
      * commits with the message or not at all (delivery happens in the background).
      */
-    post: sqlite.transaction((channel: Channel, m: {
+    post: (channel: Channel, m: {
       senderId: string; content: string; contentType?: string; parentMessageId?: string; aiTwinId?: string
-    }) => {
+    }) => db.transaction(() => {
       const row = insertMessage.get({
         id: randomUUID(), channelId: channel.id, workspaceId: channel.workspaceId, senderId: m.senderId,
         aiTwinId: m.aiTwinId ?? null, parentMessageId: m.parentMessageId ?? null, content: m.content,

@@ -58,6 +58,7 @@ export function createTableCache(sqlite: Database.Database, options: TableCacheO
     }
   }
 
+  // a pragma, read on hot paths: no Drizzle form
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck()
   let version = dataVersion.get()
   let checkedAt = Date.now()

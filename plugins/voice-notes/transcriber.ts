@@ -8,7 +8,6 @@ import type { Db } from '../../src/db/index.js'
 import type { NoteRow, VoiceNoteStore } from './store.js'
 
 export const TRANSCRIBE_JOB = 'voice.transcribe'
-export interface TranscribeJob { noteId: string }
 
 /**
  * The `voice.transcribe` job (never throws for a bad note: the note fails with a reason; shutdown re-queues
@@ -50,7 +49,7 @@ export function createTranscriber(app: FastifyInstance, store: VoiceNoteStore, d
     /** created/failed → processing with its job, in one transaction; undefined when the note cannot start */
     start: (userId: string, id: string): NoteRow | undefined => db.transaction(() => {
       const started = store.startTranscription(userId, id)
-      if (started) app.jobs.enqueue(TRANSCRIBE_JOB, { noteId: started.id } satisfies TranscribeJob)
+      if (started) app.jobs.enqueue(TRANSCRIBE_JOB, { noteId: started.id })
       return started
     }, { behavior: 'immediate' })
   }

@@ -7,7 +7,6 @@ import { definitionOf, type RunRow, type WorkflowRow, type WorkflowStore } from 
 import { fillStep } from './definition.js'
 
 export const RUN_JOB = 'workflow.run'
-export interface RunJob { runId: string }
 
 /**
  * The `workflow.run` job: runs the steps in order as the run's user (CONTRACT.md §9: who last saved the

@@ -8,7 +8,6 @@ export const ARTIFACT_TYPES = [
 export const ARTIFACT_STATUSES = ['draft', 'pending_review', 'approved', 'rejected', 'superseded'] as const
 export const REVIEW_POLICIES = ['always_proceed', 'agent_decides', 'request_review'] as const
 
-export type ArtifactType = (typeof ARTIFACT_TYPES)[number]
 export type ArtifactStatus = (typeof ARTIFACT_STATUSES)[number]
 export type ReviewPolicy = (typeof REVIEW_POLICIES)[number]
 

@@ -22,7 +22,6 @@ export const CreateArtifactStep = Type.Object({
 })
 export const WorkflowStep = Type.Union([LlmStep, SearchKnowledgeStep, AgentStep, PostMessageStep, CreateArtifactStep])
 export type WorkflowStep = Static<typeof WorkflowStep>
-export type StepType = WorkflowStep['type']
 /**
  * The same union for requests, told apart by `type` (OpenAPI/Ajv discriminator): a step is checked only
  * against its own type's schema, so errors name what is wrong with it rather than every other type.

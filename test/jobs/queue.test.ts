@@ -65,6 +65,18 @@ t.test('jobs scheduled for later wait their turn', async (t) => {
   t.ok(ranAt >= at, 'not before runAt')
 })
 
+t.test('a job of a type registered after the first idle turn is still waited for', async (t) => {
+  const app = await build(t)
+  app.jobs.register('test.first', async () => {})
+  await app.jobs.idle()
+  let ran = false
+  // the due-time look-up covers the registered types: a later registration must widen it
+  app.jobs.register('test.second', async () => { ran = true })
+  app.jobs.enqueue('test.second', {}, { runAt: Date.now() + 100 })
+  await app.jobs.idle()
+  t.ok(ran, 'idle() resolved only after the later type\'s job ran')
+})
+
 t.test('a graceful stop puts the running job back without spending an attempt', async (t) => {
   const dataDir = tempDir(t)
   const first = await build(t, { dataDir })

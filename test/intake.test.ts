@@ -107,7 +107,7 @@ t.test('many-page PDFs from one organization do not hold back another organizati
   // a long PDF takes one worker; the organization's next PDF waits behind it (its length does not matter,
   // and the long one is extracted once only: it is most of this test's CPU)
   const firstStarted = once(extractor.events, 'start')
-  const heavyUploads = [upload(app, heavy, { filename: 'empty0.pdf', content: manyPagePdf(4000) })]
+  const heavyUploads = [upload(app, heavy, { filename: 'empty0.pdf', content: manyPagePdf(2000) })]
   await firstStarted
   const secondQueued = once(extractor.events, 'queued')
   heavyUploads.push(upload(app, heavy, { filename: 'empty1.pdf', content: manyPagePdf(40) }))

@@ -2,11 +2,16 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
 import AjvCompiler from '@fastify/ajv-compiler'
 import SerializerSelector from '@fastify/fast-json-stringify-compiler'
 import { loadConfig, type Config } from '../src/config.js'
 import { buildApp, type App, type BuildOptions } from '../src/app.js'
+
+/** The repository's root, and test/fixtures/: for tests in any folder of test/ */
+export const ROOT = fileURLToPath(new URL('..', import.meta.url))
+export const FIXTURES = path.join(ROOT, 'test', 'fixtures')
 
 export interface BuildTestOptions extends BuildOptions {
   config?: Partial<Config>

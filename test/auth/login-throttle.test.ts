@@ -1,6 +1,6 @@
 import t from 'tap'
-import { createLoginThrottle } from '../src/auth/login-throttle.js'
-import { build, signup } from './helper.js'
+import { createLoginThrottle } from '../../src/auth/login-throttle.js'
+import { build, signup } from '../helper.js'
 
 t.test('per account and address: exponential locks from the 5th failure, capped at 5 minutes; a ' +
   'success resets', async (t) => {

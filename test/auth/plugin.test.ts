@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap'
 import { createHmac, randomBytes } from 'node:crypto'
-import { build, signup, addUser, createKey, type TestUser } from './helper.js'
-import type { App } from '../src/app.js'
-import { workspaceContext, requireWorkspaceContext } from '../src/auth/plugin.js'
+import { build, signup, addUser, createKey, type TestUser } from '../helper.js'
+import type { App } from '../../src/app.js'
+import { workspaceContext, requireWorkspaceContext } from '../../src/auth/plugin.js'
 
 const SECRET = 'test-secret-0123456789abcdef0123456789'
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, signup } from './helper.js'
+import { build, signup } from '../helper.js'
 
 t.test('naming a foreign workspace anywhere is a 403, even beside the caller\'s own x-workspace-id', async (t) => {
   const app = await build(t)

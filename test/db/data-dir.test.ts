@@ -1,8 +1,8 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import { build, signup, multipart, tempDir } from './helper.js'
-import { loggerOptions } from '../src/app.js'
+import { build, signup, multipart, tempDir } from '../helper.js'
+import { loggerOptions } from '../../src/app.js'
 
 const mode = (p: string) => fs.statSync(p).mode & 0o777
 function tree(dir: string): string[] {

@@ -6,10 +6,10 @@ import { spawn } from 'node:child_process'
 import { createHmac } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import { Webhook } from 'standardwebhooks'
-import { build, signup, addUser, createKey, tempDir, type TestUser } from './helper.js'
-import { loggerOptions, type App } from '../src/app.js'
-import { loadConfig } from '../src/config.js'
-import { projectRoot } from '../src/db/index.js'
+import { build, signup, addUser, createKey, tempDir, type TestUser } from '../helper.js'
+import { loggerOptions, type App } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { projectRoot } from '../../src/db/index.js'
 
 interface Received { path: string; headers: http.IncomingHttpHeaders; raw: Buffer }
 

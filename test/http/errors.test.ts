@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, signup, createKey } from './helper.js'
+import { build, signup, createKey } from '../helper.js'
 
 const SHAPE = ['success', 'statusCode', 'error', 'code', 'message']
 

@@ -1,14 +1,13 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { createExtractor, DEFAULT_WORKER_LIMITS } from '../src/ingest/run.js'
-import { decodeText } from '../src/ingest/text.js'
-import { fileTypeOf, extractorFor, SUPPORTED_FORMATS } from '../src/ingest/formats.js'
-import { tempDir } from './helper.js'
-import { docxBomb } from './zip-helper.js'
+import { createExtractor, DEFAULT_WORKER_LIMITS } from '../../src/ingest/run.js'
+import { decodeText } from '../../src/ingest/text.js'
+import { fileTypeOf, extractorFor, SUPPORTED_FORMATS } from '../../src/ingest/formats.js'
+import { tempDir, FIXTURES } from '../helper.js'
+import { docxBomb } from '../zip-helper.js'
 
-const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'knowledge')
+const fixtures = path.join(FIXTURES, 'knowledge')
 const chunk = { chunkSize: 1000, chunkOverlap: 200 }
 const UNREADABLE = { name: 'UnreadableFileError' }
 

@@ -1,8 +1,8 @@
 import t from 'tap'
-import { build, signup, tempDir, uploadDocument, type TestUser } from './helper.js'
-import { fakeEmbeddings, type FakeEmbeddings } from './fake-embeddings.js'
-import type { App } from '../src/app.js'
-import type { Config } from '../src/config.js'
+import { build, signup, tempDir, uploadDocument, type TestUser } from '../helper.js'
+import { fakeEmbeddings, type FakeEmbeddings } from '../fake-embeddings.js'
+import type { App } from '../../src/app.js'
+import type { Config } from '../../src/config.js'
 
 const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
 const embedConfig = (fake: FakeEmbeddings, model = 'fake-small'): Partial<Config> =>

@@ -2,16 +2,15 @@ import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
 import { once } from 'node:events'
-import { fileURLToPath } from 'node:url'
-import { build, signup, multipart, tempDir, type TestUser, type FilePart } from './helper.js'
-import { streamedDocxBomb } from './zip-helper.js'
-import { manyPagePdf } from './pdf-helper.js'
-import { createExtractor, DEFAULT_WORKER_LIMITS, type ExtractEvent } from '../src/ingest/run.js'
-import { safeFileName } from '../src/ingest/file-name.js'
-import { chunkText } from '../src/ingest/chunker.js'
-import type { App } from '../src/app.js'
+import { build, signup, multipart, tempDir, type TestUser, type FilePart, FIXTURES } from '../helper.js'
+import { streamedDocxBomb } from '../zip-helper.js'
+import { manyPagePdf } from '../pdf-helper.js'
+import { createExtractor, DEFAULT_WORKER_LIMITS, type ExtractEvent } from '../../src/ingest/run.js'
+import { safeFileName } from '../../src/ingest/file-name.js'
+import { chunkText } from '../../src/ingest/chunker.js'
+import type { App } from '../../src/app.js'
 
-const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'knowledge')
+const fixtures = path.join(FIXTURES, 'knowledge')
 const docx = fs.readFileSync(path.join(fixtures, 'notes.docx'))
 const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
 

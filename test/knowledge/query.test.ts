@@ -1,6 +1,6 @@
 import t from 'tap'
-import { queryTerms, innerWords, fold, wordsSnippet, MAX_TERMS, wordsMatch } from '../src/knowledge/query.js'
-import { readerTokens } from '../src/knowledge/readers.js'
+import { queryTerms, innerWords, fold, wordsSnippet, MAX_TERMS, wordsMatch } from '../../src/knowledge/query.js'
+import { readerTokens } from '../../src/knowledge/readers.js'
 
 t.test('query words: folded, stop words dropped, pieces with punctuation kept as phrases, capped', async (t) => {
   t.same(queryTerms('How many weeks of parental leave do employees get?'),

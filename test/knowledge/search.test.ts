@@ -1,6 +1,6 @@
 import t from 'tap'
-import { build, signup, addUser, uploadDocument, type TestUser } from './helper.js'
-import type { App } from '../src/app.js'
+import { build, signup, addUser, uploadDocument, type TestUser } from '../helper.js'
+import type { App } from '../../src/app.js'
 
 const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
 

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
-import { build, signup, createKey, type TestUser } from './helper.js'
+import { build, signup, createKey, type TestUser } from '../helper.js'
 
 type Structured = Record<string, unknown> & { statusCode?: number; code?: string }
 

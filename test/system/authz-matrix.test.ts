@@ -1,6 +1,6 @@
 import t from 'tap'
 import { randomUUID, createHmac } from 'node:crypto'
-import { build, signup, addUser, createKey } from './helper.js'
+import { build, signup, addUser, createKey } from '../helper.js'
 
 /**
  * Who may call each route, restated from SPEC.md "Authentication" and CONTRACT.md §2–§3 (independently of

@@ -2,11 +2,10 @@ import t from 'tap'
 import path from 'node:path'
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { fileURLToPath } from 'node:url'
 import { Webhook } from 'standardwebhooks'
-import { build, signup, createKey } from './helper.js'
+import { build, signup, createKey, ROOT } from '../helper.js'
 
-const PACKAGE = fileURLToPath(new URL('../clients/python', import.meta.url))
+const PACKAGE = path.join(ROOT, 'clients/python')
 
 // cairn_client's unittest suite against a Cairn listening here; python3 missing is a failure, not a skip
 t.test('the Python client (python3 -m unittest) against a listening Cairn', async (t) => {

@@ -1,6 +1,6 @@
 import t from 'tap'
 import fs from 'node:fs'
-import { openApiDocument, clientTypes, TYPES_FILE } from '../scripts/client-types.js'
+import { openApiDocument, clientTypes, TYPES_FILE } from '../../scripts/client-types.js'
 
 // the committed types of @cairn/client are what the service's OpenAPI document generates today
 t.test('clients/typescript/src/generated/openapi.ts matches /api/docs/json', async (t) => {

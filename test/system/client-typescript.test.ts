@@ -5,14 +5,13 @@ import http from 'node:http'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { createHmac, randomBytes } from 'node:crypto'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { pathToFileURL } from 'node:url'
 import { Webhook } from 'standardwebhooks'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { build, signup, createKey, tempDir } from './helper.js'
-import type * as ClientModule from '../clients/typescript/src/index.js'
+import { build, signup, createKey, tempDir, ROOT } from '../helper.js'
+import type * as ClientModule from '../../clients/typescript/src/index.js'
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const PACKAGE = path.join(ROOT, 'clients/typescript')
 
 /** The package as it ships: built with its own tsc configuration, imported from dist/. */

@@ -2,11 +2,10 @@ import t from 'tap'
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { checkDataDir, ConfigError, loadConfig } from '../src/config.js'
-import { tempDir } from './helper.js'
+import { checkDataDir, ConfigError, loadConfig } from '../../src/config.js'
+import { tempDir, ROOT } from '../helper.js'
 
-const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
+const root = ROOT
 
 function problems(env: Record<string, string>): string[] {
   return problemsOf(() => loadConfig(env))

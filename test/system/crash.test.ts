@@ -5,11 +5,8 @@ import path from 'node:path'
 import { spawn } from 'node:child_process'
 import Database from 'better-sqlite3'
 import type { AddressInfo } from 'node:net'
-import { fileURLToPath } from 'node:url'
-import { build, tempDir } from './helper.js'
-import { fakeStt } from './fake-stt.js'
-
-const here = path.dirname(fileURLToPath(import.meta.url))
+import { build, tempDir, FIXTURES } from '../helper.js'
+import { fakeStt } from '../fake-stt.js'
 
 t.test('SIGKILL during uploads, transcription and webhook fan-out: intact database, nothing ' +
   'half-made, jobs resume', async (t) => {
@@ -22,7 +19,7 @@ t.test('SIGKILL during uploads, transcription and webhook fan-out: intact databa
   t.teardown(() => { slowRx.closeAllConnections(); slowRx.close() })
 
   const child = spawn(process.execPath,
-    ['--import', 'tsx', path.join(here, 'fixtures', 'crash-server.ts'), dataDir, hangingStt.baseUrl],
+    ['--import', 'tsx', path.join(FIXTURES, 'crash-server.ts'), dataDir, hangingStt.baseUrl],
     { stdio: ['ignore', 'pipe', 'inherit'] })
   const { address } = await new Promise<{ address: string }>((resolve, reject) => {
     let out = ''
@@ -135,7 +132,7 @@ t.test('SIGKILL during uploads, transcription and webhook fan-out: intact databa
 t.test('a crash between a document row and its indexing job leaves neither', async (t) => {
   const dataDir = tempDir(t)
   const child = spawn(process.execPath,
-    ['--import', 'tsx', path.join(here, 'fixtures', 'crash-at-enqueue.ts'), dataDir],
+    ['--import', 'tsx', path.join(FIXTURES, 'crash-at-enqueue.ts'), dataDir],
     { stdio: ['ignore', 'pipe', 'inherit'] })
   const exited = new Promise((r) => child.once('exit', r))
   const { address } = await new Promise<{ address: string }>((resolve, reject) => {

@@ -2,13 +2,12 @@ import t from 'tap'
 import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { build, tempDir } from './helper.js'
+import { build, tempDir, ROOT } from '../helper.js'
 
 // the build below runs tsc over the whole tree: minutes on a busy machine
 t.setTimeout(300_000)
 
-const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
+const root = ROOT
 const dockerfile = fs.readFileSync(path.join(root, 'Dockerfile'), 'utf8')
 const stages = dockerfile.split(/^FROM /m).slice(1)
 

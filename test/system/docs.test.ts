@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build } from './helper.js'
+import { build } from '../helper.js'
 
 t.test('OpenAPI document and Swagger UI are public', async (t) => {
   const app = await build(t)

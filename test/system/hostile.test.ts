@@ -1,6 +1,6 @@
 import t from 'tap'
-import { build, signup, createKey, multipart } from './helper.js'
-import type { App } from '../src/app.js'
+import { build, signup, createKey, multipart } from '../helper.js'
+import type { App } from '../../src/app.js'
 import type { InjectOptions } from 'fastify'
 
 /** Row counts of every table: a hostile request must leave them all unchanged. */

@@ -1,10 +1,10 @@
 import t from 'tap'
 import SwaggerParser from '@apidevtools/swagger-parser'
 import { createConfig, lintFromString } from '@redocly/openapi-core'
-import { build, signup } from './helper.js'
-import { OPERATIONS, TAGS } from '../src/http/openapi-operations.js'
-import { ERROR_CODES } from '../src/http/errors.js'
-import type { App } from '../src/app.js'
+import { build, signup } from '../helper.js'
+import { OPERATIONS, TAGS } from '../../src/http/openapi-operations.js'
+import { ERROR_CODES } from '../../src/http/errors.js'
+import type { App } from '../../src/app.js'
 
 type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
 const METHODS = ['get', 'post', 'put', 'patch', 'delete']

@@ -2,14 +2,13 @@ import t from 'tap'
 import { spawn, spawnSync } from 'node:child_process'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { PermanentJobError } from '../src/jobs/queue.js'
+import { PermanentJobError } from '../../src/jobs/queue.js'
 import fs from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { build, signup, tempDir } from './helper.js'
-import { loggerOptions } from '../src/app.js'
+import { build, signup, tempDir, ROOT } from '../helper.js'
+import { loggerOptions } from '../../src/app.js'
 
-const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
+const root = ROOT
 
 function runBackup(dataDir: string, target: string) {
   return new Promise<{ code: number | null; stderr: string }>((resolve) => {

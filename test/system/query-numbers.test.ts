@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, signup } from './helper.js'
+import { build, signup } from '../helper.js'
 
 t.test('every numeric query parameter is a finite integer or 400', async (t) => {
   const app = await build(t)

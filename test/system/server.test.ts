@@ -2,10 +2,9 @@ import t from 'tap'
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { tempDir } from './helper.js'
+import { tempDir, ROOT } from '../helper.js'
 
-const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
+const root = ROOT
 
 t.test('the server starts on its data dir, serves, and shuts down gracefully on SIGTERM', async (t) => {
   const dataDir = tempDir(t)

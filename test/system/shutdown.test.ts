@@ -5,10 +5,9 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import type { AddressInfo, Socket } from 'node:net'
-import { fileURLToPath } from 'node:url'
-import { tempDir } from './helper.js'
+import { tempDir, ROOT } from '../helper.js'
 
-const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
+const root = ROOT
 
 /** An OpenAI-compatible model server that holds every answer until released (or forever). */
 async function heldModel(t: Test) {

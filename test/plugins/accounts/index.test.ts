@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, signup, addUser } from './helper.js'
+import { build, signup, addUser } from '../../helper.js'
 
 t.test('first-user sign-up opens once, then closes', async (t) => {
   const app = await build(t, { config: { signup: 'first-user' } })

@@ -1,8 +1,8 @@
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
-import { build, signup, addUser, createKey, type TestUser } from './helper.js'
-import type { App } from '../src/app.js'
-import { CHAIN_SQL } from '../src/artifacts/store.js'
+import { build, signup, addUser, createKey, type TestUser } from '../../helper.js'
+import type { App } from '../../../src/app.js'
+import { CHAIN_SQL } from '../../../src/artifacts/store.js'
 
 const BASE = '/api/v2/artifacts'
 

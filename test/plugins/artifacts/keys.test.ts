@@ -1,6 +1,6 @@
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
-import { build, signup, createKey } from './helper.js'
+import { build, signup, createKey } from '../../helper.js'
 
 const BASE = '/api/v2/artifacts'
 

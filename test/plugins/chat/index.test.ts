@@ -1,9 +1,9 @@
 import t from 'tap'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { build, signup, addUser, multipart, type TestUser } from './helper.js'
-import { fakeLlm, parseSse } from './fake-llm.js'
-import type { App } from '../src/app.js'
+import { build, signup, addUser, multipart, type TestUser } from '../../helper.js'
+import { fakeLlm, parseSse } from '../../fake-llm.js'
+import type { App } from '../../../src/app.js'
 
 async function knowledge(app: App, u: TestUser, filename: string, content: string) {
   const body = multipart([{ filename, content }])

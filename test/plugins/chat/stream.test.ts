@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
-import { build, signup } from './helper.js'
-import { fakeLlm, parseSse } from './fake-llm.js'
-import { loggerOptions } from '../src/app.js'
+import { build, signup } from '../../helper.js'
+import { fakeLlm, parseSse } from '../../fake-llm.js'
+import { loggerOptions } from '../../../src/app.js'
 
 /** The raw SSE text of one chat stream over a real socket, and the service's log lines. */
 async function stream(t: Test, fail?: 'error-chunk' | 'cut' | 'json-error' | 'json-completion', status?: number) {

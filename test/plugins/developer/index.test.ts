@@ -7,12 +7,12 @@ import Database from 'better-sqlite3'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
 import type { AddressInfo } from 'node:net'
-import { build, signup, addUser, createKey, tempDir, type TestUser } from './helper.js'
-import type { App } from '../src/app.js'
-import { openDatabase, projectRoot } from '../src/db/index.js'
-import type { StoredEntry } from '../src/developer-log/format.js'
-import { createLogStore, LOG_SCAN_BUDGET } from '../src/developer-log/reader.js'
-import { hostile } from './fixtures/hostile-urls.js'
+import { build, signup, addUser, createKey, tempDir, type TestUser } from '../../helper.js'
+import type { App } from '../../../src/app.js'
+import { openDatabase, projectRoot } from '../../../src/db/index.js'
+import type { StoredEntry } from '../../../src/developer-log/format.js'
+import { createLogStore, LOG_SCAN_BUDGET } from '../../../src/developer-log/reader.js'
+import { hostile } from '../../fixtures/hostile-urls.js'
 
 interface Received { path: string; headers: http.IncomingHttpHeaders; raw: Buffer }
 

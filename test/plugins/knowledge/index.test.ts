@@ -1,11 +1,10 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { build, signup, addUser, createKey, multipart, type TestUser, type FilePart } from './helper.js'
-import { docxBomb } from './zip-helper.js'
-import type { App } from '../src/app.js'
-import { contentDisposition } from '../plugins/knowledge/disposition.js'
+import { build, signup, addUser, createKey, multipart, type TestUser, type FilePart, FIXTURES } from '../../helper.js'
+import { docxBomb } from '../../zip-helper.js'
+import type { App } from '../../../src/app.js'
+import { contentDisposition } from '../../../plugins/knowledge/disposition.js'
 
 t.test('download names cannot inject headers', async (t) => {
   t.equal(contentDisposition('a"b\\c.txt'), `attachment; filename="a_b_c.txt"; filename*=UTF-8''a%22b%5Cc.txt`)
@@ -15,7 +14,7 @@ t.test('download names cannot inject headers', async (t) => {
   t.equal(contentDisposition(''), `attachment; filename="download"; filename*=UTF-8''`)
 })
 
-const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'knowledge')
+const fixtures = path.join(FIXTURES, 'knowledge')
 const pdf = fs.readFileSync(path.join(fixtures, 'report.pdf'))
 const docx = fs.readFileSync(path.join(fixtures, 'notes.docx'))
 const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, signup, addUser, createKey, multipart } from './helper.js'
+import { build, signup, addUser, createKey, multipart } from '../../helper.js'
 
 t.test('one search over knowledge, artifacts, voice transcripts and messages the caller can read', async (t) => {
   const app = await build(t)

@@ -2,13 +2,11 @@ import t from 'tap'
 import { spawn, execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { build, signup, createKey, multipart, tempDir, type TestUser } from './helper.js'
-import { fakeStt } from './fake-stt.js'
-import { pocketsphinxStt, parsePocketsphinx } from '../src/ai/stt.js'
-import type { App } from '../src/app.js'
+import { build, signup, createKey, multipart, tempDir, type TestUser, FIXTURES } from '../../helper.js'
+import { fakeStt } from '../../fake-stt.js'
+import { pocketsphinxStt, parsePocketsphinx } from '../../../src/ai/stt.js'
+import type { App } from '../../../src/app.js'
 
-const here = path.dirname(fileURLToPath(import.meta.url))
 const BASE = '/api/v2/voice-notes'
 const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
 
@@ -207,7 +205,7 @@ t.test('a note left processing by a killed process is completed after restart', 
   const hanging = await fakeStt(t, { hang: true })
   const dataDir = tempDir(t)
   const child = spawn(process.execPath,
-    ['--import', 'tsx', path.join(here, 'fixtures', 'voice-worker.ts'), dataDir, hanging.baseUrl],
+    ['--import', 'tsx', path.join(FIXTURES, 'voice-worker.ts'), dataDir, hanging.baseUrl],
     { stdio: ['ignore', 'pipe', 'inherit'] })
   const { noteId } = await new Promise<{ noteId: string }>((resolve, reject) => {
     let out = ''

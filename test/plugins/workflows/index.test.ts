@@ -1,9 +1,9 @@
 import t from 'tap'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { build, signup, addUser, multipart, type TestUser } from './helper.js'
-import { fakeLlm } from './fake-llm.js'
-import type { App } from '../src/app.js'
+import { build, signup, addUser, multipart, type TestUser } from '../../helper.js'
+import { fakeLlm } from '../../fake-llm.js'
+import type { App } from '../../../src/app.js'
 
 const h = (u: TestUser) => ({ ...u.auth, 'x-workspace-id': u.workspaceId })
 async function define(app: App, u: TestUser, payload: object) {

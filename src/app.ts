@@ -58,6 +58,8 @@ export interface BuildOptions {
   logger?: FastifyServerOptions['logger']
   knowledge?: KnowledgeOptions
   voiceNotes?: VoiceNotesOptions
+  /** Fastify's schema compilers; default: Fastify's own, built for this app (tests share them across apps) */
+  schemaController?: FastifyServerOptions['schemaController']
 }
 
 /** Headers that carry credentials: never written to a log line. */
@@ -107,7 +109,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
     // `discriminator` lets a union be checked by its tag alone (workflow steps): clear errors, one branch checked
     ajv: { customOptions: { discriminator: true } },
     genReqId: requestIdOf,
-    requestIdHeader: false
+    requestIdHeader: false,
+    schemaController: options.schemaController
   }).withTypeProvider<TypeBoxTypeProvider>()
   checkpointError = (err) => app.log.error({ err }, 'write-ahead log checkpoint')
   if (tightened.length) {

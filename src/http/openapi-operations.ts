@@ -1,7 +1,7 @@
 /**
  * Every operation of the API, keyed by method and Fastify URL: its stable operationId (generated clients
  * name their functions after it, so it never changes once published), its tag, what it does and what its
- * success answer is. A route without an entry here fails test/openapi.test.ts.
+ * success answer is. A route without an entry here fails test/system/openapi.test.ts.
  */
 export interface OperationDoc {
   id: string

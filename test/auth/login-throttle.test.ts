@@ -1,0 +1,66 @@
+import t from 'tap'
+import { createLoginThrottle } from '../../src/auth/login-throttle.js'
+import { build, signup } from '../helper.js'
+
+t.test('per account and address: exponential locks from the 5th failure, capped at 5 minutes; a ' +
+  'success resets', async (t) => {
+  let clock = 1_000_000
+  const th = createLoginThrottle({ now: () => clock })
+  for (let i = 0; i < 4; i++) th.failed('a@x', '1.1.1.1')
+  t.equal(th.retryAfterMs('a@x', '1.1.1.1'), 0, 'four failures: no lock')
+  th.failed('a@x', '1.1.1.1')
+  t.equal(th.retryAfterMs('a@x', '1.1.1.1'), 1000, 'fifth: 1 s')
+  t.equal(th.retryAfterMs('a@x', '2.2.2.2'), 0, 'another address is not locked by it')
+  t.equal(th.retryAfterMs('b@x', '1.1.1.1'), 0, 'nor another account')
+  const locks: number[] = []
+  for (let i = 0; i < 12; i++) {
+    clock += th.retryAfterMs('a@x', '1.1.1.1'); th.failed('a@x',
+      '1.1.1.1'); locks.push(th.retryAfterMs('a@x', '1.1.1.1'))
+  }
+  t.same(locks.slice(0, 8), [2000, 4000, 8000, 16000, 32000, 64000, 128000, 256000], 'doubling')
+  t.equal(Math.max(...locks), 300_000, 'never more than 5 minutes')
+  th.succeeded('a@x', '1.1.1.1')
+  t.equal(th.retryAfterMs('a@x', '1.1.1.1'), 0, 'a success resets')
+  // failures are forgotten after 15 minutes without one
+  for (let i = 0; i < 4; i++) th.failed('c@x', '1.1.1.1')
+  clock += 16 * 60_000
+  th.failed('c@x', '1.1.1.1')
+  t.equal(th.retryAfterMs('c@x', '1.1.1.1'), 0, 'old failures forgotten')
+})
+
+t.test('per account from anywhere: from the 20th failure, at most 60 s, so the owner is never ' +
+  'locked out for long', async (t) => {
+  let clock = 5_000_000
+  const th = createLoginThrottle({ now: () => clock })
+  // an attacker spread over many addresses, never tripping the per-address rule
+  for (let i = 0; i < 19; i++) th.failed('owner@x', `10.0.${i}.1`)
+  t.equal(th.retryAfterMs('owner@x', '192.0.2.7'), 0, '19 failures: the owner may still try')
+  th.failed('owner@x', '10.0.99.1')
+  t.equal(th.retryAfterMs('owner@x', '192.0.2.7'), 1000)
+  let worst = 0
+  for (let i = 0; i < 50; i++) {
+    clock += th.retryAfterMs('owner@x', `10.1.${i}.1`)
+    th.failed('owner@x', `10.1.${i}.1`)
+    worst = Math.max(worst, th.retryAfterMs('owner@x', '192.0.2.7'))
+  }
+  t.equal(worst, 60_000, 'the owner waits at most a minute however long the attack goes on')
+})
+
+t.test('the login route: 429 with Retry-After once throttled, whatever the password; the owner ' +
+  'elsewhere still logs in', async (t) => {
+  const app = await build(t)
+  const u = await signup(app)
+  const login = (password: string, remoteAddress: string, email = u.email) =>
+    app.inject({ method: 'POST', url: '/api/v2/auth/login', remoteAddress, payload: { email, password } })
+  for (let i = 0; i < 5; i++) t.equal((await login('wrong password', '203.0.113.9')).statusCode, 401)
+  const locked = await login(u.password, '203.0.113.9')
+  t.equal(locked.statusCode, 429, 'even the right password waits')
+  t.equal(locked.json().code, 'LOGIN_THROTTLED')
+  t.equal(locked.headers['retry-after'], '1')
+  t.equal((await login(u.password, '198.51.100.4')).statusCode, 200,
+    'the owner from their own address is not locked out')
+  // unknown emails are throttled alike: a lock reveals nothing
+  for (let i = 0; i < 5; i++) t.equal((await login('wrong password', '203.0.113.9', 'nobody@example.test')).statusCode,
+    401)
+  t.equal((await login('wrong password', '203.0.113.9', 'nobody@example.test')).statusCode, 429)
+})

@@ -1,0 +1,208 @@
+import t from 'tap'
+import { build, signup, addUser, uploadDocument, type TestUser } from '../helper.js'
+import type { App } from '../../src/app.js'
+
+const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
+
+interface Result { document: { id: string; fileName: string }; chunk: { text: string }; score: number; snippet: string;
+  matchedBy: string[] }
+async function search(app: App, user: TestUser, body: Record<string, unknown>) {
+  return app.inject({ method: 'POST', url: '/api/knowledge/search', headers: user.auth, payload: body })
+}
+async function results(app: App, user: TestUser, body: Record<string, unknown>): Promise<Result[]> {
+  const res = await search(app, user, body)
+  if (res.statusCode !== 200) throw new Error(`search failed: ${res.statusCode} ${res.body}`)
+  return res.json().results
+}
+const names = (rs: Result[]) => rs.map((r) => r.document.fileName)
+
+t.test('modes: a question finds the passage that answers it; substring stays literal', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const u = await signup(app)
+  await uploadDocument(app, u,
+    { filename: 'handbook.txt', content: 'Employees receive sixteen weeks of parental leave at full pay.' })
+  await uploadDocument(app, u,
+    { filename: 'travel.txt', content: 'Travel expenses are reimbursed within thirty days of the trip.' })
+  await uploadDocument(app, u, { filename: 'école.txt', content: 'Les élèves de l\'école arrivent à huit heures.' })
+
+  const question = 'How many weeks of parental leave do employees get?'
+  t.same(await results(app, u, { query: question, mode: 'substring' }), [],
+    'the question is not a substring of anything')
+  const words = await results(app, u, { query: question, mode: 'words' })
+  t.same(names(words), ['handbook.txt'])
+  t.same(words[0].matchedBy, ['words'])
+  t.ok(words[0].score > 0)
+  t.match(words[0].snippet, /<mark>weeks<\/mark> of <mark>parental<\/mark> <mark>leave<\/mark>/)
+  const hybrid = await results(app, u, { query: question })
+  t.same(names(hybrid), ['handbook.txt'], 'hybrid is the default')
+  t.same(hybrid[0].matchedBy, ['words'])
+
+  // stemming: "reimburse" finds "reimbursed"; words are OR-matched
+  t.same(names(await results(app, u, { query: 'reimburse', mode: 'words' })), ['travel.txt'])
+  t.same(names(await results(app, u, { query: 'trip leave', mode: 'words' })).sort(), ['handbook.txt', 'travel.txt'])
+  // non-English words match themselves, diacritics folded
+  t.same(names(await results(app, u, { query: 'eleves ecole', mode: 'words' })), ['école.txt'])
+  t.same(names(await results(app, u, { query: 'élèves', mode: 'words' })), ['école.txt'])
+  // stop words alone find nothing; FTS5 syntax is never interpreted
+  t.same(await results(app, u, { query: 'what is the', mode: 'words' }), [])
+  for (const q of ['NEAR(a b)', '"', 'leave*', 'text:leave', 'AND OR NOT', '{readers}: x', '-leave']) {
+    t.equal((await search(app, u, { query: q, mode: 'words' })).statusCode, 200, q)
+    t.equal((await search(app, u, { query: q })).statusCode, 200, q)
+  }
+  t.same(names(await results(app, u, { query: 'text:leave', mode: 'words' })), [],
+    'a colon joins its words into a phrase')
+
+  // every substring match stays a hybrid candidate, even inside a word
+  const fragment = await results(app, u, { query: 'mbursed withi' })
+  t.same(names(fragment), ['travel.txt'])
+  t.same(fragment[0].matchedBy, ['substring'])
+  t.match(fragment[0].snippet, /<mark>mbursed withi<\/mark>/)
+  const both = await results(app, u, { query: 'parental leave' })
+  t.same(both[0].matchedBy, ['substring', 'words'])
+  // long substrings with inner words, accents and punctuation are still found exactly
+  for (const q of ['eceive sixteen weeks of parental le', "de l'école arrivent à hu", 'TRAVEL EXPENSES ARE']) {
+    t.equal((await results(app, u, { query: q, mode: 'substring' })).length, 1, q)
+  }
+  t.same(await results(app, u, { query: 'sixteen weeks parental', mode: 'substring' }), [],
+    'the words are there, the substring is not')
+  // 1–2 characters: substring only
+  const short = await results(app, u, { query: 'à' })
+  t.same(names(short), ['école.txt'])
+  t.same(short[0].matchedBy, ['substring'])
+
+  // semantic without an embedding endpoint
+  const sem = await search(app, u, { query: question, mode: 'semantic' })
+  t.equal(sem.statusCode, 400)
+  t.equal(sem.json().code, 'EMBEDDINGS_NOT_CONFIGURED')
+  t.match(sem.json().message, /CAIRN_EMBED_BASE_URL/)
+  t.equal((await search(app, u, { query: 'x', mode: 'fuzzy' })).statusCode, 400)
+})
+
+t.test('every mode keeps the read rules, the filters and the limit', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const owner = await signup(app)
+  const mate = await addUser(app, owner)
+  const stranger = await signup(app)
+  const ws2 = (await app.inject({ method: 'POST', url: '/api/v2/workspaces', headers: owner.auth,
+    payload: { name: 'Team' } })).json().data
+  await uploadDocument(app, owner, { filename: 'org.txt', content: 'The lighthouse keeper logs storms.' },
+    { category: 'ops', tags: '["sea"]' })
+  await uploadDocument(app, owner, { filename: 'ws.txt', content: 'The lighthouse lens was polished.' },
+    { scope: 'workspace', workspaceId: ws2.id })
+  await uploadDocument(app, owner, { filename: 'me.txt', content: 'My lighthouse diary.' }, { scope: 'personal' })
+  // the stranger's own organization is large in these words: it must neither see nor be seen
+  for (let i = 0; i < 5; i++) await uploadDocument(app, stranger,
+    { filename: `theirs${i}.txt`, content: `The lighthouse keeper ${i} logs storms and lenses.` })
+
+  for (const mode of ['hybrid', 'substring', 'words'] as const) {
+    const all = (u: TestUser, extra: Record<string,
+      unknown> = {}) => results(app, u, { query: 'lighthouse', mode, ...extra }).then((r) => names(r).sort())
+    t.same(await all(owner), ['me.txt', 'org.txt', 'ws.txt'], `${mode}: owner`)
+    t.same(await all(mate), ['org.txt'], `${mode}: a colleague outside the workspace, not the owner's personal`)
+    t.same(await all(stranger), ['theirs0.txt', 'theirs1.txt', 'theirs2.txt', 'theirs3.txt', 'theirs4.txt'],
+      `${mode}: another organization`)
+    t.same(await all(owner, { scope: 'personal' }), ['me.txt'], `${mode}: scope`)
+    t.same(await all(owner, { scope: 'workspace' }), ['ws.txt'], `${mode}: scope workspace`)
+    t.same(await all(owner, { category: 'ops' }), ['org.txt'], `${mode}: category`)
+    t.same(await all(owner, { tags: ['sea'] }), ['org.txt'], `${mode}: tags`)
+    t.same(await all(owner, { workspaceId: owner.workspaceId }), ['me.txt', 'org.txt'],
+      `${mode}: another workspace in context`)
+    t.equal((await all(stranger, { limit: 2 })).length, 2, `${mode}: limit`)
+    for (const r of await results(app, owner, { query: 'lighthouse', mode })) {
+      t.type(r.score, 'number')
+      t.match(r.snippet, /<mark>lighthouse<\/mark>/i)
+      t.ok(r.matchedBy.length > 0)
+    }
+  }
+  for (const mode of ['hybrid', 'substring', 'words']) {
+    t.same(await results(app, mate, { query: 'the lighthouse lens', mode, scope: 'workspace' }), [],
+      `${mode}: a member of no workspace, scope workspace`)
+  }
+  await app.inject({ method: 'POST', url: `/api/v2/workspaces/${ws2.id}/members`, headers: owner.auth,
+    payload: { userId: mate.userId, role: 'member' } })
+  t.same(names(await results(app, mate, { query: 'lens', mode: 'words' })), ['ws.txt'],
+    'membership opens the workspace passages to word search')
+
+  // deleted documents leave every mode at once, and the word index once purged
+  const docs = (await app.inject({ url: '/api/knowledge/documents',
+    headers: owner.auth })).json().documents as Array<{ id: string; fileName: string }>
+  await app.inject({ method: 'DELETE', url: `/api/knowledge/document/${docs.find((d) => d.fileName === 'org.txt')!.id}`,
+    headers: owner.auth })
+  for (const mode of ['hybrid', 'substring',
+    'words']) t.notOk(names(await results(app, owner, { query: 'storms', mode })).includes('org.txt'), mode)
+  await app.jobs.idle()
+  const left = app.sqlite.prepare(`SELECT COUNT(*) AS n FROM knowledge_passages_words
+    WHERE knowledge_passages_words MATCH 'storms'`).get() as { n: number }
+  t.equal(left.n, 5, 'only the other organization\'s passages are left in the word index')
+})
+
+t.test('ranking: word matches by BM25; hybrid puts passages found both ways first', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const u = await signup(app)
+  await uploadDocument(app, u,
+    { filename: 'a.txt', content: 'Backups run nightly. Restore a backup with the restore command.' })
+  await uploadDocument(app, u, { filename: 'b.txt', content: 'The command line accepts flags.' })
+  await uploadDocument(app, u,
+    { filename: 'c.txt', content: 'To restore a backup, stop the server and run the restore command.' })
+  const words = await results(app, u, { query: 'restore backup command', mode: 'words' })
+  t.same(names(words).slice(2), ['b.txt'], 'one word matched ranks below three')
+  t.ok(words[0].score >= words[1].score && words[1].score > words[2].score)
+  const hybrid = await results(app, u, { query: 'restore a backup' })
+  t.same(names(hybrid).slice(0, 2).sort(), ['a.txt', 'c.txt'])
+  t.ok(hybrid.slice(0, 2).every((r) => r.matchedBy.includes('substring') && r.matchedBy.includes('words')))
+})
+
+t.test('the assistant retrieves with hybrid search: extractive answers quote the best sentences; unified search ' +
+  'finds questions', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const u = await signup(app)
+  const filler = Array.from({ length: 12 },
+    (_, i) => `Section ${i} describes the office floor plan and the kitchen rota.`).join(' ')
+  await uploadDocument(app, u,
+    { filename: 'handbook.txt',
+      content: `${filler} Employees receive sixteen weeks of parental leave at full pay. ` +
+        'Desks are cleaned on Fridays.' },
+    { chunkSize: '2000', chunkOverlap: '0' })
+  await uploadDocument(app, u,
+    { filename: 'travel.txt', content: 'Travel expenses are reimbursed within thirty days.' })
+  const res = await app.inject({ method: 'POST', url: '/api/v2/chat', headers: u.auth,
+    payload: { message: 'How many weeks of parental leave do employees get?' } })
+  t.equal(res.statusCode, 200)
+  const reply = res.json().reply as string
+  t.match(reply, /\[1\] "Employees receive sixteen weeks of parental leave at full pay\." \(source: handbook\.txt\)/,
+    'the answering sentence first, cited')
+  t.notMatch(reply, /Section 0 describes/, 'not the start of the passage')
+  t.notMatch(reply, /travel\.txt/)
+
+  const unified = await app.inject({ method: 'POST', url: '/api/v2/search', headers: u.auth,
+    payload: { query: 'when are travel costs reimbursed?' } })
+  t.same(unified.json().results.map((r: { kind: string; title: string }) => `${r.kind}:${r.title}`),
+    ['knowledge:travel.txt'])
+  const stranger = await signup(app)
+  t.same((await app.inject({ method: 'POST', url: '/api/v2/search', headers: stranger.auth,
+    payload: { query: 'parental leave weeks' } })).json().results, [])
+})
+
+t.test('substring over the trigram index when the caller reads many passages; over its own ' +
+  'passages when few', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const u = await signup(app)
+  const small = await signup(app)
+  // 5,200 passages of 50 characters: past the few-passages bound, so the trigram index answers
+  const lines = Array.from({ length: 5200 },
+    (_,
+      i) =>
+      `Row ${String(i).padStart(5, '0')} of the ledger: ${i === 4321 ? 'ÉCOLE NORMALE' : 'plain entry'}.`.padEnd(50,
+        ' ').slice(0, 50))
+  await uploadDocument(app, u, { filename: 'ledger.txt', content: lines.join('') },
+    { chunkSize: '50', chunkOverlap: '0' })
+  await uploadDocument(app, small, { filename: 'mine.txt', content: 'My own école normale notes.' })
+  const big = await results(app, u, { query: 'école normale', mode: 'substring' })
+  t.same(big.map((r) => r.chunk.text.trim()), [lines[4321].trim()], 'found through the index, case folded')
+  t.match(big[0].snippet, /<mark>ÉCOLE NORMALE<\/mark>/)
+  t.equal((await results(app, u, { query: 'plain entry', mode: 'substring', limit: 100 })).length, 100)
+  const mine = await results(app, small, { query: 'ÉCOLE NORMALE', mode: 'substring' })
+  t.same(names(mine), ['mine.txt'], 'the small organization reads only its own passages')
+  t.same(names(await results(app, small, { query: 'ledger', mode: 'substring' })), [])
+  t.same(names(await results(app, small, { query: 'ledger' })), [], 'nor in hybrid')
+})

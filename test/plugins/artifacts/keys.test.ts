@@ -1,0 +1,103 @@
+import t from 'tap'
+import { randomUUID } from 'node:crypto'
+import { build, signup, createKey } from '../../helper.js'
+
+const BASE = '/api/v2/artifacts'
+
+t.test('artifacts:read and artifacts:write keys, and the machine-review rule (CONTRACT.md §3)', async (t) => {
+  const app = await build(t)
+  const u = await signup(app)
+  const other = await signup(app)
+  const ws = { 'x-workspace-id': u.workspaceId }
+  const person = { ...u.auth, ...ws }
+  const writer = await createKey(app, u, ['artifacts:read', 'artifacts:write'])
+  const reader = await createKey(app, u, ['artifacts:read'])
+  const bound = await createKey(app, u, ['artifacts:read', 'artifacts:write'], { workspaceId: u.workspaceId })
+  const w = { 'x-api-key': writer.key, ...ws }
+  const r = { 'x-api-key': reader.key, ...ws }
+
+  const created = await app.inject({ method: 'POST', url: BASE, headers: w,
+    payload: { type: 'task_plan', title: 'Key plan', review_policy: 'request_review' } })
+  t.equal(created.statusCode, 201, 'artifacts:write creates')
+  const plan = created.json().data
+  t.equal(plan.created_by, u.userId, 'acts as the key owner')
+  t.equal((await app.inject({ url: `${BASE}/${plan.id}`, headers: r })).statusCode, 200, 'artifacts:read reads')
+  t.equal((await app.inject({ url: `${BASE}/${plan.id}`, headers: { 'x-api-key': bound.key } })).statusCode, 200,
+    'a bound key needs no header')
+  const refused = await app.inject({ method: 'POST', url: BASE, headers: r,
+    payload: { type: 'task_plan', title: 'x' } })
+  t.equal(refused.statusCode, 403)
+  t.equal(refused.json().code, 'INSUFFICIENT_SCOPE', 'artifacts:read does not write')
+  const writeOnly = await createKey(app, u, ['artifacts:write'])
+  t.equal((await app.inject({ url: BASE, headers: { 'x-api-key': writeOnly.key, ...ws } })).statusCode, 403,
+    'artifacts:write does not read')
+  const classic = await createKey(app, u, ['read', 'write', 'execute', 'knowledge:read', 'knowledge:write'])
+  t.equal((await app.inject({ url: BASE, headers: { 'x-api-key': classic.key, ...ws } })).statusCode, 403,
+    'the SPEC.md scopes give no artifact access')
+  t.equal((await app.inject({ url: BASE,
+    headers: { 'x-api-key': writer.key, 'x-workspace-id': other.workspaceId } })).statusCode, 403, 'foreign workspace')
+  t.equal((await app.inject({ url: BASE, headers: { 'x-api-key': writer.key } })).statusCode, 400,
+    'workspace context required')
+  const otherKey = await createKey(app, other, ['artifacts:read', 'artifacts:write'])
+  t.equal((await app.inject({ url: `${BASE}/${plan.id}`,
+    headers: { 'x-api-key': otherKey.key, 'x-workspace-id': other.workspaceId } })).statusCode, 404,
+  'another tenant: 404')
+
+  // the key may move a request_review artifact along, but not decide on it
+  t.equal((await app.inject({ method: 'POST', url: `${BASE}/${plan.id}/status`, headers: w,
+    payload: { status: 'pending_review' } })).statusCode, 200)
+  for (const status of ['approved', 'rejected']) {
+    const res = await app.inject({ method: 'POST', url: `${BASE}/${plan.id}/status`, headers: w, payload: { status } })
+    t.equal(res.statusCode, 403, `key ${status}`)
+    t.equal(res.json().code, 'HUMAN_REVIEW_REQUIRED')
+  }
+  const lift = await app.inject({ method: 'PATCH', url: `${BASE}/${plan.id}`, headers: w,
+    payload: { review_policy: 'always_proceed' } })
+  t.equal(lift.statusCode, 403, 'a key cannot lift the review request')
+  t.equal(lift.json().code, 'HUMAN_REVIEW_REQUIRED')
+  t.equal((await app.inject({ method: 'PATCH', url: `${BASE}/${plan.id}`, headers: w,
+    payload: { title: 'Edited', review_policy: 'request_review' } })).statusCode, 200, 'other edits are fine')
+  const superLift = await app.inject({ method: 'POST', url: `${BASE}/${plan.id}/supersede`, headers: w,
+    payload: { review_policy: 'agent_decides' } })
+  t.equal(superLift.statusCode, 403, 'nor through a new version')
+  t.equal(superLift.json().code, 'HUMAN_REVIEW_REQUIRED')
+  t.equal((await app.inject({ url: `${BASE}/${plan.id}`, headers: person })).json().data.status, 'pending_review',
+    'nothing changed')
+
+  const v2 = await app.inject({ method: 'POST', url: `${BASE}/${plan.id}/supersede`, headers: w,
+    payload: { content: { steps: ['a'] } } })
+  t.equal(v2.statusCode, 201)
+  t.equal(v2.json().data.review_policy, 'request_review', 'a new version inherits the policy')
+  const id2 = v2.json().data.id
+  t.equal((await app.inject({ method: 'POST', url: `${BASE}/${id2}/status`, headers: w,
+    payload: { status: 'approved' } })).statusCode, 403)
+
+  const approved = await app.inject({ method: 'POST', url: `${BASE}/${id2}/status`, headers: person,
+    payload: { status: 'approved' } })
+  t.equal(approved.statusCode, 200, 'a person decides')
+  t.equal(approved.json().data.reviewed_by, u.userId)
+  t.equal((await app.inject({ method: 'PATCH', url: `${BASE}/${id2}`, headers: person,
+    payload: { review_policy: 'agent_decides' } })).statusCode, 200, 'a person may lift it')
+  const self = await app.inject({ method: 'POST', url: `${BASE}/${id2}/status`, headers: w,
+    payload: { status: 'rejected' } })
+  t.equal(self.statusCode, 200, 'without request_review, a key may decide')
+
+  const personV3 = await app.inject({ method: 'POST', url: `${BASE}/${id2}/supersede`, headers: person,
+    payload: { review_policy: 'request_review' } })
+  t.equal(personV3.json().data.review_policy, 'request_review', 'supersede may set a policy')
+  t.equal((await app.inject({ method: 'POST', url: `${BASE}/${randomUUID()}/status`, headers: w,
+    payload: { status: 'approved' } })).statusCode, 404)
+})
+
+t.test('rotation keeps the artifact scopes', async (t) => {
+  const app = await build(t)
+  const u = await signup(app)
+  const k = await createKey(app, u, ['artifacts:read', 'artifacts:write', 'knowledge:read'])
+  t.same(k.scopes, ['artifacts:read', 'artifacts:write', 'knowledge:read'])
+  const rotated = await app.inject({ method: 'POST', url: `/api/v2/api-keys/${k.id}/rotate`, headers: u.auth })
+  t.equal(rotated.statusCode, 201)
+  t.same(rotated.json().data.scopes, ['artifacts:read', 'artifacts:write', 'knowledge:read'])
+  const bad = await app.inject({ method: 'POST', url: '/api/v2/api-keys', headers: u.auth,
+    payload: { name: 'x', scopes: ['artifacts:admin'] } })
+  t.equal(bad.statusCode, 400)
+})

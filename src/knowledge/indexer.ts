@@ -41,6 +41,28 @@ export async function* passageWindows(pieces: AsyncIterable<string>, options: Ch
   }
 }
 
+/**
+ * Writes passages with their index entries: the passages table, the trigram index and the word index with
+ * the document's readers token (migration 0014 removed the insert triggers that did this row by row). Every
+ * writer of passages goes through it; the document row must exist first.
+ */
+export function passageWriter(sqlite: Database.Database) {
+  const insertPassage = sqlite.prepare(`INSERT INTO knowledge_passages (id, document_id, chunk_index, text)
+    VALUES (?, ?, ?, ?)`)
+  const insertTrigrams = sqlite.prepare(`INSERT INTO knowledge_passages_fts (rowid, text) VALUES (?, ?)`)
+  const insertWords = sqlite.prepare(`INSERT INTO knowledge_passages_words (rowid, text, readers) VALUES (?, ?, ?)`)
+  const readersOf = sqlite.prepare(`SELECT token FROM knowledge_passage_readers WHERE document_id = ?`).pluck()
+  return {
+    /** the readers token of a document (see readerTokens); undefined when the document is gone */
+    readers: (documentId: string) => readersOf.get(documentId) as string | null | undefined,
+    insert(documentId: string, readers: string | null, chunkIndex: number, text: string) {
+      const { lastInsertRowid } = insertPassage.run(randomUUID(), documentId, chunkIndex, text)
+      insertTrigrams.run(lastInsertRowid, text)
+      insertWords.run(lastInsertRowid, text, readers)
+    }
+  }
+}
+
 interface IndexRow {
   id: string
   status: string
@@ -61,8 +83,7 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
   const { sqlite, jobs, files } = deps
   const byId = sqlite.prepare(`SELECT id, status, indexed_count, chunk_size, chunk_overlap, text_path
     FROM knowledge_documents WHERE id = ?`)
-  const insertPassage = sqlite.prepare(`INSERT INTO knowledge_passages (id, document_id, chunk_index, text)
-    VALUES (?, ?, ?, ?)`)
+  const writer = passageWriter(sqlite)
   const progress = sqlite.prepare(`UPDATE knowledge_documents SET indexed_count = ?, status = ?, updated_at = ?
     WHERE id = ?`)
   const finish = sqlite.prepare(`UPDATE knowledge_documents
@@ -76,7 +97,8 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
    */
   const writeSlice = sqlite.transaction((documentId: string, passages: Iterator<string>, from: number, last: boolean,
     jobId?: string) => {
-    if (!byId.get(documentId)) {
+    const readers = writer.readers(documentId)
+    if (readers === undefined) {
       if (jobId) jobs.complete(jobId)
       return { next: from, exhausted: true, gone: true }
     }
@@ -86,7 +108,7 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
     while (performance.now() < deadline) {
       const r = passages.next()
       if (r.done) { exhausted = true; break }
-      insertPassage.run(randomUUID(), documentId, next, r.value)
+      writer.insert(documentId, readers, next, r.value)
       next++
     }
     const now = new Date().toISOString()

@@ -125,3 +125,38 @@ export function wordsSnippet(text: string, terms: string[][]): string {
   }
   return out + text.slice(at, to) + (to < text.length ? '…' : '')
 }
+
+/** every code point whose lower case (String#toLowerCase) is one character, by that character: built on first use */
+let upperForms: Map<string, string[]> | undefined
+function formsOf(ch: string): string[] {
+  if (!upperForms) {
+    upperForms = new Map()
+    for (let cp = 0; cp <= 0x10ffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue
+      const c = String.fromCodePoint(cp)
+      const lower = c.toLowerCase()
+      if (lower === c || [...lower].length !== 1) continue
+      const list = upperForms.get(lower)
+      if (list) list.push(c)
+      else upperForms.set(lower, [c])
+    }
+    // final sigma: 'Σ' at a word's end lowers to 'ς'
+    upperForms.set('ς', [...(upperForms.get('ς') ?? []), 'Σ'])
+  }
+  return [ch, ...(upperForms.get(ch) ?? [])]
+}
+
+/**
+ * Strings of which a text holds at least one when its lower case (String#toLowerCase) holds `needle` (itself
+ * lower case, 1–2 characters): each character of the needle in every form that lowers to it, plus 'İ' (which
+ * lowers to two characters, 'i' and U+0307) for needles holding either. A prefilter that SQL can apply with
+ * instr() before the exact test: never misses a match, may let a few non-matches through. Undefined when the
+ * forms would be too many to be worth it.
+ */
+export function caseForms(needle: string): string[] | undefined {
+  const chars = [...needle]
+  let forms = ['']
+  for (const ch of chars) forms = forms.flatMap((f) => formsOf(ch).map((c) => f + c))
+  if (chars.some((c) => c === 'i' || c === '\u0307')) forms.push('İ')
+  return forms.length <= 16 ? forms : undefined
+}

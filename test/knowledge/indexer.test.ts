@@ -2,7 +2,7 @@ import t from 'tap'
 import path from 'node:path'
 import { randomUUID } from 'node:crypto'
 import { openDatabase } from '../../src/db/index.js'
-import { passageWriter } from '../../src/knowledge/indexer.js'
+import { passageId, passageWriter } from '../../src/knowledge/indexer.js'
 import { tempDir } from '../helper.js'
 
 t.test('passageWriter indexes passages in both FTS5 tables with the readers token, without insert triggers',
@@ -45,3 +45,12 @@ t.test('passageWriter indexes passages in both FTS5 tables with the readers toke
     t.same(words.all(`{readers}: "${readers}" AND {text}: grazing`), [], 'and the word index')
     sqlite.exec(`INSERT INTO knowledge_passages_fts (knowledge_passages_fts) VALUES ('integrity-check')`)
   })
+
+t.test('passage ids are version 7 UUIDs in time order', async (t) => {
+  const a = passageId(1_700_000_000_000)
+  const b = passageId(1_700_000_000_001)
+  t.match(a, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+  t.ok(a < b, 'a later id sorts after')
+  t.equal(a.slice(0, 13), '018bcfe5-6800', 'the first 48 bits are the time in milliseconds')
+  t.not(passageId(1), passageId(1), 'random within a millisecond')
+})

@@ -60,4 +60,11 @@ t.test('caseForms: every text whose lower case holds a short needle holds one of
     }
   }
   t.ok(checked > 500)
+  // every code point that lowers to one character is among that character's forms
+  for (let cp = 0; cp <= 0x10ffff; cp++) {
+    if (cp >= 0xd800 && cp <= 0xdfff) continue
+    const c = String.fromCodePoint(cp)
+    const lower = c.toLowerCase()
+    if (lower !== c && [...lower].length === 1 && !caseForms(lower)!.includes(c)) t.fail(`${c} is a form of ${lower}`)
+  }
 })

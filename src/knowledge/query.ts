@@ -126,24 +126,21 @@ export function wordsSnippet(text: string, terms: string[][]): string {
   return out + text.slice(at, to) + (to < text.length ? '…' : '')
 }
 
-/** every code point whose lower case (String#toLowerCase) is one character, by that character: built on first use */
-let upperForms: Map<string, string[]> | undefined
+/**
+ * The code points that lower-case (String#toLowerCase) to one character other than their own upper case:
+ * title-case digraphs, Greek letters with prosgegrammeni, and compatibility letters (Kelvin, Ångström, Ohm).
+ * test/knowledge-query.test.ts checks this list against every code point.
+ */
+const OTHER_UPPER = [...'\u01c5\u01c8\u01cb\u01f2\u03f4\u1e9e\u1fbc\u1fcc\u1ffc\u2126\u212a\u212b'].concat(
+  Array.from({ length: 24 }, (_, i) => String.fromCodePoint([0x1f88, 0x1f98, 0x1fa8][Math.floor(i / 8)] + (i % 8))))
+
+/** every character whose lower case is `ch` (and `ch`) */
 function formsOf(ch: string): string[] {
-  if (!upperForms) {
-    upperForms = new Map()
-    for (let cp = 0; cp <= 0x10ffff; cp++) {
-      if (cp >= 0xd800 && cp <= 0xdfff) continue
-      const c = String.fromCodePoint(cp)
-      const lower = c.toLowerCase()
-      if (lower === c || [...lower].length !== 1) continue
-      const list = upperForms.get(lower)
-      if (list) list.push(c)
-      else upperForms.set(lower, [c])
-    }
-    // final sigma: 'Σ' at a word's end lowers to 'ς'
-    upperForms.set('ς', [...(upperForms.get('ς') ?? []), 'Σ'])
-  }
-  return [ch, ...(upperForms.get(ch) ?? [])]
+  const forms = new Set([ch])
+  for (const c of [ch.toUpperCase(), ...OTHER_UPPER]) if ([...c].length === 1 && c.toLowerCase() === ch) forms.add(c)
+  // final sigma: 'Σ' at a word's end lowers to 'ς'
+  if (ch === 'ς') forms.add('Σ')
+  return [...forms]
 }
 
 /**

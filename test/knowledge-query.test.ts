@@ -1,6 +1,5 @@
 import t from 'tap'
-import { caseForms, queryTerms, innerWords, fold, wordsSnippet, MAX_TERMS, wordsMatch } from
-  '../src/knowledge/query.js'
+import { queryTerms, innerWords, fold, wordsSnippet, MAX_TERMS, wordsMatch } from '../src/knowledge/query.js'
 import { readerTokens } from '../src/knowledge/readers.js'
 
 t.test('query words: folded, stop words dropped, pieces with punctuation kept as phrases, capped', async (t) => {
@@ -37,34 +36,4 @@ t.test('word snippets mark the matched words around the densest run', async (t) 
   const s = wordsSnippet(text, queryTerms('parental leave weeks'))
   t.match(s, /^….*<mark>weeks<\/mark> of <mark>parental<\/mark> <mark>leave<\/mark>\.$/)
   t.equal(wordsSnippet('nothing here', [['absent']]), 'nothing here')
-})
-
-t.test('caseForms: every text whose lower case holds a short needle holds one of its forms', async (t) => {
-  t.same(caseForms('e'), ['e', 'E'])
-  t.same(new Set(caseForms('k')), new Set(['k', 'K', '\u212a']), 'the Kelvin sign lowers to k')
-  t.ok(caseForms('i')!.includes('İ'), 'İ lowers to i and a combining dot')
-  t.ok(caseForms('ς')!.includes('Σ'), 'a final capital sigma lowers to ς')
-  t.equal(caseForms('ab')!.length, 4)
-  // exhaustive over a sample of scripts: each text holding the needle in lower case holds a form of it
-  const alphabet = ['a', 'B', 'é', 'É', 'ß', 'ẞ', 'İ', 'I', 'K', 'Σ', 'ΑΣ', 'ñ', 'Ñ', '😀', ' ', 'Ǆ', 'ǅ', 'ǆ']
-  const texts = alphabet.flatMap((a) => alphabet.map((b) => a + b))
-  let checked = 0
-  for (const text of texts) {
-    const lower = text.toLowerCase()
-    for (const needle of new Set([...[...lower].map((c) => c), ...[...lower].slice(0, -1).map((c, i) => c +
-      [...lower][i + 1])])) {
-      const forms = caseForms(needle)
-      if (!forms) continue
-      checked++
-      t.ok(forms.some((f) => text.includes(f)), `${JSON.stringify(text)} holds a form of ${JSON.stringify(needle)}`)
-    }
-  }
-  t.ok(checked > 500)
-  // every code point that lowers to one character is among that character's forms
-  for (let cp = 0; cp <= 0x10ffff; cp++) {
-    if (cp >= 0xd800 && cp <= 0xdfff) continue
-    const c = String.fromCodePoint(cp)
-    const lower = c.toLowerCase()
-    if (lower !== c && [...lower].length === 1 && !caseForms(lower)!.includes(c)) t.fail(`${c} is a form of ${lower}`)
-  }
 })

@@ -125,35 +125,3 @@ export function wordsSnippet(text: string, terms: string[][]): string {
   }
   return out + text.slice(at, to) + (to < text.length ? '…' : '')
 }
-
-/**
- * The code points that lower-case (String#toLowerCase) to one character other than their own upper case:
- * title-case digraphs, Greek letters with prosgegrammeni, and compatibility letters (Kelvin, Ångström, Ohm).
- * test/knowledge-query.test.ts checks this list against every code point.
- */
-const OTHER_UPPER = [...'\u01c5\u01c8\u01cb\u01f2\u03f4\u1e9e\u1fbc\u1fcc\u1ffc\u2126\u212a\u212b'].concat(
-  Array.from({ length: 24 }, (_, i) => String.fromCodePoint([0x1f88, 0x1f98, 0x1fa8][Math.floor(i / 8)] + (i % 8))))
-
-/** every character whose lower case is `ch` (and `ch`) */
-function formsOf(ch: string): string[] {
-  const forms = new Set([ch])
-  for (const c of [ch.toUpperCase(), ...OTHER_UPPER]) if ([...c].length === 1 && c.toLowerCase() === ch) forms.add(c)
-  // final sigma: 'Σ' at a word's end lowers to 'ς'
-  if (ch === 'ς') forms.add('Σ')
-  return [...forms]
-}
-
-/**
- * Strings of which a text holds at least one when its lower case (String#toLowerCase) holds `needle` (itself
- * lower case, 1–2 characters): each character of the needle in every form that lowers to it, plus 'İ' (which
- * lowers to two characters, 'i' and U+0307) for needles holding either. A prefilter that SQL can apply with
- * instr() before the exact test: never misses a match, may let a few non-matches through. Undefined when the
- * forms would be too many to be worth it.
- */
-export function caseForms(needle: string): string[] | undefined {
-  const chars = [...needle]
-  let forms = ['']
-  for (const ch of chars) forms = forms.flatMap((f) => formsOf(ch).map((c) => f + c))
-  if (chars.some((c) => c === 'i' || c === '\u0307')) forms.push('İ')
-  return forms.length <= 16 ? forms : undefined
-}

@@ -2,8 +2,7 @@ import type Database from 'better-sqlite3'
 import type { FastifyBaseLogger } from 'fastify'
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { readableWhere, readableParams, readerTokens, type Reader, type DocFilters } from './readers.js'
-import { caseForms, innerWordsMatch, ftsPhrase, innerWords, queryTerms, snippetAround, wordsMatch,
-  wordsSnippet } from './query.js'
+import { innerWordsMatch, ftsPhrase, innerWords, queryTerms, snippetAround, wordsMatch, wordsSnippet } from './query.js'
 import type { KnowledgeStore } from './store.js'
 
 export const SEARCH_MODES = ['hybrid', 'substring', 'words', 'semantic'] as const
@@ -149,35 +148,16 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
   const passagesFrom = sqlite.prepare(`SELECT rowid, id, text, chunk_index FROM knowledge_passages
     WHERE document_id = ? AND chunk_index >= ? ORDER BY chunk_index LIMIT ?`)
 
-  // the passages of a document that may hold a short needle: instr() in SQL over the raw text in any case form
-  // (caseForms), the exact test in JavaScript after; SQLite's C loop reads a passage several times faster
-  const candidatesFrom = (forms: number) => sqlite.prepare(`SELECT rowid, id, text, chunk_index FROM knowledge_passages
-    WHERE document_id = @doc AND chunk_index >= @from
-      AND (${Array.from({ length: forms }, (_, i) => `instr(text, @f${i}) > 0`).join(' OR ')})
-    ORDER BY chunk_index LIMIT @n`)
-  const candidateStatements = new Map<number, Database.Statement>()
-
-  /**
-   * 1–2 characters: every readable passage in turn, newest document first, yielding every few ms. SQL skips
-   * the passages that cannot hold the needle, so a needle absent from the corpus costs one pass in C.
-   */
+  /** 1–2 characters: every readable passage in turn, newest document first, yielding every few ms. */
   async function scan(reader: Reader, filters: DocFilters, needle: string, limit: number): Promise<Scored[]> {
     const docs = store.prepared(docsSql(filters)).all(readableParams(reader, filters)) as Array<Omit<HitRow,
       'rowid' | 'id' | 'text' | 'chunk_index'>>
-    const forms = caseForms(needle)
-    let candidates: ((doc: string, from: number, n: number) => unknown[]) | undefined
-    if (forms) {
-      let stmt = candidateStatements.get(forms.length)
-      if (!stmt) candidateStatements.set(forms.length, (stmt = candidatesFrom(forms.length)))
-      const named = Object.fromEntries(forms.map((f, i) => [`f${i}`, f]))
-      candidates = (doc, from, n) => stmt.all({ ...named, doc, from, n })
-    }
     const hits: Scored[] = []
     let sliceStart = performance.now()
     for (const d of docs) {
       for (let from = 0; ; ) {
-        const rows = (candidates ? candidates(d.doc_id, from, 200) : passagesFrom.all(d.doc_id, from,
-          200)) as Array<Pick<HitRow, 'rowid' | 'id' | 'text' | 'chunk_index'>>
+        const rows = passagesFrom.all(d.doc_id, from,
+          200) as Array<Pick<HitRow, 'rowid' | 'id' | 'text' | 'chunk_index'>>
         for (const p of rows) {
           const at = p.text.toLowerCase().indexOf(needle)
           if (at < 0) continue

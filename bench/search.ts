@@ -205,7 +205,8 @@ export async function run() {
     table(rows)
     const s3 = all3.sort((a, b) => a - b)
     const loadAverage = fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
-    console.log(`load average ${loadAverage}; all 3+ character substring queries: p50 ${percentile(s3, 50).toFixed(1)} ms, ` +
+    console.log(`load average ${loadAverage}; ` +
+      `all 3+ character substring queries: p50 ${percentile(s3, 50).toFixed(1)} ms, ` +
       `p99 ${percentile(s3, 99).toFixed(1)} ms (targets 5 / 20); ` +
       'hybrid/words targets p50 10, p99 40; no stall over 50 ms')
   } finally {

@@ -1,30 +1,11 @@
 // `npm run bench -- ingest`: read-your-writes at 1 MB, then 50 MB of real Markdown from upload to `indexed`,
 // with a health probe every 10 ms, the event-loop delay and the server's peak RSS.
-// INGEST_MB=10 for a shorter run; INGEST_WORDS=0 to measure without the word index.
+// INGEST_MB=10 for a shorter run.
 import fs from 'node:fs'
 import path from 'node:path'
 import Database from 'better-sqlite3'
 import { startServer, stopServer, table } from './lib.js'
 import { realMarkdown } from './markdown-corpus.js'
-
-/**
- * The word-level index of hybrid search (issue 15), as its migration defines it: created here when the
- * database does not have it yet, so that ingest is measured with every index either way.
- */
-const WORD_INDEX = [
-  `CREATE VIRTUAL TABLE knowledge_passages_words USING fts5(text, readers, content = '', contentless_delete = 1,
-    tokenize = 'porter unicode61 remove_diacritics 2')`,
-  `CREATE VIEW knowledge_passage_readers AS SELECT d.id AS document_id, CASE d.scope
-    WHEN 'organization' THEN 'o' || replace(d.customer_id, '-', '') || 'z'
-    WHEN 'workspace' THEN 'w' || replace(d.workspace_id, '-', '') || 'z'
-    ELSE 'u' || replace(d.owner_id, '-', '') || replace(d.customer_id, '-', '') || 'z' END AS token
-      FROM knowledge_documents d`,
-  `CREATE TRIGGER knowledge_passages_words_insert AFTER INSERT ON knowledge_passages BEGIN
-    INSERT INTO knowledge_passages_words (rowid, text, readers) VALUES (NEW.rowid, NEW.text,
-    (SELECT token FROM knowledge_passage_readers WHERE document_id = NEW.document_id)); END`,
-  `CREATE TRIGGER knowledge_passages_words_delete AFTER DELETE ON knowledge_passages BEGIN
-    DELETE FROM knowledge_passages_words WHERE rowid = OLD.rowid; END`
-]
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]
 const peakRssMb = (pid: number) => Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`,
@@ -37,9 +18,7 @@ export async function run() {
   const { info, child } = await startServer<{ address: string; token: string; dataDir: string }>('cairn')
   const auth = { authorization: `Bearer ${info.token}` }
 
-  const db = new Database(path.join(info.dataDir, 'cairn.db'))
-  const hasWords = !!db.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'knowledge_passages_words'`).get()
-  if (!hasWords && process.env.INGEST_WORDS !== '0') for (const sql of WORD_INDEX) db.exec(sql)
+  const db = new Database(path.join(info.dataDir, 'cairn.db'), { readonly: true })
   const indexes = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'knowledge_passages_%'
     AND sql LIKE 'CREATE VIRTUAL TABLE%'`).all() as Array<{ name: string }>).map((r) => r.name)
   db.close()
@@ -99,8 +78,8 @@ export async function run() {
   await stopServer(child)
   probeTimes.sort((a, b) => a - b)
 
-  const added = hasWords || process.env.INGEST_WORDS === '0' ? '' : ' (word index added by the bench)'
-  console.log(`indexes: ${indexes.join(', ')}${added}`)
+  const loadAverage = fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
+  console.log(`indexes: ${indexes.join(', ')}; load average ${loadAverage}`)
   table([{
     '1 MB searchable at 201, median ms': +percentile(rywMs, 0.5).toFixed(0),
     'max ms': +rywMs[rywMs.length - 1].toFixed(0),

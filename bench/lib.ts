@@ -1,14 +1,34 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
+const root = path.dirname(here)
+
+let built = false
+/**
+ * The servers run compiled, as `npm start` runs Cairn (tsx alone adds ~100 MB of RSS at rest): bench/server.ts
+ * and the code it runs are compiled into dist/ (incremental) once per bench process. BENCH_SOURCE=1 runs
+ * them from source with tsx instead.
+ */
+function serverEntry(): string[] {
+  if (process.env.BENCH_SOURCE === '1') return ['--import', 'tsx', path.join(here, 'server.ts')]
+  if (!built) {
+    const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc')
+    const r = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.bench.json')], { stdio: 'inherit' })
+    if (r.status !== 0) throw new Error('building the bench server failed')
+    built = true
+  }
+  return [path.join(root, 'dist', 'bench', 'server.js')]
+}
 
 /** Starts bench/server.ts in a child process and resolves with its first JSON line. */
 export async function startServer<T>(mode: string, args: string[] = [],
   env: Record<string, string> = {}): Promise<{ info: T; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(here, 'server.ts'), mode, ...args],
+  // BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile there when it stops
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : []
+  const child = spawn(process.execPath, ['--expose-gc', ...prof, ...serverEntry(), mode, ...args],
     { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } })
   const info = await new Promise<T>((resolve, reject) => {
     let out = ''

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type Database from 'better-sqlite3'
+import { passageWriter } from '../src/knowledge/indexer.js'
 
 const TYPES = ['task_plan', 'implementation_plan', 'walkthrough', 'verification_proof', 'decision_record', 'plan_mode',
   'code_change', 'research_summary']
@@ -83,8 +84,8 @@ export function zipfVocabulary(size: number, random: () => number) {
 }
 
 /**
- * The two statements the search benchmarks seed with: an indexed organization document, and its passages (the
- * word index's trigger reads the document row, so it goes first).
+ * What the search benchmarks seed with: an indexed organization document, and its passages with their index
+ * entries (the document row goes first: its passages carry its readers token).
  */
 export function seedStatements(sqlite: Database.Database) {
   const insertDoc = sqlite.prepare(`INSERT INTO knowledge_documents (id, customer_id, workspace_id, owner_id, scope,
@@ -92,14 +93,18 @@ export function seedStatements(sqlite: Database.Database) {
       chunk_overlap, indexed_count, status, original_path, text_path, uploaded_at, updated_at)
     VALUES (?, ?, NULL, ?, 'organization', ?, 'txt', ?, '', 'bench', '[]', '{}', ?, ?, 1000, 0, ?, 'indexed', NULL,
       '', ?, ?)`)
-  const insertPassage = sqlite.prepare(`INSERT INTO knowledge_passages (id, document_id, chunk_index, text)
-    VALUES (?, ?, ?, ?)`)
+  const writer = passageWriter(sqlite)
+  let current = { id: '', readers: null as string | null | undefined }
+  const insertPassage = { run(_id: string, documentId: string, chunkIndex: number, text: string) {
+    if (current.id !== documentId) current = { id: documentId, readers: writer.readers(documentId) }
+    writer.insert(documentId, current.readers ?? null, chunkIndex, text)
+  } }
   return { insertDoc, insertPassage }
 }
 
 /**
  * `passages` passages of about `chars` characters in documents of 200 passages, all readable by `who`,
- * written straight to the tables (the FTS triggers index them as they go).
+ * written straight to the tables with their index entries.
  */
 export function seedPassages(sqlite: Database.Database, who: { customerId: string; user: { id: string } },
   passages: number, chars = 700) {
@@ -116,15 +121,17 @@ export function seedPassages(sqlite: Database.Database, who: { customerId: strin
   }
   const writeDoc = sqlite.transaction((d: number, count: number) => {
     const id = randomUUID()
+    const texts: string[] = []
     let length = 0
     for (let i = 0; i < count; i++) {
       let text = ''
       while (text.length < chars) text += (text ? ' ' : '') + sentence()
       length += text.length
-      insertPassage.run(randomUUID(), id, i, text)
+      texts.push(text)
     }
     const at = new Date(Date.now() - (passages - d) * 1000).toISOString()
     insertDoc.run(id, who.customerId, who.user.id, `corpus-${d}.txt`, length, length, count, count, at, at)
+    texts.forEach((text, i) => insertPassage.run(randomUUID(), id, i, text))
   })
   for (let made = 0, d = 0; made < passages; d++) {
     const count = Math.min(perDoc, passages - made)

@@ -1,0 +1,56 @@
+import t from 'tap'
+import path from 'node:path'
+import { randomUUID } from 'node:crypto'
+import { openDatabase } from '../../src/db/index.js'
+import { passageId, passageWriter } from '../../src/knowledge/indexer.js'
+import { tempDir } from '../helper.js'
+
+t.test('passageWriter indexes passages in both FTS5 tables with the readers token, without insert triggers',
+  async (t) => {
+    const handle = openDatabase(path.join(tempDir(t), 'cairn.db'), { checkpointer: false })
+    t.teardown(() => handle.close())
+    const { sqlite } = handle
+    const triggers = (sqlite.prepare(`SELECT name FROM sqlite_master WHERE type = 'trigger'
+      AND tbl_name = 'knowledge_passages'`).pluck().all() as string[]).sort()
+    t.same(triggers.filter((n) => n.endsWith('_insert') && !n.startsWith('knowledge_vector')), [],
+      'migration 0014 leaves no insert trigger on passages')
+
+    sqlite.pragma('foreign_keys = OFF')
+    const customer = randomUUID()
+    const docId = randomUUID()
+    sqlite.prepare(`INSERT INTO knowledge_documents (id, customer_id, workspace_id, owner_id, scope, file_name,
+      file_type, file_size, sha256, category, tags, metadata, text_length, chunk_count, chunk_size, chunk_overlap,
+      indexed_count, status, original_path, text_path, uploaded_at, updated_at)
+      VALUES (?, ?, NULL, ?, 'organization', 'a.txt', 'txt', 1, '', 'c', '[]', '{}', 1, 2, 1000, 0, 2, 'indexed', NULL,
+      '', 'a', 'a')`).run(docId, customer, randomUUID())
+    const writer = passageWriter(sqlite)
+    const readers = writer.readers(docId)
+    t.equal(readers, `o${customer.replace(/-/g, '')}z`)
+    t.equal(writer.readers(randomUUID()), undefined, 'a missing document has no token')
+    writer.insert(docId, readers!, 0, 'The Zebracorn grazes quietly.')
+    writer.insert(docId, readers!, 1, 'Nothing to see here.')
+
+    const trigram = sqlite.prepare(`SELECT rowid FROM knowledge_passages_fts WHERE knowledge_passages_fts MATCH ?`)
+      .pluck()
+    const words = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ?`)
+      .pluck()
+    const first = sqlite.prepare(`SELECT rowid FROM knowledge_passages WHERE chunk_index = 0`).pluck().get()
+    t.same(trigram.all('"bracorn graz"'), [first], 'the trigram index holds the passage')
+    t.same(words.all(`{readers}: "${readers}" AND {text}: grazing`), [first], 'the word index, under its reader')
+    t.same(words.all(`{readers}: "o${randomUUID().replace(/-/g, '')}z" AND {text}: grazing`), [],
+      'another organization does not see it')
+
+    sqlite.prepare(`DELETE FROM knowledge_passages WHERE rowid = ?`).run(first)
+    t.same(trigram.all('"bracorn graz"'), [], 'the delete triggers still clean the trigram index')
+    t.same(words.all(`{readers}: "${readers}" AND {text}: grazing`), [], 'and the word index')
+    sqlite.exec(`INSERT INTO knowledge_passages_fts (knowledge_passages_fts) VALUES ('integrity-check')`)
+  })
+
+t.test('passage ids are version 7 UUIDs in time order', async (t) => {
+  const a = passageId(1_700_000_000_000)
+  const b = passageId(1_700_000_000_001)
+  t.match(a, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+  t.ok(a < b, 'a later id sorts after')
+  t.equal(a.slice(0, 13), '018bcfe5-6800', 'the first 48 bits are the time in milliseconds')
+  t.not(passageId(1), passageId(1), 'random within a millisecond')
+})

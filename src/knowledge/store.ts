@@ -29,7 +29,7 @@ export interface DocumentRow {
   updated_at: string
 }
 
-/** The columns a document's answer is made of (toDocument): nothing more is read for a listing. */
+/** The columns a document's answer is made of (toDocument). */
 export type ListedDocumentRow = Pick<DocumentRow,
   'id' | 'file_name' | 'original_path' | 'file_size' | 'file_type' | 'category' | 'tags'
   | 'text_length' | 'chunk_count' | 'uploaded_at' | 'updated_at' | 'scope' | 'workspace_id' | 'status' | 'metadata'>
@@ -55,10 +55,6 @@ export function toDocument(row: ListedDocumentRow) {
     metadata: JSON.parse(row.metadata) as Record<string, unknown>
   }
 }
-
-const LISTED_COLUMNS =
-  `d.id, d.file_name, d.original_path, d.file_size, d.file_type, d.category, d.tags, d.text_length, d.chunk_count,
-  d.uploaded_at, d.updated_at, d.scope, d.workspace_id, d.status, d.metadata`
 
 /**
  * toDocument written in SQL over the alias `d`, fields in the same order: a listing page is rendered to JSON text
@@ -141,7 +137,8 @@ export function createKnowledgeStore(sqlite: Database.Database, db: Db) {
 
     /**
      * A page of the readable documents, newest first, as the JSON text of their array (see DOCUMENT_JSON), and
-     * how many there are: one statement, the count an uncorrelated subquery (evaluated once).
+     * how many there are: one statement, the count an uncorrelated subquery (evaluated once). The page is chosen
+     * by rowid and sort key alone, then its rows read (sorting whole rows cost a third more, at 1,000 documents).
      * LIMIT and OFFSET are written `+@limit`: SQLite recompiles a statement whose LIMIT is a bare parameter
      * each time that parameter is bound (it plans with the bound value), which cost more than the query.
      */
@@ -152,8 +149,9 @@ export function createKnowledgeStore(sqlite: Database.Database, db: Db) {
         const where = readableWhere(filters)
         page = sqlite.prepare(`SELECT (SELECT COUNT(*) FROM knowledge_documents d WHERE ${where}) AS count,
           (SELECT json_group_array(${DOCUMENT_JSON} ORDER BY d.uploaded_at DESC, d.id DESC)
-            FROM (SELECT ${LISTED_COLUMNS} FROM knowledge_documents d WHERE ${where}
-              ORDER BY d.uploaded_at DESC, d.id DESC LIMIT +@limit OFFSET +@offset) d) AS documents`)
+            FROM (SELECT d.rowid AS r FROM knowledge_documents d WHERE ${where}
+              ORDER BY d.uploaded_at DESC, d.id DESC LIMIT +@limit OFFSET +@offset) page
+            JOIN knowledge_documents d ON d.rowid = page.r) AS documents`)
         listings.set(shape, page)
       }
       return page.get({ ...readableParams(reader, filters), limit, offset }) as { documents: string; count: number }

@@ -11,6 +11,7 @@ import {
 } from '../../schema/api/knowledge.js'
 import type { Principal } from '../../src/auth/plugin.js'
 import { badRequest, notFound, HttpError } from '../../src/http/errors.js'
+import { sendJsonText } from '../../src/http/json-text.js'
 import { SUPPORTED_FORMATS, extractorFor } from '../../src/ingest/formats.js'
 import { createExtractor, DEFAULT_WORKER_LIMITS, type Extractor, type WorkerLimits } from '../../src/ingest/run.js'
 import { UnreadableFileError } from '../../src/ingest/text.js'
@@ -21,34 +22,13 @@ import { createIntake } from '../../src/knowledge/intake.js'
 import { uploadOptions, placement as placementOf, unsupported,
   type UploadOptions } from '../../src/knowledge/upload-policy.js'
 import type { Reader } from '../../src/knowledge/readers.js'
-import type { ListedDocumentRow } from '../../src/knowledge/store.js'
+import { toDocument } from '../../src/knowledge/store.js'
 import { EmbeddingsNotConfiguredError } from '../../src/knowledge/search.js'
 import { EmbeddingError } from '../../src/knowledge/embeddings.js'
 import { receiveMultipart, MAX_FILE_BYTES } from './receive.js'
 import { contentDisposition } from './disposition.js'
 
 const tags = ['knowledge']
-
-function toDocument(row: ListedDocumentRow) {
-  return {
-    id: row.id,
-    fileName: row.file_name,
-    filePath: row.original_path,
-    originalStorage: row.original_path ? 'local' : 'none',
-    size: row.file_size,
-    fileType: row.file_type,
-    category: row.category,
-    tags: JSON.parse(row.tags) as string[],
-    textLength: row.text_length,
-    chunkCount: row.chunk_count,
-    uploadedAt: row.uploaded_at,
-    updated: row.updated_at,
-    scope: row.scope,
-    workspaceId: row.workspace_id,
-    status: row.status,
-    metadata: JSON.parse(row.metadata) as Record<string, unknown>
-  }
-}
 
 export interface KnowledgeOptions {
   workerLimits?: WorkerLimits
@@ -178,12 +158,14 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
     config: { action: 'knowledge.list' },
     schema: { tags, summary: 'Documents the caller can read, newest first', querystring: ListDocumentsQuery,
       response: { 200: ListDocumentsResponse, ...errors(403) } }
-  }, async (request) => {
+  }, async (request, reply) => {
     const q = request.query
-    const { rows, count } = store.list(readerOf(request, q.workspaceId),
+    const { documents, count } = store.listPage(readerOf(request, q.workspaceId),
       { scope: q.scope, category: q.category, tags: q.tag ? [q.tag] : undefined }, q.limit, q.offset)
-    return { success: true as const, documents: rows.map(toDocument), count, limit: q.limit, offset: q.offset,
-      tenantContext: tenantContext(request.principal!, q.scope) }
+    // the documents arrive as JSON text (rendered by SQLite): the answer is written around them, in the order
+    // and with the fields of ListDocumentsResponse
+    return sendJsonText(reply, `{"success":true,"documents":${documents},"count":${count},"limit":${q.limit},` +
+      `"offset":${q.offset},"tenantContext":${JSON.stringify(tenantContext(request.principal!, q.scope))}}`)
   })
 
   app.get('/knowledge/document/:id', {

@@ -193,7 +193,17 @@ async function authPlugin(app: FastifyInstance,
     return context
   }
 
+  const memberWorkspaces = sqlite.prepare(`SELECT m.workspace_id FROM workspace_members m
+    JOIN workspaces w ON w.id = m.workspace_id WHERE m.user_id = ? AND w.customer_id = ?`).pluck()
+
+  /** The workspaces of an organization the user belongs to (every knowledge read without a context asks). */
+  function workspaceIdsOf(userId: string, customerId: string): readonly string[] {
+    return cache.get(`w:${userId}\0${customerId}`,
+      () => Object.freeze(memberWorkspaces.all(userId, customerId) as string[]))!
+  }
+
   app.decorate('workspaceFor', workspaceFor)
+  app.decorate('workspaceIdsOf', workspaceIdsOf)
   app.decorate('authCache', cache)
   app.decorateRequest('principal', null)
   app.decorateRequest('workspace', null)
@@ -244,6 +254,8 @@ declare module 'fastify' {
     /** users, keys and memberships kept in memory, emptied on every change to their tables */
     authCache: TableCache
     workspaceFor(principal: Principal, workspaceId: string): WorkspaceContext
+    /** the ids of the user's workspaces in that organization, from memory (emptied with the auth cache) */
+    workspaceIdsOf(userId: string, customerId: string): readonly string[]
   }
 }
 

@@ -58,7 +58,7 @@ export function createOutboxStore(sqlite: Database.Database, opts: {
     AND EXISTS (SELECT 1 FROM json_each(w.events) e WHERE e.value = ?)`).pluck()
   const insertEvent = sqlite.prepare(`INSERT INTO webhook_events (workspace_id, event, body, expanded, created_at)
     VALUES (?, ?, ?, ?, ?)`)
-  const outboxBatch = sqlite.prepare(`SELECT seq FROM webhook_events WHERE expanded = 0 ORDER BY seq LIMIT ?`).pluck()
+  const outboxBatch = sqlite.prepare(`SELECT seq FROM webhook_events WHERE expanded = 0 ORDER BY seq LIMIT +?`).pluck()
   const expandUpTo = sqlite.prepare(`INSERT INTO webhook_messages (id, event_seq, webhook_id, state, attempts,
     created_at, updated_at)
     SELECT 'msg_' || lower(hex(randomblob(16))), e.seq, w.id, 'pending', 0, @now, @now
@@ -69,8 +69,9 @@ export function createOutboxStore(sqlite: Database.Database, opts: {
   const insertMessage = sqlite.prepare(`INSERT INTO webhook_messages (id, event_seq, webhook_id, state, attempts,
     created_at, updated_at)
     VALUES (?, ?, ?, 'pending', 0, ?, ?)`)
+  // `LIMIT +?`, not `LIMIT ?`: SQLite recompiles a statement whose LIMIT is a bare parameter at every binding
   const pendingAfter = sqlite.prepare(`SELECT ${MESSAGE_COLUMNS} WHERE m.state = 'pending' AND m.seq > ? ORDER BY m.seq
-    LIMIT ?`)
+    LIMIT +?`)
   const bySeq = sqlite.prepare(`SELECT ${MESSAGE_COLUMNS} WHERE m.seq = ?`)
   const deliveryMessage = sqlite.prepare(`SELECT m.seq FROM webhook_deliveries d
     JOIN webhook_messages m ON m.id = d.message_id

@@ -24,7 +24,7 @@ declare module 'fastify' {
 async function knowledgeModule(app: FastifyInstance) {
   const store = createKnowledgeStore(app.sqlite, app.db)
   app.decorate('knowledgeStore', store)
-  app.decorate('knowledgeReaders', readerResolver(app.sqlite))
+  app.decorate('knowledgeReaders', readerResolver(app.workspaceIdsOf))
   const { baseUrl, apiKey, model, batchSize, pollMs } = app.config.embeddings ?? {}
   const embeddings = baseUrl && model
     ? createEmbeddings(app.sqlite, app.jobs, app.log, { baseUrl, apiKey, model }, { batchSize, pollMs })
@@ -43,4 +43,4 @@ async function knowledgeModule(app: FastifyInstance) {
   app.decorate('knowledgeSearch', search)
 }
 
-export default fp(knowledgeModule, { name: 'cairn-knowledge', dependencies: ['cairn-db'] })
+export default fp(knowledgeModule, { name: 'cairn-knowledge', dependencies: ['cairn-db', 'cairn-auth'] })

@@ -1,4 +1,3 @@
-import type Database from 'better-sqlite3'
 import type { FastifyRequest } from 'fastify'
 import { workspaceContext } from '../auth/plugin.js'
 
@@ -8,7 +7,7 @@ export type DocScope = 'organization' | 'workspace' | 'personal'
 export interface Reader {
   customerId: string
   userId: string
-  workspaceIds: string[]
+  workspaceIds: readonly string[]
 }
 
 export interface DocFilters {
@@ -68,14 +67,11 @@ export function readerTokens(reader: Reader, scope?: DocScope): string[] {
  * The reader of CONTRACT.md §5 for a user: their organization, the workspace context if one is given,
  * else every workspace of theirs, and their own personal documents.
  */
-export function readerResolver(sqlite: Database.Database) {
-  const memberWorkspaces = sqlite.prepare(`SELECT m.workspace_id AS id FROM workspace_members m
-    JOIN workspaces w ON w.id = m.workspace_id WHERE m.user_id = ? AND w.customer_id = ?`)
+export function readerResolver(workspaceIdsOf: (userId: string, customerId: string) => readonly string[]) {
   const readerFor = (who: { userId: string; customerId: string }, workspaceId?: string): Reader => ({
     customerId: who.customerId,
     userId: who.userId,
-    workspaceIds: workspaceId ? [workspaceId]
-      : (memberWorkspaces.all(who.userId, who.customerId) as Array<{ id: string }>).map((r) => r.id)
+    workspaceIds: workspaceId ? [workspaceId] : workspaceIdsOf(who.userId, who.customerId)
   })
   /** The reader of an authenticated request, in its workspace context (header, or a query's workspaceId). */
   const readerOf = (request: FastifyRequest, queryWorkspace?: string): Reader =>

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { requirePrincipal } from '../auth/plugin.js'
 import { dispatcherFor } from './dispatch.js'
@@ -25,21 +25,26 @@ const MCP_BODY_LIMIT = 51 * 1024 * 1024
  * plugins: it reads their route schemas (tool input schemas) as they are registered.
  */
 async function mcpPlugin(app: FastifyInstance) {
-  const schemas = new Map<string, { body?: unknown; querystring?: unknown; params?: unknown }>()
-  app.addHook('onRoute', (route) => {
-    if (!route.schema) return
-    for (const method of [route.method].flat()) schemas.set(`${method} ${route.url}`, route.schema)
-  })
-
   const watch = createReviewWatch()
   app.decorate('reviewWatch', watch)
-  app.addHook('onResponse', (request, reply, done) => {
-    const url = request.routeOptions.config?.url
-    if (reply.statusCode < 300 && url && ARTIFACT_CHANGING_ROUTES.has(`${request.method} ${url}`)) {
+  const notifyChange = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    if (reply.statusCode < 300) {
       const id = (request.params as { id?: string } | undefined)?.id
       if (id) watch.notify(id)
     }
     done()
+  }
+
+  const schemas = new Map<string, { body?: unknown; querystring?: unknown; params?: unknown }>()
+  app.addHook('onRoute', (route) => {
+    const methods = [route.method].flat()
+    // only the routes that change an artifact carry the notice hook: other requests do not pay for it
+    if (methods.some((m) => ARTIFACT_CHANGING_ROUTES.has(`${m} ${route.url}`))) {
+      route.onResponse = [...(route.onResponse === undefined ? [] : [route.onResponse].flat()),
+        notifyChange] as typeof route.onResponse
+    }
+    if (!route.schema) return
+    for (const method of methods) schemas.set(`${method} ${route.url}`, route.schema)
   })
 
   const config = { idempotency: false, action: 'mcp' }

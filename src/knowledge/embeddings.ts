@@ -114,7 +114,7 @@ export function createEmbeddings(sqlite: Database.Database, jobs: JobQueue, log:
 
   const pendingBatch = sqlite.prepare(`SELECT p.rowid, p.text, r.token FROM knowledge_passages p
     JOIN knowledge_passage_readers r ON r.document_id = p.document_id
-    WHERE p.rowid > ? ORDER BY p.rowid LIMIT ?`)
+    WHERE p.rowid > ? ORDER BY p.rowid LIMIT +?`)
   const maxRowid = sqlite.prepare(`SELECT COALESCE(MAX(rowid), 0) AS n FROM knowledge_passages`)
   const deletes = sqlite.prepare(`SELECT passage_rowid AS rowid FROM knowledge_vector_deletes LIMIT 500`)
   const forgetDelete = sqlite.prepare(`DELETE FROM knowledge_vector_deletes WHERE passage_rowid = ?`)

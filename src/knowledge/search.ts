@@ -103,12 +103,12 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
         JOIN knowledge_passages pp ON pp.rowid = knowledge_passages_words.rowid
         JOIN knowledge_documents d ON d.id = pp.document_id
         WHERE knowledge_passages_words MATCH @match AND ${readableWhere(filters)}
-        ORDER BY bm LIMIT @cap) c
+        ORDER BY bm LIMIT +@cap) c
       JOIN knowledge_passages p ON p.rowid = c.rid
       ORDER BY c.bm`
     : `SELECT p.rowid, p.id, p.text, p.chunk_index, ${DOC_COLUMNS}, w.bm FROM (
         SELECT rowid AS rid, bm25(knowledge_passages_words, 1.0, 0.0) AS bm FROM knowledge_passages_words
-        WHERE knowledge_passages_words MATCH @match ORDER BY bm LIMIT @cap) w
+        WHERE knowledge_passages_words MATCH @match ORDER BY bm LIMIT +@cap) w
       JOIN knowledge_passages p ON p.rowid = w.rid
       JOIN knowledge_documents d ON d.id = p.document_id
       WHERE ${readableWhere(filters)}
@@ -146,7 +146,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
   const docsSql = (filters: DocFilters) => `SELECT ${DOC_COLUMNS}
     FROM knowledge_documents d WHERE ${readableWhere(filters)} ORDER BY d.uploaded_at DESC, d.id DESC`
   const passagesFrom = sqlite.prepare(`SELECT rowid, id, text, chunk_index FROM knowledge_passages
-    WHERE document_id = ? AND chunk_index >= ? ORDER BY chunk_index LIMIT ?`)
+    WHERE document_id = ? AND chunk_index >= ? ORDER BY chunk_index LIMIT +?`)
 
   /** 1–2 characters: every readable passage in turn, newest document first, yielding every few ms. */
   async function scan(reader: Reader, filters: DocFilters, needle: string, limit: number): Promise<Scored[]> {

@@ -102,7 +102,7 @@ export function createKnowledgeStore(sqlite: Database.Database, db: Db) {
   const readableById = sqlite.prepare(`SELECT d.* FROM knowledge_documents d WHERE d.id = @id AND ${readableWhere()}`)
   const byId = sqlite.prepare(`SELECT * FROM knowledge_documents WHERE id = ?`)
   const chunksOf = sqlite.prepare(`SELECT id, text, chunk_index FROM knowledge_passages WHERE document_id = ?
-    AND chunk_index >= ? ORDER BY chunk_index LIMIT ?`)
+    AND chunk_index >= ? ORDER BY chunk_index LIMIT +?`)
   const workspaceRole = sqlite.prepare(`SELECT role FROM workspace_members WHERE workspace_id = ? AND user_id = ?`)
 
   const create = (doc: NewDocument) => db.transaction((tx) => {

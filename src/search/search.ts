@@ -30,18 +30,18 @@ export function createUnifiedSearch(app: FastifyInstance) {
     FROM artifacts_fts CROSS JOIN artifacts a ON a.rowid = artifacts_fts.rowid
     WHERE artifacts_fts MATCH @match AND a.customer_id = @customerId AND a.workspace_id IN (SELECT value
       FROM json_each(@workspaceIds))
-    ORDER BY bm25(artifacts_fts) LIMIT @limit`)
+    ORDER BY bm25(artifacts_fts) LIMIT +@limit`)
   const voiceNoteHits = sqlite.prepare<FtsParams, VoiceNoteHit>(`SELECT v.id, v.title,
     ${snippet('voice_notes_fts', -1)} AS snippet, -bm25(voice_notes_fts) AS score
     FROM voice_notes_fts CROSS JOIN voice_notes v ON v.rowid = voice_notes_fts.rowid
     WHERE voice_notes_fts MATCH @match AND v.user_id = @userId AND v.deleted_at IS NULL
-    ORDER BY bm25(voice_notes_fts) LIMIT @limit`)
+    ORDER BY bm25(voice_notes_fts) LIMIT +@limit`)
   const messageHits = sqlite.prepare<FtsParams, MessageHit>(`SELECT m.id, c.name AS title,
     ${snippet('channel_messages_fts', 0)} AS snippet, -bm25(channel_messages_fts) AS score
     FROM channel_messages_fts CROSS JOIN channel_messages m ON m.rowid = channel_messages_fts.rowid
     JOIN channels c ON c.id = m.channel_id
     WHERE channel_messages_fts MATCH @match AND c.customer_id = @customerId AND ${readableChannelSql('c')}
-    ORDER BY bm25(channel_messages_fts) LIMIT @limit`)
+    ORDER BY bm25(channel_messages_fts) LIMIT +@limit`)
 
   return {
     async search(principal: Principal, reader: Reader, query: string, limit: number): Promise<SearchResult[]> {

@@ -88,9 +88,9 @@ export function createChannelStore(db: Db, sqlite: Database.Database, events: Ev
   const pageBefore = pageOf(true)
 
   return {
-    find: (who: { userId: string; customerId: string }, id: string): Channel | undefined =>
+    find: (who: Who, id: string): Channel | undefined =>
       visible.get({ id, userId: who.userId, customerId: who.customerId }),
-    list: (who: { userId: string; customerId: string }, workspaceId: string) =>
+    list: (who: Who, workspaceId: string) =>
       listVisible.all({ workspaceId, userId: who.userId, customerId: who.customerId }).map(toChannel),
     members: (channelId: string) => membersOf.all({ channelId }).map((r) => r.userId),
 

@@ -92,13 +92,12 @@ export interface NewDocument {
 export function createKnowledgeStore(sqlite: Database.Database, db: Db) {
   // the filtered queries have a few shapes only: prepare each once
   const statements = new Map<string, Database.Statement>()
-  const prepared = (sql: string) => {
-    let stmt = statements.get(sql)
-    if (!stmt) statements.set(sql, (stmt = sqlite.prepare(sql)))
+  /** a statement kept by `key`: the SQL itself, or a shorter name when building the SQL costs on a hot path */
+  const prepared = (key: string, build: () => string = () => key) => {
+    let stmt = statements.get(key)
+    if (!stmt) statements.set(key, (stmt = sqlite.prepare(build())))
     return stmt
   }
-  /** the listing's statements per filter shape (which of scope, category, tags are given) */
-  const listings = new Map<string, Database.Statement>()
   const readableById = sqlite.prepare(`SELECT d.* FROM knowledge_documents d WHERE d.id = @id AND ${readableWhere()}`)
   const byId = sqlite.prepare(`SELECT * FROM knowledge_documents WHERE id = ?`)
   const chunksOf = sqlite.prepare(`SELECT id, text, chunk_index FROM knowledge_passages WHERE document_id = ?
@@ -143,17 +142,16 @@ export function createKnowledgeStore(sqlite: Database.Database, db: Db) {
      * each time that parameter is bound (it plans with the bound value), which cost more than the query.
      */
     listPage(reader: Reader, filters: DocFilters, limit: number, offset: number): { documents: string; count: number } {
+      // one statement per filter shape (which of scope, category, tags are given)
       const shape = `${filters.scope ? 's' : ''}${filters.category ? 'c' : ''}${filters.tags?.length ? 't' : ''}`
-      let page = listings.get(shape)
-      if (!page) {
+      const page = prepared(`listPage:${shape}`, () => {
         const where = readableWhere(filters)
-        page = sqlite.prepare(`SELECT (SELECT COUNT(*) FROM knowledge_documents d WHERE ${where}) AS count,
+        return `SELECT (SELECT COUNT(*) FROM knowledge_documents d WHERE ${where}) AS count,
           (SELECT json_group_array(${DOCUMENT_JSON} ORDER BY d.uploaded_at DESC, d.id DESC)
             FROM (SELECT d.rowid AS r FROM knowledge_documents d WHERE ${where}
               ORDER BY d.uploaded_at DESC, d.id DESC LIMIT +@limit OFFSET +@offset) page
-            JOIN knowledge_documents d ON d.rowid = page.r) AS documents`)
-        listings.set(shape, page)
-      }
+            JOIN knowledge_documents d ON d.rowid = page.r) AS documents`
+      })
       return page.get({ ...readableParams(reader, filters), limit, offset }) as { documents: string; count: number }
     },
 

@@ -7,7 +7,8 @@ const available: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   scoring: () => import('./scoring.js'),
   ingest: () => import('./ingest.js'),
   load: () => import('./load.js'),
-  webhooks: () => import('./webhooks.js')
+  webhooks: () => import('./webhooks.js'),
+  statements: () => import('./statements.js')
 }
 
 const names = process.argv.slice(2)

@@ -1,6 +1,7 @@
 // `npm run bench -- statements`: CPU µs per call of single statements (process.cpuUsage: a busy machine disturbs it
-// less than wall time), old and new form interleaved in one process (rounds alternate, so drift hits both alike): a bare `LIMIT ?` against `LIMIT +?` (boundLimit), and the
-// job queue's enqueue through Drizzle's prepared run(), preparedWrite and a hand-written better-sqlite3 statement.
+// less than wall time), old and new form interleaved in one process (rounds alternate, so drift hits both alike):
+// a bare `LIMIT ?` against `LIMIT +?` (boundLimit), and the job queue's enqueue through Drizzle's prepared run(),
+// preparedWrite and a hand-written better-sqlite3 statement.
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'

@@ -19,7 +19,7 @@ async function corePlugin(app: FastifyInstance, opts: { config: Config; database
   app.decorate('config', opts.config)
   app.decorate('db', opts.database.db)
   app.decorate('sqlite', opts.database.sqlite)
-  app.decorate('jobs', createJobQueue(opts.database.db, app.log))
+  app.decorate('jobs', createJobQueue(opts.database.db, opts.database.sqlite, app.log))
   app.addHook('onReady', async () => app.jobs.start())
   app.addHook('preClose', async () => { await app.jobs.stop() })
   app.addHook('onClose', async () => opts.database.close())

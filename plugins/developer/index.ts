@@ -21,7 +21,7 @@ const HookParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
 /** The developer API (SPEC.md "Developer API", CONTRACT.md §8): key usage, webhooks, deliveries, logs. */
 const developer: FastifyPluginAsyncTypebox = async (app) => {
   const usage = createUsageStore(app.db, app.sqlite)
-  const hooks = createWebhookStore(app.sqlite)
+  const hooks = createWebhookStore(app.db)
   const logs = createLogStore(app.sqlite)
 
   /** The workspace the webhook routes act in; managing needs owner/admin for users, the capability for keys. */
@@ -75,7 +75,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
           signing_secret?: unknown } } | undefined)?.data
         if (typeof data?.id !== 'string' || typeof data.workspace_id !== 'string') return false
         return hooks.find(data.id, data.workspace_id,
-          requirePrincipal(request).customerId)?.signing_secret === data.signing_secret
+          requirePrincipal(request).customerId)?.signingSecret === data.signing_secret
       }
     },
     preValidation: managers,

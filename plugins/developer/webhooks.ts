@@ -1,16 +1,15 @@
 import { randomBytes, randomUUID } from 'node:crypto'
-import type Database from 'better-sqlite3'
-import { nowIso } from '../../src/db/index.js'
+import { and, desc, eq, sql } from 'drizzle-orm'
+import { nowIso, type Db } from '../../src/db/index.js'
+import { fixedLimit } from '../../src/db/prepared.js'
+import type { RequestRecord } from '../../src/events/delivery.js'
+import { webhookDeliveries, webhooks } from '../../schema/tables/webhooks.js'
 
-interface HookRow {
-  id: string; customer_id: string; workspace_id: string; url: string; events: string; signing_secret: string
-  previous_signing_secret: string | null; previous_secret_expires_at: string | null
-  active: number; description: string; created_at: string; updated_at: string
-}
+type Webhook = typeof webhooks.$inferSelect
 
-const publicHook = (r: HookRow) => ({
-  id: r.id, url: r.url, events: JSON.parse(r.events) as string[], active: r.active === 1,
-  description: r.description, created_at: r.created_at, updated_at: r.updated_at
+const publicHook = (r: Webhook) => ({
+  id: r.id, url: r.url, events: JSON.parse(r.events) as string[], active: r.active,
+  description: r.description, created_at: r.createdAt, updated_at: r.updatedAt
 })
 
 const newSecret = () => `whsec_${randomBytes(32).toString('hex')}`
@@ -18,19 +17,20 @@ const newSecret = () => `whsec_${randomBytes(32).toString('hex')}`
 const ROTATION_OVERLAP_MS = 86_400_000
 
 /** Webhooks of a workspace and their delivery records; every query is confined to workspace and organization. */
-export function createWebhookStore(sqlite: Database.Database) {
-  const insert = sqlite.prepare(`INSERT INTO webhooks (id, customer_id, workspace_id, url, events, signing_secret,
-    active, description,
-    created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`)
-  const list = sqlite.prepare(`SELECT * FROM webhooks WHERE workspace_id = ? AND customer_id = ?
-    ORDER BY created_at DESC, id DESC`)
-  const one = sqlite.prepare(`SELECT * FROM webhooks WHERE id = ? AND workspace_id = ? AND customer_id = ?`)
-  const remove = sqlite.prepare(`DELETE FROM webhooks WHERE id = ? AND workspace_id = ? AND customer_id = ?`)
-  const rotate = sqlite.prepare(`UPDATE webhooks
-    SET previous_signing_secret = signing_secret, previous_secret_expires_at = ?,
-    signing_secret = ?, updated_at = ? WHERE id = ? AND workspace_id = ? AND customer_id = ?`)
-  const deliveries = sqlite.prepare(`SELECT * FROM webhook_deliveries WHERE webhook_id = ?
-    ORDER BY created_at DESC, rowid DESC LIMIT 50`)
+export function createWebhookStore(db: Db) {
+  const p = sql.placeholder
+  const inWorkspace = and(eq(webhooks.id, p('id')), eq(webhooks.workspaceId, p('workspaceId')),
+    eq(webhooks.customerId, p('customerId')))
+  const list = db.select().from(webhooks)
+    .where(and(eq(webhooks.workspaceId, p('workspaceId')), eq(webhooks.customerId, p('customerId'))))
+    .orderBy(desc(webhooks.createdAt), desc(webhooks.id)).prepare()
+  const one = db.select().from(webhooks).where(inWorkspace).prepare()
+  const remove = db.delete(webhooks).where(inWorkspace).prepare()
+  const rotate = db.update(webhooks).set({ previousSigningSecret: sql`${webhooks.signingSecret}`,
+    previousSecretExpiresAt: sql`${p('expiresAt')}`, signingSecret: sql`${p('secret')}`, updatedAt: sql`${p('now')}` })
+    .where(inWorkspace).prepare()
+  const deliveries = db.select().from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, p('webhookId')))
+    .orderBy(desc(webhookDeliveries.createdAt), desc(sql`${webhookDeliveries}.rowid`)).limit(fixedLimit(50)).prepare()
 
   return {
     create(ws: { customerId: string; workspaceId: string; userId: string },
@@ -38,37 +38,30 @@ export function createWebhookStore(sqlite: Database.Database) {
       const id = randomUUID()
       const secret = newSecret()
       const now = nowIso()
-      insert.run(id, ws.customerId, ws.workspaceId, input.url, JSON.stringify(input.events), secret, input.description,
-        ws.userId, now, now)
+      db.insert(webhooks).values({ id, customerId: ws.customerId, workspaceId: ws.workspaceId, url: input.url,
+        events: JSON.stringify(input.events), signingSecret: secret, active: true, description: input.description,
+        createdBy: ws.userId, createdAt: now, updatedAt: now }).run()
       return {
         id, workspace_id: ws.workspaceId, url: input.url, events: input.events, signing_secret: secret,
         active: true, description: input.description, created_at: now
       }
     },
     list(workspaceId: string, customerId: string) {
-      return (list.all(workspaceId, customerId) as HookRow[]).map(publicHook)
+      return list.all({ workspaceId, customerId }).map(publicHook)
     },
     /** the full row (with the secrets, for signing); undefined for a missing or foreign webhook */
     find(id: string, workspaceId: string, customerId: string) {
-      return one.get(id, workspaceId, customerId) as HookRow | undefined
+      return one.get({ id, workspaceId, customerId })
     },
     update(id: string, workspaceId: string, customerId: string,
       patch: { url?: string; events?: string[]; active?: boolean; description?: string }) {
-      const sets: string[] = []
-      const values: unknown[] = []
-      if (patch.url !== undefined) { sets.push('url = ?'); values.push(patch.url) }
-      if (patch.events !== undefined) { sets.push('events = ?'); values.push(JSON.stringify(patch.events)) }
-      // switched on again: the 5 days of failures count from the next failure
-      if (patch.active !== undefined) {
-        sets.push('active = ?'); values.push(patch.active ? 1
-          : 0); if (patch.active) sets.push('failing_since = NULL')
-      }
-      if (patch.description !== undefined) { sets.push('description = ?'); values.push(patch.description) }
-      sets.push('updated_at = ?')
-      values.push(nowIso())
-      const row = sqlite.prepare(`UPDATE webhooks SET ${sets.join(', ')} WHERE id = ? AND workspace_id = ?
-        AND customer_id = ? RETURNING *`)
-        .get(...values, id, workspaceId, customerId) as HookRow | undefined
+      const row = db.update(webhooks).set({
+        url: patch.url, events: patch.events && JSON.stringify(patch.events), active: patch.active,
+        // switched on again: the 5 days of failures count from the next failure
+        ...(patch.active ? { failingSince: null } : {}),
+        description: patch.description, updatedAt: nowIso()
+      }).where(and(eq(webhooks.id, id), eq(webhooks.workspaceId, workspaceId), eq(webhooks.customerId, customerId)))
+        .returning().get()
       return row && publicHook(row)
     },
     /**
@@ -76,25 +69,20 @@ export function createWebhookStore(sqlite: Database.Database) {
      */
     rotateSecret(id: string, workspaceId: string, customerId: string, now = Date.now()) {
       const secret = newSecret()
-      const changed = rotate.run(new Date(now + ROTATION_OVERLAP_MS).toISOString(), secret, new Date(now).toISOString(),
-        id, workspaceId, customerId).changes
+      const changed = rotate.run({ expiresAt: new Date(now + ROTATION_OVERLAP_MS).toISOString(), secret,
+        now: new Date(now).toISOString(), id, workspaceId, customerId }).changes
       return changed > 0 ? secret : undefined
     },
     remove(id: string, workspaceId: string, customerId: string) {
-      return remove.run(id, workspaceId, customerId).changes > 0
+      return remove.run({ id, workspaceId, customerId }).changes > 0
     },
     deliveries(webhookId: string) {
-      return (deliveries.all(webhookId) as Array<{
-        id: string; webhook_id: string; message_id: string | null; attempt: number; next_attempt_at: string | null;
-        event_type: string
-        status_code: number; success: number; latency_ms: number; request_body: string; response_body: string;
-        error: string | null; created_at: string
-      }>).map((d) => ({
-        id: d.id, webhook_id: d.webhook_id, message_id: d.message_id, attempt: d.attempt,
-        next_attempt_at: d.next_attempt_at,
-        event_type: d.event_type, status_code: d.status_code, success: d.success === 1,
-        latency_ms: d.latency_ms, request_body: JSON.parse(d.request_body), response_body: d.response_body,
-        ...(d.error ? { error: d.error } : {}), created_at: d.created_at
+      return deliveries.all({ webhookId }).map((d) => ({
+        id: d.id, webhook_id: d.webhookId, message_id: d.messageId, attempt: d.attempt,
+        next_attempt_at: d.nextAttemptAt, event_type: d.eventType, status_code: d.statusCode, success: d.success,
+        latency_ms: d.latencyMs, request_body: JSON.parse(d.requestBody) as RequestRecord,
+        response_body: d.responseBody,
+        ...(d.error ? { error: d.error } : {}), created_at: d.createdAt
       }))
     }
   }

@@ -13,6 +13,7 @@ const HealthResponse = Type.Object({
 
 /** Liveness: answers without credentials and is never rate limited. */
 const health: FastifyPluginAsyncTypebox = async (app) => {
+  // a probe of the connection itself, not of a table: the one statement of this group, raw
   const ping = app.sqlite.prepare('SELECT 1 AS ok')
   app.get('/health', {
     config: { auth: 'public' },

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import type Database from 'better-sqlite3'
 import { and, desc, eq, getTableColumns, lt, sql } from 'drizzle-orm'
 import { nowIso, type Db } from '../db/index.js'
+import { boundLimit } from '../db/prepared.js'
 import { channels, channelMembers, channelMessages } from '../../schema/tables/assistant.js'
 import { workspaceMembers } from '../../schema/tables/accounts.js'
 import type { EventBus } from '../events/bus.js'
@@ -83,7 +84,7 @@ export function createChannelStore(db: Db, sqlite: Database.Database, events: Ev
   const pageOf = (before: boolean) => db.select().from(channelMessages)
     .where(and(eq(channelMessages.channelId, sql.placeholder('channelId')),
       before ? lt(channelMessages.createdAt, sql.placeholder('before')) : undefined))
-    .orderBy(desc(channelMessages.createdAt), desc(channelMessages.rowid)).limit(sql.placeholder('limit')).prepare()
+    .orderBy(desc(channelMessages.createdAt), desc(channelMessages.rowid)).limit(boundLimit('limit')).prepare()
   const firstPage = pageOf(false)
   const pageBefore = pageOf(true)
 

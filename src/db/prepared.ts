@@ -1,5 +1,14 @@
 import type Database from 'better-sqlite3'
-import { is, Param, Placeholder, sql } from 'drizzle-orm'
+import { is, Param, Placeholder, sql, type Table } from 'drizzle-orm'
+
+/**
+ * A table's row as a raw SQL statement reads it (`SELECT *`, or a `Pick<>` of the columns selected): each column
+ * under its SQL name, typed from the table, booleans as SQLite's 0 and 1. For the statements Drizzle cannot build.
+ */
+export type SqlRow<T extends Table> = {
+  [K in keyof T['_']['columns'] & keyof T['$inferSelect'] as T['_']['columns'][K]['_']['name']]:
+  T['$inferSelect'][K] extends infer V ? V extends boolean ? number : V : never
+}
 
 /**
  * A placeholder LIMIT or OFFSET rendered `+?`: SQLite recompiles a statement whose LIMIT is a bare parameter each
@@ -9,6 +18,15 @@ import { is, Param, Placeholder, sql } from 'drizzle-orm'
  */
 export function boundLimit(name: string): Placeholder {
   return sql`+${sql.placeholder(name)}` as unknown as Placeholder
+}
+
+/**
+ * A constant LIMIT or OFFSET for a prepared statement, written into its SQL: Drizzle binds `.limit(50)` as a
+ * parameter too (`LIMIT ?`, recompiled at every call, as above).
+ */
+export function fixedLimit(n: number): Placeholder {
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`not a LIMIT: ${n}`)
+  return sql.raw(String(n)) as unknown as Placeholder
 }
 
 type Values = Record<string, unknown>

@@ -1,10 +1,15 @@
 import type Database from 'better-sqlite3'
 import { decodeChunk, type LogEntry } from './format.js'
+import type { SqlRow } from '../db/prepared.js'
+import type { developerLogChunks } from '../../schema/tables/developer.js'
 
 /** An entry's place in the log: its chunk, and its index in the chunk's entries */
 export interface LogPosition { seq: number; index: number }
 
-interface ChunkRow { seq: number; api_key_id: string | null; count: number; entries: string }
+type ChunkRow = Pick<SqlRow<typeof developerLogChunks>, 'seq' | 'api_key_id' | 'count' | 'entries'>
+interface PageParams {
+  userId: string; categories: string; apiKeyId?: string; start?: string; end?: string; beforeSeq?: number
+}
 
 const toLogEntry = (e: LogEntry, apiKeyId: string | null) => ({
   id: e.id, category: e.category, action: e.action, api_key_id: apiKeyId, status_code: e.statusCode,
@@ -30,7 +35,9 @@ export const LOG_SCAN_BYTES = 8 << 20
  * Chunks are narrowed by user, key, categories and time in SQL, then their entries are filtered exactly.
  */
 export function createLogStore(sqlite: Database.Database) {
-  const statements = new Map<string, Database.Statement>()
+  // raw SQL: the category filter is a json_each over the chunk's categories, and the page streams chunks
+  // (iterate()) until it is full, which Drizzle's prepared queries cannot (they read every row)
+  const statements = new Map<string, Database.Statement<[PageParams], ChunkRow>>()
   return {
     page(userId: string,
       q: { categories?: string[]; apiKeyId?: string; start?: string; end?: string; before?: LogPosition;
@@ -46,7 +53,7 @@ export function createLogStore(sqlite: Database.Database) {
       const sql = `SELECT seq, api_key_id, count, entries FROM developer_log_chunks WHERE ${where.join(' AND ')}
         ORDER BY seq DESC`
       let statement = statements.get(sql)
-      if (!statement) statements.set(sql, (statement = sqlite.prepare(sql)))
+      if (!statement) statements.set(sql, (statement = sqlite.prepare<[PageParams], ChunkRow>(sql)))
 
       const wanted = q.categories?.length ? new Set(q.categories) : undefined
       const data: Array<ReturnType<typeof toLogEntry>> = []
@@ -57,7 +64,7 @@ export function createLogStore(sqlite: Database.Database) {
       const rows = statement.iterate({
         userId, categories: JSON.stringify(q.categories ?? []), apiKeyId: q.apiKeyId, start: q.start, end: q.end,
         beforeSeq: q.before?.seq
-      }) as IterableIterator<ChunkRow>
+      })
       scan: for (const row of rows) {
         // out of bytes: the next page starts with this chunk, whole
         if (decoded >= LOG_SCAN_BYTES) { more = true; cursor = { seq: row.seq, index: row.count }; break }

@@ -1,11 +1,15 @@
 import fp from 'fastify-plugin'
+import { and, eq, inArray, sql } from 'drizzle-orm'
 import { randomUUID } from 'node:crypto'
 import { setMaxListeners } from 'node:events'
 import type { FastifyInstance } from 'fastify'
 import type { DeliveryAttempt } from './delivery.js'
 import { createWorkerDeliverer } from './worker-deliverer.js'
-import { createOutboxStore, signingSecrets, type AttemptKind, type MessageRow, type Outcome } from './outbox.js'
+import { createOutboxStore, signingSecrets, type AttemptKind, type OutboxMessage,
+  type Outcome } from './outbox.js'
 import type { EventName } from './names.js'
+import { jobs } from '../../schema/tables/jobs.js'
+import { webhookEvents, webhookMessages, webhooks } from '../../schema/tables/webhooks.js'
 
 export interface EventBus {
   /**
@@ -22,10 +26,7 @@ export interface EventBus {
   redeliver(webhookId: string, deliveryId: string): string | undefined
 }
 
-export interface WebhookTarget {
-  id: string; workspace_id: string; url: string; signing_secret: string
-  previous_signing_secret: string | null; previous_secret_expires_at: string | null; active: number
-}
+export type WebhookTarget = Pick<typeof webhooks.$inferSelect, 'id' | 'workspaceId'>
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -51,13 +52,13 @@ async function eventsPlugin(app: FastifyInstance) {
   const log = app.log
   // HTTP attempts run in a thread of their own: a burst of deliveries does not compete with requests for the loop
   const deliverer = createWorkerDeliverer({ allowPrivate: app.config.allowPrivateUrls })
-  const outbox = createOutboxStore(sqlite, {
+  const outbox = createOutboxStore(app.db, sqlite, {
     schedule: app.config.webhookRetrySchedule,
     scheduleRetry: (seq, retry, runAt) => { app.jobs.enqueue('webhook.retry', { seq, retry }, { runAt }) },
     onDeactivated: (webhookId) => log.warn({ webhookId }, 'webhook set inactive: every attempt failed for 5 days')
   })
 
-  const attempt = (row: MessageRow, deliveryId: string, signal?: AbortSignal) => deliverer.deliver(row.url,
+  const attempt = (row: OutboxMessage, deliveryId: string, signal?: AbortSignal) => deliverer.deliver(row.url,
     signingSecrets(row), {
       id: row.id, deliveryId, event: row.event, timestamp: row.timestamp, body: row.body
     }, signal)
@@ -114,7 +115,7 @@ async function eventsPlugin(app: FastifyInstance) {
   }
 
   async function fanoutUntilDone(signal: AbortSignal) {
-    const waiting = new Map<string, MessageRow[]>()
+    const waiting = new Map<string, OutboxMessage[]>()
     const perHook = new Map<string, number>()
     const inFlight = new Set<Promise<void>>()
     let waitingCount = 0
@@ -133,9 +134,9 @@ async function eventsPlugin(app: FastifyInstance) {
         for (const row of rows) {
           cursor = row.seq
           if (!row.active) { outbox.fail(row.seq); continue }
-          const list = waiting.get(row.webhook_id)
+          const list = waiting.get(row.webhookId)
           if (list) list.push(row)
-          else waiting.set(row.webhook_id, [row])
+          else waiting.set(row.webhookId, [row])
           waitingCount++
         }
       }
@@ -212,10 +213,10 @@ async function eventsPlugin(app: FastifyInstance) {
   // jobs queued by an earlier version (one per webhook and event): each becomes a message of its own
   app.jobs.register('webhook.deliver', async (payload) => {
     const { webhookId, event, data } = payload
-    const hook = sqlite.prepare(`SELECT workspace_id FROM webhooks
-      WHERE id = ?`).get(webhookId) as { workspace_id: string } | undefined
+    const hook = app.db.select({ workspaceId: webhooks.workspaceId }).from(webhooks).where(eq(webhooks.id, webhookId))
+      .get()
     if (!hook) return
-    sqlite.transaction(() => outbox.addMessage(outbox.addEvent(hook.workspace_id, event, data, true).seq, webhookId))()
+    sqlite.transaction(() => outbox.addMessage(outbox.addEvent(hook.workspaceId, event, data, true).seq, webhookId))()
     outboxDirty = true
     kick()
   }, { maxAttempts: 1 })
@@ -232,7 +233,7 @@ async function eventsPlugin(app: FastifyInstance) {
       return n
     },
     async ping(hook) {
-      const seq = sqlite.transaction(() => outbox.addMessage(outbox.addEvent(hook.workspace_id, 'test.ping', {},
+      const seq = sqlite.transaction(() => outbox.addMessage(outbox.addEvent(hook.workspaceId, 'test.ping', {},
         true).seq, hook.id))()
       const row = outbox.message(seq)!
       const a = await attempt(row, randomUUID())
@@ -250,10 +251,12 @@ async function eventsPlugin(app: FastifyInstance) {
 
   // events written by a process that stopped before fanning them out, or messages it had not sent yet
   app.addHook('onReady', async () => {
-    const queued = sqlite.prepare(`SELECT 1 FROM jobs WHERE type = 'webhook.fanout'
-      AND status IN ('queued', 'running')`).get()
-    const work = sqlite.prepare(`SELECT EXISTS (SELECT 1 FROM webhook_events WHERE expanded = 0)
-      OR EXISTS (SELECT 1 FROM webhook_messages WHERE state = 'pending') AS n`).pluck().get()
+    const db = app.db
+    const queued = db.select({ one: sql`1` }).from(jobs).where(and(eq(jobs.type, 'webhook.fanout'),
+      inArray(jobs.status, ['queued', 'running']))).get()
+    // literals, for the partial indexes on these conditions (see createOutboxStore)
+    const work = db.select({ one: sql`1` }).from(webhookEvents).where(sql`${webhookEvents.expanded} = 0`).get() ??
+      db.select({ one: sql`1` }).from(webhookMessages).where(sql`${webhookMessages.state} = 'pending'`).get()
     if (queued) fanoutQueued = true
     else if (work) kick()
   })

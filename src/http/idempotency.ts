@@ -1,21 +1,18 @@
 import fp from 'fastify-plugin'
 import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { and, eq, isNotNull, ne, notLike, or, sql } from 'drizzle-orm'
 import { HttpError, badRequest } from './errors.js'
+import { preparedWrite } from '../db/prepared.js'
+import { idempotencyKeys } from '../../schema/tables/idempotency.js'
 import { callerKey } from '../auth/plugin.js'
 import { IDEMPOTENCY_TTL_MS as TTL_MS } from '../jobs/maintenance.js'
 
 /** an in-flight record older than this belongs to a request that never finished (aborted, crashed) */
 const STALE_IN_FLIGHT_MS = 5 * 60 * 1000
 
-interface StoredRow {
-  fingerprint: string
-  state: 'in_flight' | 'done'
-  status_code: number | null
-  content_type: string | null
-  body: string | null
-  created_at: string
-}
+type StoredRow = Pick<typeof idempotencyKeys.$inferSelect,
+  'fingerprint' | 'state' | 'statusCode' | 'contentType' | 'body' | 'createdAt'>
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -95,31 +92,28 @@ function open(key: Buffer, sealed: string): string | undefined {
  */
 async function idempotencyPlugin(app: FastifyInstance, opts: { secret: string }) {
   const serverSecret = createHash('sha256').update('cairn idempotency\0').update(opts.secret).digest()
-  const sqlite = app.sqlite
+  const { db, sqlite } = app
+  const t = idempotencyKeys
+  const p = sql.placeholder
   // rows kept in clear by earlier versions: their keys cannot be matched any more, and they must not stay
-  sqlite.prepare(`DELETE FROM idempotency_keys WHERE length(key) != 64 OR (body IS NOT NULL
-    AND body NOT LIKE '${SEALED}%')`).run()
-  const find = sqlite.prepare(
-    `SELECT fingerprint, state, status_code, content_type, body, created_at FROM idempotency_keys WHERE caller = ?
-      AND key = ?`
-  )
-  const claim = sqlite.prepare(
-    `INSERT INTO idempotency_keys (caller, key, fingerprint, state, created_at) VALUES (?, ?, ?, 'in_flight', ?)`
-  )
-  const remove = sqlite.prepare(`DELETE FROM idempotency_keys WHERE caller = ? AND key = ?`)
-  const complete = sqlite.prepare(
-    `UPDATE idempotency_keys SET state = 'done', status_code = ?, content_type = ?, body = ? WHERE caller = ?
-      AND key = ?`
-  )
+  db.delete(t).where(or(ne(sql`length(${t.key})`, 64), and(isNotNull(t.body), notLike(t.body, `${SEALED}%`)))).run()
+  const byKey = and(eq(t.caller, p('caller')), eq(t.key, p('key')))
+  const find = db.select({ fingerprint: t.fingerprint, state: t.state, statusCode: t.statusCode,
+    contentType: t.contentType, body: t.body, createdAt: t.createdAt }).from(t).where(byKey).prepare()
+  const claim = preparedWrite(sqlite, db.insert(t).values({ caller: p('caller'), key: p('key'),
+    fingerprint: p('fingerprint'), state: 'in_flight', createdAt: p('now') }))
+  const remove = preparedWrite(sqlite, db.delete(t).where(byKey))
+  const complete = preparedWrite(sqlite, db.update(t).set({ state: 'done', statusCode: sql`${p('statusCode')}`,
+    contentType: sql`${p('contentType')}`, body: sql`${p('body')}` }).where(byKey))
 
   const begin = sqlite.transaction((caller: string, key: string, print: string): StoredRow | undefined => {
-    const row = find.get(caller, key) as StoredRow | undefined
+    const row = find.get({ caller, key })
     const now = Date.now()
-    const expired = row && (Date.parse(row.created_at) < now - TTL_MS ||
-      (row.state === 'in_flight' && Date.parse(row.created_at) < now - STALE_IN_FLIGHT_MS))
+    const expired = row && (Date.parse(row.createdAt) < now - TTL_MS ||
+      (row.state === 'in_flight' && Date.parse(row.createdAt) < now - STALE_IN_FLIGHT_MS))
     if (row && !expired) return row
-    if (row) remove.run(caller, key)
-    claim.run(caller, key, print, new Date(now).toISOString())
+    if (row) remove.run({ caller, key })
+    claim.run({ caller, key, fingerprint: print, now: new Date(now).toISOString() })
     return undefined
   }).immediate
 
@@ -157,8 +151,8 @@ async function idempotencyPlugin(app: FastifyInstance, opts: { secret: string })
         'IDEMPOTENCY_SECRET_GONE')
     }
     reply.header('idempotency-replayed', 'true')
-    if (existing.content_type) reply.type(existing.content_type)
-    reply.code(existing.status_code ?? 200)
+    if (existing.contentType) reply.type(existing.contentType)
+    reply.code(existing.statusCode ?? 200)
     return reply.send(body)
   }
 
@@ -170,18 +164,18 @@ async function idempotencyPlugin(app: FastifyInstance, opts: { secret: string })
       payload === undefined
     // a 429 is about the moment, not the request: the retry it asks for must run
     if (reply.statusCode >= 500 || reply.statusCode === 429 || !storable) {
-      remove.run(idem.caller, idem.key)
+      remove.run({ caller: idem.caller, key: idem.key })
     } else {
       const body = payload === null || payload === undefined ? '' : payload.toString()
-      complete.run(reply.statusCode, String(reply.getHeader('content-type') ?? ''), seal(idem.cipherKey, body),
-        idem.caller, idem.key)
+      complete.run({ statusCode: reply.statusCode, contentType: String(reply.getHeader('content-type') ?? ''),
+        body: seal(idem.cipherKey, body), caller: idem.caller, key: idem.key })
     }
     return payload
   }
 
   // a request that dies without a response must not hold its key for long
   const onResponse = async (request: FastifyRequest) => {
-    if (request.idempotency) remove.run(request.idempotency.caller, request.idempotency.key)
+    if (request.idempotency) remove.run({ caller: request.idempotency.caller, key: request.idempotency.key })
   }
 
   // only POST routes carry the hooks (ahead of their own): other requests do not pay for them

@@ -1,8 +1,12 @@
 import type Database from 'better-sqlite3'
+import { and, eq, inArray, max, sql } from 'drizzle-orm'
+import { drizzle } from 'drizzle-orm/better-sqlite3'
 import type { FastifyBaseLogger } from 'fastify'
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import * as sqliteVec from 'sqlite-vec'
 import type { JobQueue } from '../jobs/queue.js'
+import { jobs as jobsTable } from '../../schema/tables/jobs.js'
+import { knowledgePassages } from '../../schema/tables/knowledge.js'
 import { readerTokens, type DocFilters, type Reader } from './readers.js'
 import type { SemanticSource } from './search.js'
 
@@ -45,22 +49,30 @@ export function embeddingClient(baseUrl: string, apiKey: string | undefined, mod
   }
 }
 
+/**
+ * The state of the embeddings: one row of knowledge_embedding_state. That table, knowledge_vector_deletes (filled by
+ * a trigger) and the passages' readers view live in a custom migration (0012), next to the triggers that use them,
+ * and knowledge_vectors is a sqlite-vec virtual table made at run time: the statements on them are raw SQL.
+ */
+type State = { model: string; dimensions: number | null; embedded_upto: number }
+
 /** Nearest passages by vector, on any connection with sqlite-vec loaded (the search workers' read-only ones). */
 export function vectorSource(sqlite: Database.Database, client: ReturnType<typeof embeddingClient>): SemanticSource {
   const hasVectors = () => !!sqlite.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'knowledge_vectors'`).get()
-  const dimensions = sqlite.prepare(`SELECT dimensions FROM knowledge_embedding_state WHERE id = 1`)
+  const dimensions = sqlite.prepare<[], Pick<State, 'dimensions'>>(
+    `SELECT dimensions FROM knowledge_embedding_state WHERE id = 1`)
   return {
     async nearest(reader: Reader, filters: DocFilters, query: string, k: number, signal?: AbortSignal) {
       if (!hasVectors()) return []
       const [vector] = await client.embed([query], signal)
       const tokens = readerTokens(reader, filters.scope)
       if (tokens.length === 0 ||
-        vector.length !== (dimensions.get() as { dimensions: number | null } | undefined)?.dimensions) return []
+        vector.length !== dimensions.get()?.dimensions) return []
       // filters other than scope apply after the search: look a little further
       const wanted = filters.category || filters.tags?.length ? Math.min(k * 4, 4096) : k
-      const rows = sqlite.prepare(`SELECT rowid, distance FROM knowledge_vectors WHERE embedding MATCH ? AND k = ?
-        AND readers IN (${tokens.map(() => '?').join(',')})`).all(vector, wanted,
-        ...tokens) as Array<{ rowid: number; distance: number }>
+      const rows = sqlite.prepare<unknown[], { rowid: number; distance: number }>(`SELECT rowid, distance
+        FROM knowledge_vectors WHERE embedding MATCH ? AND k = ?
+        AND readers IN (${tokens.map(() => '?').join(',')})`).all(vector, wanted, ...tokens)
       return rows.sort((a, b) => a.distance - b.distance).map((r) => ({ rowid: Number(r.rowid),
         similarity: 1 - r.distance }))
     }
@@ -87,8 +99,10 @@ export function createEmbeddings(sqlite: Database.Database, jobs: JobQueue, log:
   sqliteVec.load(sqlite)
   const client = embeddingClient(config.baseUrl, config.apiKey, config.model)
   const batchSize = options.batchSize ?? 32
-  const state = sqlite.prepare(`SELECT model, dimensions, embedded_upto FROM knowledge_embedding_state WHERE id = 1`)
-  type State = { model: string; dimensions: number | null; embedded_upto: number }
+  // Drizzle over the same connection, for the statements on tables of schema/tables
+  const db = drizzle(sqlite)
+  const state = sqlite.prepare<[], State>(`SELECT model, dimensions, embedded_upto FROM knowledge_embedding_state
+    WHERE id = 1`)
   const hasVectors = () => !!sqlite.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'knowledge_vectors'`).get()
 
   // a new model (or none before): every passage is embedded again
@@ -103,7 +117,7 @@ export function createEmbeddings(sqlite: Database.Database, jobs: JobQueue, log:
         SET model = excluded.model, dimensions = excluded.dimensions, embedded_upto = 0`).run(config.model, dimensions)
     sqlite.exec(`DELETE FROM knowledge_vector_deletes`)
   })
-  const current = state.get() as State | undefined
+  const current = state.get()
   if (!current || current.model !== config.model) {
     if (current) {
       log.info({ from: current.model, to: config.model },
@@ -112,15 +126,18 @@ export function createEmbeddings(sqlite: Database.Database, jobs: JobQueue, log:
     reset(null)
   }
 
-  const pendingBatch = sqlite.prepare(`SELECT p.rowid, p.text, r.token FROM knowledge_passages p
+  const pendingBatch = sqlite.prepare<[number, number], { rowid: number; text: string; token: string | null }>(
+    `SELECT p.rowid, p.text, r.token FROM knowledge_passages p
     JOIN knowledge_passage_readers r ON r.document_id = p.document_id
     WHERE p.rowid > ? ORDER BY p.rowid LIMIT +?`)
-  const maxRowid = sqlite.prepare(`SELECT COALESCE(MAX(rowid), 0) AS n FROM knowledge_passages`)
-  const deletes = sqlite.prepare(`SELECT passage_rowid AS rowid FROM knowledge_vector_deletes LIMIT 500`)
-  const forgetDelete = sqlite.prepare(`DELETE FROM knowledge_vector_deletes WHERE passage_rowid = ?`)
-  const advance = sqlite.prepare(`UPDATE knowledge_embedding_state SET embedded_upto = ? WHERE id = 1`)
-  const jobWaiting = sqlite.prepare(`SELECT 1 FROM jobs WHERE type = 'knowledge.embed'
-    AND status IN ('queued', 'running') LIMIT 1`)
+  const maxRowid = db.select({ n: sql<number>`COALESCE(${max(knowledgePassages.rowid)}, 0)` })
+    .from(knowledgePassages).prepare()
+  const deletes = sqlite.prepare<[], { rowid: number }>(
+    `SELECT passage_rowid AS rowid FROM knowledge_vector_deletes LIMIT 500`)
+  const forgetDelete = sqlite.prepare<[number]>(`DELETE FROM knowledge_vector_deletes WHERE passage_rowid = ?`)
+  const advance = sqlite.prepare<[number]>(`UPDATE knowledge_embedding_state SET embedded_upto = ? WHERE id = 1`)
+  const jobWaiting = db.select({ one: sql`1` }).from(jobsTable).where(and(eq(jobsTable.type, 'knowledge.embed'),
+    inArray(jobsTable.status, ['queued', 'running']))).prepare()
 
   const removeDeleted = sqlite.transaction((rowids: number[]) => {
     const del = hasVectors() ? sqlite.prepare(`DELETE FROM knowledge_vectors WHERE rowid = ?`) : undefined
@@ -140,21 +157,20 @@ export function createEmbeddings(sqlite: Database.Database, jobs: JobQueue, log:
 
   /** Work left: vectors to remove, or passages above the mark (which comes down if top rowids were deleted). */
   function pending(): boolean {
-    const s = state.get() as State
-    const max = (maxRowid.get() as { n: number }).n
+    const s = state.get()!
+    const top = maxRowid.get()!.n
     let upto = s.embedded_upto
-    if (max < upto) { advance.run(max); upto = max }
-    return max > upto || !!deletes.get()
+    if (top < upto) { advance.run(top); upto = top }
+    return top > upto || !!deletes.get()
   }
 
   jobs.register('knowledge.embed', async (_payload, ctx) => {
     for (;;) {
       if (ctx.signal.aborted) throw new Error('interrupted by shutdown')
-      const gone = (deletes.all() as Array<{ rowid: number }>).map((r) => r.rowid)
+      const gone = deletes.all().map((r) => r.rowid)
       if (gone.length > 0) { removeDeleted(gone); await yieldToLoop(); continue }
-      const s = state.get() as State
-      const rows = pendingBatch.all(s.embedded_upto,
-        batchSize) as Array<{ rowid: number; text: string; token: string | null }>
+      const s = state.get()!
+      const rows = pendingBatch.all(s.embedded_upto, batchSize)
       if (rows.length === 0) return
       const vectors = await client.embed(rows.map((r) => r.text), ctx.signal)
       if (s.dimensions !== vectors[0].length || !hasVectors()) {

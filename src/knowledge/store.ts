@@ -1,33 +1,13 @@
 import type Database from 'better-sqlite3'
-import { eq } from 'drizzle-orm'
+import { and, eq, gte, sql } from 'drizzle-orm'
 import { nowIso, type Db } from '../db/index.js'
-import { knowledgeDocuments, knowledgeDocumentTags } from '../../schema/tables/knowledge.js'
+import { boundLimit, type SqlRow } from '../db/prepared.js'
+import { workspaceMembers } from '../../schema/tables/accounts.js'
+import { knowledgeDocuments, knowledgeDocumentTags, knowledgePassages } from '../../schema/tables/knowledge.js'
 import { readableWhere, readableParams, type Reader, type DocFilters, type DocScope } from './readers.js'
 
-export interface DocumentRow {
-  id: string
-  customer_id: string
-  workspace_id: string | null
-  owner_id: string
-  scope: DocScope
-  file_name: string
-  file_type: string
-  file_size: number
-  sha256: string
-  category: string
-  tags: string
-  metadata: string
-  text_length: number
-  chunk_count: number
-  chunk_size: number
-  chunk_overlap: number
-  indexed_count: number
-  status: 'pending' | 'processing' | 'indexed'
-  original_path: string | null
-  text_path: string
-  uploaded_at: string
-  updated_at: string
-}
+/** A document row as the raw statements read it (they apply the read rule, SQL over `json_each`). */
+export type DocumentRow = SqlRow<typeof knowledgeDocuments>
 
 /** The columns a document's answer is made of (toDocument). */
 export type ListedDocumentRow = Pick<DocumentRow,
@@ -88,7 +68,10 @@ export interface NewDocument {
   textPath: string
 }
 
-/** Documents of the knowledge base: plain rows through Drizzle, the filtered reads as prepared SQL. */
+/**
+ * Documents of the knowledge base: plain rows through Drizzle; the reads under the read rule (readableWhere: SQL
+ * over `json_each`) and the listing rendered to JSON by SQLite as prepared raw SQL, typed from the table.
+ */
 export function createKnowledgeStore(sqlite: Database.Database, db: Db) {
   // the filtered queries have a few shapes only: prepare each once
   const statements = new Map<string, Database.Statement>()
@@ -98,11 +81,16 @@ export function createKnowledgeStore(sqlite: Database.Database, db: Db) {
     if (!stmt) statements.set(key, (stmt = sqlite.prepare(build())))
     return stmt
   }
-  const readableById = sqlite.prepare(`SELECT d.* FROM knowledge_documents d WHERE d.id = @id AND ${readableWhere()}`)
-  const byId = sqlite.prepare(`SELECT * FROM knowledge_documents WHERE id = ?`)
-  const chunksOf = sqlite.prepare(`SELECT id, text, chunk_index FROM knowledge_passages WHERE document_id = ?
-    AND chunk_index >= ? ORDER BY chunk_index LIMIT +?`)
-  const workspaceRole = sqlite.prepare(`SELECT role FROM workspace_members WHERE workspace_id = ? AND user_id = ?`)
+  const readableById = sqlite.prepare<ReturnType<typeof readableParams> & { id: string }, DocumentRow>(
+    `SELECT d.* FROM knowledge_documents d WHERE d.id = @id AND ${readableWhere()}`)
+  const p = sql.placeholder
+  const passages = knowledgePassages
+  const chunksOf = db.select({ id: passages.id, text: passages.text, chunk_index: passages.chunkIndex })
+    .from(passages).where(and(eq(passages.documentId, p('documentId')), gte(passages.chunkIndex, p('offset'))))
+    .orderBy(passages.chunkIndex).limit(boundLimit('limit')).prepare()
+  const workspaceRole = db.select({ role: workspaceMembers.role }).from(workspaceMembers)
+    .where(and(eq(workspaceMembers.workspaceId, p('workspaceId')), eq(workspaceMembers.userId, p('userId'))))
+    .prepare()
 
   const create = (doc: NewDocument) => db.transaction((tx) => {
     const now = nowIso()
@@ -126,12 +114,7 @@ export function createKnowledgeStore(sqlite: Database.Database, db: Db) {
     create,
 
     get(reader: Reader, id: string): DocumentRow | undefined {
-      return readableById.get({ id, ...readableParams(reader) }) as DocumentRow | undefined
-    },
-
-    /** Any document by id, for background jobs only. */
-    getForJob(id: string): DocumentRow | undefined {
-      return byId.get(id) as DocumentRow | undefined
+      return readableById.get({ id, ...readableParams(reader) })
     },
 
     /**
@@ -156,7 +139,7 @@ export function createKnowledgeStore(sqlite: Database.Database, db: Db) {
     },
 
     chunks(documentId: string, offset: number, limit: number) {
-      return chunksOf.all(documentId, offset, limit) as Array<{ id: string; text: string; chunk_index: number }>
+      return chunksOf.all({ documentId, offset, limit })
     },
 
     stats(reader: Reader, filters: DocFilters) {
@@ -176,8 +159,8 @@ export function createKnowledgeStore(sqlite: Database.Database, db: Db) {
       if (doc.owner_id === userId) return true
       if (doc.scope === 'organization') return orgRole === 'owner' || orgRole === 'admin'
       if (doc.scope === 'workspace' && doc.workspace_id) {
-        const row = workspaceRole.get(doc.workspace_id, userId) as { role: string } | undefined
-        return row?.role === 'owner' || row?.role === 'admin'
+        const role = workspaceRole.get({ workspaceId: doc.workspace_id, userId })?.role
+        return role === 'owner' || role === 'admin'
       }
       return false
     },

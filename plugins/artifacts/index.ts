@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { Type } from '@sinclair/typebox'
-import { errors, SuccessMessage } from '../../schema/api/common.js'
+import { errors, IdParams, SuccessMessage } from '../../schema/api/common.js'
 import {
   ARTIFACT_TYPES, ARTIFACT_STATUSES, WorkspaceQuery, ListArtifactsQuery, CreateArtifactBody, UpdateArtifactBody,
   StatusBody, CommentBody, SupersedeBody, ArtifactResponse, ListArtifactsResponse, StatusResponse, CommentResponse,
@@ -11,7 +10,6 @@ import { requireWorkspaceContext } from '../../src/auth/plugin.js'
 import { badRequest, forbidden, notFound } from '../../src/http/errors.js'
 import { InvalidReference, type Scope } from '../../src/artifacts/store.js'
 
-const IdParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
 const upperMap = (values: readonly string[]) => Object.fromEntries(values.map((v) => [v.toUpperCase(), v]))
 const TYPES_META = { types: upperMap(ARTIFACT_TYPES), statuses: upperMap(ARTIFACT_STATUSES) }
 const tags = ['artifacts']

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { Type } from '@sinclair/typebox'
 import { errors, IdParams, SuccessMessage } from '../../schema/api/common.js'
 import {
   UsageQuery, UsageResponse, CreateWebhookBody, UpdateWebhookBody, WorkspaceIdQuery, CreateWebhookResponse,
@@ -15,8 +14,6 @@ import { unknownEvents, EVENT_NAMES } from '../../src/events/names.js'
 import { createUsageStore } from './store.js'
 import { createWebhookStore } from './webhooks.js'
 import { createLogStore, decodeCursor, type LogPosition } from '../../src/developer-log/reader.js'
-
-const HookParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
 
 /** The developer API (SPEC.md "Developer API", CONTRACT.md §8): key usage, webhooks, deliveries, logs. */
 const developer: FastifyPluginAsyncTypebox = async (app) => {
@@ -106,7 +103,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
     preValidation: managers,
     schema: {
       tags: ['webhooks'], summary: 'Change URL, events, active flag or description',
-      params: HookParams, querystring: WorkspaceIdQuery, body: UpdateWebhookBody,
+      params: IdParams, querystring: WorkspaceIdQuery, body: UpdateWebhookBody,
       response: { 200: UpdateWebhookResponse, ...errors(403, 404) }
     }
   }, async (request) => {
@@ -128,7 +125,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
   app.delete('/webhooks/:id', {
     config: { action: 'webhooks.delete' },
     preValidation: managers,
-    schema: { tags: ['webhooks'], summary: 'Delete a webhook and its delivery records', params: HookParams,
+    schema: { tags: ['webhooks'], summary: 'Delete a webhook and its delivery records', params: IdParams,
       querystring: WorkspaceIdQuery, response: { 200: SuccessMessage, ...errors(403, 404) } }
   }, async (request) => {
     const s = hookScope(request, true)
@@ -138,7 +135,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get('/webhooks/:id/deliveries', {
     config: { action: 'webhooks.deliveries' },
-    schema: { tags: ['webhooks'], summary: 'The last 50 delivery attempts, newest first', params: HookParams,
+    schema: { tags: ['webhooks'], summary: 'The last 50 delivery attempts, newest first', params: IdParams,
       querystring: WorkspaceIdQuery, response: { 200: DeliveriesResponse, ...errors(403, 404) } }
   }, async (request) => {
     const s = hookScope(request, false)
@@ -149,7 +146,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/webhooks/:id/test', {
     config: { action: 'webhooks.test' },
     preValidation: managers,
-    schema: { tags: ['webhooks'], summary: 'Send a test.ping now and report the outcome', params: HookParams,
+    schema: { tags: ['webhooks'], summary: 'Send a test.ping now and report the outcome', params: IdParams,
       querystring: WorkspaceIdQuery, response: { 200: TestWebhookResponse, ...errors(403, 404) } }
   }, async (request) => {
     const s = hookScope(request, true)
@@ -188,7 +185,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['webhooks'],
       summary: 'A new signing secret, shown only here; the old one keeps signing (a second signature) for 24 hours',
-      params: HookParams, querystring: WorkspaceIdQuery, response: { 201: RotateSecretResponse, ...errors(403, 404) }
+      params: IdParams, querystring: WorkspaceIdQuery, response: { 201: RotateSecretResponse, ...errors(403, 404) }
     }
   }, async (request, reply) => {
     const s = hookScope(request, true)

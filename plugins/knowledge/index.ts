@@ -44,9 +44,8 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
   const store = app.knowledgeStore
   const files = knowledgeFiles(app.config.dataDir)
   files.clearTmp()
-  const documentExists = app.sqlite.prepare(`SELECT 1 FROM knowledge_documents WHERE id = ?`)
   app.addHook('onReady', async () => {
-    const removed = await files.sweepOrphans((id) => !!documentExists.get(id))
+    const removed = await files.sweepOrphans((id) => store.exists(id))
     if (removed > 0) app.log.warn({ removed }, 'removed knowledge files left by an interrupted upload')
   })
   const extractor = opts.extractor ?? createExtractor(opts.workerLimits ?? DEFAULT_WORKER_LIMITS)

@@ -5,8 +5,7 @@ import fsp from 'node:fs/promises'
 import path from 'node:path'
 import { randomUUID } from 'node:crypto'
 import { pipeline } from 'node:stream/promises'
-import { Type } from '@sinclair/typebox'
-import { errors, SuccessMessage } from '../../schema/api/common.js'
+import { errors, IdParams, SuccessMessage } from '../../schema/api/common.js'
 import {
   CreateVoiceNoteBody, UpdateVoiceNoteBody, ListVoiceNotesQuery, NoteResponse, NoteDetailResponse,
   ListVoiceNotesResponse,
@@ -22,7 +21,6 @@ import { createTranscriber } from './transcriber.js'
 const MAX_AUDIO_BYTES = 100 * 1024 * 1024
 const AUDIO_EXTENSIONS = new Set(['mp3', 'wav', 'ogg', 'oga', 'opus', 'webm', 'm4a', 'mp4', 'aac', 'flac', 'amr',
   '3gp'])
-const IdParams = Type.Object({ id: Type.String({ format: 'uuid' }) })
 const tags = ['voice-notes']
 const jwtOnly = { auth: 'jwt' as const }
 

@@ -88,6 +88,8 @@ export function createKnowledgeStore(sqlite: Database.Database, db: Db) {
   const chunksOf = db.select({ id: passages.id, text: passages.text, chunk_index: passages.chunkIndex })
     .from(passages).where(and(eq(passages.documentId, p('documentId')), gte(passages.chunkIndex, p('offset'))))
     .orderBy(passages.chunkIndex).limit(boundLimit('limit')).prepare()
+  const documentExists = db.select({ one: sql`1` }).from(knowledgeDocuments)
+    .where(eq(knowledgeDocuments.id, p('id'))).prepare()
   const workspaceRole = db.select({ role: workspaceMembers.role }).from(workspaceMembers)
     .where(and(eq(workspaceMembers.workspaceId, p('workspaceId')), eq(workspaceMembers.userId, p('userId'))))
     .prepare()
@@ -164,6 +166,9 @@ export function createKnowledgeStore(sqlite: Database.Database, db: Db) {
       }
       return false
     },
+
+    /** Whether a document row exists (any tenant: the sweep of files left by an interrupted upload) */
+    exists: (id: string) => !!documentExists.get({ id }),
 
     /** Removes the document row (and its tags); its passages go in batches through the purge job. */
     remove(id: string) {

@@ -10,6 +10,7 @@ import { and, desc, eq, inArray, lte, sql } from 'drizzle-orm'
 import { openDatabase, nowIso } from '../src/db/index.js'
 import { boundLimit, preparedWrite } from '../src/db/prepared.js'
 import { channelMessages, channels, jobs, organizations, users, workspaces } from '../schema/tables/index.js'
+import { createOutboxStore } from '../src/events/outbox.js'
 import { table } from './lib.js'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15)
@@ -120,6 +121,45 @@ export async function run() {
         raw.run(v.id, v.type, v.payload, v.maxAttempts, v.runAt, v.now, v.now)
       }
     }, { between: () => clear.run(), transaction: (fn) => sqlite.transaction(fn)() }))
+
+    // the webhook outbox (src/events/outbox.ts): the fan-out's read of pending messages, 256 rows of 3 tables
+    sqlite.transaction(() => {
+      const hook = sqlite.prepare(`INSERT INTO webhooks (id, customer_id, workspace_id, url, events, signing_secret,
+        active, description, created_by, created_at, updated_at)
+        VALUES (?, 'o', 'w', 'http://127.0.0.1:9/', '["message.created"]', 'whsec_x', 1, '', 'u', ?, ?)`)
+      const event = sqlite.prepare(`INSERT INTO webhook_events (workspace_id, event, body, expanded, created_at)
+        VALUES ('w', 'message.created', ?, 1, ?)`)
+      const message = sqlite.prepare(`INSERT INTO webhook_messages (id, event_seq, webhook_id, state, attempts,
+        created_at, updated_at) VALUES (?, ?, ?, 'pending', 0, ?, ?)`)
+      for (let h = 0; h < 10; h++) hook.run(`h${h}`, now, now)
+      for (let i = 0; i < 1000; i++) {
+        const seq = Number(event.run(JSON.stringify({ event: 'message.created', timestamp: now, data: { i } }), now)
+          .lastInsertRowid)
+        for (let h = 0; h < 10; h++) message.run(randomUUID(), seq, `h${h}`, now, now)
+      }
+    })()
+    const rawPending = sqlite.prepare(`SELECT m.seq, m.id, m.webhook_id, m.state, e.event, e.body,
+      e.created_at AS timestamp, w.url, w.signing_secret, w.previous_signing_secret, w.previous_secret_expires_at,
+      w.active FROM webhook_messages m JOIN webhook_events e ON e.seq = m.event_seq
+      JOIN webhooks w ON w.id = m.webhook_id
+      WHERE m.state = 'pending' AND m.seq > ? ORDER BY m.seq LIMIT +?`)
+    const outbox = createOutboxStore(db, sqlite, { schedule: [], scheduleRetry: () => {}, onDeactivated: () => {} })
+    console.log('\nwebhook outbox: pending messages, 256 rows per read (of 10,000)')
+    table(interleaved({
+      'raw statement, snake_case rows (before)': (i) => rawPending.all((i * 256) % 9000, 256),
+      'Drizzle select, typed rows (after)': (i) => outbox.pendingAfter((i * 256) % 9000, 256)
+    }))
+    const rawEvent = sqlite.prepare(`INSERT INTO webhook_events (workspace_id, event, body, expanded, created_at)
+      VALUES (?, ?, ?, ?, ?)`)
+    const clearEvents = sqlite.prepare(`DELETE FROM webhook_events WHERE event = 'bench.event'`)
+    console.log('\nwebhook outbox: the event row of an emit, a round in one transaction')
+    table(interleaved({
+      'raw statement (before)': () => {
+        const timestamp = new Date().toISOString()
+        rawEvent.run('w', 'bench.event', JSON.stringify({ event: 'bench.event', timestamp, data: {} }), 0, timestamp)
+      },
+      'preparedWrite (after)': () => outbox.addEvent('w', 'bench.event', {})
+    }, { between: () => clearEvents.run(), transaction: (fn) => sqlite.transaction(fn)() }))
     console.log(`load average after: ${load()}`)
   } finally {
     await handle.close()

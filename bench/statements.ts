@@ -13,8 +13,8 @@ import { channelMessages, channels, jobs, organizations, users, workspaces } fro
 import { createOutboxStore } from '../src/events/outbox.js'
 import { table } from './lib.js'
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15)
-const CALLS = Number(process.env.BENCH_CALLS ?? 5000)
+const ROUNDS = Number(process.env.BENCH_STATEMENT_ROUNDS ?? 15)
+const CALLS = Number(process.env.BENCH_STATEMENT_CALLS ?? 5000)
 
 /** quartiles of CPU µs per call over the rounds, the cases interleaved round by round */
 function interleaved(cases: Record<string, (i: number) => void>, opts: { between?: () => void

@@ -13,6 +13,7 @@ export const jobs = sqliteTable('jobs', {
   createdAt: text('created_at').notNull(),
   updatedAt: text('updated_at').notNull()
 }, (t) => [
-  index('jobs_due_idx').on(t.status, t.runAt),
+  // the claim asks per type: with the type in the key, a backlog of one type costs the others' claims nothing
+  index('jobs_due_idx').on(t.status, t.type, t.runAt),
   index('jobs_updated_idx').on(t.status, t.updatedAt)
 ])

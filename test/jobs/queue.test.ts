@@ -132,3 +132,10 @@ export function payloadTypes(app: Awaited<ReturnType<typeof build>>) {
   app.jobs.enqueue('workflow.run', { documentId: 'd' })
   app.jobs.register('knowledge.index', async (payload) => { payload.documentId.toUpperCase() })
 }
+
+t.test('a type\'s claim reads only its own due jobs: a backlog of another type is not scanned', async (t) => {
+  const app = await build(t)
+  const plan = app.sqlite.prepare(`EXPLAIN QUERY PLAN SELECT id FROM jobs WHERE status = 'queued' AND type = ?
+    AND run_at <= ? ORDER BY run_at LIMIT +?`).all('a', Date.now(), 4) as Array<{ detail: string }>
+  t.match(plan.map((p) => p.detail).join('\n'), /jobs_due_idx \(status=\? AND type=\? AND run_at<\?\)/)
+})

@@ -23,7 +23,7 @@ import { uploadOptions, placement as placementOf, unsupported,
   type UploadOptions } from '../../src/knowledge/upload-policy.js'
 import type { Reader } from '../../src/knowledge/readers.js'
 import { toDocument } from '../../src/knowledge/store.js'
-import { createListingCache } from '../../src/knowledge/listing-cache.js'
+import { createListingCache, type ListingCacheOptions } from '../../src/knowledge/listing-cache.js'
 import { EmbeddingsNotConfiguredError } from '../../src/knowledge/search.js'
 import { EmbeddingError } from '../../src/knowledge/embeddings.js'
 import { receiveMultipart, MAX_FILE_BYTES } from './receive.js'
@@ -35,6 +35,8 @@ export interface KnowledgeOptions {
   workerLimits?: WorkerLimits
   /** an extraction pool made by the caller (tests watch its events); closed with the app */
   extractor?: Extractor
+  /** the listing cache's settings (tests: how soon other connections' writes are seen) */
+  listingCache?: ListingCacheOptions
 }
 
 /** The knowledge base (SPEC.md "Knowledge base", CONTRACT.md §5) and its knowledge-graph view. */
@@ -53,7 +55,7 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
   const extractor = opts.extractor ?? createExtractor(opts.workerLimits ?? DEFAULT_WORKER_LIMITS)
   app.addHook('onClose', () => extractor.close())
   const searcher = app.knowledgeSearch
-  const listings = createListingCache(app.sqlite)
+  const listings = createListingCache(app.sqlite, opts.listingCache)
   const indexer = createIndexer({ sqlite: app.sqlite, jobs: app.jobs, files, log: app.log })
   const { ingest } = createIntake({ sqlite: app.sqlite, jobs: app.jobs, files, extractor, indexer,
     createDocument: (doc) => store.create(doc) })

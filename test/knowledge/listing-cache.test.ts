@@ -64,8 +64,9 @@ t.test('the indexer\'s status and progress writes show in the next listing', asy
   t.equal((await list(app, u)).documents[0].status, 'processing')
 })
 
-t.test('writes by another connection (another process, a worker thread) show in the next listing', async (t) => {
-  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+t.test('writes by another connection (another process, a worker thread) show in the listing', async (t) => {
+  // read back at every request here; by default at most 50 ms later (the last test)
+  const app = await build(t, { config: { rateLimits: NO_LIMITS }, knowledge: { listingCache: { externalCheckMs: 0 } } })
   const u = await signup(app)
   const doc = await uploadDocument(app, u, { filename: 'a.txt', content: 'alpha' }, { category: 'one' })
   const other = otherConnection(t, app)
@@ -126,34 +127,58 @@ t.test('a foreign workspace is refused as before, with a page kept for its owner
   t.equal(header.statusCode, 403)
 })
 
-t.test('the cache: the version is read before the page; nothing kept inside a transaction', async (t) => {
-  const app = await build(t)
-  const cache = createListingCache(app.sqlite)
-  const org = (await signup(app)).customerId
-  const bump = app.sqlite.prepare(`INSERT INTO knowledge_listing_versions (customer_id, version) VALUES (?, 1)
-    ON CONFLICT (customer_id) DO UPDATE SET version = version + 1`)
-  let renders = 0
-  t.equal(cache.page(org, 'k', () => `page ${++renders}`), 'page 1')
-  t.equal(cache.page(org, 'k', () => `page ${++renders}`), 'page 1', 'kept')
-  t.equal(cache.page(org, 'other', () => `page ${++renders}`), 'page 2', 'another key, another page')
-  // a write committed while a page is rendered: the page is kept under the version read before it, so the
-  // next call renders again
-  t.equal(cache.page(org, 'w', () => { bump.run(org); return 'w1' }), 'w1')
-  t.equal(cache.page(org, 'w', () => 'w2'), 'w2', 'the write during the render is seen')
-  t.equal(cache.page(org, 'w', () => 'w3'), 'w2', 'then kept')
-  t.equal(cache.page(org, 'k', () => `page ${++renders}`), 'page 3', 'every page of the organization renews')
-  const other = (await signup(app)).customerId
-  t.equal(cache.page(other, 'k', () => 'theirs'), 'theirs', 'same key, other organization: its own page')
-  bump.run(other)
-  t.equal(cache.page(org, 'k', () => `page ${++renders}`), 'page 3', 'another organization\'s write: still kept')
-  app.sqlite.transaction(() => {
-    t.equal(cache.page(org, 'k', () => 'uncommitted'), 'uncommitted', 'inside a transaction: rendered afresh')
-  })()
-  t.equal(cache.page(org, 'k', () => `page ${++renders}`), 'page 3', 'and not kept')
+t.test('the cache: renewed by this connection\'s writes at once, by other connections\' within its interval',
+  async (t) => {
+    const app = await build(t)
+    let clock = 1_000_000
+    const cache = createListingCache(app.sqlite, { externalCheckMs: 50, now: () => clock })
+    const org = (await signup(app)).customerId
+    const bump = app.sqlite.prepare(`INSERT INTO knowledge_listing_versions (customer_id, version) VALUES (?, 1)
+      ON CONFLICT (customer_id) DO UPDATE SET version = version + 1`)
+    let renders = 0
+    const page = (customerId: string, key: string, render: () => string = () => `page ${++renders}`) =>
+      cache.page(customerId, key, render).toString()
+    t.equal(page(org, 'k'), 'page 1')
+    t.equal(page(org, 'k'), 'page 1', 'kept')
+    t.equal(page(org, 'other'), 'page 2', 'another key, another page')
+    bump.run(org)
+    t.equal(page(org, 'k'), 'page 3', 'a write through this connection: rendered again at once')
+    t.equal(page(org, 'k'), 'page 3')
+    // a write committed while a page is rendered: the page is kept under the generation taken before it
+    t.equal(page(org, 'w', () => { bump.run(org); return 'w1' }), 'w1')
+    t.equal(page(org, 'w', () => 'w2'), 'w2', 'the write during the render is seen')
+    t.equal(page(org, 'w', () => 'w3'), 'w2', 'then kept')
+    t.equal(page(org, 'k'), 'page 4', 'every page of the organization was renewed')
 
-  const small = createListingCache(app.sqlite, { maxChars: 10 })
-  small.page(org, 'a', () => '123456')
-  t.equal(small.size, 1)
-  small.page(org, 'b', () => '123456')
-  t.equal(small.size, 1, 'past its size the cache starts over')
-})
+    const other = (await signup(app)).customerId
+    t.equal(page(other, 'k', () => 'theirs'), 'theirs', 'same key, other organization: its own page')
+    bump.run(other)
+    t.equal(page(org, 'k'), 'page 4', 'another organization\'s write: still kept')
+
+    // a write rolled back renews the pages (a render too many), and never brings an old page back
+    t.throws(() => app.sqlite.transaction(() => { bump.run(org); throw new Error('rolled back') })())
+    t.equal(page(org, 'k'), 'page 5')
+    bump.run(org)
+    t.equal(page(org, 'k'), 'page 6')
+
+    app.sqlite.transaction(() => {
+      t.equal(page(org, 'k', () => 'uncommitted'), 'uncommitted', 'inside a transaction: rendered afresh')
+    })()
+    t.equal(page(org, 'k'), 'page 6', 'and not kept')
+
+    // another connection's write: seen once the interval has passed since the organization's version was read
+    const db = otherConnection(t, app)
+    db.prepare(`UPDATE knowledge_listing_versions SET version = version + 1 WHERE customer_id = ?`).run(org)
+    clock += 49
+    t.equal(page(org, 'k'), 'page 6', 'within the interval: the kept page')
+    clock += 1
+    t.equal(page(org, 'k'), 'page 7', 'past it: rendered again')
+    clock += 100
+    t.equal(page(org, 'k'), 'page 7', 'no further write: kept')
+
+    const small = createListingCache(app.sqlite, { maxBytes: 10 })
+    small.page(org, 'a', () => '123456')
+    t.equal(small.size, 1)
+    small.page(org, 'b', () => '123456')
+    t.equal(small.size, 1, 'past its size the cache starts over')
+  })

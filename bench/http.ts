@@ -4,7 +4,9 @@
 // Both servers run at once, each in its own process, started fresh every round (see run()). Within a round
 // each Cairn case is measured right after its own bare Fastify run: a machine whose speed drifts (a shared VM)
 // then slows both sides of a ratio alike. The table gives, per case, the min, median and max of those ratios
-// over the rounds, with the median requests/s and latencies.
+// over the rounds, with the median requests/s and latencies, and the servers' CPU time per request.
+import fs from 'node:fs'
+import os from 'node:os'
 import { startServer, stopServer, load, table, type Load } from './lib.js'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
@@ -14,10 +16,34 @@ const PASSAGES = 4000
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
+/**
+ * CPU time (user + system, µs) a process has used, from /proc (Linux; undefined elsewhere). Per request it is a
+ * second view of each case, steadier than requests/s when other work shares the machine's cores.
+ */
+function cpuMicros(pid: number | undefined): number | undefined {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * (1e6 / 100) // clock ticks of 1/100 s
+  } catch {
+    return undefined
+  }
+}
+
+/** A measured run with the server's CPU µs per request. */
+async function measured(pid: number | undefined, url: string, headers?: Record<string, string>) {
+  const before = cpuMicros(pid)
+  const r = await load(url, headers, SECONDS, 10, false)
+  const after = cpuMicros(pid)
+  const requests = r.requestsPerSec * SECONDS
+  return { ...r, cpuPerRequest: before === undefined || after === undefined || requests === 0 ? NaN
+    : (after - before) / requests }
+}
+
 interface Case { name: string; url: string; headers?: Record<string, string> }
 
 export async function run() {
-  const runs = new Map<string, { cairn: Load[]; bare: Load[]; ratios: number[] }>()
+  type Measured = Load & { cpuPerRequest: number }
+  const runs = new Map<string, { cairn: Measured[]; bare: Measured[]; ratios: number[]; cpuRatios: number[] }>()
   for (let round = 0; round < ROUNDS; round++) {
     // fresh processes every round: now and then a Node process (bare Fastify's too) settles into a state
     // where request objects survive young-generation GCs and the whole process runs slower; one such
@@ -45,12 +71,13 @@ export async function run() {
       ]
       for (const c of [baseline, ...cases]) await load(c.url, c.headers, 1, 10, false) // warm-up: JIT, caches
       for (const c of cases) {
-        const b = await load(baseline.url, undefined, SECONDS, 10, false)
-        const r = await load(c.url, c.headers, SECONDS, 10, false)
-        const entry = runs.get(c.name) ?? { cairn: [], bare: [], ratios: [] }
+        const b = await measured(bare.child.pid, baseline.url)
+        const r = await measured(cairn.child.pid, c.url, c.headers)
+        const entry = runs.get(c.name) ?? { cairn: [], bare: [], ratios: [], cpuRatios: [] }
         entry.cairn.push(r)
         entry.bare.push(b)
         entry.ratios.push(r.requestsPerSec / b.requestsPerSec)
+        entry.cpuRatios.push(b.cpuPerRequest / r.cpuPerRequest)
         runs.set(c.name, entry)
       }
     } finally {
@@ -68,8 +95,12 @@ export async function run() {
     non2xx: e.cairn.reduce((n, r) => n + r.non2xx, 0),
     'ratio min': fixed(Math.min(...e.ratios)),
     'ratio median': fixed(median(e.ratios)),
-    'ratio max': fixed(Math.max(...e.ratios))
+    'ratio max': fixed(Math.max(...e.ratios)),
+    'CPU µs/req': fixed(median(e.cairn.map((r) => r.cpuPerRequest))),
+    'bare CPU µs/req': fixed(median(e.bare.map((r) => r.cpuPerRequest))),
+    'CPU ratio (median)': fixed(median(e.cpuRatios))
   })))
   console.log(`${ROUNDS} rounds of ${SECONDS} s per run, fresh servers each round; ` +
-    'each Cairn case right after its own bare run')
+    'each Cairn case right after its own bare run; CPU: the server process\'s user + system time per request ' +
+    `(CPU ratio: bare's over Cairn's); load average at the end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`)
 }

@@ -23,6 +23,7 @@ import { uploadOptions, placement as placementOf, unsupported,
   type UploadOptions } from '../../src/knowledge/upload-policy.js'
 import type { Reader } from '../../src/knowledge/readers.js'
 import { toDocument } from '../../src/knowledge/store.js'
+import { createListingCache, type ListingCacheOptions } from '../../src/knowledge/listing-cache.js'
 import { EmbeddingsNotConfiguredError } from '../../src/knowledge/search.js'
 import { EmbeddingError } from '../../src/knowledge/embeddings.js'
 import { receiveMultipart, MAX_FILE_BYTES } from './receive.js'
@@ -34,6 +35,8 @@ export interface KnowledgeOptions {
   workerLimits?: WorkerLimits
   /** an extraction pool made by the caller (tests watch its events); closed with the app */
   extractor?: Extractor
+  /** the listing cache's settings (tests: how soon other connections' writes are seen) */
+  listingCache?: ListingCacheOptions
 }
 
 /** The knowledge base (SPEC.md "Knowledge base", CONTRACT.md §5) and its knowledge-graph view. */
@@ -51,6 +54,7 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
   const extractor = opts.extractor ?? createExtractor(opts.workerLimits ?? DEFAULT_WORKER_LIMITS)
   app.addHook('onClose', () => extractor.close())
   const searcher = app.knowledgeSearch
+  const listings = createListingCache(app.sqlite, opts.listingCache)
   const indexer = createIndexer({ sqlite: app.sqlite, jobs: app.jobs, files, log: app.log })
   const { ingest } = createIntake({ sqlite: app.sqlite, jobs: app.jobs, files, extractor, indexer,
     createDocument: (doc) => store.create(doc) })
@@ -159,12 +163,18 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
       response: { 200: ListDocumentsResponse, ...errors(403) } }
   }, async (request, reply) => {
     const q = request.query
-    const { documents, count } = store.listPage(readerOf(request, q.workspaceId),
-      { scope: q.scope, category: q.category, tags: q.tag ? [q.tag] : undefined }, q.limit, q.offset)
-    // the documents arrive as JSON text (rendered by SQLite): the answer is written around them, in the order
-    // and with the fields of ListDocumentsResponse
-    return sendJsonText(reply, `{"success":true,"documents":${documents},"count":${count},"limit":${q.limit},` +
-      `"offset":${q.offset},"tenantContext":${JSON.stringify(tenantContext(request.principal!, q.scope))}}`)
+    const reader = readerOf(request, q.workspaceId)
+    // everything the answer depends on besides the organization's documents (whose version the cache checks)
+    // (JSON: no two different queries write the same key, whatever characters their filters hold)
+    const key = JSON.stringify([reader.userId, reader.workspaceIds, q.scope, q.category, q.tag, q.limit, q.offset])
+    return sendJsonText(reply, listings.page(reader.customerId, key, () => {
+      const { documents, count } = store.listPage(reader,
+        { scope: q.scope, category: q.category, tags: q.tag ? [q.tag] : undefined }, q.limit, q.offset)
+      // the documents arrive as JSON text (rendered by SQLite): the answer is written around them, in the order
+      // and with the fields of ListDocumentsResponse
+      return `{"success":true,"documents":${documents},"count":${count},"limit":${q.limit},"offset":${q.offset},` +
+        `"tenantContext":${JSON.stringify(tenantContext(request.principal!, q.scope))}}`
+    }))
   })
 
   app.get('/knowledge/document/:id', {

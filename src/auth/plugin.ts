@@ -5,6 +5,9 @@ import { checkCapability } from './capabilities.js'
 import { createTableCache, type TableCache, type WatchedTables } from '../db/table-cache.js'
 import { isWellFormedApiKey, sha256Hex, secretsEqual, API_KEY_PREFIX } from './keys.js'
 import { forbidden, unauthorized, badRequest } from '../http/errors.js'
+import { and, eq, sql } from 'drizzle-orm'
+import { organizations, users, workspaceMembers, workspaces } from '../../schema/tables/accounts.js'
+import { apiKeys } from '../../schema/tables/api-keys.js'
 
 export type OrgRole = 'owner' | 'admin' | 'member'
 export type WorkspaceRole = 'owner' | 'admin' | 'member'
@@ -51,14 +54,8 @@ declare module '@fastify/jwt' {
   }
 }
 
-interface UserRow { id: string; customer_id: string; org_role: OrgRole; email: string; name: string }
-interface KeyRow extends UserRow {
-  key_id: string
-  scopes: string
-  workspace_id: string | null
-  expires_at: string | null
-  revoked_at: string | null
-}
+/** The columns of a user a principal is made of. */
+type Caller = Pick<typeof users.$inferSelect, 'id' | 'customerId' | 'orgRole' | 'email' | 'name'>
 
 /**
  * The tables whose rows say who a caller is and where they belong: the auth cache empties on any change to
@@ -98,44 +95,51 @@ async function authPlugin(app: FastifyInstance,
   }
 
   const sqlite = app.sqlite
-  const userById = sqlite.prepare(`SELECT id, customer_id, org_role, email, name FROM users WHERE id = ?`)
-  const keyByHash = sqlite.prepare(
-    `SELECT k.id AS key_id, k.scopes, k.workspace_id, k.expires_at, k.revoked_at, u.id, u.customer_id, u.org_role,
-      u.email, u.name
-     FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = ?`
-  )
-  const serviceOwner = sqlite.prepare(
-    `SELECT u.id, u.customer_id, u.org_role, u.email, u.name FROM users u
-     WHERE u.customer_id = (SELECT id FROM organizations ORDER BY created_at, id LIMIT 1) AND u.org_role = 'owner'
-     ORDER BY u.created_at LIMIT 1`
-  )
-  const membership = sqlite.prepare(
-    `SELECT m.role FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id
-     WHERE m.workspace_id = ? AND m.user_id = ? AND w.customer_id = ?`
-  )
+  const db = app.db
+  const p = sql.placeholder
+  // Drizzle, prepared once: these run only when the auth cache misses (a new caller, or after a write to
+  // its tables), so the object mapping costs nothing on the hot path
+  const caller = { id: users.id, customerId: users.customerId, orgRole: users.orgRole, email: users.email,
+    name: users.name }
+  const userById = db.select(caller).from(users).where(eq(users.id, p('id'))).prepare()
+  const keyByHash = db.select({ ...caller, keyId: apiKeys.id, scopes: apiKeys.scopes, workspaceId: apiKeys.workspaceId,
+    expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt })
+    .from(apiKeys).innerJoin(users, eq(users.id, apiKeys.userId)).where(eq(apiKeys.keyHash, p('hash'))).prepare()
+  const firstOrganization = db.select({ id: organizations.id }).from(organizations)
+    .orderBy(organizations.createdAt, organizations.id).limit(1)
+  const serviceOwner = db.select(caller).from(users)
+    .where(and(eq(users.customerId, sql`(${firstOrganization})`), eq(users.orgRole, 'owner')))
+    .orderBy(users.createdAt).limit(1).prepare()
+  const membership = db.select({ role: workspaceMembers.role }).from(workspaceMembers)
+    .innerJoin(workspaces, eq(workspaces.id, workspaceMembers.workspaceId))
+    .where(and(eq(workspaceMembers.workspaceId, p('workspaceId')), eq(workspaceMembers.userId, p('userId')),
+      eq(workspaces.customerId, p('customerId')))).prepare()
+  const memberWorkspaces = db.select({ id: workspaceMembers.workspaceId }).from(workspaceMembers)
+    .innerJoin(workspaces, eq(workspaces.id, workspaceMembers.workspaceId))
+    .where(and(eq(workspaceMembers.userId, p('userId')), eq(workspaces.customerId, p('customerId')))).prepare()
 
   // principals and memberships are served from memory; the cache empties itself on any change (see db/table-cache.ts)
   const cache = createTableCache(sqlite, { name: 'auth', tables: AUTH_TABLES })
 
   /** Principals are shared by the requests of one caller: frozen, so no route can change another's. */
-  function fromUser(kind: Principal['kind'], row: UserRow | undefined): Principal | undefined {
+  function fromUser(kind: Principal['kind'], row: Caller | undefined): Principal | undefined {
     return row
-      ? Object.freeze({ kind, userId: row.id, customerId: row.customer_id, orgRole: row.org_role, email: row.email,
+      ? Object.freeze({ kind, userId: row.id, customerId: row.customerId, orgRole: row.orgRole, email: row.email,
           name: row.name }) : undefined
   }
 
   interface KnownKey { principal: Principal; expiresAt: string | null; revoked: boolean }
 
   function loadKey(hash: string): KnownKey | undefined {
-    const row = keyByHash.get(hash) as KeyRow | undefined
+    const row = keyByHash.get({ hash })
     if (!row) return undefined
-    const apiKey = Object.freeze({ id: row.key_id, scopes: Object.freeze(JSON.parse(row.scopes) as string[]),
-      workspaceId: row.workspace_id })
+    const apiKey = Object.freeze({ id: row.keyId, scopes: Object.freeze(JSON.parse(row.scopes) as string[]),
+      workspaceId: row.workspaceId })
     const principal = Object.freeze({
-      kind: 'apiKey' as const, userId: row.id, customerId: row.customer_id, orgRole: row.org_role, email: row.email,
+      kind: 'apiKey' as const, userId: row.id, customerId: row.customerId, orgRole: row.orgRole, email: row.email,
       name: row.name, apiKey
     })
-    return { principal, expiresAt: row.expires_at, revoked: row.revoked_at !== null }
+    return { principal, expiresAt: row.expiresAt, revoked: row.revokedAt !== null }
   }
 
   function resolveApiKey(value: string): Principal {
@@ -158,7 +162,7 @@ async function authPlugin(app: FastifyInstance,
     }
     const sub = payload.sub
     const user = typeof sub === 'string'
-      ? cache.get(`u:${sub}`, () => fromUser('jwt', userById.get(sub) as UserRow | undefined)) : undefined
+      ? cache.get(`u:${sub}`, () => fromUser('jwt', userById.get({ id: sub }))) : undefined
     if (!user || user.customerId !== payload.cid) throw unauthorized('Invalid token')
     return user
   }
@@ -167,7 +171,7 @@ async function authPlugin(app: FastifyInstance,
     const serviceKey = request.headers['x-service-key']
     if (typeof serviceKey === 'string') {
       if (!opts.serviceKey || !secretsEqual(serviceKey, opts.serviceKey)) throw unauthorized('Invalid service key')
-      const owner = cache.get('s:', () => fromUser('serviceKey', serviceOwner.get() as UserRow | undefined))
+      const owner = cache.get('s:', () => fromUser('serviceKey', serviceOwner.get()))
       if (!owner) throw unauthorized('No organization exists yet')
       return owner
     }
@@ -185,21 +189,17 @@ async function authPlugin(app: FastifyInstance,
   /** Membership of the principal's user in a workspace of its organization, or 403. */
   function workspaceFor(principal: Principal, workspaceId: string): WorkspaceContext {
     const context = cache.get(`m:${workspaceId}\0${principal.userId}\0${principal.customerId}`, () => {
-      const row = membership.get(workspaceId, principal.userId,
-        principal.customerId) as { role: WorkspaceRole } | undefined
+      const row = membership.get({ workspaceId, userId: principal.userId, customerId: principal.customerId })
       return row && Object.freeze({ id: workspaceId, role: row.role })
     })
     if (!context) throw forbidden('You are not a member of this workspace', 'WORKSPACE_FORBIDDEN')
     return context
   }
 
-  const memberWorkspaces = sqlite.prepare(`SELECT m.workspace_id FROM workspace_members m
-    JOIN workspaces w ON w.id = m.workspace_id WHERE m.user_id = ? AND w.customer_id = ?`).pluck()
-
   /** The workspaces of an organization the user belongs to (every knowledge read without a context asks). */
   function workspaceIdsOf(userId: string, customerId: string): readonly string[] {
     return cache.get(`w:${userId}\0${customerId}`,
-      () => Object.freeze(memberWorkspaces.all(userId, customerId) as string[]))!
+      () => Object.freeze(memberWorkspaces.all({ userId, customerId }).map((r) => r.id)))!
   }
 
   app.decorate('workspaceFor', workspaceFor)

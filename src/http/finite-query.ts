@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { badRequest } from './errors.js'
 
 const INTEGER = /^[+-]?\d{1,15}$/
@@ -16,7 +16,8 @@ export function installFiniteQueryCheck(app: FastifyInstance) {
     const numeric = Object.entries(properties).filter(([, s]) => s.type === 'integer' || s.type === 'number')
       .map(([name, s]) => ({ name, integer: s.type === 'integer' }))
     if (numeric.length === 0) return
-    const check = async (request: FastifyRequest) => {
+    // a callback hook, not an async one: no promise per request
+    const check = (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
       const query = request.query as Record<string, unknown>
       for (const { name, integer } of numeric) {
         const raw = query[name]
@@ -24,9 +25,11 @@ export function installFiniteQueryCheck(app: FastifyInstance) {
         const text = String(Array.isArray(raw) ? raw[0] : raw).trim()
         const ok = integer ? INTEGER.test(text) : text !== '' && Number.isFinite(Number(text))
         if (!ok) {
-          throw badRequest(`querystring/${name} must be a finite ${integer ? 'integer' : 'number'}`, 'VALIDATION_ERROR')
+          return done(badRequest(`querystring/${name} must be a finite ${integer ? 'integer' : 'number'}`,
+            'VALIDATION_ERROR'))
         }
       }
+      done()
     }
     route.preValidation = [...(route.preValidation === undefined ? [] : [route.preValidation].flat()),
       check] as typeof route.preValidation

@@ -289,3 +289,41 @@ t.test('legacy service key acts as the owner of the oldest organization', async 
   t.equal((await off.inject({ url: '/api/v2/auth/me', headers: { 'x-service-key': serviceKey } })).statusCode, 401,
     'unset disables it')
 })
+
+// the principals of keys and tokens are kept in memory (src/db/table-cache.ts, the verified-token map): each
+// change below is made after the caller was served from memory, and must count on the very next request
+t.test('a caller served from memory: rotation, deletion, role and scope changes count on the next request',
+  async (t) => {
+    const app = await build(t)
+    const owner = await signup(app)
+    const member = await addUser(app, owner, 'admin')
+    const key = await createKey(app, owner, ['read'])
+    const call = (k: string, id: string) => app.inject({ url: usageUrl(id), headers: { 'x-api-key': k } })
+    for (let i = 0; i < 2; i++) t.equal((await call(key.key, key.id)).statusCode, 200, `served (${i})`)
+
+    const rotated = await app.inject({ method: 'POST', url: `/api/v2/api-keys/${key.id}/rotate`, headers: owner.auth })
+    t.equal(rotated.statusCode, 201)
+    const fresh = rotated.json().data as { id: string; key: string }
+    const old = await call(key.key, key.id)
+    t.equal(old.statusCode, 401, 'the rotated key is refused at once')
+    t.equal(old.json().message, 'API key has been revoked')
+    for (let i = 0; i < 2; i++) t.equal((await call(fresh.key, fresh.id)).statusCode, 200, `the new key (${i})`)
+
+    // scopes narrowed by hand: the capability check sees them at once
+    app.sqlite.prepare('UPDATE api_keys SET scopes = ? WHERE id = ?').run(JSON.stringify(['write']), fresh.id)
+    t.equal((await call(fresh.key, fresh.id)).statusCode, 403, 'narrowed scopes count at once')
+
+    // the row removed (an operator, a cascade): unknown at once
+    app.sqlite.prepare('DELETE FROM api_keys WHERE id = ?').run(fresh.id)
+    const gone = await call(fresh.key, fresh.id)
+    t.equal(gone.statusCode, 401)
+    t.equal(gone.json().message, 'Invalid API key')
+
+    // a token's user: its role is read afresh after a change
+    const me = () => app.inject({ url: '/api/v2/auth/me', headers: member.auth })
+    for (let i = 0; i < 2; i++) t.equal((await me()).json().data.orgRole, 'admin', `served (${i})`)
+    app.sqlite.prepare(`UPDATE users SET org_role = 'member' WHERE id = ?`).run(member.userId)
+    t.equal((await me()).json().data.orgRole, 'member', 'a role change counts at once')
+    app.sqlite.prepare('DELETE FROM users WHERE id = ?').run(member.userId)
+    t.equal((await me()).statusCode, 401, 'a deleted user\'s token is refused at once, though verified before')
+  })

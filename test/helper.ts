@@ -85,6 +85,9 @@ function migratedTemplate(): string {
   walk(MIGRATIONS)
   const dir = path.join(os.tmpdir(), `cairn-test-templates-${os.userInfo().uid}`)
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const stat = fs.statSync(dir)
+  // a shared /tmp: only a folder of our own, closed to others, holds databases the tests start from
+  if (stat.uid !== os.userInfo().uid || (stat.mode & 0o077) !== 0) throw new Error(`${dir}: not ours alone`)
   const file = path.join(dir, `${hash.digest('hex').slice(0, 32)}.db`)
   if (!fs.existsSync(file)) {
     // made aside and renamed into place: test processes running side by side never see half a template

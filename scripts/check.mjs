@@ -1,0 +1,25 @@
+// `npm test`'s first step: the type check and the linter side by side (each mostly one core, for seconds), each
+// one's output printed whole when it ends; exits non-zero when either failed.
+import { spawn } from 'node:child_process'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
+const checks = [
+  { name: 'typecheck', args: ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'] },
+  { name: 'lint', args: ['node_modules/eslint/bin/eslint.js', '.'] }
+]
+
+const results = await Promise.all(checks.map(({ name, args }) => new Promise((resolve) => {
+  const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+  const output = []
+  child.stdout.on('data', (chunk) => output.push(chunk))
+  child.stderr.on('data', (chunk) => output.push(chunk))
+  child.on('error', (err) => { output.push(Buffer.from(String(err) + '\n')); resolve({ name, code: 1, output }) })
+  child.on('close', (code, signal) => {
+    process.stdout.write(Buffer.concat(output))
+    console.log(code === 0 ? `${name}: ok` : `${name}: failed (${signal ?? `exit ${code}`})`)
+    resolve({ name, code: code ?? 1, output })
+  })
+})))
+process.exitCode = results.some((r) => r.code !== 0) ? 1 : 0

@@ -159,6 +159,13 @@ export async function run() {
       { name: 'small org: questions', who: 'small', mode: 'hybrid', queries: Array.from({ length: 30 }, question) },
       { name: 'small org: 1–2 chars, absent', who: 'small', mode: 'substring', queries: ['qx', 'ŵ'] }
     ]
+    // BENCH_SHAPES=words,phrase runs only the shapes whose "name mode" contains one of the words;
+    // BENCH_QUERIES=N runs at most N queries per shape (short runs while developing)
+    const only = (process.env.BENCH_SHAPES ?? '').split(',').map((w) => w.trim().toLowerCase()).filter(Boolean)
+    const most = Number(process.env.BENCH_QUERIES ?? 0)
+    const chosen = shapes.filter((s) => only.length === 0 ||
+      only.some((w) => `${s.name} ${s.mode} ${s.who}`.toLowerCase().includes(w)))
+      .map((s) => (most > 0 ? { ...s, queries: s.queries.slice(0, most) } : s))
     // the health probe: a request every 10 ms during every query; its worst wait is the worst stall
     let probing = true
     let worstProbe = 0
@@ -172,7 +179,7 @@ export async function run() {
     })()
     const rows = []
     const all3: number[] = []
-    for (const shape of shapes) {
+    for (const shape of chosen) {
       worstProbe = 0
       await fetch(`${info.address}/bench/loop-delay`)
       const times: number[] = []
@@ -204,6 +211,7 @@ export async function run() {
     await probe
     table(rows)
     const s3 = all3.sort((a, b) => a - b)
+    if (s3.length === 0) s3.push(NaN)
     const loadAverage = fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
     console.log(`load average ${loadAverage}; ` +
       `all 3+ character substring queries: p50 ${percentile(s3, 50).toFixed(1)} ms, ` +

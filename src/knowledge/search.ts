@@ -2,7 +2,8 @@ import type Database from 'better-sqlite3'
 import type { FastifyBaseLogger } from 'fastify'
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { readableWhere, readableParams, readerTokens, type Reader, type DocFilters } from './readers.js'
-import { innerWordsMatch, ftsPhrase, innerWords, queryTerms, snippetAround, wordsMatch, wordsSnippet } from './query.js'
+import { innerWordsMatch, ftsPhrase, fold, innerWords, queryTerms, roughStem, snippetAround, wordsMatch, wordsSnippet }
+  from './query.js'
 import type { KnowledgeStore } from './store.js'
 
 export const SEARCH_MODES = ['hybrid', 'substring', 'words', 'semantic'] as const
@@ -56,6 +57,13 @@ export const FUSE_CANDIDATES = 100
 const RRF_K = 60
 const K1 = 1.2
 const B = 0.75
+/** words mode: postings read per term; a term with more only rescores (see words()) */
+export const POSTINGS_PER_TERM = 20_000
+/** words mode: when the terms' postings together are at most this many, FTS5's bm25() ranks them all */
+export const EXACT_POSTINGS = 6_000
+/** words mode: the candidates read and ranked by BM25 in JavaScript */
+export const RESCORE = 300
+const WORD_TOKEN = /[\p{L}\p{N}\p{Co}]+/gu
 
 const DOC_COLUMNS = `d.id AS doc_id, d.file_name, d.file_type, d.category, d.scope, d.uploaded_at`
 
@@ -221,14 +229,126 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     return rankSubstring(substringRows(reader, filters, query), query.toLowerCase())
   }
 
-  function words(reader: Reader, filters: DocFilters, query: string, cap: number): Scored[] {
-    const terms = queryTerms(query)
-    const tokens = readerTokens(reader, filters.scope)
-    if (terms.length === 0 || tokens.length === 0) return []
+  const postingsOf = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ?
+    ORDER BY rowid DESC LIMIT +?`).pluck()
+  const matchCount = sqlite.prepare(`SELECT count(*) FROM knowledge_passages_words
+    WHERE knowledge_passages_words MATCH ?`).pluck()
+  const readablePassages = (filters: DocFilters) => `SELECT coalesce(sum(d.chunk_count), 0) FROM knowledge_documents d
+    WHERE ${readableWhere(filters)}`
+  const corpusSize = sqlite.prepare(`SELECT coalesce(max(rowid), 0) FROM knowledge_passages`).pluck()
+  const sampleTexts = sqlite.prepare(`SELECT text FROM knowledge_passages WHERE rowid >= ? LIMIT 200`).pluck()
+  const stats = createWordStats()
+
+  /**
+   * Cached per worker, never needed exact: the corpus size and mean passage length in words (BM25's N and
+   * avgdl), documents per term beyond POSTINGS_PER_TERM, and how much each reader reads. Stale figures move
+   * scores a little, never which passages can be found.
+   */
+  function createWordStats() {
+    let corpus = { at: 0, n: 0, avgWords: 0 }
+    const df = new Map<string, number>()
+    const readable = new Map<string, { at: number; passages: number }>()
+    return {
+      corpus() {
+        if (performance.now() - corpus.at > 60_000) {
+          const n = corpusSize.get() as number
+          const texts = sampleTexts.all(Math.floor(n / 2)) as string[]
+          const words = texts.reduce((sum, t) => sum + (t.match(WORD_TOKEN)?.length ?? 0), 0)
+          const avgWords = Math.max(1, words / Math.max(texts.length, 1))
+          corpus = { at: performance.now(), n: Math.max(n, 1), avgWords }
+        }
+        return corpus
+      },
+      df(match: string) {
+        let n = df.get(match)
+        if (n === undefined) {
+          if (df.size > 50_000) df.clear()
+          df.set(match, (n = matchCount.get(match) as number))
+        }
+        return n
+      },
+      readable(reader: Reader, filters: DocFilters) {
+        const key = JSON.stringify([reader, filters.scope])
+        let r = readable.get(key)
+        if (!r || performance.now() - r.at > 10_000) {
+          if (readable.size > 10_000) readable.clear()
+          readable.set(key, (r = { at: performance.now(),
+            passages: store.prepared(readablePassages(filters)).get(readableParams(reader, filters)) as number }))
+        }
+        return r.passages
+      }
+    }
+  }
+
+  function exactWords(reader: Reader, filters: DocFilters, terms: string[][], tokens: string[], cap: number): Scored[] {
     const rows = store.prepared(wordsSql(filters)).all({ ...readableParams(reader, filters),
       match: wordsMatch(terms, tokens), cap }) as
       Array<HitRow & { bm: number }>
     return rows.map((row) => ({ row, score: -row.bm, snippet: () => wordsSnippet(row.text, terms) }))
+  }
+
+  /**
+   * Word search at scale. FTS5's bm25() costs about 2 µs for every passage matching any term, and a question's
+   * words match tens of thousands at 1,000,000 passages. So: each term's postings are read (rowids only,
+   * newest first, at most POSTINGS_PER_TERM); when all of them together are few (a small corpus or a small
+   * reader), FTS5 ranks every match exactly. Otherwise the candidates are the passages holding the rare
+   * terms (those read whole), ranked by the IDF of the rare terms they hold, and — when every term is common
+   * — the passages holding all of them; the best RESCORE are read and ranked by BM25 over all terms in
+   * JavaScript (term frequencies from the text, stemmed lightly; a posting counts as at least one).
+   */
+  function words(reader: Reader, filters: DocFilters, query: string, cap: number): Scored[] {
+    const terms = queryTerms(query)
+    const tokens = readerTokens(reader, filters.scope)
+    if (terms.length === 0 || tokens.length === 0) return []
+    if (filters.category || filters.tags?.length) return exactWords(reader, filters, terms, tokens, cap)
+    const corpus = stats.corpus()
+    // a reader of (almost) everything walks the terms alone and filters the few best; others walk their own
+    const own = stats.readable(reader, filters) < corpus.n * 0.9
+    const readersPart = own ? `{readers}: (${tokens.map(ftsPhrase).join(' OR ')}) AND ` : ''
+    const matchOf = (t: string[]) => `${readersPart}{text}: ${ftsPhrase(t.join(' '))}`
+    const postings = terms.map((t) => postingsOf.all(matchOf(t), POSTINGS_PER_TERM + 1) as number[])
+    if (postings.reduce((n, p) => n + p.length, 0) <= EXACT_POSTINGS) {
+      return exactWords(reader, filters, terms, tokens, cap)
+    }
+    const idf = (df: number) => Math.max(1e-6, Math.log((corpus.n - df + 0.5) / (df + 0.5)))
+    const dfs = postings.map((p, i) => (p.length <= POSTINGS_PER_TERM ? p.length : stats.df(matchOf(terms[i]))))
+    const weights = dfs.map(idf)
+    const coordination = new Map<number, number>()
+    const held = new Map<number, number>()
+    postings.forEach((p, i) => {
+      if (p.length > POSTINGS_PER_TERM) return
+      for (const rowid of p) {
+        coordination.set(rowid, (coordination.get(rowid) ?? 0) + weights[i])
+        held.set(rowid, (held.get(rowid) ?? 0) | (1 << i))
+      }
+    })
+    if (coordination.size < RESCORE) {
+      // every term is common (or the rare ones are few): add the newest passages holding all of them
+      const all = `${readersPart}{text}: (${terms.map((t) => ftsPhrase(t.join(' '))).join(' AND ')})`
+      for (const rowid of postingsOf.all(all, RESCORE) as number[]) {
+        if (!coordination.has(rowid)) { coordination.set(rowid, 0); held.set(rowid, (1 << terms.length) - 1) }
+      }
+    }
+    const best = [...coordination].sort((a, b) => b[1] - a[1] || b[0] - a[0]).slice(0, RESCORE).map(([r]) => r)
+    const rows = store.prepared(byRowids(filters)).all({ ...readableParams(reader, filters),
+      rowids: JSON.stringify(best) }) as HitRow[]
+    const stems = terms.map((t) => t.map(roughStem))
+    const scored = rows.map((row) => {
+      const words = (row.text.match(WORD_TOKEN) ?? []).map((w) => roughStem(fold(w)))
+      const tf = stems.map(() => 0)
+      for (let at = 0; at < words.length; at++) {
+        stems.forEach((t, i) => { if (t.every((w, k) => words[at + k] === w)) tf[i]++ })
+      }
+      const mask = held.get(row.rowid) ?? 0
+      const norm = K1 * (1 - B + (B * words.length) / corpus.avgWords)
+      let score = 0
+      tf.forEach((n, i) => {
+        const f = Math.max(n, (mask >> i) & 1)
+        if (f > 0) score += (weights[i] * f * (K1 + 1)) / (f + norm)
+      })
+      return { row, score, snippet: () => wordsSnippet(row.text, terms) }
+    })
+    return scored.sort((a, b) => b.score - a.score || b.row.rowid - a.row.rowid).slice(0, cap)
   }
 
   async function nearest(reader: Reader, filters: DocFilters, query: string, cap: number,

@@ -42,6 +42,25 @@ interface HitRow {
   uploaded_at: string
 }
 
+/**
+ * How often a term (its words lightly stemmed) occurs in a folded text: each place the first stem starts a
+ * word whose stem it is, followed by the term's other words. Cheaper than stemming every word of the text.
+ */
+function termFrequency(text: string, stem: string[]): number {
+  let n = 0
+  for (let at = text.indexOf(stem[0]); at >= 0; at = text.indexOf(stem[0], at + 1)) {
+    if (at > 0 && WORD_CHAR.test(text[at - 1])) continue
+    WORD_TOKEN.lastIndex = at
+    let ok = true
+    for (const s of stem) {
+      const m = WORD_TOKEN.exec(text)
+      if (!m || roughStem(m[0]) !== s || (s === stem[0] && m.index !== at)) { ok = false; break }
+    }
+    if (ok) n++
+  }
+  return n
+}
+
 /** a candidate; its snippet is made only if it is returned */
 interface Scored { row: HitRow; score: number; snippet: () => string }
 
@@ -57,13 +76,18 @@ export const FUSE_CANDIDATES = 100
 const RRF_K = 60
 const K1 = 1.2
 const B = 0.75
-/** words mode: postings read per term; a term with more only rescores (see words()) */
-export const POSTINGS_PER_TERM = 20_000
-/** words mode: when the terms' postings together are at most this many, FTS5's bm25() ranks them all */
-export const EXACT_POSTINGS = 6_000
-/** words mode: the candidates read and ranked by BM25 in JavaScript */
-export const RESCORE = 300
+/** How words mode bounds its work at scale (see words() in createSearch); tests make them small. */
+export interface WordsTuning {
+  /** postings read per term; a term with more is common: it only rescores */
+  postingsPerTerm: number
+  /** when the terms' postings together are at most this many, FTS5's bm25() ranks every match */
+  exactPostings: number
+  /** the candidates read and ranked by BM25 in JavaScript */
+  rescore: number
+}
+export const WORDS_TUNING: WordsTuning = { postingsPerTerm: 10_000, exactPostings: 6_000, rescore: 150 }
 const WORD_TOKEN = /[\p{L}\p{N}\p{Co}]+/gu
+const WORD_CHAR = /[\p{L}\p{N}\p{Co}]/u
 
 const DOC_COLUMNS = `d.id AS doc_id, d.file_name, d.file_type, d.category, d.scope, d.uploaded_at`
 
@@ -90,7 +114,8 @@ const newestFirst = (a: HitRow, b: HitRow) =>
  * - hybrid: reciprocal rank fusion of the three (every substring match is a candidate).
  */
 export function createSearch(sqlite: Database.Database, store: KnowledgeStore, semantic?: SemanticSource,
-  log?: FastifyBaseLogger) {
+  log?: FastifyBaseLogger, tuning: Partial<WordsTuning> = {}) {
+  const { postingsPerTerm: POSTINGS_PER_TERM, exactPostings: EXACT_POSTINGS, rescore } = { ...WORDS_TUNING, ...tuning }
   // newest matches first (FTS5 walks its rowids backwards and stops at the cap)
   const substringSql = (filters: DocFilters) => `
     SELECT p.rowid, p.id, p.text, p.chunk_index, ${DOC_COLUMNS}
@@ -231,8 +256,6 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
 
   const postingsOf = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ?
     ORDER BY rowid DESC LIMIT +?`).pluck()
-  const matchCount = sqlite.prepare(`SELECT count(*) FROM knowledge_passages_words
-    WHERE knowledge_passages_words MATCH ?`).pluck()
   const readablePassages = (filters: DocFilters) => `SELECT coalesce(sum(d.chunk_count), 0) FROM knowledge_documents d
     WHERE ${readableWhere(filters)}`
   const corpusSize = sqlite.prepare(`SELECT coalesce(max(rowid), 0) FROM knowledge_passages`).pluck()
@@ -241,16 +264,15 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
 
   /**
    * Cached per worker, never needed exact: the corpus size and mean passage length in words (BM25's N and
-   * avgdl), documents per term beyond POSTINGS_PER_TERM, and how much each reader reads. Stale figures move
+   * avgdl) and how much each reader reads. Stale figures move
    * scores a little, never which passages can be found.
    */
   function createWordStats() {
     let corpus = { at: 0, n: 0, avgWords: 0 }
-    const df = new Map<string, number>()
     const readable = new Map<string, { at: number; passages: number }>()
     return {
       corpus() {
-        if (performance.now() - corpus.at > 60_000) {
+        if (corpus.n === 0 || performance.now() - corpus.at > 60_000) {
           const n = corpusSize.get() as number
           const texts = sampleTexts.all(Math.floor(n / 2)) as string[]
           const words = texts.reduce((sum, t) => sum + (t.match(WORD_TOKEN)?.length ?? 0), 0)
@@ -258,14 +280,6 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
           corpus = { at: performance.now(), n: Math.max(n, 1), avgWords }
         }
         return corpus
-      },
-      df(match: string) {
-        let n = df.get(match)
-        if (n === undefined) {
-          if (df.size > 50_000) df.clear()
-          df.set(match, (n = matchCount.get(match) as number))
-        }
-        return n
       },
       readable(reader: Reader, filters: DocFilters) {
         const key = JSON.stringify([reader, filters.scope])
@@ -293,7 +307,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
    * newest first, at most POSTINGS_PER_TERM); when all of them together are few (a small corpus or a small
    * reader), FTS5 ranks every match exactly. Otherwise the candidates are the passages holding the rare
    * terms (those read whole), ranked by the IDF of the rare terms they hold, and — when every term is common
-   * — the passages holding all of them; the best RESCORE are read and ranked by BM25 over all terms in
+   * — the passages holding all of them; the best `rescore` are read and ranked by BM25 over all terms in
    * JavaScript (term frequencies from the text, stemmed lightly; a posting counts as at least one).
    */
   function words(reader: Reader, filters: DocFilters, query: string, cap: number): Scored[] {
@@ -311,7 +325,9 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       return exactWords(reader, filters, terms, tokens, cap)
     }
     const idf = (df: number) => Math.max(1e-6, Math.log((corpus.n - df + 0.5) / (df + 0.5)))
-    const dfs = postings.map((p, i) => (p.length <= POSTINGS_PER_TERM ? p.length : stats.df(matchOf(terms[i]))))
+    // a common term's document frequency, from how far back its newest postings reach (terms spread evenly)
+    const dfs = postings.map((p) => (p.length <= POSTINGS_PER_TERM ? p.length
+      : Math.min(corpus.n, p.length * corpus.n / Math.max(1, corpus.n - p[p.length - 1]))))
     const weights = dfs.map(idf)
     const coordination = new Map<number, number>()
     const held = new Map<number, number>()
@@ -322,28 +338,50 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
         held.set(rowid, (held.get(rowid) ?? 0) | (1 << i))
       }
     })
-    if (coordination.size < RESCORE) {
-      // every term is common (or the rare ones are few): add the newest passages holding all of them
-      const all = `${readersPart}{text}: (${terms.map((t) => ftsPhrase(t.join(' '))).join(' AND ')})`
-      for (const rowid of postingsOf.all(all, RESCORE) as number[]) {
-        if (!coordination.has(rowid)) { coordination.set(rowid, 0); held.set(rowid, (1 << terms.length) - 1) }
-      }
+    // the common terms' weight where they meet the rare ones: FTS5 seeks the common doclists at the rare rowids
+    const rare = terms.filter((_, i) => postings[i].length <= POSTINGS_PER_TERM)
+    if (rare.length > 0) {
+      const rareMatch = `{text}: (${rare.map((t) => ftsPhrase(t.join(' '))).join(' OR ')})`
+      terms.forEach((t, i) => {
+        if (postings[i].length <= POSTINGS_PER_TERM) return
+        for (const rowid of postingsOf.all(`${rareMatch} AND {text}: ${ftsPhrase(t.join(' '))}`,
+          POSTINGS_PER_TERM) as number[]) {
+          const c = coordination.get(rowid)
+          if (c !== undefined) { coordination.set(rowid, c + weights[i]); held.set(rowid, held.get(rowid)! | (1 << i)) }
+        }
+      })
     }
-    const best = [...coordination].sort((a, b) => b[1] - a[1] || b[0] - a[0]).slice(0, RESCORE).map(([r]) => r)
+    if (coordination.size < rescore) {
+      // every term is common (or the rare ones are few): the newest passages holding all of them first, then
+      // the newest postings of the common terms, by the IDF of the terms they hold
+      const all = `${readersPart}{text}: (${terms.map((t) => ftsPhrase(t.join(' '))).join(' AND ')})`
+      const sum = weights.reduce((a, b) => a + b, 0)
+      for (const rowid of postingsOf.all(all, rescore) as number[]) {
+        coordination.set(rowid, sum)
+        held.set(rowid, (1 << terms.length) - 1)
+      }
+      postings.forEach((p, i) => {
+        if (p.length <= POSTINGS_PER_TERM) return
+        for (const rowid of p) {
+          if (coordination.get(rowid) === sum && held.get(rowid) === (1 << terms.length) - 1) continue
+          coordination.set(rowid, (coordination.get(rowid) ?? 0) + weights[i])
+          held.set(rowid, (held.get(rowid) ?? 0) | (1 << i))
+        }
+      })
+    }
+    const best = [...coordination].sort((a, b) => b[1] - a[1] || b[0] - a[0]).slice(0, Math.max(rescore, cap))
+      .map(([r]) => r)
     const rows = store.prepared(byRowids(filters)).all({ ...readableParams(reader, filters),
       rowids: JSON.stringify(best) }) as HitRow[]
     const stems = terms.map((t) => t.map(roughStem))
     const scored = rows.map((row) => {
-      const words = (row.text.match(WORD_TOKEN) ?? []).map((w) => roughStem(fold(w)))
-      const tf = stems.map(() => 0)
-      for (let at = 0; at < words.length; at++) {
-        stems.forEach((t, i) => { if (t.every((w, k) => words[at + k] === w)) tf[i]++ })
-      }
+      const text = fold(row.text)
+      const length = text.match(WORD_TOKEN)?.length ?? 0
       const mask = held.get(row.rowid) ?? 0
-      const norm = K1 * (1 - B + (B * words.length) / corpus.avgWords)
+      const norm = K1 * (1 - B + (B * length) / corpus.avgWords)
       let score = 0
-      tf.forEach((n, i) => {
-        const f = Math.max(n, (mask >> i) & 1)
+      stems.forEach((stem, i) => {
+        const f = Math.max(termFrequency(text, stem), (mask >> i) & 1)
         if (f > 0) score += (weights[i] * f * (K1 + 1)) / (f + norm)
       })
       return { row, score, snippet: () => wordsSnippet(row.text, terms) }

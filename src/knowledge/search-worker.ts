@@ -6,7 +6,7 @@ import { drizzle } from 'drizzle-orm/better-sqlite3'
 import * as sqliteVec from 'sqlite-vec'
 import * as tables from '../../schema/tables/index.js'
 import { createKnowledgeStore } from './store.js'
-import { createSearch, EmbeddingsNotConfiguredError, type SearchMode } from './search.js'
+import { createSearch, EmbeddingsNotConfiguredError, type SearchMode, type WordsTuning } from './search.js'
 import { embeddingClient, vectorSource, EmbeddingError, type EmbeddingConfig } from './embeddings.js'
 import type { DocFilters, Reader } from './readers.js'
 
@@ -22,7 +22,10 @@ if (embeddings) {
   sqliteVec.load(sqlite)
   semantic = vectorSource(sqlite, embeddingClient(embeddings.baseUrl, embeddings.apiKey, embeddings.model))
 }
-const search = createSearch(sqlite, createKnowledgeStore(sqlite, drizzle(sqlite, { schema: tables })), semantic)
+// BENCH_WORDS_TUNING (JSON of WordsTuning): the retrieval bench measures the bounded words path on a small corpus
+const tuning = process.env.BENCH_WORDS_TUNING ? JSON.parse(process.env.BENCH_WORDS_TUNING) as Partial<WordsTuning> : {}
+const search = createSearch(sqlite, createKnowledgeStore(sqlite, drizzle(sqlite, { schema: tables })), semantic,
+  undefined, tuning)
 
 parentPort!.on('message', (r: SearchRequest) => {
   search.search(r.reader, r.filters, r.query, r.limit, r.mode).then(

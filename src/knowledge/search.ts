@@ -5,6 +5,7 @@ import { readableWhere, readableParams, readerTokens, type Reader, type DocFilte
 import { innerWordsMatch, ftsPhrase, fold, innerWords, queryTerms, roughStem, snippetAround, wordsMatch, wordsSnippet }
   from './query.js'
 import type { KnowledgeStore } from './store.js'
+import { gramFilters, mayHold, needleGrams } from './grams.js'
 
 export const SEARCH_MODES = ['hybrid', 'substring', 'words', 'semantic'] as const
 export type SearchMode = (typeof SEARCH_MODES)[number]
@@ -176,18 +177,26 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     return scored.sort((a, b) => b.score - a.score || newestFirst(a.row, b.row))
   }
 
-  const docsSql = (filters: DocFilters) => `SELECT ${DOC_COLUMNS}
+  const docsSql = (filters: DocFilters) => `SELECT ${DOC_COLUMNS}, d.chunk_count
     FROM knowledge_documents d WHERE ${readableWhere(filters)} ORDER BY d.uploaded_at DESC, d.id DESC`
   const passagesFrom = sqlite.prepare(`SELECT rowid, id, text, chunk_index FROM knowledge_passages
     WHERE document_id = ? AND chunk_index >= ? ORDER BY chunk_index LIMIT +?`)
+  const filters = gramFilters(sqlite)
 
-  /** 1–2 characters: every readable passage in turn, newest document first, yielding every few ms. */
-  async function scan(reader: Reader, filters: DocFilters, needle: string, limit: number): Promise<Scored[]> {
-    const docs = store.prepared(docsSql(filters)).all(readableParams(reader, filters)) as Array<Omit<HitRow,
-      'rowid' | 'id' | 'text' | 'chunk_index'>>
+  /**
+   * 1–2 characters: every readable passage in turn, newest document first, yielding every few ms; a document
+   * whose character filter (src/knowledge/grams.ts) lacks one of the query's characters or pairs is skipped.
+   */
+  async function scan(reader: Reader, docFilters: DocFilters, needle: string, limit: number): Promise<Scored[]> {
+    const docs = store.prepared(docsSql(docFilters)).all(readableParams(reader, docFilters)) as Array<Omit<HitRow,
+      'rowid' | 'id' | 'text' | 'chunk_index'> & { chunk_count: number }>
+    const grams = needleGrams(needle)
+    const known = filters.of(docs)
     const hits: Scored[] = []
     let sliceStart = performance.now()
-    for (const d of docs) {
+    for (const { chunk_count: _, ...d } of docs) {
+      const filter = known.get(d.doc_id)
+      if (filter && !mayHold(filter, grams)) continue
       for (let from = 0; ; ) {
         const rows = passagesFrom.all(d.doc_id, from,
           200) as Array<Pick<HitRow, 'rowid' | 'id' | 'text' | 'chunk_index'>>

@@ -265,7 +265,8 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
 
   const postingsOf = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ?
     ORDER BY rowid DESC LIMIT +?`).pluck()
-  const readablePassages = (filters: DocFilters) => `SELECT coalesce(sum(d.chunk_count), 0) FROM knowledge_documents d
+  const readablePassages = (filters: DocFilters) => `SELECT coalesce(sum(d.chunk_count), 0) AS n
+    FROM knowledge_documents d
     WHERE ${readableWhere(filters)}`
   const corpusSize = sqlite.prepare(`SELECT coalesce(max(rowid), 0) FROM knowledge_passages`).pluck()
   const sampleTexts = sqlite.prepare(`SELECT text FROM knowledge_passages WHERE rowid >= ? LIMIT 200`).pluck()
@@ -295,8 +296,8 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
         let r = readable.get(key)
         if (!r || performance.now() - r.at > 10_000) {
           if (readable.size > 10_000) readable.clear()
-          readable.set(key, (r = { at: performance.now(),
-            passages: store.prepared(readablePassages(filters)).get(readableParams(reader, filters)) as number }))
+          const { n } = store.prepared(readablePassages(filters)).get(readableParams(reader, filters)) as { n: number }
+          readable.set(key, (r = { at: performance.now(), passages: n }))
         }
         return r.passages
       }
@@ -326,7 +327,10 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     if (filters.category || filters.tags?.length) return exactWords(reader, filters, terms, tokens, cap)
     const corpus = stats.corpus()
     // a reader of (almost) everything walks the terms alone and filters the few best; others walk their own
-    const own = stats.readable(reader, filters) < corpus.n * 0.9
+    const readable = stats.readable(reader, filters)
+    // a reader of few passages: bm25() over all of them costs little
+    if (readable <= 2 * EXACT_POSTINGS) return exactWords(reader, filters, terms, tokens, cap)
+    const own = readable < corpus.n * 0.9
     const readersPart = own ? `{readers}: (${tokens.map(ftsPhrase).join(' OR ')}) AND ` : ''
     const matchOf = (t: string[]) => `${readersPart}{text}: ${ftsPhrase(t.join(' '))}`
     const postings = terms.map((t) => postingsOf.all(matchOf(t), POSTINGS_PER_TERM + 1) as number[])

@@ -73,8 +73,19 @@ export function mayHold(filter: Uint8Array, grams: Array<[number, number]>): boo
 export function gramFilters(sqlite: Database.Database) {
   const load = sqlite.prepare(`SELECT document_id, passages, bits FROM knowledge_document_grams
     WHERE document_id IN (SELECT value FROM json_each(?))`)
+  const page = sqlite.prepare(`SELECT document_id, passages, bits FROM knowledge_document_grams
+    WHERE document_id > ? ORDER BY document_id LIMIT 256`)
   const cache = new Map<string, { passages: number; bits: Uint8Array }>()
   return {
+    /** reads every filter into the cache, 256 at a time between searches (a worker's first short query is fast) */
+    async warm() {
+      for (let after = ''; cache.size < 16_384; await yieldToLoop()) {
+        const rows = page.all(after) as Array<{ document_id: string; passages: number; bits: Buffer }>
+        if (rows.length === 0) return
+        for (const r of rows) cache.set(r.document_id, { passages: r.passages, bits: new Uint8Array(r.bits) })
+        after = rows[rows.length - 1].document_id
+      }
+    },
     /** each document's filter when it has one covering `chunk_count` passages */
     of(docs: Array<{ doc_id: string; chunk_count: number }>): Map<string, Uint8Array> {
       const out = new Map<string, Uint8Array>()

@@ -28,6 +28,8 @@ const tuning = process.env.BENCH_WORDS_TUNING ? JSON.parse(process.env.BENCH_WOR
 const search = createSearch(sqlite, createKnowledgeStore(sqlite, drizzle(sqlite, { schema: tables })), semantic,
   undefined, tuning)
 
+void search.warm().catch(() => undefined) // only a head start: a filter not read yet is read when needed
+
 // one worker of the pool back-fills the documents' character filters, between searches, on its own connection
 if (sweep) {
   const writer = new Database(file, { fileMustExist: true })

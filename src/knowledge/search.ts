@@ -191,10 +191,12 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const docs = store.prepared(docsSql(docFilters)).all(readableParams(reader, docFilters)) as Array<Omit<HitRow,
       'rowid' | 'id' | 'text' | 'chunk_index'> & { chunk_count: number }>
     const grams = needleGrams(needle)
-    const known = filters.of(docs)
     const hits: Scored[] = []
     let sliceStart = performance.now()
-    for (const { chunk_count: _, ...d } of docs) {
+    // filters are read 256 documents at a time: a query found in the newest documents reads few
+    let known = new Map<string, Uint8Array>()
+    for (const [i, { chunk_count: _, ...d }] of docs.entries()) {
+      if (i % 256 === 0) known = filters.of(docs.slice(i, i + 256))
       const filter = known.get(d.doc_id)
       if (filter && !mayHold(filter, grams)) continue
       for (let from = 0; ; ) {
@@ -439,6 +441,9 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
   }
 
   return {
+    /** reads the character filters of 1–2 character search ahead of use */
+    warm: () => filters.warm(),
+
     /** whether `semantic` (and the semantic part of hybrid) is available */
     get semanticEnabled() { return !!semantic },
 

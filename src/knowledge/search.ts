@@ -345,12 +345,15 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       : Math.min(corpus.n, p.length * corpus.n / Math.max(1, corpus.n - p[p.length - 1]))))
     const weights = dfs.map(idf)
     const coordination = new Map<number, number>()
+    // which terms a candidate's postings showed (the first 31; later ones are counted from the text alone)
     const held = new Map<number, number>()
+    const bit = (i: number) => (i < 31 ? 1 << i : 0)
+    const all = terms.reduce((m, _, i) => m | bit(i), 0)
     postings.forEach((p, i) => {
       if (p.length > POSTINGS_PER_TERM) return
       for (const rowid of p) {
         coordination.set(rowid, (coordination.get(rowid) ?? 0) + weights[i])
-        held.set(rowid, (held.get(rowid) ?? 0) | (1 << i))
+        held.set(rowid, (held.get(rowid) ?? 0) | bit(i))
       }
     })
     // the common terms' weight where they meet the rare ones: FTS5 seeks the common doclists at the rare rowids
@@ -362,25 +365,25 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
         for (const rowid of postingsOf.all(`${rareMatch} AND {text}: ${ftsPhrase(t.join(' '))}`,
           POSTINGS_PER_TERM) as number[]) {
           const c = coordination.get(rowid)
-          if (c !== undefined) { coordination.set(rowid, c + weights[i]); held.set(rowid, held.get(rowid)! | (1 << i)) }
+          if (c !== undefined) { coordination.set(rowid, c + weights[i]); held.set(rowid, held.get(rowid)! | bit(i)) }
         }
       })
     }
     if (coordination.size < rescore) {
       // every term is common (or the rare ones are few): the newest passages holding all of them first, then
       // the newest postings of the common terms, by the IDF of the terms they hold
-      const all = `${readersPart}{text}: (${terms.map((t) => ftsPhrase(t.join(' '))).join(' AND ')})`
+      const every = `${readersPart}{text}: (${terms.map((t) => ftsPhrase(t.join(' '))).join(' AND ')})`
       const sum = weights.reduce((a, b) => a + b, 0)
-      for (const rowid of postingsOf.all(all, rescore) as number[]) {
+      for (const rowid of postingsOf.all(every, rescore) as number[]) {
         coordination.set(rowid, sum)
-        held.set(rowid, (1 << terms.length) - 1)
+        held.set(rowid, all)
       }
       postings.forEach((p, i) => {
         if (p.length <= POSTINGS_PER_TERM) return
         for (const rowid of p) {
-          if (coordination.get(rowid) === sum && held.get(rowid) === (1 << terms.length) - 1) continue
+          if (coordination.get(rowid) === sum && held.get(rowid) === all) continue
           coordination.set(rowid, (coordination.get(rowid) ?? 0) + weights[i])
-          held.set(rowid, (held.get(rowid) ?? 0) | (1 << i))
+          held.set(rowid, (held.get(rowid) ?? 0) | bit(i))
         }
       })
     }
@@ -396,7 +399,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       const norm = K1 * (1 - B + (B * length) / corpus.avgWords)
       let score = 0
       stems.forEach((stem, i) => {
-        const f = Math.max(termFrequency(text, stem), (mask >> i) & 1)
+        const f = Math.max(termFrequency(text, stem), mask & bit(i) ? 1 : 0)
         if (f > 0) score += (weights[i] * f * (K1 + 1)) / (f + norm)
       })
       return { row, score, snippet: () => wordsSnippet(row.text, terms) }

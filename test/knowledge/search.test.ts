@@ -236,6 +236,10 @@ t.test('words at scale (bounded candidates): rare terms lead, common terms resco
   t.ok(rare.every((h, i) => i === 0 || h.score <= rare[i - 1].score), 'ordered by score')
   t.match(rare[0].snippet, /<mark>zephyr<\/mark>/)
 
+  // the most terms a query keeps (32): the rare one last still leads
+  const many = Array.from({ length: 31 }, (_, i) => `word${i}x`).join(' ') + ' zephyr'
+  t.equal(files(await bounded.search(reader(a), {}, many, 5, 'words'))[0], 'zephyr.txt')
+
   // only common terms, and a passage holding all of them that is neither newest nor frequent
   const common = await bounded.search(reader(a), {}, 'quarterly budget team', 3, 'words')
   t.equal(common.length, 3)

@@ -21,18 +21,23 @@ type Reply = { id: number; hits?: SearchHit[]; error?: { kind: string; message: 
  */
 export function createSearchPool(file: string,
   options: { size: number; embeddings?: Required<Pick<EmbeddingConfig, 'baseUrl' | 'model'>> & EmbeddingConfig;
-    log?: FastifyBaseLogger }) {
+    log?: FastifyBaseLogger; sweep?: boolean }) {
   const workers: Array<{ worker: Worker; busy: number }> = []
   const pending = new Map<number,
     { resolve: (hits: SearchHit[]) => void; reject: (err: Error) => void; slot: { busy: number } }>()
   let nextId = 1
   let closed = false
 
+  // the first worker (and the next one, should it die) also back-fills the character filters (grams.ts)
+  let sweeper: Worker | undefined
   function spawn() {
+    const sweep = !sweeper && options.sweep !== false
     const worker = new Worker(fromSource ? sourceBootstrap : workerUrl,
-      { eval: fromSource, workerData: { file, embeddings: options.embeddings } })
+      { eval: fromSource, workerData: { file, embeddings: options.embeddings, sweep } })
+    if (sweep) sweeper = worker
     const slot = { worker, busy: 0 }
     worker.on('message', (m: Reply) => {
+      if (m.error?.kind === 'sweep') options.log?.error({ err: m.error }, 'character filter back-fill stopped')
       const p = pending.get(m.id)
       if (!p) return
       pending.delete(m.id)
@@ -45,6 +50,7 @@ export function createSearchPool(file: string,
     // a worker that dies fails its requests and is replaced on the next search
     worker.on('error', (err) => options.log?.error({ err }, 'search worker failed'))
     worker.on('exit', () => {
+      if (sweeper === worker) sweeper = undefined
       workers.splice(workers.indexOf(slot), 1)
       for (const [id,
         p] of pending) if (p.slot === slot) { pending.delete(id); p.reject(new Error('the search worker stopped')) }

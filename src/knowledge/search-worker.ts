@@ -6,14 +6,15 @@ import { drizzle } from 'drizzle-orm/better-sqlite3'
 import * as sqliteVec from 'sqlite-vec'
 import * as tables from '../../schema/tables/index.js'
 import { createKnowledgeStore } from './store.js'
-import { createSearch, EmbeddingsNotConfiguredError, type SearchMode } from './search.js'
+import { createSearch, EmbeddingsNotConfiguredError, type SearchMode, type WordsTuning } from './search.js'
 import { embeddingClient, vectorSource, EmbeddingError, type EmbeddingConfig } from './embeddings.js'
 import type { DocFilters, Reader } from './readers.js'
+import { gramSweep } from './grams.js'
 
 export interface SearchRequest { id: number; reader: Reader; filters: DocFilters; query: string; limit: number;
   mode: SearchMode }
 
-const { file, embeddings } = workerData as { file: string;
+const { file, embeddings, sweep } = workerData as { file: string; sweep?: boolean;
   embeddings?: Required<Pick<EmbeddingConfig, 'baseUrl' | 'model'>> & EmbeddingConfig }
 const sqlite = new Database(file, { readonly: true, fileMustExist: true })
 sqlite.pragma('busy_timeout = 5000')
@@ -22,7 +23,20 @@ if (embeddings) {
   sqliteVec.load(sqlite)
   semantic = vectorSource(sqlite, embeddingClient(embeddings.baseUrl, embeddings.apiKey, embeddings.model))
 }
-const search = createSearch(sqlite, createKnowledgeStore(sqlite, drizzle(sqlite, { schema: tables })), semantic)
+// BENCH_WORDS_TUNING (JSON of WordsTuning): the retrieval bench measures the bounded words path on a small corpus
+const tuning = process.env.BENCH_WORDS_TUNING ? JSON.parse(process.env.BENCH_WORDS_TUNING) as Partial<WordsTuning> : {}
+const search = createSearch(sqlite, createKnowledgeStore(sqlite, drizzle(sqlite, { schema: tables })), semantic,
+  undefined, tuning)
+
+void search.warm().catch(() => undefined) // only a head start: a filter not read yet is read when needed
+
+// one worker of the pool back-fills the documents' character filters, between searches, on its own connection
+if (sweep) {
+  const writer = new Database(file, { fileMustExist: true })
+  writer.pragma('busy_timeout = 5000')
+  void gramSweep(writer).run().catch((err: Error) => parentPort!.postMessage({ id: 0, error: { kind: 'sweep',
+    message: err.message } }))
+}
 
 parentPort!.on('message', (r: SearchRequest) => {
   search.search(r.reader, r.filters, r.query, r.limit, r.mode).then(

@@ -2,8 +2,10 @@ import type Database from 'better-sqlite3'
 import type { FastifyBaseLogger } from 'fastify'
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { readableWhere, readableParams, readerTokens, type Reader, type DocFilters } from './readers.js'
-import { innerWordsMatch, ftsPhrase, innerWords, queryTerms, snippetAround, wordsMatch, wordsSnippet } from './query.js'
+import { innerWordsMatch, ftsPhrase, fold, innerWords, queryTerms, roughStem, snippetAround, wordsMatch, wordsSnippet }
+  from './query.js'
 import type { KnowledgeStore } from './store.js'
+import { gramFilters, mayHold, needleGrams } from './grams.js'
 
 export const SEARCH_MODES = ['hybrid', 'substring', 'words', 'semantic'] as const
 export type SearchMode = (typeof SEARCH_MODES)[number]
@@ -41,6 +43,25 @@ interface HitRow {
   uploaded_at: string
 }
 
+/**
+ * How often a term (its words lightly stemmed) occurs in a folded text: each place the first stem starts a
+ * word whose stem it is, followed by the term's other words. Cheaper than stemming every word of the text.
+ */
+function termFrequency(text: string, stem: string[]): number {
+  let n = 0
+  for (let at = text.indexOf(stem[0]); at >= 0; at = text.indexOf(stem[0], at + 1)) {
+    if (at > 0 && WORD_CHAR.test(text[at - 1])) continue
+    WORD_TOKEN.lastIndex = at
+    let ok = true
+    for (const s of stem) {
+      const m = WORD_TOKEN.exec(text)
+      if (!m || roughStem(m[0]) !== s || (s === stem[0] && m.index !== at)) { ok = false; break }
+    }
+    if (ok) n++
+  }
+  return n
+}
+
 /** a candidate; its snippet is made only if it is returned */
 interface Scored { row: HitRow; score: number; snippet: () => string }
 
@@ -56,6 +77,18 @@ export const FUSE_CANDIDATES = 100
 const RRF_K = 60
 const K1 = 1.2
 const B = 0.75
+/** How words mode bounds its work at scale (see words() in createSearch); tests make them small. */
+export interface WordsTuning {
+  /** postings read per term; a term with more is common: it only rescores */
+  postingsPerTerm: number
+  /** when the terms' postings together are at most this many, FTS5's bm25() ranks every match */
+  exactPostings: number
+  /** the candidates read and ranked by BM25 in JavaScript */
+  rescore: number
+}
+export const WORDS_TUNING: WordsTuning = { postingsPerTerm: 10_000, exactPostings: 6_000, rescore: 150 }
+const WORD_TOKEN = /[\p{L}\p{N}\p{Co}]+/gu
+const WORD_CHAR = /[\p{L}\p{N}\p{Co}]/u
 
 const DOC_COLUMNS = `d.id AS doc_id, d.file_name, d.file_type, d.category, d.scope, d.uploaded_at`
 
@@ -82,7 +115,8 @@ const newestFirst = (a: HitRow, b: HitRow) =>
  * - hybrid: reciprocal rank fusion of the three (every substring match is a candidate).
  */
 export function createSearch(sqlite: Database.Database, store: KnowledgeStore, semantic?: SemanticSource,
-  log?: FastifyBaseLogger) {
+  log?: FastifyBaseLogger, tuning: Partial<WordsTuning> = {}) {
+  const { postingsPerTerm: POSTINGS_PER_TERM, exactPostings: EXACT_POSTINGS, rescore } = { ...WORDS_TUNING, ...tuning }
   // newest matches first (FTS5 walks its rowids backwards and stops at the cap)
   const substringSql = (filters: DocFilters) => `
     SELECT p.rowid, p.id, p.text, p.chunk_index, ${DOC_COLUMNS}
@@ -143,18 +177,28 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     return scored.sort((a, b) => b.score - a.score || newestFirst(a.row, b.row))
   }
 
-  const docsSql = (filters: DocFilters) => `SELECT ${DOC_COLUMNS}
+  const docsSql = (filters: DocFilters) => `SELECT ${DOC_COLUMNS}, d.chunk_count
     FROM knowledge_documents d WHERE ${readableWhere(filters)} ORDER BY d.uploaded_at DESC, d.id DESC`
   const passagesFrom = sqlite.prepare(`SELECT rowid, id, text, chunk_index FROM knowledge_passages
     WHERE document_id = ? AND chunk_index >= ? ORDER BY chunk_index LIMIT +?`)
+  const filters = gramFilters(sqlite)
 
-  /** 1–2 characters: every readable passage in turn, newest document first, yielding every few ms. */
-  async function scan(reader: Reader, filters: DocFilters, needle: string, limit: number): Promise<Scored[]> {
-    const docs = store.prepared(docsSql(filters)).all(readableParams(reader, filters)) as Array<Omit<HitRow,
-      'rowid' | 'id' | 'text' | 'chunk_index'>>
+  /**
+   * 1–2 characters: every readable passage in turn, newest document first, yielding every few ms; a document
+   * whose character filter (src/knowledge/grams.ts) lacks one of the query's characters or pairs is skipped.
+   */
+  async function scan(reader: Reader, docFilters: DocFilters, needle: string, limit: number): Promise<Scored[]> {
+    const docs = store.prepared(docsSql(docFilters)).all(readableParams(reader, docFilters)) as Array<Omit<HitRow,
+      'rowid' | 'id' | 'text' | 'chunk_index'> & { chunk_count: number }>
+    const grams = needleGrams(needle)
     const hits: Scored[] = []
     let sliceStart = performance.now()
-    for (const d of docs) {
+    // filters are read 256 documents at a time: a query found in the newest documents reads few
+    let known = new Map<string, Uint8Array>()
+    for (const [i, { chunk_count: _, ...d }] of docs.entries()) {
+      if (i % 256 === 0) known = filters.of(docs.slice(i, i + 256))
+      const filter = known.get(d.doc_id)
+      if (filter && !mayHold(filter, grams)) continue
       for (let from = 0; ; ) {
         const rows = passagesFrom.all(d.doc_id, from,
           200) as Array<Pick<HitRow, 'rowid' | 'id' | 'text' | 'chunk_index'>>
@@ -221,14 +265,146 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     return rankSubstring(substringRows(reader, filters, query), query.toLowerCase())
   }
 
-  function words(reader: Reader, filters: DocFilters, query: string, cap: number): Scored[] {
-    const terms = queryTerms(query)
-    const tokens = readerTokens(reader, filters.scope)
-    if (terms.length === 0 || tokens.length === 0) return []
+  const postingsOf = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ?
+    ORDER BY rowid DESC LIMIT +?`).pluck()
+  const readablePassages = (filters: DocFilters) => `SELECT coalesce(sum(d.chunk_count), 0) AS n
+    FROM knowledge_documents d
+    WHERE ${readableWhere(filters)}`
+  const corpusSize = sqlite.prepare(`SELECT coalesce(max(rowid), 0) FROM knowledge_passages`).pluck()
+  const sampleTexts = sqlite.prepare(`SELECT text FROM knowledge_passages WHERE rowid >= ? LIMIT 200`).pluck()
+  const stats = createWordStats()
+
+  /**
+   * Cached per worker, never needed exact: the corpus size and mean passage length in words (BM25's N and
+   * avgdl) and how much each reader reads. Stale figures move
+   * scores a little, never which passages can be found.
+   */
+  function createWordStats() {
+    let corpus = { at: 0, n: 0, avgWords: 0 }
+    const readable = new Map<string, { at: number; passages: number }>()
+    return {
+      corpus() {
+        if (corpus.n === 0 || performance.now() - corpus.at > 60_000) {
+          const n = corpusSize.get() as number
+          const texts = sampleTexts.all(Math.floor(n / 2)) as string[]
+          const words = texts.reduce((sum, t) => sum + (t.match(WORD_TOKEN)?.length ?? 0), 0)
+          const avgWords = Math.max(1, words / Math.max(texts.length, 1))
+          corpus = { at: performance.now(), n: Math.max(n, 1), avgWords }
+        }
+        return corpus
+      },
+      readable(reader: Reader, filters: DocFilters) {
+        const key = JSON.stringify([reader, filters.scope])
+        let r = readable.get(key)
+        if (!r || performance.now() - r.at > 10_000) {
+          if (readable.size > 10_000) readable.clear()
+          const { n } = store.prepared(readablePassages(filters)).get(readableParams(reader, filters)) as { n: number }
+          readable.set(key, (r = { at: performance.now(), passages: n }))
+        }
+        return r.passages
+      }
+    }
+  }
+
+  function exactWords(reader: Reader, filters: DocFilters, terms: string[][], tokens: string[], cap: number): Scored[] {
     const rows = store.prepared(wordsSql(filters)).all({ ...readableParams(reader, filters),
       match: wordsMatch(terms, tokens), cap }) as
       Array<HitRow & { bm: number }>
     return rows.map((row) => ({ row, score: -row.bm, snippet: () => wordsSnippet(row.text, terms) }))
+  }
+
+  /**
+   * Word search at scale. FTS5's bm25() costs about 2 µs for every passage matching any term, and a question's
+   * words match tens of thousands at 1,000,000 passages. So: each term's postings are read (rowids only,
+   * newest first, at most POSTINGS_PER_TERM); when all of them together are few (a small corpus or a small
+   * reader), FTS5 ranks every match exactly. Otherwise the candidates are the passages holding the rare
+   * terms (those read whole), ranked by the IDF of the rare terms they hold, and — when every term is common
+   * — the passages holding all of them; the best `rescore` are read and ranked by BM25 over all terms in
+   * JavaScript (term frequencies from the text, stemmed lightly; a posting counts as at least one).
+   */
+  function words(reader: Reader, filters: DocFilters, query: string, cap: number): Scored[] {
+    const terms = queryTerms(query)
+    const tokens = readerTokens(reader, filters.scope)
+    if (terms.length === 0 || tokens.length === 0) return []
+    if (filters.category || filters.tags?.length) return exactWords(reader, filters, terms, tokens, cap)
+    const corpus = stats.corpus()
+    // a reader of (almost) everything walks the terms alone and filters the few best; others walk their own
+    const readable = stats.readable(reader, filters)
+    // a reader of few passages: bm25() over all of them costs little
+    if (readable <= 2 * EXACT_POSTINGS) return exactWords(reader, filters, terms, tokens, cap)
+    const own = readable < corpus.n * 0.9
+    const readersPart = own ? `{readers}: (${tokens.map(ftsPhrase).join(' OR ')}) AND ` : ''
+    const matchOf = (t: string[]) => `${readersPart}{text}: ${ftsPhrase(t.join(' '))}`
+    const postings = terms.map((t) => postingsOf.all(matchOf(t), POSTINGS_PER_TERM + 1) as number[])
+    if (postings.reduce((n, p) => n + p.length, 0) <= EXACT_POSTINGS) {
+      return exactWords(reader, filters, terms, tokens, cap)
+    }
+    const idf = (df: number) => Math.max(1e-6, Math.log((corpus.n - df + 0.5) / (df + 0.5)))
+    // a common term's document frequency, from how far back its newest postings reach (terms spread evenly)
+    const dfs = postings.map((p) => (p.length <= POSTINGS_PER_TERM ? p.length
+      : Math.min(corpus.n, p.length * corpus.n / Math.max(1, corpus.n - p[p.length - 1]))))
+    const weights = dfs.map(idf)
+    const coordination = new Map<number, number>()
+    // which terms a candidate's postings showed (the first 31; later ones are counted from the text alone)
+    const held = new Map<number, number>()
+    const bit = (i: number) => (i < 31 ? 1 << i : 0)
+    const all = terms.reduce((m, _, i) => m | bit(i), 0)
+    postings.forEach((p, i) => {
+      if (p.length > POSTINGS_PER_TERM) return
+      for (const rowid of p) {
+        coordination.set(rowid, (coordination.get(rowid) ?? 0) + weights[i])
+        held.set(rowid, (held.get(rowid) ?? 0) | bit(i))
+      }
+    })
+    // the common terms' weight where they meet the rare ones: FTS5 seeks the common doclists at the rare rowids
+    const rare = terms.filter((_, i) => postings[i].length <= POSTINGS_PER_TERM)
+    if (rare.length > 0) {
+      const rareMatch = `{text}: (${rare.map((t) => ftsPhrase(t.join(' '))).join(' OR ')})`
+      terms.forEach((t, i) => {
+        if (postings[i].length <= POSTINGS_PER_TERM) return
+        for (const rowid of postingsOf.all(`${rareMatch} AND {text}: ${ftsPhrase(t.join(' '))}`,
+          POSTINGS_PER_TERM) as number[]) {
+          const c = coordination.get(rowid)
+          if (c !== undefined) { coordination.set(rowid, c + weights[i]); held.set(rowid, held.get(rowid)! | bit(i)) }
+        }
+      })
+    }
+    if (coordination.size < rescore) {
+      // every term is common (or the rare ones are few): the newest passages holding all of them first, then
+      // the newest postings of the common terms, by the IDF of the terms they hold
+      const every = `${readersPart}{text}: (${terms.map((t) => ftsPhrase(t.join(' '))).join(' AND ')})`
+      const sum = weights.reduce((a, b) => a + b, 0)
+      for (const rowid of postingsOf.all(every, rescore) as number[]) {
+        coordination.set(rowid, sum)
+        held.set(rowid, all)
+      }
+      postings.forEach((p, i) => {
+        if (p.length <= POSTINGS_PER_TERM) return
+        for (const rowid of p) {
+          if (coordination.get(rowid) === sum && held.get(rowid) === all) continue
+          coordination.set(rowid, (coordination.get(rowid) ?? 0) + weights[i])
+          held.set(rowid, (held.get(rowid) ?? 0) | bit(i))
+        }
+      })
+    }
+    const best = [...coordination].sort((a, b) => b[1] - a[1] || b[0] - a[0]).slice(0, Math.max(rescore, cap))
+      .map(([r]) => r)
+    const rows = store.prepared(byRowids(filters)).all({ ...readableParams(reader, filters),
+      rowids: JSON.stringify(best) }) as HitRow[]
+    const stems = terms.map((t) => t.map(roughStem))
+    const scored = rows.map((row) => {
+      const text = fold(row.text)
+      const length = text.match(WORD_TOKEN)?.length ?? 0
+      const mask = held.get(row.rowid) ?? 0
+      const norm = K1 * (1 - B + (B * length) / corpus.avgWords)
+      let score = 0
+      stems.forEach((stem, i) => {
+        const f = Math.max(termFrequency(text, stem), mask & bit(i) ? 1 : 0)
+        if (f > 0) score += (weights[i] * f * (K1 + 1)) / (f + norm)
+      })
+      return { row, score, snippet: () => wordsSnippet(row.text, terms) }
+    })
+    return scored.sort((a, b) => b.score - a.score || b.row.rowid - a.row.rowid).slice(0, cap)
   }
 
   async function nearest(reader: Reader, filters: DocFilters, query: string, cap: number,
@@ -268,6 +444,9 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
   }
 
   return {
+    /** reads the character filters of 1–2 character search ahead of use */
+    warm: () => filters.warm(),
+
     /** whether `semantic` (and the semantic part of hybrid) is available */
     get semanticEnabled() { return !!semantic },
 

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { build, signup, addUser, uploadDocument, type TestUser } from '../helper.js'
 import type { App } from '../../src/app.js'
+import { createSearch, type SearchHit } from '../../src/knowledge/search.js'
 
 const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
 
@@ -205,4 +206,48 @@ t.test('substring over the trigram index when the caller reads many passages; ov
   t.same(names(mine), ['mine.txt'], 'the small organization reads only its own passages')
   t.same(names(await results(app, small, { query: 'ledger', mode: 'substring' })), [])
   t.same(names(await results(app, small, { query: 'ledger' })), [], 'nor in hybrid')
+})
+
+t.test('words at scale (bounded candidates): rare terms lead, common terms rescore, all-common queries still find, ' +
+  'tenants stay apart', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const a = await signup(app)
+  const b = await signup(app)
+  const filler = Array.from({ length: 24 }, (_, i) =>
+    `Quarterly report number ${i} lists the budget of team ${i}; the report is filed monthly.`)
+  for (let i = 0; i < filler.length; i += 6) {
+    await uploadDocument(app, a, { filename: `filler-${i}.txt`, content: filler.slice(i, i + 6).join('\n\n') },
+      { chunkSize: '120', chunkOverlap: '0' })
+  }
+  await uploadDocument(app, a, { filename: 'zephyr.txt',
+    content: 'The zephyr wind report came early, the zephyr report was late.' })
+  await uploadDocument(app, a, { filename: 'pair.txt', content: 'Lighthouse keepers archive tidal ledgers.' })
+  await uploadDocument(app, b, { filename: 'foreign.txt',
+    content: 'The zephyr wind report of another organization, zephyr zephyr report.' })
+  // tiny bounds: every term with more than two postings is common, FTS5 never ranks all matches itself
+  const bounded = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined,
+    { exactPostings: 0, postingsPerTerm: 2, rescore: 3 })
+  const reader = (u: TestUser) => ({ customerId: u.customerId, userId: u.userId, workspaceIds: [u.workspaceId] })
+  const files = (hits: SearchHit[]) => hits.map((h) => h.document.fileName)
+
+  const rare = await bounded.search(reader(a), {}, 'zephyr report', 5, 'words')
+  t.equal(files(rare)[0], 'zephyr.txt', 'the passage holding the rare term and the common one ranks first')
+  t.notOk(files(rare).includes('foreign.txt'), 'never another organization\'s passage')
+  t.ok(rare.every((h, i) => i === 0 || h.score <= rare[i - 1].score), 'ordered by score')
+  t.match(rare[0].snippet, /<mark>zephyr<\/mark>/)
+
+  // the most terms a query keeps (32): the rare one last still leads
+  const many = Array.from({ length: 31 }, (_, i) => `word${i}x`).join(' ') + ' zephyr'
+  t.equal(files(await bounded.search(reader(a), {}, many, 5, 'words'))[0], 'zephyr.txt')
+
+  // only common terms, and a passage holding all of them that is neither newest nor frequent
+  const common = await bounded.search(reader(a), {}, 'quarterly budget team', 3, 'words')
+  t.equal(common.length, 3)
+  t.ok(files(common).every((f) => f.startsWith('filler-')))
+
+  // the small organization reads through its own readers token
+  t.same(files(await bounded.search(reader(b), {}, 'zephyr report', 5, 'words')), ['foreign.txt'])
+  t.same(await bounded.search(reader(b), {}, 'quarterly budget', 5, 'words'), [])
+  t.same(files(await bounded.search(reader(b), {}, 'lighthouse ledgers', 5, 'hybrid')), [])
+  t.same(files(await bounded.search(reader(a), {}, 'lighthouse ledgers', 5, 'hybrid')), ['pair.txt'])
 })

@@ -1,0 +1,78 @@
+import t from 'tap'
+import { build, signup, uploadDocument, type TestUser } from '../helper.js'
+import { gramFilter, gramSweep, mayHold, needleGrams } from '../../src/knowledge/grams.js'
+import { createSearch } from '../../src/knowledge/search.js'
+import { rng } from '../../bench/seed.js'
+
+const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
+
+t.test('a filter never says absent for a character or pair its texts hold, in any script', async (t) => {
+  const random = rng(3)
+  const alphabet = [...'abcxyzÉéñŵßİıΣσς中文😀𝒜 \n-_.'] // surrogate pairs, case changes that grow, final sigma
+  const texts = Array.from({ length: 40 }, () =>
+    Array.from({ length: 30 }, () => alphabet[Math.floor(random() * alphabet.length)]).join(''))
+  const f = gramFilter()
+  for (const text of texts) f.add(text)
+  const bits = new Uint8Array(f.bytes())
+  let checked = 0
+  for (const text of texts) {
+    const cps = [...text.toLowerCase()]
+    for (let i = 0; i < cps.length; i++) {
+      for (const needle of [cps[i], cps[i] + (cps[i + 1] ?? '')]) {
+        t.ok(mayHold(bits, needleGrams(needle)) || t.fail(`missed ${JSON.stringify(needle)}`), needle)
+        checked++
+      }
+    }
+  }
+  t.ok(checked > 2000)
+  t.notOk(mayHold(bits, needleGrams('qk')), 'an absent pair')
+  t.notOk(mayHold(bits, needleGrams('ж')), 'an absent character')
+  t.ok(mayHold(bits, needleGrams('ÉÉ'.toLowerCase())) === texts.some((x) => x.toLowerCase().includes('éé')) ||
+    texts.every((x) => !x.toLowerCase().includes('éé')))
+})
+
+t.test('1–2 character search with document filters: absent skips, present found, missing filter scans, ' +
+  'filters follow their documents and tenants', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const a = await signup(app)
+  const b = await signup(app)
+  const reader = (u: TestUser) => ({ customerId: u.customerId, userId: u.userId, workspaceIds: [u.workspaceId] })
+  const fill = 'Plain English text about budgets and reports. '.repeat(8)
+  const spanish = await uploadDocument(app, a, { filename: 'es.txt', content: `${fill}El niño come.` })
+  await uploadDocument(app, a, { filename: 'en.txt', content: fill })
+  await uploadDocument(app, b, { filename: 'b.txt', content: `${fill} Zwölf Boxkämpfer qx.` })
+  const sweep = gramSweep(app.sqlite)
+  t.equal(sweep.batch(), 3, 'each indexed document of each tenant gets a filter')
+  t.equal(sweep.batch(), 0, 'and only once')
+  const count = () => (app.sqlite.prepare('SELECT count(*) AS n FROM knowledge_document_grams').get() as
+    { n: number }).n
+  t.equal(count(), 3)
+
+  const search = createSearch(app.sqlite, app.knowledgeStore)
+  const files = async (u: TestUser, q: string) =>
+    (await search.search(reader(u), {}, q, 10, 'substring')).map((h) => h.document.fileName)
+  t.same(await files(a, 'ñ'), ['es.txt'], 'a character the filter holds is found')
+  t.same(await files(a, 'Ño'), ['es.txt'], 'a pair, case folded')
+  t.same(await files(a, 'qx'), [], 'absent for this reader (only the other tenant has it)')
+  t.same(await files(b, 'qx'), ['b.txt'])
+  t.same(await files(b, 'ñ'), [])
+  t.same(await files(a, 'ö'), [])
+
+  // a document without a filter yet is scanned: found right after upload
+  await uploadDocument(app, a, { filename: 'late.txt', content: `${fill} Ŵales qx` })
+  t.same(await files(a, 'ŵ'), ['late.txt'])
+  t.same(await files(a, 'qx'), ['late.txt'])
+
+  // the filter is what is consulted: one that (wrongly) holds nothing hides its document
+  app.sqlite.prepare('UPDATE knowledge_document_grams SET bits = zeroblob(length(bits)) WHERE document_id = ?')
+    .run(spanish.id)
+  const fresh = createSearch(app.sqlite, app.knowledgeStore) // a search caches the filters it read
+  t.same((await fresh.search(reader(a), {}, 'ñ', 10, 'substring')).length, 0, 'the document was skipped by its filter')
+  t.same(await createSearch(app.sqlite, app.knowledgeStore).search(reader(a), {}, 'budgets', 10, 'substring')
+    .then((h) => h.length > 0), true, '3+ character searches never use the filters')
+
+  // deleting a document deletes its filter
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/knowledge/document/${spanish.id}`, headers: a.auth }))
+    .statusCode, 200)
+  t.equal(count(), 2)
+})

@@ -10,6 +10,11 @@ import { realMarkdown } from './markdown-corpus.js'
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]
 const peakRssMb = (pid: number) => Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`,
   'utf8'))![1]) / 1024
+/** user + system CPU seconds of a process so far (the figure to compare on a loaded machine) */
+const cpuSeconds = (pid: number) => {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024
 
 export async function run() {
@@ -61,6 +66,7 @@ export async function run() {
       await new Promise((r) => setTimeout(r, 10))
     }
   })()
+  const cpuBefore = cpuSeconds(child.pid!)
   const start = performance.now()
   const doc = await upload(big, 'big.md')
   const uploaded = performance.now() - start
@@ -71,6 +77,7 @@ export async function run() {
       { headers: auth })).json()) as { status: string }).status
   }
   const indexed = performance.now() - start
+  const cpu = cpuSeconds(child.pid!) - cpuBefore
   probing = false
   await probe
   const loop = await (await fetch(`${info.address}/bench/loop-delay`)).json() as { maxMs: number; p99Ms: number }
@@ -88,6 +95,7 @@ export async function run() {
   table([{
     'file MB': +(Buffer.byteLength(big) / 1048576).toFixed(1), passages: doc.chunkCount,
     'upload answered s': +(uploaded / 1000).toFixed(1), 'indexed s': +(indexed / 1000).toFixed(1),
+    'server CPU s': +cpu.toFixed(1),
     'max loop delay ms': +loop.maxMs.toFixed(1), 'p99 loop delay ms': +loop.p99Ms.toFixed(1),
     'health p99 ms': +percentile(probeTimes, 0.99).toFixed(1),
     'health max ms': +probeTimes[probeTimes.length - 1].toFixed(1),

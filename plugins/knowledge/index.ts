@@ -53,6 +53,7 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
   app.addHook('onClose', () => extractor.close())
   const searcher = app.knowledgeSearch
   const indexer = createIndexer({ sqlite: app.sqlite, jobs: app.jobs, files, log: app.log })
+  app.addHook('onClose', () => indexer.close())
   const { ingest } = createIntake({ sqlite: app.sqlite, jobs: app.jobs, files, extractor, indexer,
     createDocument: (doc) => store.create(doc) })
 

@@ -18,13 +18,16 @@ export type IndexReply = { id: number; error?: string } | { idle: true }
  * How long one transaction may insert passages. The commit then writes FTS5 segments; a writer on another
  * connection (the server's) waits at most about this long plus that commit.
  */
-const TXN_MS = 40
+const TXN_MS = 25
 /** the pause between two transactions: another connection's writer, retrying, gets the lock then */
 const GAP_MS = 2
 /** FTS5 pages merged per step when idle (see idleMerge) */
 const MERGE_PAGES = 200
 
-const { file } = workerData as { file: string }
+/** the longest the worker waits for the server's event loop to turn before its next transaction */
+const LOOP_WAIT_MS = 250
+
+const { file, beat } = workerData as { file: string; beat: Int32Array }
 const sqlite = new Database(file, { fileMustExist: true })
 sqlite.pragma('busy_timeout = 5000')
 sqlite.pragma('synchronous = NORMAL')
@@ -82,10 +85,22 @@ let urgent = 0
 let active = 0
 let closing = false
 
+let beatAtLastTxn = Atomics.load(beat, 0)
+
+/**
+ * Waits for this worker's next transaction. The server's event loop counts its turns in `beat`: when it did not
+ * turn during the last transaction, it is likely waiting for the write lock (better-sqlite3 is synchronous,
+ * and SQLite's busy handler retries at intervals of up to 100 ms, which back-to-back transactions would starve
+ * for seconds). Then the worker leaves the lock free until the loop turns again (or LOOP_WAIT_MS passed).
+ */
 async function turn(task: IndexTask) {
   await sleep(GAP_MS)
+  for (let waited = 0; Atomics.load(beat, 0) === beatAtLastTxn && waited < LOOP_WAIT_MS; waited += GAP_MS) {
+    await sleep(GAP_MS)
+  }
   while (!task.text && urgent > 0) await sleep(GAP_MS)
   if (stopped.has(task.id)) throw new Error('interrupted by shutdown')
+  beatAtLastTxn = Atomics.load(beat, 0)
 }
 
 async function write(task: IndexTask, passages: Iterator<string>, from: number, last: boolean) {

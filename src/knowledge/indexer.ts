@@ -93,6 +93,8 @@ const sourceBootstrap =
   `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(workerUrl.href)}) })`
 /** an idle index worker (merges done) ends after this long; the next task starts another */
 const IDLE_CLOSE_MS = 5000
+/** how often the event loop marks a turn for the index worker */
+const BEAT_MS = 5
 
 /**
  * The index worker (src/knowledge/index-worker.ts) seen from the server: started on the first task, ended
@@ -105,9 +107,17 @@ function indexThread(file: string, log: FastifyBaseLogger) {
   const pending = new Map<number, { resolve: () => void; reject: (err: Error) => void; slot: Slot }>()
   let nextId = 1
   let idleTimer: NodeJS.Timeout | undefined
+  // the event loop's turns, counted while the worker has work (see turn() in the worker)
+  const beat = new Int32Array(new SharedArrayBuffer(4))
+  let beating: NodeJS.Timeout | undefined
+  const pace = () => {
+    if (pending.size > 0 && !beating) beating = setInterval(() => Atomics.add(beat, 0, 1), BEAT_MS).unref()
+    if (pending.size === 0 && beating) { clearInterval(beating); beating = undefined }
+  }
 
   function spawn(): Slot {
-    const worker = new Worker(fromSource ? sourceBootstrap : workerUrl, { eval: fromSource, workerData: { file } })
+    const worker = new Worker(fromSource ? sourceBootstrap : workerUrl, { eval: fromSource,
+      workerData: { file, beat } })
     worker.unref()
     const slot: Slot = { worker, exited: new Promise((resolve) => worker.once('exit', () => resolve())) }
     worker.on('message', (m: IndexReply) => {
@@ -121,6 +131,7 @@ function indexThread(file: string, log: FastifyBaseLogger) {
       const p = pending.get(m.id)
       if (!p) return
       pending.delete(m.id)
+      pace()
       if (m.error === undefined) p.resolve()
       else p.reject(new Error(m.error))
     })
@@ -130,6 +141,7 @@ function indexThread(file: string, log: FastifyBaseLogger) {
       for (const [id, p] of pending) {
         if (p.slot === slot) { pending.delete(id); p.reject(new Error('the index worker stopped')) }
       }
+      pace()
     })
     return slot
   }
@@ -146,6 +158,7 @@ function indexThread(file: string, log: FastifyBaseLogger) {
     const id = nextId++
     return new Promise<void>((resolve, reject) => {
       pending.set(id, { resolve, reject, slot })
+      pace()
       slot.worker.postMessage(message(id))
       signal?.addEventListener('abort', () => slot.worker.postMessage({ stop: id } satisfies IndexMessage),
         { once: true })

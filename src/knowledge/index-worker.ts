@@ -1,7 +1,7 @@
 // The index worker: its own write connection, the indexing code of src/knowledge/indexer.ts. FTS5 tokenizing
 // and segment writes (most of an ingest's CPU) never run on the event loop of the server.
 import { parentPort, workerData } from 'node:worker_threads'
-import { setTimeout as sleep } from 'node:timers/promises'
+import { setImmediate, setTimeout as sleep } from 'node:timers/promises'
 import Database from 'better-sqlite3'
 import { passageRanges, type Passage } from '../ingest/chunker.js'
 import { textFilePieces } from '../ingest/text.js'
@@ -19,15 +19,15 @@ export type IndexReply = { id: number; error?: string } | { idle: true }
  * connection (the server's) waits at most about this long plus that commit.
  */
 const TXN_MS = 25
-/** the pause between two transactions: another connection's writer, retrying, gets the lock then */
+/** the step of the worker's waits: for the server's writes, for uploads' tasks to end */
 const GAP_MS = 2
 /** FTS5 pages merged per step when idle (see idleMerge) */
 const MERGE_PAGES = 200
 
-/** the longest the worker waits for the server's event loop to turn before its next transaction */
-const LOOP_WAIT_MS = 250
+/** the longest the worker lets the server's writes go first before its next transaction */
+const YIELD_MAX_MS = 1000
 
-const { file, beat } = workerData as { file: string; beat: Int32Array }
+const { file, intent } = workerData as { file: string; intent: Int32Array }
 const sqlite = new Database(file, { fileMustExist: true })
 sqlite.pragma('busy_timeout = 5000')
 sqlite.pragma('synchronous = NORMAL')
@@ -62,7 +62,8 @@ const writeSlice = sqlite.transaction((documentId: string, passages: Iterator<st
   const deadline = performance.now() + TXN_MS
   let next = from
   let exhausted = false
-  while (performance.now() < deadline) {
+  // a write of the server's connection waiting for the lock ends the transaction early
+  while (performance.now() < deadline && Atomics.load(intent, 0) === 0) {
     const r = passages.next()
     if (r.done) { exhausted = true; break }
     writer.insert(documentId, readers, next, r.value)
@@ -85,22 +86,15 @@ let urgent = 0
 let active = 0
 let closing = false
 
-let beatAtLastTxn = Atomics.load(beat, 0)
-
 /**
- * Waits for this worker's next transaction. The server's event loop counts its turns in `beat`: when it did not
- * turn during the last transaction, it is likely waiting for the write lock (better-sqlite3 is synchronous,
- * and SQLite's busy handler retries at intervals of up to 100 ms, which back-to-back transactions would starve
- * for seconds). Then the worker leaves the lock free until the loop turns again (or LOOP_WAIT_MS passed).
+ * Waits for this worker's next transaction: uploads' tasks first, and the server connection's writes
+ * (`intent`, see src/db/write-intent.ts) before any: one waiting for the lock holds the server's event loop.
  */
 async function turn(task: IndexTask) {
-  await sleep(GAP_MS)
-  for (let waited = 0; Atomics.load(beat, 0) === beatAtLastTxn && waited < LOOP_WAIT_MS; waited += GAP_MS) {
-    await sleep(GAP_MS)
-  }
+  await setImmediate()
+  for (let waited = 0; Atomics.load(intent, 0) > 0 && waited < YIELD_MAX_MS; waited += GAP_MS) await sleep(GAP_MS)
   while (!task.text && urgent > 0) await sleep(GAP_MS)
   if (stopped.has(task.id)) throw new Error('interrupted by shutdown')
-  beatAtLastTxn = Atomics.load(beat, 0)
 }
 
 async function write(task: IndexTask, passages: Iterator<string>, from: number, last: boolean) {

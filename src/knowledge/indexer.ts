@@ -6,6 +6,7 @@ import type Database from 'better-sqlite3'
 import type { FastifyBaseLogger } from 'fastify'
 import { passageRanges, type ChunkOptions, type Passage } from '../ingest/chunker.js'
 import type { JobQueue } from '../jobs/queue.js'
+import { writeIntentOf } from '../db/write-intent.js'
 import type { KnowledgeFiles } from './files.js'
 import type { IndexMessage, IndexReply, IndexTask } from './index-worker.js'
 
@@ -93,31 +94,22 @@ const sourceBootstrap =
   `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(workerUrl.href)}) })`
 /** an idle index worker (merges done) ends after this long; the next task starts another */
 const IDLE_CLOSE_MS = 5000
-/** how often the event loop marks a turn for the index worker */
-const BEAT_MS = 5
 
 /**
  * The index worker (src/knowledge/index-worker.ts) seen from the server: started on the first task, ended
  * when idle. A task resolves once its passages are committed; a worker that dies fails its tasks (the job
  * runner retries them from `indexed_count`).
  */
-function indexThread(file: string, log: FastifyBaseLogger) {
+function indexThread(file: string, intent: Int32Array, log: FastifyBaseLogger) {
   type Slot = { worker: Worker; exited: Promise<void> }
   let current: Slot | undefined
   const pending = new Map<number, { resolve: () => void; reject: (err: Error) => void; slot: Slot }>()
   let nextId = 1
   let idleTimer: NodeJS.Timeout | undefined
-  // the event loop's turns, counted while the worker has work (see turn() in the worker)
-  const beat = new Int32Array(new SharedArrayBuffer(4))
-  let beating: NodeJS.Timeout | undefined
-  const pace = () => {
-    if (pending.size > 0 && !beating) beating = setInterval(() => Atomics.add(beat, 0, 1), BEAT_MS).unref()
-    if (pending.size === 0 && beating) { clearInterval(beating); beating = undefined }
-  }
 
   function spawn(): Slot {
     const worker = new Worker(fromSource ? sourceBootstrap : workerUrl, { eval: fromSource,
-      workerData: { file, beat } })
+      workerData: { file, intent } })
     worker.unref()
     const slot: Slot = { worker, exited: new Promise((resolve) => worker.once('exit', () => resolve())) }
     worker.on('message', (m: IndexReply) => {
@@ -131,7 +123,6 @@ function indexThread(file: string, log: FastifyBaseLogger) {
       const p = pending.get(m.id)
       if (!p) return
       pending.delete(m.id)
-      pace()
       if (m.error === undefined) p.resolve()
       else p.reject(new Error(m.error))
     })
@@ -141,7 +132,6 @@ function indexThread(file: string, log: FastifyBaseLogger) {
       for (const [id, p] of pending) {
         if (p.slot === slot) { pending.delete(id); p.reject(new Error('the index worker stopped')) }
       }
-      pace()
     })
     return slot
   }
@@ -158,7 +148,6 @@ function indexThread(file: string, log: FastifyBaseLogger) {
     const id = nextId++
     return new Promise<void>((resolve, reject) => {
       pending.set(id, { resolve, reject, slot })
-      pace()
       slot.worker.postMessage(message(id))
       signal?.addEventListener('abort', () => slot.worker.postMessage({ stop: id } satisfies IndexMessage),
         { once: true })
@@ -194,7 +183,8 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
   const byId = sqlite.prepare(`SELECT status, indexed_count, text_path FROM knowledge_documents WHERE id = ?`)
   const markProcessing = sqlite.prepare(`UPDATE knowledge_documents SET status = 'processing', updated_at = ?
     WHERE id = ? AND status <> 'processing'`)
-  const thread = indexThread(sqlite.name, deps.log)
+  // the server connection's writes in progress (src/db/write-intent.ts): the worker lets them in first
+  const thread = indexThread(sqlite.name, writeIntentOf(sqlite) ?? new Int32Array(new SharedArrayBuffer(4)), deps.log)
 
   jobs.register('knowledge.index', async (payload, ctx) => {
     const { documentId } = payload

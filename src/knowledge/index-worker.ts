@@ -153,6 +153,7 @@ async function idleMerge() {
     for (;;) {
       await sleep(GAP_MS * 5)
       if (active > 0 || closing) return
+      if (Atomics.load(intent, 0) > 0) continue
       const before = sqlite.prepare('SELECT total_changes()').pluck().get() as number
       merge.run()
       if ((sqlite.prepare('SELECT total_changes()').pluck().get() as number) - before < 2) break

@@ -5,7 +5,7 @@ import { setImmediate, setTimeout as sleep } from 'node:timers/promises'
 import Database from 'better-sqlite3'
 import { passageRanges, type Passage } from '../ingest/chunker.js'
 import { textFilePieces } from '../ingest/text.js'
-import { passageWindows, passageWriter, WINDOW_BYTES } from './indexer.js'
+import { passageWindows, passageWriter } from './indexer.js'
 
 /** A document to index: from its text file, or from `text` (at upload) under the claimed job `jobId`. */
 export interface IndexTask { id: number; documentId: string; textFile: string; text?: string; jobId?: string }
@@ -24,6 +24,8 @@ const GAP_MS = 2
 /** FTS5 pages merged per step when idle (see idleMerge) */
 const MERGE_PAGES = 200
 
+/** the bytes of a text file read at a time (a window holds at least a quarter as many characters) */
+const WINDOW_BYTES = 1024 * 1024
 /** the longest the worker lets the server's writes go first before its next transaction */
 const YIELD_MAX_MS = 1000
 
@@ -129,7 +131,7 @@ async function index(task: IndexTask) {
   let seen = 0
   let next = doc.indexed_count
   for await (const { window, decided, last } of passageWindows(textFilePieces(task.textFile, WINDOW_BYTES, 'utf8'),
-    options)) {
+    options, WINDOW_BYTES / 4)) {
     const fresh = decided.filter(() => seen++ >= doc.indexed_count)
     const slice = await write(task, texts(window, fresh), next, last)
     next = slice.next

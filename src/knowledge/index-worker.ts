@@ -182,7 +182,7 @@ async function close() {
 }
 
 parentPort!.on('message', (m: IndexMessage) => {
-  if ('stop' in m) { stopped.add(m.stop); return }
+  if ('stop' in m) { if (running.has(m.stop)) stopped.add(m.stop); return }
   if ('close' in m) { void close(); return }
   const id = 'task' in m ? m.task.id : m.purge
   const isUrgent = 'task' in m && m.task.text !== undefined

@@ -151,12 +151,12 @@ function indexThread(file: string, intent: Int32Array, log: FastifyBaseLogger) {
     clearTimeout(idleTimer)
     const slot = current ??= spawn()
     const id = nextId++
+    const stop = () => slot.worker.postMessage({ stop: id } satisfies IndexMessage)
+    signal?.addEventListener('abort', stop, { once: true })
     return new Promise<void>((resolve, reject) => {
       pending.set(id, { resolve, reject, slot })
       slot.worker.postMessage(message(id))
-      signal?.addEventListener('abort', () => slot.worker.postMessage({ stop: id } satisfies IndexMessage),
-        { once: true })
-    })
+    }).finally(() => signal?.removeEventListener('abort', stop))
   }
 
   return {

@@ -67,13 +67,14 @@ export async function run() {
     }
   })()
   const cpuBefore = cpuSeconds(child.pid!)
-  // and a small write on the server's connection every 50 ms (the index worker shares SQLite's one write lock)
+  // and a small write on the server's connection every 200 ms (the index worker shares SQLite's one write lock;
+  // each such write makes the worker commit early and wait for SQLite's busy handler to retry)
   const writeTimes: number[] = []
   const writer = (async () => {
     while (probing) {
       const r = await (await fetch(`${info.address}/bench/write`, { method: 'POST' })).json() as { ms: number }
       writeTimes.push(r.ms)
-      await new Promise((r) => setTimeout(r, 50))
+      await new Promise((r) => setTimeout(r, 200))
     }
   })()
   const start = performance.now()

@@ -10,6 +10,8 @@ import { writeIntentOf } from '../db/write-intent.js'
 import type { KnowledgeFiles } from './files.js'
 import type { IndexMessage, IndexReply, IndexTask } from './index-worker.js'
 
+/** the characters of an upload's text counted per turn (with the 1 MB pieces of intake.ts) */
+const COUNT_WINDOW_CHARS = 256 * 1024
 /** how long one counting step may hold the event loop */
 const SLICE_MS = 25
 /** the bytes of a text file read at a time by the background indexer */
@@ -225,7 +227,7 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
     /** The number of passages of a text given in pieces, a window at a time. */
     async countPieces(pieces: AsyncIterable<string>, options: ChunkOptions): Promise<number> {
       let count = 0
-      for await (const { decided } of passageWindows(pieces, options)) {
+      for await (const { decided } of passageWindows(pieces, options, COUNT_WINDOW_CHARS)) {
         count += decided.length
         await yieldToLoop()
       }

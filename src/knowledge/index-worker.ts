@@ -48,6 +48,7 @@ const finish = sqlite.prepare(`UPDATE knowledge_documents
 const completeJob = sqlite.prepare(`DELETE FROM jobs WHERE id = ?`)
 const purgeSome = sqlite.prepare(`DELETE FROM knowledge_passages WHERE rowid IN
   (SELECT rowid FROM knowledge_passages WHERE document_id = ? LIMIT 200)`)
+const totalChanges = sqlite.prepare('SELECT total_changes()').pluck()
 const merges = ['knowledge_passages_fts', 'knowledge_passages_words'].map((t) =>
   sqlite.prepare(`INSERT INTO ${t} (${t}, rank) VALUES ('merge', ${MERGE_PAGES})`))
 
@@ -156,9 +157,9 @@ async function idleMerge() {
       await sleep(GAP_MS * 5)
       if (active > 0 || closing) return
       if (Atomics.load(intent, 0) > 0) continue
-      const before = sqlite.prepare('SELECT total_changes()').pluck().get() as number
+      const before = totalChanges.get() as number
       merge.run()
-      if ((sqlite.prepare('SELECT total_changes()').pluck().get() as number) - before < 2) break
+      if ((totalChanges.get() as number) - before < 2) break
     }
   }
 }

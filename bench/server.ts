@@ -40,6 +40,14 @@ if (mode === 'bare') {
     loop.reset()
     return out
   })
+  // a small write on the server's connection, timed: what a request's write waits while a worker holds the lock
+  app.sqlite.exec('CREATE TABLE IF NOT EXISTS bench_write_probe (at INTEGER)')
+  const probeWrite = app.sqlite.prepare('INSERT INTO bench_write_probe (at) VALUES (?)')
+  app.post('/bench/write', { config: { auth: 'public' } }, async () => {
+    const start = performance.now()
+    probeWrite.run(Date.now())
+    return { ms: performance.now() - start }
+  })
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
   if (kept) {
     console.log(JSON.stringify({ address, dataDir }))

@@ -56,6 +56,7 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
   const searcher = app.knowledgeSearch
   const listings = createListingCache(app.sqlite, opts.listingCache)
   const indexer = createIndexer({ sqlite: app.sqlite, jobs: app.jobs, files, log: app.log })
+  app.addHook('onClose', () => indexer.close())
   const { ingest } = createIntake({ sqlite: app.sqlite, jobs: app.jobs, files, extractor, indexer,
     createDocument: (doc) => store.create(doc) })
 

@@ -6,6 +6,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as tables from '../../schema/tables/index.js'
 import { startCheckpointer, type CheckpointerOptions } from './checkpointer.js'
+import { countWriteIntent } from './write-intent.js'
 
 export type Db = BetterSQLite3Database<typeof tables>
 
@@ -42,6 +43,7 @@ export function openDatabase(file: string, options: OpenOptions = {}): DatabaseH
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
+  countWriteIntent(sqlite)
   const db = drizzle(sqlite, { schema: tables })
   migrate(db, { migrationsFolder: path.join(projectRoot(), 'schema', 'migrations') })
   const checkpointer = options.checkpointer === false ? undefined : startCheckpointer(sqlite, options.checkpointer)

@@ -1,13 +1,18 @@
 import { randomFillSync } from 'node:crypto'
+import { Worker } from 'node:worker_threads'
+import { fileURLToPath } from 'node:url'
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import type Database from 'better-sqlite3'
 import type { FastifyBaseLogger } from 'fastify'
 import { passageRanges, type ChunkOptions, type Passage } from '../ingest/chunker.js'
-import { textFilePieces } from '../ingest/text.js'
 import type { JobQueue } from '../jobs/queue.js'
+import { writeIntentOf } from '../db/write-intent.js'
 import type { KnowledgeFiles } from './files.js'
+import type { IndexMessage, IndexReply, IndexTask } from './index-worker.js'
 
-/** how long one indexing, counting or purge step may hold the event loop */
+/** the characters of an upload's text counted per turn (with the 1 MB pieces of intake.ts) */
+const COUNT_WINDOW_CHARS = 256 * 1024
+/** how long one counting step may hold the event loop */
 const SLICE_MS = 25
 /** the bytes of a text file read at a time by the background indexer */
 const WINDOW_BYTES = 4 * 1024 * 1024
@@ -79,128 +84,136 @@ export function passageWriter(sqlite: Database.Database) {
 }
 
 interface IndexRow {
-  id: string
   status: string
   indexed_count: number
-  chunk_size: number
-  chunk_overlap: number
   text_path: string
 }
 
+// Compiled, the worker is plain JS; from source (tsx, tap) a bootstrap registers tsx first (as search-pool.ts).
+const fromSource = fileURLToPath(import.meta.url).endsWith('.ts')
+const workerUrl = new URL(fromSource ? './index-worker.ts' : './index-worker.js', import.meta.url)
+const sourceBootstrap =
+  `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(workerUrl.href)}) })`
 /**
- * Indexing of knowledge documents. `knowledge.index` stores a document's passages in short
- * transactions (resuming from `indexed_count` after a restart); `knowledge.purge` removes the passages
- * of a deleted document the same way. `indexNow` runs the same work inside an upload request, for
+ * The worker holds a 1 MB window of text and its passages at a time: a small young generation and a bounded old
+ * one make its isolate collect early instead of growing towards V8's defaults (peak RSS of a 50 MB ingest).
+ */
+const WORKER_HEAP = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 256 }
+/** an idle index worker (merges done) ends after this long; the next task starts another */
+const IDLE_CLOSE_MS = 5000
+
+/**
+ * The index worker (src/knowledge/index-worker.ts) seen from the server: started on the first task, ended
+ * when idle. A task resolves once its passages are committed; a worker that dies fails its tasks (the job
+ * runner retries them from `indexed_count`).
+ */
+function indexThread(file: string, intent: Int32Array, log: FastifyBaseLogger) {
+  type Slot = { worker: Worker; exited: Promise<void> }
+  let current: Slot | undefined
+  const pending = new Map<number, { resolve: () => void; reject: (err: Error) => void; slot: Slot }>()
+  let nextId = 1
+  let idleTimer: NodeJS.Timeout | undefined
+
+  function spawn(): Slot {
+    const worker = new Worker(fromSource ? sourceBootstrap : workerUrl, { eval: fromSource,
+      workerData: { file, intent }, resourceLimits: WORKER_HEAP })
+    worker.unref()
+    const slot: Slot = { worker, exited: new Promise((resolve) => worker.once('exit', () => resolve())) }
+    worker.on('message', (m: IndexReply) => {
+      if ('idle' in m) {
+        if (slot === current && pending.size === 0) {
+          clearTimeout(idleTimer)
+          idleTimer = setTimeout(retire, IDLE_CLOSE_MS).unref()
+        }
+        return
+      }
+      const p = pending.get(m.id)
+      if (!p) return
+      pending.delete(m.id)
+      if (m.error === undefined) p.resolve()
+      else p.reject(new Error(m.error))
+    })
+    worker.on('error', (err) => log.error({ err }, 'index worker failed'))
+    worker.on('exit', () => {
+      if (current === slot) current = undefined
+      for (const [id, p] of pending) {
+        if (p.slot === slot) { pending.delete(id); p.reject(new Error('the index worker stopped')) }
+      }
+    })
+    return slot
+  }
+
+  function retire() {
+    if (!current || pending.size > 0) return
+    current.worker.postMessage({ close: true } satisfies IndexMessage)
+    current = undefined
+  }
+
+  function send(message: (id: number) => IndexMessage, signal?: AbortSignal): Promise<void> {
+    clearTimeout(idleTimer)
+    const slot = current ??= spawn()
+    const id = nextId++
+    const stop = () => slot.worker.postMessage({ stop: id } satisfies IndexMessage)
+    signal?.addEventListener('abort', stop, { once: true })
+    return new Promise<void>((resolve, reject) => {
+      pending.set(id, { resolve, reject, slot })
+      slot.worker.postMessage(message(id))
+    }).finally(() => signal?.removeEventListener('abort', stop))
+  }
+
+  return {
+    index: (task: Omit<IndexTask, 'id'>, signal?: AbortSignal) => send((id) => ({ task: { ...task, id } }), signal),
+    purge: (documentId: string) => send((id) => ({ purge: id, documentId })),
+    /** stops the tasks in progress (they fail as interrupted) and ends the worker */
+    async close() {
+      clearTimeout(idleTimer)
+      const slot = current
+      current = undefined
+      if (!slot) return
+      slot.worker.postMessage({ close: true } satisfies IndexMessage)
+      const timeout = setTimeout(() => { void slot.worker.terminate() }, 5000)
+      await slot.exited
+      clearTimeout(timeout)
+    }
+  }
+}
+
+/**
+ * Indexing of knowledge documents, on the index worker. `knowledge.index` stores a document's passages in
+ * short transactions (resuming from `indexed_count` after a restart); `knowledge.purge` removes the passages
+ * of a deleted document the same way. `indexNow` runs the same work while an upload request waits, for
  * read-your-writes, under a job claimed in the document's own transaction.
  */
 export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue; files: KnowledgeFiles;
   log: FastifyBaseLogger }) {
   const { sqlite, jobs, files } = deps
-  const byId = sqlite.prepare(`SELECT id, status, indexed_count, chunk_size, chunk_overlap, text_path
-    FROM knowledge_documents WHERE id = ?`)
-  const writer = passageWriter(sqlite)
-  const progress = sqlite.prepare(`UPDATE knowledge_documents SET indexed_count = ?, status = ?, updated_at = ?
-    WHERE id = ?`)
-  const finish = sqlite.prepare(`UPDATE knowledge_documents
-    SET indexed_count = ?, chunk_count = ?, status = 'indexed', updated_at = ? WHERE id = ?`)
-  const purgeSome = sqlite.prepare(`DELETE FROM knowledge_passages WHERE rowid IN
-    (SELECT rowid FROM knowledge_passages WHERE document_id = ? LIMIT 200)`)
-
-  /**
-   * One slice: passages until the time budget is spent. The document is indexed once `passages` runs out
-   * and it was the `last` batch of them; that slice also ends the claimed job.
-   */
-  const writeSlice = sqlite.transaction((documentId: string, passages: Iterator<string>, from: number, last: boolean,
-    jobId?: string) => {
-    const readers = writer.readers(documentId)
-    if (readers === undefined) {
-      if (jobId) jobs.complete(jobId)
-      return { next: from, exhausted: true, gone: true }
-    }
-    const deadline = performance.now() + SLICE_MS
-    let next = from
-    let exhausted = false
-    while (performance.now() < deadline) {
-      const r = passages.next()
-      if (r.done) { exhausted = true; break }
-      writer.insert(documentId, readers, next, r.value)
-      next++
-    }
-    const now = new Date().toISOString()
-    if (exhausted && last) {
-      finish.run(next, next, now, documentId)
-      if (jobId) jobs.complete(jobId)
-    } else {
-      progress.run(next, 'processing', now, documentId)
-    }
-    return { next, exhausted, gone: false }
-  }).immediate
-
-  /** Writes `passages` (numbered from `from`) in slices; false when the document was deleted meanwhile. */
-  async function write(documentId: string, passages: Iterator<string>, from: number, last: boolean,
-    signal?: AbortSignal, jobId?: string) {
-    let next = from
-    for (;;) {
-      if (signal?.aborted) throw new Error('interrupted by shutdown')
-      const slice = writeSlice(documentId, passages, next, last, jobId)
-      next = slice.next
-      if (slice.gone) return { next, gone: true }
-      if (slice.exhausted) return { next, gone: false }
-      await yieldToLoop()
-    }
-  }
-
-  function* texts(text: string, ranges: Iterable<Passage>) {
-    for (const r of ranges) yield text.slice(r.start, r.end)
-  }
-
-  /**
-   * Indexes a document's text file a window at a time (see passageWindows), so that a 50 MB text is
-   * never held whole. The first `indexed_count` passages (written before a restart) are counted, not
-   * written again.
-   */
-  async function indexFile(doc: IndexRow, signal: AbortSignal) {
-    const options = { chunkSize: doc.chunk_size, chunkOverlap: doc.chunk_overlap }
-    let seen = 0
-    let next = doc.indexed_count
-    for await (const { window, decided, last } of passageWindows(textFilePieces(files.abs(doc.text_path), WINDOW_BYTES,
-      'utf8'), options)) {
-      const fresh = decided.filter(() => seen++ >= doc.indexed_count)
-      const { next: after, gone } = await write(doc.id, texts(window, fresh), next, last, signal)
-      next = after
-      if (gone) return
-      await yieldToLoop()
-    }
-  }
-
-  async function index(doc: IndexRow, text: string, jobId: string) {
-    const ranges = passageRanges(text, { chunkSize: doc.chunk_size, chunkOverlap: doc.chunk_overlap })
-    for (let i = 0; i < doc.indexed_count; i++) ranges.next()
-    await write(doc.id, texts(text, { [Symbol.iterator]: () => ranges }), doc.indexed_count, true, undefined, jobId)
-  }
+  const byId = sqlite.prepare(`SELECT status, indexed_count, text_path FROM knowledge_documents WHERE id = ?`)
+  const markProcessing = sqlite.prepare(`UPDATE knowledge_documents SET status = 'processing', updated_at = ?
+    WHERE id = ? AND status <> 'processing'`)
+  // the server connection's writes in progress (src/db/write-intent.ts): the worker lets them in first
+  const thread = indexThread(sqlite.name, writeIntentOf(sqlite) ?? new Int32Array(new SharedArrayBuffer(4)), deps.log)
 
   jobs.register('knowledge.index', async (payload, ctx) => {
     const { documentId } = payload
     const doc = byId.get(documentId) as IndexRow | undefined
     if (!doc || doc.status === 'indexed') return
-    progress.run(doc.indexed_count, 'processing', new Date().toISOString(), documentId)
-    await indexFile(doc, ctx.signal)
+    markProcessing.run(new Date().toISOString(), documentId)
+    await thread.index({ documentId, textFile: files.abs(doc.text_path) }, ctx.signal)
   }, { maxAttempts: 5, backoffMs: 2000 })
 
   jobs.register('knowledge.purge', async (payload) => {
-    const { documentId } = payload
-    while (purgeSome.run(documentId).changes > 0) await yieldToLoop()
+    await thread.purge(payload.documentId)
   }, { maxAttempts: 5 })
 
   return {
     /**
-     * Indexes a just-created document inside the request, under the job claimed with it: when this
+     * Indexes a just-created document while its upload waits, under the job claimed with it: when this
      * fails, the job goes back to the runner, which resumes where it stopped.
      */
     async indexNow(documentId: string, text: string, jobId: string) {
       try {
         const doc = byId.get(documentId) as IndexRow | undefined
-        if (doc) await index(doc, text, jobId)
+        if (doc) await thread.index({ documentId, textFile: files.abs(doc.text_path), text, jobId })
         else jobs.complete(jobId)
       } catch (err) {
         deps.log.warn({ err, documentId }, 'indexing at upload failed: left to the background job')
@@ -208,10 +221,13 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
       }
     },
 
+    /** ends the index worker (tasks in progress fail as interrupted; their jobs resume at the next start) */
+    close: () => thread.close(),
+
     /** The number of passages of a text given in pieces, a window at a time. */
     async countPieces(pieces: AsyncIterable<string>, options: ChunkOptions): Promise<number> {
       let count = 0
-      for await (const { decided } of passageWindows(pieces, options)) {
+      for await (const { decided } of passageWindows(pieces, options, COUNT_WINDOW_CHARS)) {
         count += decided.length
         await yieldToLoop()
       }

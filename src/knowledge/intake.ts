@@ -14,8 +14,8 @@ import type { Placement, UploadOptions } from './upload-policy.js'
 
 /** Documents whose extracted text is at most this many bytes (UTF-8) are searchable when their upload answers. */
 export const READ_YOUR_WRITES_BYTES = 1024 * 1024
-/** the bytes of a large text file decoded at a time */
-const PIECE_BYTES = 4 * 1024 * 1024
+/** the bytes of a large text file decoded at a time: small pieces keep the garbage per turn (and the heap) small */
+const PIECE_BYTES = 1024 * 1024
 
 /** A file received from an upload, on disk. */
 export interface IncomingFile {

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { randomUUID } from 'node:crypto'
 import { openDatabase } from '../../src/db/index.js'
 import { passageId, passageWriter } from '../../src/knowledge/indexer.js'
-import { tempDir } from '../helper.js'
+import { build, multipart, signup, tempDir } from '../helper.js'
 
 t.test('passageWriter indexes passages in both FTS5 tables with the readers token, without insert triggers',
   async (t) => {
@@ -53,4 +53,40 @@ t.test('passage ids are version 7 UUIDs in time order', async (t) => {
   t.ok(a < b, 'a later id sorts after')
   t.equal(a.slice(0, 13), '018bcfe5-6800', 'the first 48 bits are the time in milliseconds')
   t.not(passageId(1), passageId(1), 'random within a millisecond')
+})
+
+t.test('the index worker writes the passages: none through the server\'s connection, at upload or in the ' +
+  'background, and a small upload is searchable at 201 beside a large one being indexed', async (t) => {
+  const app = await build(t, { config: { rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 } } })
+  const u = await signup(app)
+  // TEMP triggers fire for this connection's statements only
+  app.sqlite.exec(`CREATE TEMP TABLE passage_writes (n INTEGER);
+    CREATE TEMP TRIGGER count_passage_writes AFTER INSERT ON main.knowledge_passages BEGIN
+      INSERT INTO passage_writes VALUES (1); END`)
+  const upload = async (filename: string, content: string) => {
+    const body = multipart([{ filename, content }])
+    const res = await app.inject({ method: 'POST', url: '/api/knowledge/upload',
+      headers: { ...u.auth, ...body.headers }, payload: body.payload })
+    t.equal(res.statusCode, 201)
+    return res.json().document as { id: string; chunkCount: number }
+  }
+  const found = async (query: string) => (await app.inject({ method: 'POST', url: '/api/knowledge/search',
+    headers: u.auth, payload: { query, mode: 'substring' } })).json().results
+    .map((r: { document: { id: string } }) => r.document.id) as string[]
+  const line = 'A heron waits by the slow river while the lighthouse keeper counts the boats.\n'
+  const large = await upload('large.txt', line.repeat(Math.ceil(6_000_000 / line.length)) + 'the amber kestrel')
+  const small = await upload('small.txt', 'Notes on the violet zebracorn.')
+  t.same(await found('violet zebracorn'), [small.id], 'the small one is searchable at 201')
+  await app.jobs.idle()
+  t.same(await found('amber kestrel'), [large.id], 'the large one once its job is done')
+  const stored = app.sqlite.prepare('SELECT COUNT(*) FROM knowledge_passages WHERE document_id = ?').pluck()
+  t.equal(stored.get(large.id), large.chunkCount)
+  t.equal(app.sqlite.prepare('SELECT COUNT(*) FROM passage_writes').pluck().get(), 0,
+    'no passage written through the server\'s connection')
+
+  const del = await app.inject({ method: 'DELETE', url: `/api/knowledge/document/${large.id}`, headers: u.auth })
+  t.equal(del.statusCode, 200)
+  await app.jobs.idle()
+  t.equal(stored.get(large.id), 0, 'a deleted document\'s passages are purged by the worker')
+  app.sqlite.exec(`INSERT INTO knowledge_passages_fts (knowledge_passages_fts) VALUES ('integrity-check')`)
 })

@@ -1,0 +1,203 @@
+// The index worker: its own write connection, the indexing code of src/knowledge/indexer.ts. FTS5 tokenizing
+// and segment writes (most of an ingest's CPU) never run on the event loop of the server.
+import { parentPort, workerData } from 'node:worker_threads'
+import { setImmediate, setTimeout as sleep } from 'node:timers/promises'
+import Database from 'better-sqlite3'
+import { passageRanges, type Passage } from '../ingest/chunker.js'
+import { textFilePieces } from '../ingest/text.js'
+import { passageWindows, passageWriter } from './indexer.js'
+
+/** A document to index: from its text file, or from `text` (at upload) under the claimed job `jobId`. */
+export interface IndexTask { id: number; documentId: string; textFile: string; text?: string; jobId?: string }
+export type IndexMessage = { task: IndexTask } | { stop: number } | { purge: number; documentId: string }
+  | { close: true }
+/** a task's end; `idle` once nothing is left to do, merges included */
+export type IndexReply = { id: number; error?: string } | { idle: true }
+
+/**
+ * How long one transaction may insert passages. The commit then writes FTS5 segments; a writer on another
+ * connection (the server's) waits at most about this long plus that commit.
+ */
+const TXN_MS = 25
+/** the step of the worker's waits: for the server's writes, for uploads' tasks to end */
+const GAP_MS = 2
+/** FTS5 pages merged per step when idle (see idleMerge) */
+const MERGE_PAGES = 200
+
+/** the bytes of a text file read at a time (a window holds at least a quarter as many characters) */
+const WINDOW_BYTES = 1024 * 1024
+/** the longest the worker lets the server's writes go first before its next transaction */
+const YIELD_MAX_MS = 1000
+
+const { file, intent } = workerData as { file: string; intent: Int32Array }
+const sqlite = new Database(file, { fileMustExist: true })
+sqlite.pragma('busy_timeout = 5000')
+sqlite.pragma('synchronous = NORMAL')
+sqlite.pragma('foreign_keys = ON')
+// this connection's commits checkpoint the log themselves (off the event loop): under a sustained ingest the
+// checkpoint thread's PASSIVE pass never catches up with the writer, and the log would never restart
+sqlite.pragma('wal_autocheckpoint = 1000')
+
+const byId = sqlite.prepare(`SELECT status, indexed_count, chunk_size, chunk_overlap FROM knowledge_documents
+  WHERE id = ?`)
+const writer = passageWriter(sqlite)
+const progress = sqlite.prepare(`UPDATE knowledge_documents SET indexed_count = ?, status = ?, updated_at = ?
+  WHERE id = ?`)
+const finish = sqlite.prepare(`UPDATE knowledge_documents
+  SET indexed_count = ?, chunk_count = ?, status = 'indexed', updated_at = ? WHERE id = ?`)
+const completeJob = sqlite.prepare(`DELETE FROM jobs WHERE id = ?`)
+const purgeSome = sqlite.prepare(`DELETE FROM knowledge_passages WHERE rowid IN
+  (SELECT rowid FROM knowledge_passages WHERE document_id = ? LIMIT 200)`)
+const totalChanges = sqlite.prepare('SELECT total_changes()').pluck()
+const merges = ['knowledge_passages_fts', 'knowledge_passages_words'].map((t) =>
+  sqlite.prepare(`INSERT INTO ${t} (${t}, rank) VALUES ('merge', ${MERGE_PAGES})`))
+
+interface DocRow { status: string; indexed_count: number; chunk_size: number; chunk_overlap: number }
+
+/** One transaction: passages until the time budget is spent; the last one of the document also ends its job. */
+const writeSlice = sqlite.transaction((documentId: string, passages: Iterator<string>, from: number, last: boolean,
+  jobId?: string) => {
+  const readers = writer.readers(documentId)
+  if (readers === undefined) {
+    if (jobId) completeJob.run(jobId)
+    return { next: from, exhausted: true, gone: true }
+  }
+  const deadline = performance.now() + TXN_MS
+  let next = from
+  let exhausted = false
+  // a write of the server's connection waiting for the lock ends the transaction early
+  while (performance.now() < deadline && Atomics.load(intent, 0) === 0) {
+    const r = passages.next()
+    if (r.done) { exhausted = true; break }
+    writer.insert(documentId, readers, next, r.value)
+    next++
+  }
+  const now = new Date().toISOString()
+  if (exhausted && last) {
+    finish.run(next, next, now, documentId)
+    if (jobId) completeJob.run(jobId)
+  } else {
+    progress.run(next, 'processing', now, documentId)
+  }
+  return { next, exhausted, gone: false }
+}).immediate
+
+const running = new Set<number>()
+const stopped = new Set<number>()
+/** tasks given their text (uploads waiting for their answer) go before background ones */
+let urgent = 0
+let active = 0
+let closing = false
+
+/**
+ * Waits for this worker's next transaction: uploads' tasks first, and the server connection's writes
+ * (`intent`, see src/db/write-intent.ts) before any: one waiting for the lock holds the server's event loop.
+ */
+async function turn(task: IndexTask) {
+  await setImmediate()
+  for (let waited = 0; Atomics.load(intent, 0) > 0 && waited < YIELD_MAX_MS; waited += GAP_MS) await sleep(GAP_MS)
+  while (!task.text && urgent > 0) await sleep(GAP_MS)
+  if (stopped.has(task.id)) throw new Error('interrupted by shutdown')
+}
+
+async function write(task: IndexTask, passages: Iterator<string>, from: number, last: boolean) {
+  let next = from
+  for (;;) {
+    await turn(task)
+    const slice = writeSlice(task.documentId, passages, next, last, task.jobId)
+    next = slice.next
+    if (slice.gone || slice.exhausted) return slice
+  }
+}
+
+function* texts(text: string, ranges: Iterable<Passage>) {
+  for (const r of ranges) yield text.slice(r.start, r.end)
+}
+
+async function index(task: IndexTask) {
+  const doc = byId.get(task.documentId) as DocRow | undefined
+  if (!doc || doc.status === 'indexed') {
+    if (task.jobId) completeJob.run(task.jobId)
+    return
+  }
+  const options = { chunkSize: doc.chunk_size, chunkOverlap: doc.chunk_overlap }
+  if (task.text !== undefined) {
+    const ranges = passageRanges(task.text, options)
+    for (let i = 0; i < doc.indexed_count; i++) ranges.next()
+    await write(task, texts(task.text, { [Symbol.iterator]: () => ranges }), doc.indexed_count, true)
+    return
+  }
+  // a window of the file at a time: a 50 MB text is never held whole; passages written before a restart are
+  // counted, not written again
+  let seen = 0
+  let next = doc.indexed_count
+  for await (const { window, decided, last } of passageWindows(textFilePieces(task.textFile, WINDOW_BYTES, 'utf8'),
+    options, WINDOW_BYTES / 4)) {
+    const fresh = decided.filter(() => seen++ >= doc.indexed_count)
+    const slice = await write(task, texts(window, fresh), next, last)
+    next = slice.next
+    if (slice.gone) return
+  }
+}
+
+async function purge(id: number, documentId: string) {
+  for (;;) {
+    await turn({ id, documentId, textFile: '' })
+    if (purgeSome.run(documentId).changes === 0) return
+  }
+}
+
+/**
+ * Short transactions make many small FTS5 segments; while nothing is to be indexed, merge them a bounded step
+ * at a time (a step that finds nothing to merge changes fewer than 2 rows), so searches read few segments.
+ */
+async function idleMerge() {
+  for (const merge of merges) {
+    for (;;) {
+      await sleep(GAP_MS * 5)
+      if (active > 0 || closing) return
+      if (Atomics.load(intent, 0) > 0) continue
+      const before = totalChanges.get() as number
+      merge.run()
+      if ((totalChanges.get() as number) - before < 2) break
+    }
+  }
+}
+
+let merging: Promise<void> | undefined
+function settle() {
+  if (active > 0 || merging) return
+  merging = idleMerge().catch(() => {}).finally(() => {
+    merging = undefined
+    if (active === 0 && !closing) parentPort!.postMessage({ idle: true } satisfies IndexReply)
+  })
+}
+
+async function close() {
+  closing = true
+  for (const id of running) stopped.add(id)
+  while (active > 0) await sleep(GAP_MS)
+  await merging
+  sqlite.close()
+  parentPort!.close()
+}
+
+parentPort!.on('message', (m: IndexMessage) => {
+  if ('stop' in m) { if (running.has(m.stop)) stopped.add(m.stop); return }
+  if ('close' in m) { void close(); return }
+  const id = 'task' in m ? m.task.id : m.purge
+  const isUrgent = 'task' in m && m.task.text !== undefined
+  active++
+  running.add(id)
+  if (isUrgent) urgent++
+  const work = 'task' in m ? index(m.task) : purge(m.purge, m.documentId)
+  work.then(() => parentPort!.postMessage({ id } satisfies IndexReply),
+    (err: Error) => parentPort!.postMessage({ id, error: err.message } satisfies IndexReply))
+    .finally(() => {
+      active--
+      if (isUrgent) urgent--
+      running.delete(id)
+      stopped.delete(id)
+      settle()
+    })
+})

@@ -55,7 +55,9 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
   app.addHook('onClose', () => extractor.close())
   const searcher = app.knowledgeSearch
   const listings = createListingCache(app.sqlite, opts.listingCache)
-  const indexer = createIndexer({ sqlite: app.sqlite, jobs: app.jobs, files, log: app.log })
+  // the index worker writes on its own connection: a task's end makes listings read their version back
+  const indexer = createIndexer({ sqlite: app.sqlite, jobs: app.jobs, files, log: app.log,
+    onTaskEnd: () => listings.recheck() })
   app.addHook('onClose', () => indexer.close())
   const { ingest } = createIntake({ sqlite: app.sqlite, jobs: app.jobs, files, extractor, indexer,
     createDocument: (doc) => store.create(doc) })

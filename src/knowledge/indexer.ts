@@ -107,7 +107,7 @@ const IDLE_CLOSE_MS = 5000
  * when idle. A task resolves once its passages are committed; a worker that dies fails its tasks (the job
  * runner retries them from `indexed_count`).
  */
-function indexThread(file: string, intent: Int32Array, log: FastifyBaseLogger) {
+function indexThread(file: string, intent: Int32Array, log: FastifyBaseLogger, onTaskEnd: () => void) {
   type Slot = { worker: Worker; exited: Promise<void> }
   let current: Slot | undefined
   const pending = new Map<number, { resolve: () => void; reject: (err: Error) => void; slot: Slot }>()
@@ -130,12 +130,14 @@ function indexThread(file: string, intent: Int32Array, log: FastifyBaseLogger) {
       const p = pending.get(m.id)
       if (!p) return
       pending.delete(m.id)
+      onTaskEnd()
       if (m.error === undefined) p.resolve()
       else p.reject(new Error(m.error))
     })
     worker.on('error', (err) => log.error({ err }, 'index worker failed'))
     worker.on('exit', () => {
       if (current === slot) current = undefined
+      onTaskEnd()
       for (const [id, p] of pending) {
         if (p.slot === slot) { pending.delete(id); p.reject(new Error('the index worker stopped')) }
       }
@@ -185,13 +187,14 @@ function indexThread(file: string, intent: Int32Array, log: FastifyBaseLogger) {
  * read-your-writes, under a job claimed in the document's own transaction.
  */
 export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue; files: KnowledgeFiles;
-  log: FastifyBaseLogger }) {
+  log: FastifyBaseLogger; onTaskEnd?: () => void }) {
   const { sqlite, jobs, files } = deps
   const byId = sqlite.prepare(`SELECT status, indexed_count, text_path FROM knowledge_documents WHERE id = ?`)
   const markProcessing = sqlite.prepare(`UPDATE knowledge_documents SET status = 'processing', updated_at = ?
     WHERE id = ? AND status <> 'processing'`)
   // the server connection's writes in progress (src/db/write-intent.ts): the worker lets them in first
-  const thread = indexThread(sqlite.name, writeIntentOf(sqlite) ?? new Int32Array(new SharedArrayBuffer(4)), deps.log)
+  const thread = indexThread(sqlite.name, writeIntentOf(sqlite) ?? new Int32Array(new SharedArrayBuffer(4)), deps.log,
+    deps.onTaskEnd ?? (() => {}))
 
   jobs.register('knowledge.index', async (payload, ctx) => {
     const { documentId } = payload

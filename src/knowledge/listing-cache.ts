@@ -7,6 +7,11 @@ export interface ListingCache {
    * depends on (reader, workspaces, filters, page).
    */
   page(customerId: string, key: string, render: () => string): Buffer
+  /**
+   * Another connection of this process has written documents (the index worker's task ended): the next
+   * request of every organization reads its version back instead of waiting out `externalCheckMs`.
+   */
+  recheck(): void
   /** pages kept now */
   readonly size: number
 }
@@ -94,6 +99,9 @@ export function createListingCache(sqlite: Database.Database, options: ListingCa
       entries.set(full, { generation, body })
       bytes += body.length
       return body
+    },
+    recheck() {
+      for (const org of orgs.values()) org.checkedAt = -Infinity
     },
     get size() {
       return entries.size

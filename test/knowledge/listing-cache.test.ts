@@ -44,9 +44,12 @@ t.test('upload, then delete: the next listing shows each', async (t) => {
 })
 
 t.test('the indexer\'s status and progress writes show in the next listing', async (t) => {
-  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  // the index worker writes on its own connection: its task's end, not the interval, renews the pages
+  const app = await build(t, { config: { rateLimits: NO_LIMITS },
+    knowledge: { listingCache: { externalCheckMs: 1e9 } } })
   const u = await signup(app)
-  const body = multipart([{ filename: 'long.txt', content: 'words and more words. '.repeat(2000) }])
+  // past 1 MB of text: indexed in the background, by the index worker
+  const body = multipart([{ filename: 'long.txt', content: 'words and more words. '.repeat(50_000) }])
   const res = await app.inject({ method: 'POST', url: '/api/knowledge/upload', headers: { ...u.auth, ...body.headers },
     payload: body.payload })
   t.equal(res.statusCode, 201)
@@ -55,6 +58,7 @@ t.test('the indexer\'s status and progress writes show in the next listing', asy
     .get(id) as string)
   const before = await list(app, u)
   t.equal(before.documents[0].status, statusNow(), 'the listing shows the status of the moment')
+  t.not(before.documents[0].status, 'indexed')
   await app.jobs.idle()
   t.equal(statusNow(), 'indexed')
   t.equal((await list(app, u)).documents[0].status, 'indexed', 'indexed: the listing says so at once')

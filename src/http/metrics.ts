@@ -5,7 +5,10 @@ import client from 'prom-client'
 import type { FastifyInstance } from 'fastify'
 import { secretsEqual } from '../auth/keys.js'
 import { unauthorized } from './errors.js'
+import { count, gt, inArray, sql } from 'drizzle-orm'
 import { jobOutcomes } from '../jobs/queue.js'
+import { jobs as jobsTable } from '../../schema/tables/jobs.js'
+import { webhookDeliveries } from '../../schema/tables/webhooks.js'
 
 /**
  * Prometheus metrics at /metrics (off unless CAIRN_METRICS=true): requests and latency per route,
@@ -28,16 +31,14 @@ async function metricsPlugin(app: FastifyInstance) {
     labelNames: ['method', 'route'],
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10], registers: [registry]
   })
-  const sqlite = app.sqlite
-  const queueDepth = sqlite.prepare(`SELECT type, status, COUNT(*) AS n FROM jobs WHERE status IN ('queued', 'running')
-    GROUP BY type, status`)
+  const queueDepth = app.db.select({ type: jobsTable.type, status: jobsTable.status, n: count() }).from(jobsTable)
+    .where(inArray(jobsTable.status, ['queued', 'running'])).groupBy(jobsTable.type, jobsTable.status).prepare()
   new client.Gauge({
     name: 'cairn_jobs_in_queue', help: 'Background jobs waiting or running, by type and status',
     labelNames: ['type', 'status'], registers: [registry],
     collect() {
       this.reset()
-      for (const r of queueDepth.all() as Array<{ type: string; status: string; n: number }>) this.set({ type: r.type,
-        status: r.status }, r.n)
+      for (const r of queueDepth.all()) this.set({ type: r.type, status: r.status }, r.n)
     }
   })
   const jobs = new client.Counter({ name: 'cairn_jobs_total',
@@ -51,18 +52,19 @@ async function metricsPlugin(app: FastifyInstance) {
   app.addHook('onClose', async () => { jobOutcomes.unsubscribe(onJob) })
 
   // deliveries are counted from the rows recorded since this process started (rowids only grow)
-  let lastDelivery = (sqlite.prepare(`SELECT COALESCE(MAX(rowid), 0) AS r
-    FROM webhook_deliveries`).get() as { r: number }).r
-  const newDeliveries = sqlite.prepare(`SELECT MAX(rowid) AS last, success, COUNT(*) AS n FROM webhook_deliveries
-    WHERE rowid > ? GROUP BY success`)
+  const lastRowid = sql<number | null>`max(rowid)`
+  let lastDelivery = app.db.select({ r: lastRowid }).from(webhookDeliveries).get()?.r ?? 0
+  const newDeliveries = app.db.select({ last: lastRowid, success: webhookDeliveries.success, n: count() })
+    .from(webhookDeliveries).where(gt(sql`rowid`, sql.placeholder('after'))).groupBy(webhookDeliveries.success)
+    .prepare()
   new client.Counter({
     name: 'cairn_webhook_deliveries_total', help: 'Webhook delivery attempts by outcome (success, failure)',
     labelNames: ['outcome'], registers: [registry],
     collect() {
       let last = lastDelivery
-      for (const r of newDeliveries.all(lastDelivery) as Array<{ last: number; success: number; n: number }>) {
+      for (const r of newDeliveries.all({ after: lastDelivery })) {
         this.inc({ outcome: r.success ? 'success' : 'failure' }, r.n)
-        last = Math.max(last, r.last)
+        last = Math.max(last, r.last ?? 0)
       }
       lastDelivery = last
     }

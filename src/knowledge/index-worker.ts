@@ -3,6 +3,8 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { setImmediate, setTimeout as sleep } from 'node:timers/promises'
 import Database from 'better-sqlite3'
+import type { SqlRow } from '../db/prepared.js'
+import type { knowledgeDocuments } from '../../schema/tables/knowledge.js'
 import { passageRanges, type Passage } from '../ingest/chunker.js'
 import { textFilePieces } from '../ingest/text.js'
 import { passageWindows, passageWriter } from './indexer.js'
@@ -52,7 +54,7 @@ const totalChanges = sqlite.prepare('SELECT total_changes()').pluck()
 const merges = ['knowledge_passages_fts', 'knowledge_passages_words'].map((t) =>
   sqlite.prepare(`INSERT INTO ${t} (${t}, rank) VALUES ('merge', ${MERGE_PAGES})`))
 
-interface DocRow { status: string; indexed_count: number; chunk_size: number; chunk_overlap: number }
+type DocRow = Pick<SqlRow<typeof knowledgeDocuments>, 'status' | 'indexed_count' | 'chunk_size' | 'chunk_overlap'>
 
 /** One transaction: passages until the time budget is spent; the last one of the document also ends its job. */
 const writeSlice = sqlite.transaction((documentId: string, passages: Iterator<string>, from: number, last: boolean,

@@ -6,6 +6,10 @@ import type Database from 'better-sqlite3'
 import type { FastifyBaseLogger } from 'fastify'
 import { passageRanges, type ChunkOptions, type Passage } from '../ingest/chunker.js'
 import type { JobQueue } from '../jobs/queue.js'
+import { preparedWrite } from '../db/prepared.js'
+import { and, eq, ne, sql } from 'drizzle-orm'
+import { drizzle } from 'drizzle-orm/better-sqlite3'
+import { knowledgeDocuments } from '../../schema/tables/knowledge.js'
 import { writeIntentOf } from '../db/write-intent.js'
 import type { KnowledgeFiles } from './files.js'
 import type { IndexMessage, IndexReply, IndexTask } from './index-worker.js'
@@ -81,12 +85,6 @@ export function passageWriter(sqlite: Database.Database) {
       insertWords.run(lastInsertRowid, text, readers)
     }
   }
-}
-
-interface IndexRow {
-  status: string
-  indexed_count: number
-  text_path: string
 }
 
 // Compiled, the worker is plain JS; from source (tsx, tap) a bootstrap registers tsx first (as search-pool.ts).
@@ -189,19 +187,23 @@ function indexThread(file: string, intent: Int32Array, log: FastifyBaseLogger, o
 export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue; files: KnowledgeFiles;
   log: FastifyBaseLogger; onTaskEnd?: () => void }) {
   const { sqlite, jobs, files } = deps
-  const byId = sqlite.prepare(`SELECT status, indexed_count, text_path FROM knowledge_documents WHERE id = ?`)
-  const markProcessing = sqlite.prepare(`UPDATE knowledge_documents SET status = 'processing', updated_at = ?
-    WHERE id = ? AND status <> 'processing'`)
+  const db = drizzle(sqlite)
+  const docs = knowledgeDocuments
+  const byId = db.select({ status: docs.status, textPath: docs.textPath }).from(docs)
+    .where(eq(docs.id, sql.placeholder('id'))).prepare()
+  const markProcessing = preparedWrite(sqlite, db.update(docs)
+    .set({ status: 'processing', updatedAt: sql`${sql.placeholder('now')}` })
+    .where(and(eq(docs.id, sql.placeholder('id')), ne(docs.status, 'processing'))))
   // the server connection's writes in progress (src/db/write-intent.ts): the worker lets them in first
   const thread = indexThread(sqlite.name, writeIntentOf(sqlite) ?? new Int32Array(new SharedArrayBuffer(4)), deps.log,
     deps.onTaskEnd ?? (() => {}))
 
   jobs.register('knowledge.index', async (payload, ctx) => {
     const { documentId } = payload
-    const doc = byId.get(documentId) as IndexRow | undefined
+    const doc = byId.get({ id: documentId })
     if (!doc || doc.status === 'indexed') return
-    markProcessing.run(new Date().toISOString(), documentId)
-    await thread.index({ documentId, textFile: files.abs(doc.text_path) }, ctx.signal)
+    markProcessing.run({ now: new Date().toISOString(), id: documentId })
+    await thread.index({ documentId, textFile: files.abs(doc.textPath) }, ctx.signal)
   }, { maxAttempts: 5, backoffMs: 2000 })
 
   jobs.register('knowledge.purge', async (payload) => {
@@ -215,8 +217,8 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
      */
     async indexNow(documentId: string, text: string, jobId: string) {
       try {
-        const doc = byId.get(documentId) as IndexRow | undefined
-        if (doc) await thread.index({ documentId, textFile: files.abs(doc.text_path), text, jobId })
+        const doc = byId.get({ id: documentId })
+        if (doc) await thread.index({ documentId, textFile: files.abs(doc.textPath), text, jobId })
         else jobs.complete(jobId)
       } catch (err) {
         deps.log.warn({ err, documentId }, 'indexing at upload failed: left to the background job')

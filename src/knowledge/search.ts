@@ -5,6 +5,8 @@ import { readableWhere, readableParams, readerTokens, type Reader, type DocFilte
 import { innerWordsMatch, ftsPhrase, fold, innerWords, queryTerms, roughStem, snippetAround, wordsMatch, wordsSnippet }
   from './query.js'
 import type { KnowledgeStore } from './store.js'
+import type { SqlRow } from '../db/prepared.js'
+import type { knowledgeDocuments, knowledgePassages } from '../../schema/tables/knowledge.js'
 import { gramFilters, mayHold, needleGrams } from './grams.js'
 
 export const SEARCH_MODES = ['hybrid', 'substring', 'words', 'semantic'] as const
@@ -30,18 +32,9 @@ export class EmbeddingsNotConfiguredError extends Error {
   constructor() { super('Semantic search needs an embedding endpoint: set CAIRN_EMBED_BASE_URL and CAIRN_EMBED_MODEL') }
 }
 
-interface HitRow {
-  rowid: number
-  id: string
-  text: string
-  chunk_index: number
-  doc_id: string
-  file_name: string
-  file_type: string
-  category: string
-  scope: string
-  uploaded_at: string
-}
+/** a passage with its document's columns (DOC_COLUMNS) */
+type HitRow = { rowid: number; doc_id: string } & Pick<SqlRow<typeof knowledgePassages>, 'id' | 'text' | 'chunk_index'>
+  & Pick<SqlRow<typeof knowledgeDocuments>, 'file_name' | 'file_type' | 'category' | 'scope' | 'uploaded_at'>
 
 /**
  * How often a term (its words lightly stemmed) occurs in a folded text: each place the first stem starts a

@@ -1,9 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { requirePrincipal } from '../auth/plugin.js'
 import { dispatcherFor } from './dispatch.js'
-import { createMcpServer } from './server.js'
 import { createReviewWatch, ARTIFACT_CHANGING_ROUTES, type ReviewWatch } from './review-watch.js'
 import type { RouteSchemas } from './tools.js'
 
@@ -15,6 +13,13 @@ declare module 'fastify' {
 }
 
 export const MCP_PATH = '/api/mcp'
+
+// the protocol SDK (and the schema libraries it brings) loads at the first MCP request, not at every start:
+// it was ~0.2 s of each start for a route most instances never serve
+let protocol: Promise<[typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+  typeof import('./server.js')]> | undefined
+const loadProtocol = () => (protocol ??= Promise.all([import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+  import('./server.js')]))
 /** an add_document body carries a whole text file (the knowledge upload limit) */
 const MCP_BODY_LIMIT = 51 * 1024 * 1024
 
@@ -52,6 +57,7 @@ async function mcpPlugin(app: FastifyInstance) {
     const principal = requirePrincipal(request)
     // each tool call is logged by the route it reaches; the envelope itself is not an entry
     request.skipRequestLog = true
+    const [{ StreamableHTTPServerTransport }, { createMcpServer }] = await loadProtocol()
     const closed = new AbortController()
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined })
     const server = createMcpServer({ principal, dispatch: dispatcherFor(app, request), schemas: schemas as RouteSchemas,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type Database from 'better-sqlite3'
-import { passageWriter } from '../src/knowledge/indexer.js'
+import { passageWriter } from '../src/knowledge/passages.js'
 
 const TYPES = ['task_plan', 'implementation_plan', 'walkthrough', 'verification_proof', 'decision_record', 'plan_mode',
   'code_change', 'research_summary']

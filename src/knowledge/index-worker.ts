@@ -7,7 +7,7 @@ import type { SqlRow } from '../db/prepared.js'
 import type { knowledgeDocuments } from '../../schema/tables/knowledge.js'
 import { passageRanges, type Passage } from '../ingest/chunker.js'
 import { textFilePieces } from '../ingest/text.js'
-import { passageWindows, passageWriter } from './indexer.js'
+import { passageWindows, passageWriter } from './passages.js'
 
 /** A document to index: from its text file, or from `text` (at upload) under the claimed job `jobId`. */
 export interface IndexTask { id: number; documentId: string; textFile: string; text?: string; jobId?: string }

@@ -2,7 +2,7 @@ import t from 'tap'
 import path from 'node:path'
 import { randomUUID } from 'node:crypto'
 import { openDatabase } from '../../src/db/index.js'
-import { passageId, passageWriter } from '../../src/knowledge/indexer.js'
+import { passageId, passageWriter } from '../../src/knowledge/passages.js'
 import { build, multipart, signup, tempDir } from '../helper.js'
 
 t.test('passageWriter indexes passages in both FTS5 tables with the readers token, without insert triggers',

@@ -1,0 +1,75 @@
+import { randomFillSync } from 'node:crypto'
+import type Database from 'better-sqlite3'
+import { passageRanges, type ChunkOptions, type Passage } from '../ingest/chunker.js'
+
+// Passages as the index worker, the upload's count and the bench's seed make them: no server-side imports here,
+// so that the index worker's thread loads little.
+
+/** the bytes of a text file read at a time by the background indexer */
+const WINDOW_BYTES = 4 * 1024 * 1024
+
+/**
+ * The passages of a text given in pieces, a window at a time. The chunker's only state is where the
+ * next passage starts, and a passage depends on at most the `chunkSize + 1` characters from its start:
+ * each window yields the passages it fully decides, and the next window starts where the first
+ * undecided one does. Together the windows give exactly chunkText's passages.
+ */
+export async function* passageWindows(pieces: AsyncIterable<string>, options: ChunkOptions,
+  minChars = WINDOW_BYTES / 4) {
+  const source = pieces[Symbol.asyncIterator]()
+  let window = ''
+  let eof = false
+  for (;;) {
+    while (!eof && window.length < minChars) {
+      const r = await source.next()
+      if (r.done) eof = true
+      else window += r.value
+    }
+    const decided: Passage[] = []
+    let rest = window.length
+    for (const r of passageRanges(window, options)) {
+      if (!eof && r.start + options.chunkSize + 1 > window.length) { rest = r.start; break }
+      decided.push(r)
+    }
+    yield { window, decided, last: eof }
+    if (eof) return
+    window = window.slice(rest)
+  }
+}
+
+const idBytes = Buffer.alloc(16)
+/**
+ * A time-ordered UUID (version 7, RFC 9562) for a passage: consecutive passages land next to each other in
+ * the unique index on `id`, so a slice's commit rewrites a page or two of it rather than one random page per
+ * passage (at a million passages that index no longer stays in the page cache).
+ */
+export function passageId(now = Date.now()): string {
+  randomFillSync(idBytes, 6, 10)
+  idBytes.writeUIntBE(now, 0, 6)
+  idBytes[6] = (idBytes[6] & 0x0f) | 0x70
+  idBytes[8] = (idBytes[8] & 0x3f) | 0x80
+  const h = idBytes.toString('hex')
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+}
+
+/**
+ * Writes passages with their index entries: the passages table, the trigram index and the word index with
+ * the document's readers token (migration 0014 removed the insert triggers that did this row by row). Every
+ * writer of passages goes through it; the document row must exist first.
+ */
+export function passageWriter(sqlite: Database.Database) {
+  const insertPassage = sqlite.prepare(`INSERT INTO knowledge_passages (id, document_id, chunk_index, text)
+    VALUES (?, ?, ?, ?)`)
+  const insertTrigrams = sqlite.prepare(`INSERT INTO knowledge_passages_fts (rowid, text) VALUES (?, ?)`)
+  const insertWords = sqlite.prepare(`INSERT INTO knowledge_passages_words (rowid, text, readers) VALUES (?, ?, ?)`)
+  const readersOf = sqlite.prepare(`SELECT token FROM knowledge_passage_readers WHERE document_id = ?`).pluck()
+  return {
+    /** the readers token of a document (see readerTokens); undefined when the document is gone */
+    readers: (documentId: string) => readersOf.get(documentId) as string | null | undefined,
+    insert(documentId: string, readers: string | null, chunkIndex: number, text: string) {
+      const { lastInsertRowid } = insertPassage.run(passageId(), documentId, chunkIndex, text)
+      insertTrigrams.run(lastInsertRowid, text)
+      insertWords.run(lastInsertRowid, text, readers)
+    }
+  }
+}

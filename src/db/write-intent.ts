@@ -42,15 +42,7 @@ export function countWriteIntent(sqlite: Database.Database): Int32Array {
     Object.defineProperty(wrapped, 'default', { value: wrapped })
     return wrapped
   }) as typeof sqlite.transaction
-  const exec = sqlite.exec.bind(sqlite)
-  sqlite.exec = ((source: string) => {
-    Atomics.add(intent, 0, 1)
-    try {
-      return exec(source)
-    } finally {
-      Atomics.sub(intent, 0, 1)
-    }
-  }) as typeof sqlite.exec
+  sqlite.exec = counted(sqlite.exec) as typeof sqlite.exec
   return intent
 }
 

@@ -139,15 +139,13 @@ export function gramSweep(sqlite: Database.Database, options: { idleMs?: number 
     return n === count ? { passages: n, bits: filter.bytes() } : undefined
   })
   let stopped = false
-  /** the documents lacking a filter now (at most 50): filters made */
-  const batch = () => {
-    let made = 0
-    for (const id of lacking.all() as string[]) {
-      const f = read(id)
-      if (f && write.run({ id, ...f }).changes > 0) made++
-    }
-    return made
+  /** one document's filter, when it is still indexed with as many passages: whether one was made */
+  const fill = (id: string) => {
+    const f = read(id)
+    return f !== undefined && write.run({ id, ...f }).changes > 0
   }
+  /** the documents lacking a filter now (at most 50): filters made */
+  const batch = () => (lacking.all() as string[]).filter(fill).length
   return {
     batch,
     async run() {
@@ -155,8 +153,7 @@ export function gramSweep(sqlite: Database.Database, options: { idleMs?: number 
         let made = 0
         for (const id of lacking.all() as string[]) {
           if (stopped) return
-          const f = read(id)
-          if (f && write.run({ id, ...f }).changes > 0) made++
+          if (fill(id)) made++
           await yieldToLoop()
         }
         // nothing to do, or only documents whose passages are still changing: look again later

@@ -46,7 +46,8 @@ export function createListingCache(sqlite: Database.Database, options: ListingCa
   const externalCheckMs = options.externalCheckMs ?? 50
   const now = options.now ?? Date.now
   // raw: a table of migration 0017 written by triggers only, read back once per organization and interval
-  const versionOf = sqlite.prepare('SELECT version FROM knowledge_listing_versions WHERE customer_id = ?').pluck()
+  const versionStmt = sqlite.prepare('SELECT version FROM knowledge_listing_versions WHERE customer_id = ?').pluck()
+  const versionOf = (customerId: string) => (versionStmt.get(customerId) as number | undefined) ?? 0
 
   /** per organization: a local generation, raised on every change seen, and the stored version last read */
   const orgs = new Map<string, { generation: number; version: number; checkedAt: number }>()
@@ -69,11 +70,11 @@ export function createListingCache(sqlite: Database.Database, options: ListingCa
     const t = now()
     let org = orgs.get(customerId)
     if (!org) {
-      org = { generation: 0, version: (versionOf.get(customerId) as number | undefined) ?? 0, checkedAt: t }
+      org = { generation: 0, version: versionOf(customerId), checkedAt: t }
       orgs.set(customerId, org)
     } else if (t - org.checkedAt >= externalCheckMs) {
       org.checkedAt = t
-      const version = (versionOf.get(customerId) as number | undefined) ?? 0
+      const version = versionOf(customerId)
       if (version !== org.version) {
         org.version = version
         org.generation++

@@ -1,14 +1,9 @@
 import { Worker } from 'node:worker_threads'
-import { fileURLToPath } from 'node:url'
+import { workerEntry } from '../worker-entry.js'
 import type { Deliverer, DeliveryAttempt, OutgoingMessage } from './delivery.js'
 import type { FromWorker, SendRequest, ToWorker } from './delivery-worker.js'
 
-// Compiled, the worker is plain JS; from source (tsx, tap) a small bootstrap registers tsx first (see
-// src/ingest/run.ts).
-const fromSource = fileURLToPath(import.meta.url).endsWith('.ts')
-const workerUrl = new URL(fromSource ? './delivery-worker.ts' : './delivery-worker.js', import.meta.url)
-const sourceBootstrap =
-  `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(workerUrl.href)}) })`
+const entry = workerEntry(import.meta.url, 'delivery-worker')
 
 interface Pending { resolve: (a: DeliveryAttempt) => void; message: OutgoingMessage; started: number }
 
@@ -34,7 +29,7 @@ export function createWorkerDeliverer(opts: { allowPrivate: boolean; timeoutMs?:
   let closed = false
 
   function spawn(): Worker {
-    const w = new Worker(fromSource ? sourceBootstrap : workerUrl, { eval: fromSource, workerData: opts })
+    const w = new Worker(entry.script, { eval: entry.eval, workerData: opts })
     w.unref()
     w.on('message', (results: FromWorker) => {
       for (const { n, attempt } of results) {

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads'
-import { fileURLToPath } from 'node:url'
+import { workerEntry } from '../worker-entry.js'
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import type Database from 'better-sqlite3'
 import type { FastifyBaseLogger } from 'fastify'
@@ -18,11 +18,7 @@ import type { IndexMessage, IndexReply, IndexTask } from './index-worker.js'
 const COUNT_WINDOW_CHARS = 256 * 1024
 /** how long one counting step may hold the event loop */
 const SLICE_MS = 25
-// Compiled, the worker is plain JS; from source (tsx, tap) a bootstrap registers tsx first (as search-pool.ts).
-const fromSource = fileURLToPath(import.meta.url).endsWith('.ts')
-const workerUrl = new URL(fromSource ? './index-worker.ts' : './index-worker.js', import.meta.url)
-const sourceBootstrap =
-  `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(workerUrl.href)}) })`
+const entry = workerEntry(import.meta.url, 'index-worker')
 /**
  * The worker holds a 1 MB window of text and its passages at a time: a small young generation and a bounded old
  * one make its isolate collect early instead of growing towards V8's defaults (peak RSS of a 50 MB ingest).
@@ -44,7 +40,7 @@ function indexThread(file: string, intent: Int32Array, log: FastifyBaseLogger, o
   let idleTimer: NodeJS.Timeout | undefined
 
   function spawn(): Slot {
-    const worker = new Worker(fromSource ? sourceBootstrap : workerUrl, { eval: fromSource,
+    const worker = new Worker(entry.script, { eval: entry.eval,
       workerData: { file, intent }, resourceLimits: WORKER_HEAP })
     worker.unref()
     const slot: Slot = { worker, exited: new Promise((resolve) => worker.once('exit', () => resolve())) }

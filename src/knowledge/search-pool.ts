@@ -1,16 +1,12 @@
 import { Worker } from 'node:worker_threads'
-import { fileURLToPath } from 'node:url'
+import { workerEntry } from '../worker-entry.js'
 import type { FastifyBaseLogger } from 'fastify'
 import { EmbeddingsNotConfiguredError, type SearchHit, type SearchMode } from './search.js'
 import { EmbeddingError, type EmbeddingConfig } from './embeddings.js'
 import type { DocFilters, Reader } from './readers.js'
 import type { SearchRequest } from './search-worker.js'
 
-// Compiled, the worker is plain JS; from source (tsx, tap) a bootstrap registers tsx first (as src/ingest/run.ts).
-const fromSource = fileURLToPath(import.meta.url).endsWith('.ts')
-const workerUrl = new URL(fromSource ? './search-worker.ts' : './search-worker.js', import.meta.url)
-const sourceBootstrap =
-  `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(workerUrl.href)}) })`
+const entry = workerEntry(import.meta.url, 'search-worker')
 
 type Reply = { id: number; hits?: SearchHit[]; error?: { kind: string; message: string } }
 
@@ -32,8 +28,8 @@ export function createSearchPool(file: string,
   let sweeper: Worker | undefined
   function spawn() {
     const sweep = !sweeper && options.sweep !== false
-    const worker = new Worker(fromSource ? sourceBootstrap : workerUrl,
-      { eval: fromSource, workerData: { file, embeddings: options.embeddings, sweep } })
+    const worker = new Worker(entry.script,
+      { eval: entry.eval, workerData: { file, embeddings: options.embeddings, sweep } })
     if (sweep) sweeper = worker
     const slot = { worker, busy: 0 }
     worker.on('message', (m: Reply) => {

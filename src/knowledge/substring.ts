@@ -1,0 +1,132 @@
+/**
+ * The newest readable passages holding a 3+ character query (case-insensitive substring), from the trigram
+ * index without a phrase walk over common trigrams.
+ *
+ * FTS5 evaluates a phrase by stepping every one of its trigrams' doclists in step; at 1,000,000 passages most
+ * trigrams of English words are in tens of thousands of passages, so a phrase with few matches reads nearly
+ * every doclist whole (100–900 ms for a 3-word phrase). Here the query's rarest trigrams (their density
+ * sampled in the newest passages, cached per connection) are ANDed: FTS5 then seeks the common ones at the
+ * rare ones' rowids only. The candidates, newest first, are read with the documents' read rule and kept
+ * when their text holds the query. Exact: every passage holding the query holds those trigrams; a
+ * candidate JavaScript's case folding rejects is asked of the index before it is dropped (scripts whose
+ * folding differs); and once `budget` candidates have not yielded enough matches, the phrase walk
+ * takes over below the last candidate read.
+ */
+import type Database from 'better-sqlite3'
+import { readableWhere, readableParams, type Reader, type DocFilters } from './readers.js'
+import { ftsPhrase } from './query.js'
+import type { KnowledgeStore } from './store.js'
+import type { SqlRow } from '../db/prepared.js'
+import type { knowledgeDocuments, knowledgePassages } from '../../schema/tables/knowledge.js'
+
+export type SubstringRow = { rowid: number; doc_id: string }
+  & Pick<SqlRow<typeof knowledgePassages>, 'id' | 'text' | 'chunk_index'>
+  & Pick<SqlRow<typeof knowledgeDocuments>, 'file_name' | 'file_type' | 'category' | 'scope' | 'uploaded_at'>
+
+/** the columns of SubstringRow (search.ts reads the same ones as DOC_COLUMNS) */
+const COLUMNS = `p.rowid, p.id, p.text, p.chunk_index,
+  d.id AS doc_id, d.file_name, d.file_type, d.category, d.scope, d.uploaded_at`
+
+/** a trigram's density: how far back its newest SAMPLE_HITS passages reach */
+const SAMPLE_HITS = 256
+/** how many of the rarest trigrams are ANDed */
+const RARE_GRAMS = 3
+export interface SubstringTuning {
+  /** the candidate walk is taken when the rarest trigram is estimated in at most this many passages */
+  rareEnough: number
+  /** candidates read before the phrase walk takes over (each costs a passage read) */
+  budget: number
+}
+export const SUBSTRING_TUNING: SubstringTuning = { rareEnough: 3000, budget: 3000 }
+/** cached densities per connection (a trigram alphabet is bounded; a rebuilt cache costs a few samples) */
+const MAX_CACHED = 100_000
+
+/** the query's trigrams as FTS5 sees them: every three consecutive code points, distinct */
+export function queryGrams(query: string): string[] {
+  const cps = [...query]
+  const out = new Set<string>()
+  for (let i = 0; i + 3 <= cps.length; i++) out.add(cps.slice(i, i + 3).join(''))
+  return [...out]
+}
+
+export function substringFinder(sqlite: Database.Database, store: KnowledgeStore,
+  tuning: Partial<SubstringTuning> = {}) {
+  const { rareEnough, budget } = { ...SUBSTRING_TUNING, ...tuning }
+  // rowids are bound as BigInts: FTS5 uses a rowid constraint only when its value is an INTEGER; a JavaScript
+  // number binds a REAL, and then `rowid > ?` walks the doclist from its start and `rowid = ?` answers every
+  // match
+  const newest = sqlite.prepare(`SELECT coalesce(max(rowid), 0) FROM knowledge_passages`).pluck()
+  const sample = sqlite.prepare(`SELECT count(*) AS n, min(rowid) AS oldest FROM (SELECT rowid
+    FROM knowledge_passages_fts WHERE knowledge_passages_fts MATCH ? ORDER BY rowid DESC LIMIT ${SAMPLE_HITS})`)
+  const candidates = sqlite.prepare(`SELECT rowid FROM knowledge_passages_fts
+    WHERE knowledge_passages_fts MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?`).pluck()
+  const confirm = sqlite.prepare(`SELECT 1 FROM knowledge_passages_fts
+    WHERE knowledge_passages_fts MATCH ? AND rowid = ?`).pluck()
+  const rowsSql = (filters: DocFilters) => `SELECT ${COLUMNS}
+    FROM knowledge_passages p JOIN knowledge_documents d ON d.id = p.document_id
+    WHERE p.rowid IN (SELECT value FROM json_each(@rowids)) AND ${readableWhere(filters)}
+    ORDER BY p.rowid DESC`
+  const phraseSql = (filters: DocFilters) => `SELECT ${COLUMNS}
+    FROM knowledge_passages_fts
+    JOIN knowledge_passages p ON p.rowid = knowledge_passages_fts.rowid
+    JOIN knowledge_documents d ON d.id = p.document_id
+    WHERE knowledge_passages_fts MATCH @match AND knowledge_passages_fts.rowid < @before AND ${readableWhere(filters)}
+    ORDER BY knowledge_passages_fts.rowid DESC
+    LIMIT @rest`
+
+  /** estimated passages holding each trigram, cached (the corpus size is read again every minute) */
+  const counts = new Map<string, number>()
+  let corpus = { at: -Infinity, newest: 0 }
+  function passagesWith(gram: string): number {
+    if (performance.now() - corpus.at > 60_000) corpus = { at: performance.now(), newest: newest.get() as number }
+    const key = gram.toLowerCase()
+    let n = counts.get(key)
+    if (n === undefined) {
+      const { n: hits, oldest } = sample.get(ftsPhrase(gram)) as { n: number; oldest: number | null }
+      n = hits < SAMPLE_HITS ? hits : Math.round(hits * corpus.newest / Math.max(1, corpus.newest - oldest! + 1))
+      if (counts.size >= MAX_CACHED) counts.clear()
+      counts.set(key, n)
+    }
+    return n
+  }
+
+  /** The `want` newest readable passages holding `query` (3+ code points), newest first. */
+  return function rows(reader: Reader, filters: DocFilters, query: string, want: number): SubstringRow[] {
+    const params = readableParams(reader, filters)
+    const phrase = ftsPhrase(query)
+    const needle = query.toLowerCase()
+    const rare = queryGrams(query).map((g) => ({ g, n: passagesWith(g) })).sort((a, b) => a.n - b.n)
+      .slice(0, RARE_GRAMS)
+    const match = rare.map(({ g }) => ftsPhrase(g)).join(' AND ')
+    const found: SubstringRow[] = []
+    let before = BigInt(Number.MAX_SAFE_INTEGER)
+    if (rare[0].n > rareEnough) return phraseWalk(before, want)
+    let read = 0
+    for (let chunk = 128; found.length < want && read < budget; chunk *= 2) {
+      const asked = Math.min(chunk, budget - read)
+      const ids = candidates.all(match, before, asked) as number[]
+      if (ids.length === 0) return found
+      read += ids.length
+      before = BigInt(ids[ids.length - 1])
+      const got = store.prepared(rowsSql(filters)).all({ ...params, rowids: JSON.stringify(ids) }) as SubstringRow[]
+      for (const row of got) {
+        const holds = row.text.toLowerCase().includes(needle) ||
+          (!isAscii(row.text) && confirm.get(phrase, BigInt(row.rowid)) !== undefined)
+        if (holds) {
+          found.push(row)
+          if (found.length >= want) return found
+        }
+      }
+      if (ids.length < asked) return found
+    }
+    if (found.length >= want) return found
+    // many candidates, few matches: the phrase walk, below what was read
+    return found.concat(phraseWalk(before, want - found.length))
+
+    function phraseWalk(below: bigint, rest: number) {
+      return store.prepared(phraseSql(filters)).all({ ...params, match: phrase, before: below, rest }) as SubstringRow[]
+    }
+  }
+}
+
+const isAscii = (s: string) => !/\P{ASCII}/u.test(s)

@@ -1,0 +1,73 @@
+import t from 'tap'
+import { build, signup, uploadDocument, type TestUser } from '../helper.js'
+import { queryGrams, substringFinder, type SubstringTuning } from '../../src/knowledge/substring.js'
+import { readableParams, readableWhere } from '../../src/knowledge/readers.js'
+import { ftsPhrase } from '../../src/knowledge/query.js'
+
+const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
+
+t.test('queryGrams: every three code points, distinct', async (t) => {
+  t.same(queryGrams('abcab'), ['abc', 'bca', 'cab'])
+  t.same(queryGrams('ab'), [])
+  t.same(queryGrams('a😀bc'), ['a😀b', '😀bc'])
+})
+
+t.test('the candidate walk finds exactly what the phrase walk finds, newest first, within the read rules',
+  async (t) => {
+    const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+    const a = await signup(app)
+    const b = await signup(app)
+    // one passage per line (chunks of 60 characters), with the awkward cases among plain filler
+    const special = [
+      'The rebuilding plan was undocumented below the fold.', // a query starting mid-word: "documented below"
+      'Spring cleaning: hooks deferred until the cleanup.', // ending mid-word: "hooks def"
+      'Names (first, last) joined as "first,last" here.', // across punctuation: "first,last"
+      'Une ÉCOLE normale à Paris, façade rénovée.', // non-ASCII, case folded: "école normale"
+      'Straße und Fluß; ΟΔΟΣ ΑΘΗΝΑΣ is a street.', // German and Greek capitals
+      'It is one of the best of the lot.', // a phrase with stop words: "of the best"
+      'Plain words repeat: zebra zebra crossing.',
+      'Des Maſses wegen, ſagte er.' // long s: the index folds it to s, JavaScript's toLowerCase does not
+    ]
+    const filler = Array.from({ length: 400 }, (_, i) => `Filler line ${i} about cleaning and plans of the fold.`)
+    const lines = filler.flatMap((f, i) => (i % 57 === 3 ? [f, special[(i / 57) | 0]] : [f]))
+      .map((l) => l.padEnd(60, ' ').slice(0, 60))
+    await uploadDocument(app, a, { filename: 'a.txt', content: lines.join('') }, { chunkSize: '60', chunkOverlap: '0' })
+    await uploadDocument(app, a, { filename: 'a2.txt', content: special.map((l) => l.padEnd(60, ' ')).join('') },
+      { chunkSize: '60', chunkOverlap: '0' })
+    await uploadDocument(app, b, { filename: 'foreign.txt', content: special.map((l) => l.padEnd(60, ' ')).join('') },
+      { chunkSize: '60', chunkOverlap: '0' })
+
+    const reader = (u: TestUser) => ({ customerId: u.customerId, userId: u.userId, workspaceIds: [u.workspaceId] })
+    const phraseWalk = app.sqlite.prepare(`SELECT p.rowid FROM knowledge_passages_fts
+      JOIN knowledge_passages p ON p.rowid = knowledge_passages_fts.rowid
+      JOIN knowledge_documents d ON d.id = p.document_id
+      WHERE knowledge_passages_fts MATCH @match AND ${readableWhere({})}
+      ORDER BY knowledge_passages_fts.rowid DESC LIMIT @want`).pluck()
+    const textOf = app.sqlite.prepare(`SELECT text FROM knowledge_passages WHERE rowid = ?`).pluck()
+    const tunings: Array<[string, Partial<SubstringTuning>]> = [
+      ['candidates', {}],
+      ['candidates, then the phrase walk below them', { budget: 2 }],
+      ['the phrase walk', { rareEnough: 0 }]
+    ]
+    const queries = ['documented below', 'hooks def', 'first,last', 'école normale', 'ÉCOLE NORMALE', 'strasse',
+      'straße', 'ΟΔΟΣ', 'οδος', 'of the best', 'of the', 'zebra', 'cleaning and', 'Filler line 1', 'absent words',
+      'ing', 'the fold.', 'des masses', 'SAGTE']
+    for (const [name, tuning] of tunings) {
+      const find = substringFinder(app.sqlite, app.knowledgeStore, tuning)
+      for (const q of queries) {
+        for (const want of [1, 3, 200]) {
+          const expected = phraseWalk.all({ ...readableParams(reader(a), {}), match: ftsPhrase(q), want }) as number[]
+          const got = find(reader(a), {}, q, want)
+          t.same(got.map((r) => r.rowid), expected, `${name}: ${JSON.stringify(q)}, ${want}`)
+          t.ok(got.every((r) => r.doc_id !== undefined && r.file_name !== 'foreign.txt'), 'never a foreign passage')
+        }
+      }
+      t.match(textOf.get(find(reader(a), {}, 'documented below', 200).at(-1)!.rowid), /undocumented below/,
+        `${name}: the match inside a word is found`)
+      t.equal(find(reader(a), {}, 'hooks def', 200).length, 2, `${name}: the match ending inside a word is found`)
+      t.equal(find(reader(a), {}, 'école normale', 200).length, 2, `${name}: non-ASCII text, case folded`)
+      t.equal(find(reader(a), {}, 'des masses', 200).length, 1, `${name}: where the index folds case differently`)
+      t.equal(find(reader(b), {}, 'zebra zebra', 200).length, 1, `${name}: the other organization reads its own`)
+      t.same(find(reader(b), {}, 'Filler line', 200), [], `${name}: and never ours`)
+    }
+  })

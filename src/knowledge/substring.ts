@@ -29,6 +29,8 @@ const COLUMNS = `p.rowid, p.id, p.text, p.chunk_index,
 
 /** a trigram's density: how far back its newest SAMPLE_HITS passages reach */
 const SAMPLE_HITS = 256
+/** at most this many of a query's trigrams are looked at */
+const SAMPLED_GRAMS = 48
 /** how many of the rarest trigrams are ANDed */
 const RARE_GRAMS = 3
 export interface SubstringTuning {
@@ -95,12 +97,15 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     const params = readableParams(reader, filters)
     const phrase = ftsPhrase(query)
     const needle = query.toLowerCase()
-    const rare = queryGrams(query).map((g) => ({ g, n: passagesWith(g) })).sort((a, b) => a.n - b.n)
-      .slice(0, RARE_GRAMS)
+    // a long query's trigrams are sampled at most SAMPLED_GRAMS, spread over it (each new one costs a look-up)
+    const all = queryGrams(query)
+    const step = Math.ceil(all.length / SAMPLED_GRAMS)
+    const rare = all.filter((_, i) => i % step === 0).map((g) => ({ g, n: passagesWith(g) }))
+      .sort((a, b) => a.n - b.n).slice(0, RARE_GRAMS)
     const match = rare.map(({ g }) => ftsPhrase(g)).join(' AND ')
     const found: SubstringRow[] = []
     let before = BigInt(Number.MAX_SAFE_INTEGER)
-    if (rare[0].n > rareEnough) return phraseWalk(before, want)
+    if (rare.length === 0 || rare[0].n > rareEnough) return phraseWalk(before, want)
     let read = 0
     for (let chunk = 128; found.length < want && read < budget; chunk *= 2) {
       const asked = Math.min(chunk, budget - read)

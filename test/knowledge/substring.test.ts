@@ -51,7 +51,7 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
     ]
     const queries = ['documented below', 'hooks def', 'first,last', 'école normale', 'ÉCOLE NORMALE', 'strasse',
       'straße', 'ΟΔΟΣ', 'οδος', 'of the best', 'of the', 'zebra', 'cleaning and', 'Filler line 1', 'absent words',
-      'ing', 'the fold.', 'des masses', 'SAGTE']
+      'ing', 'the fold.', 'des masses', 'SAGTE', 'Filler line 1'.repeat(20), 'abcdefghijklmnopqrstuvwxyz'.repeat(5)]
     for (const [name, tuning] of tunings) {
       const find = substringFinder(app.sqlite, app.knowledgeStore, tuning)
       for (const q of queries) {

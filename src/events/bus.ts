@@ -1,11 +1,10 @@
 import fp from 'fastify-plugin'
 import { and, eq, inArray, sql } from 'drizzle-orm'
-import { randomUUID } from 'node:crypto'
 import { setMaxListeners } from 'node:events'
 import type { FastifyInstance } from 'fastify'
 import type { DeliveryAttempt } from './delivery.js'
 import { createWorkerDeliverer } from './worker-deliverer.js'
-import { createOutboxStore, signingSecrets, type AttemptKind, type OutboxMessage,
+import { createOutboxStore, newDeliveryId, signingSecrets, type AttemptKind, type OutboxMessage,
   type Outcome } from './outbox.js'
 import type { EventName } from './names.js'
 import { jobs } from '../../schema/tables/jobs.js'
@@ -176,7 +175,7 @@ async function eventsPlugin(app: FastifyInstance) {
           if (list.length === 0) waiting.delete(hookId)
           waitingCount--
           perHook.set(hookId, busy + 1)
-          const p: Promise<void> = attempt(row, randomUUID(), signal).then((a) => {
+          const p: Promise<void> = attempt(row, newDeliveryId(), signal).then((a) => {
             if (!signal.aborted) recordLater({ row, attempt: a, kind: 'first', retry: 0 })
           }).finally(() => {
             inFlight.delete(p)
@@ -231,7 +230,7 @@ async function eventsPlugin(app: FastifyInstance) {
 
   app.jobs.register('webhook.retry', async (payload, ctx) => {
     const { seq, retry } = payload
-    await single(seq, 'retry', retry, randomUUID(), ctx.signal)
+    await single(seq, 'retry', retry, newDeliveryId(), ctx.signal)
   }, { maxAttempts: 3, concurrency: 8 })
 
   app.jobs.register('webhook.redeliver', async (payload, ctx) => {
@@ -265,14 +264,14 @@ async function eventsPlugin(app: FastifyInstance) {
       const seq = sqlite.transaction(() => outbox.addMessage(outbox.addEvent(hook.workspaceId, 'test.ping', {},
         true).seq, hook.id))()
       const row = outbox.message(seq)!
-      const a = await attempt(row, randomUUID())
+      const a = await attempt(row, newDeliveryId())
       recordNow({ row, attempt: a, kind: 'test', retry: 0 })
       return a
     },
     redeliver(webhookId, deliveryId) {
       const seq = outbox.deliveryMessage(deliveryId, webhookId)
       if (seq === undefined) return undefined
-      const id = randomUUID()
+      const id = newDeliveryId()
       app.jobs.enqueue('webhook.redeliver', { seq, deliveryId: id })
       return id
     }

@@ -501,4 +501,13 @@ t.test('a stream of events is fanned out by one run of the fan-out job', async (
   await app.jobs.idle()
   t.equal(rx.got.length, 10)
   t.equal(runs, 1, 'one job for the whole stream')
+  // ids begin with their time, so that their unique indexes grow at the end: later events sort after earlier ones
+  const ids = rx.got.map((r) => r.headers['webhook-id'] as string)
+  t.same([...ids].sort(), ids)
+  for (const id of ids) t.match(id, /^msg_[0-9a-f]{32}$/)
+  const hook = (await app.inject({ url: `${BASE}/webhooks`, headers: ws(u) })).json().data[0] as { id: string }
+  const made = await deliveries(app, u, hook.id)
+  t.equal(made.length, 10)
+  for (const d of made) t.match(d.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+  t.same(made.map((d) => d.id), [...made.map((d) => d.id)].sort().reverse(), 'newest first, in id order too')
 })

@@ -130,18 +130,18 @@ async function eventsPlugin(app: FastifyInstance) {
     let morePending = true
     /** set once the run has waited LINGER_MS with nothing to do; work coming in starts the wait over */
     let lingered = false
-    /** until wake() (or, given `ms`, that long; or the run is stopped) */
+    /** until wake() (or, given `ms`, that long; or the run is stopped: one listener for the run, not per wait) */
     const sleep = (ms?: number) => new Promise<void>((resolve) => {
+      if (signal.aborted) { resolve(); return }
       const timer = ms === undefined ? undefined : setTimeout(() => wake?.(), ms)
-      const done = () => {
+      wake = () => {
         wake = undefined
         clearTimeout(timer)
-        signal.removeEventListener('abort', done)
         resolve()
       }
-      wake = done
-      signal.addEventListener('abort', done)
     })
+    // the signal is this run's own (see fanout()): the listener ends with it
+    signal.addEventListener('abort', () => wake?.(), { once: true })
     while (!signal.aborted) {
       if (outboxDirty) {
         lingered = false

@@ -9,18 +9,18 @@ const root = path.dirname(here)
 let built = false
 /**
  * The servers run compiled, as `npm start` runs Cairn (tsx alone adds ~100 MB of RSS at rest): bench/server.ts
- * and the code it runs are compiled into dist/ (incremental) once per bench process. BENCH_SOURCE=1 runs
- * them from source with tsx instead.
+ * (or another script of bench/: `script`) and the code it runs are compiled into dist/ (incremental) once per
+ * bench process. BENCH_SOURCE=1 runs them from source with tsx instead.
  */
-function serverEntry(): string[] {
-  if (process.env.BENCH_SOURCE === '1') return ['--import', 'tsx', path.join(here, 'server.ts')]
+export function serverEntry(script = 'server'): string[] {
+  if (process.env.BENCH_SOURCE === '1') return ['--import', 'tsx', path.join(here, `${script}.ts`)]
   if (!built) {
     const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc')
     const r = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.bench.json')], { stdio: 'inherit' })
     if (r.status !== 0) throw new Error('building the bench server failed')
     built = true
   }
-  return [path.join(root, 'dist', 'bench', 'server.js')]
+  return [path.join(root, 'dist', 'bench', `${script}.js`)]
 }
 
 /** Starts bench/server.ts in a child process and resolves with its first JSON line. */

@@ -1,79 +1,167 @@
 // `npm run bench -- webhooks`: what webhook fan-out costs the request that causes it, and how fast it delivers.
 // Each round starts a fresh server and measures, neighbours in time:
 //  - `POST /api/v2/messages` at a steady 50 msg/s with no webhook, then with 10 webhooks subscribed (each message
-//    fans out to 10 deliveries): p50/p99 and their ratio;
+//    fans out to 10 deliveries): p50/p99 and their ratio, with the server's CPU time per message (the whole
+//    process, and its main thread: the request thread);
 //  - a burst of BENCH_WEBHOOK_BURST messages (x 10 webhooks) posted as fast as 10 connections allow, quiet and
 //    while the 50 msg/s stream runs: deliveries per second, from the first post to the last delivery received.
-// BENCH_WEBHOOK_SECONDS (default 10) per steady run, BENCH_WEBHOOK_ROUNDS (default 3).
+// The steady stream sends one message every 20 ms and times each from the moment it was due (a late send counts
+// against the server, never for it). The receiver runs in a process of its own.
+// BENCH_WEBHOOK_SECONDS (default 20: 1,000 messages per steady run) per steady run, BENCH_WEBHOOK_ROUNDS
+// (default 3). BENCH_WEBHOOK_CLIENT=autocannon paces the stream as this bench did before (autocannon's
+// overallRate: each connection sends its 10 messages of a second back to back, and latencies are recorded with
+// its coordinated-omission correction for an expected interval of 1 ms), for comparison.
+import fs from 'node:fs'
 import http from 'node:http'
-import type { AddressInfo } from 'node:net'
+import os from 'node:os'
+import { spawn } from 'node:child_process'
 import autocannon from 'autocannon'
-import { startServer, stopServer, table } from './lib.js'
+import { serverEntry, startServer, stopServer, table } from './lib.js'
 
 const HOOKS = 10
 const RATE = 50
 
+interface Steady { p50: number; p99: number; count: number; non2xx: number; cpuMs: number; mainCpuMs: number }
+
+/** CPU time (user + system, ms) of a process, or of one of its threads, from /proc (Linux; NaN elsewhere). */
+function cpuMs(pid: number, tid = pid): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10 // clock ticks of 1/100 s
+  } catch {
+    return NaN
+  }
+}
+function processCpuMs(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return NaN
+  }
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
+
+/**
+ * POSTs `body` at exactly `rate` per second for `seconds`: message i is due at start + i / rate and timed from
+ * then until its response ends. Latencies in ms.
+ */
+async function paced(url: string, headers: Record<string, string>, body: string, seconds: number) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 8 })
+  const interval = 1000 / RATE
+  const total = Math.round(RATE * seconds)
+  const latencies: number[] = []
+  let non2xx = 0
+  const start = performance.now() + 5
+  const sends: Array<Promise<void>> = []
+  const send = (due: number) => new Promise<void>((resolve) => {
+    const req = http.request(url, { method: 'POST', agent, headers: { ...headers,
+      'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+      res.resume()
+      res.on('end', () => {
+        latencies.push(performance.now() - due)
+        if (res.statusCode! < 200 || res.statusCode! >= 300) non2xx++
+        resolve()
+      })
+    })
+    req.on('error', () => { non2xx++; resolve() })
+    req.end(body)
+  })
+  for (let i = 0; i < total; i++) {
+    const due = start + i * interval
+    const wait = due - performance.now()
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait))
+    sends.push(send(due))
+  }
+  await Promise.all(sends)
+  agent.destroy()
+  const sorted = latencies.sort((a, b) => a - b)
+  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), count: sorted.length, non2xx }
+}
+
 export async function run() {
-  const seconds = Number(process.env.BENCH_WEBHOOK_SECONDS ?? 10)
+  const seconds = Number(process.env.BENCH_WEBHOOK_SECONDS ?? 20)
   const rounds = Number(process.env.BENCH_WEBHOOK_ROUNDS ?? 3)
   const burst = Number(process.env.BENCH_WEBHOOK_BURST ?? 300)
+  const useAutocannon = process.env.BENCH_WEBHOOK_CLIENT === 'autocannon'
 
-  let delivered = 0
-  let burstDelivered = 0
-  let burstWaiter: (() => void) | undefined
-  let burstTarget = Infinity
-  const receiver = http.createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      delivered++
-      if (Buffer.concat(chunks).includes('"content":"burst')) {
-        if (++burstDelivered >= burstTarget && burstWaiter) { burstWaiter(); burstWaiter = undefined }
-      }
-      res.writeHead(204).end()
+  const receiver = spawn(process.execPath, serverEntry('webhook-receiver'),
+    { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = ''
+    receiver.stdout!.on('data', (c: Buffer) => {
+      out += c.toString()
+      const nl = out.indexOf('\n')
+      if (nl >= 0) resolve((JSON.parse(out.slice(0, nl)) as { port: number }).port)
     })
+    receiver.on('exit', (code) => reject(new Error(`webhook receiver exited with ${code}`)))
   })
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r))
-  const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`
+  const hookUrl = `http://127.0.0.1:${port}/`
+  const ask = <T>(message: object, answer: (m: T) => boolean) => new Promise<T>((resolve) => {
+    const on = (m: T) => { if (answer(m)) { receiver.off('message', on); resolve(m) } }
+    receiver.on('message', on)
+    receiver.send(message)
+  })
+  const delivered = async () => (await ask<{ delivered?: number }>({ count: true },
+    (m) => m.delivered !== undefined)).delivered!
 
   const rows: Array<Record<string, string | number>> = []
   const ratios: number[] = []
   const rates: { quiet: number[]; loaded: number[] } = { quiet: [], loaded: [] }
+  const cpu: { bare: number[]; hooked: number[]; bareMain: number[]; hookedMain: number[] } =
+    { bare: [], hooked: [], bareMain: [], hookedMain: [] }
   for (let round = 1; round <= rounds; round++) {
     const { info, child } = await startServer<{ address: string; token: string; workspaceId: string }>('cairn')
+    const pid = child.pid!
     const headers = { authorization: `Bearer ${info.token}`, 'content-type': 'application/json',
       'x-workspace-id': info.workspaceId }
     const post = async (url: string,
       body: object) => (await fetch(info.address + url,
       { method: 'POST', headers, body: JSON.stringify(body) })).json() as Promise<{ data: { id: string } }>
     const channel = (await post('/api/v2/channels', { name: 'bench', type: 'public' })).data.id
+    const messageUrl = `${info.address}/api/v2/messages`
+    const messageBody = (content: string) => JSON.stringify({ channel_id: channel, content })
     const messages = (opts: Partial<autocannon.Options>, content = 'steady message') => autocannon({
-      url: `${info.address}/api/v2/messages`, method: 'POST', headers,
-      body: JSON.stringify({ channel_id: channel, content }), ...opts
+      url: messageUrl, method: 'POST', headers, body: messageBody(content), ...opts
     })
-    const steady = (duration: number) => messages({ connections: 5, overallRate: RATE, duration })
+    const steady = async (duration: number): Promise<Steady> => {
+      const cpuBefore = processCpuMs(pid)
+      const mainBefore = cpuMs(pid)
+      let r: Omit<Steady, 'cpuMs' | 'mainCpuMs'>
+      if (useAutocannon) {
+        const a = await messages({ connections: 5, overallRate: RATE, duration })
+        r = { p50: a.latency.p50, p99: a.latency.p99, count: a.requests.total, non2xx: a.non2xx }
+      } else r = await paced(messageUrl, headers, messageBody('steady message'), duration)
+      return { ...r, cpuMs: (processCpuMs(pid) - cpuBefore) / r.count, mainCpuMs: (cpuMs(pid) - mainBefore) / r.count }
+    }
 
     await steady(2) // warm-up
     const bare = await steady(seconds)
     for (let i = 0; i < HOOKS; i++) await post('/api/v2/developer/webhooks',
       { url: hookUrl, events: ['message.created'] })
-    const before = delivered
+    const before = await delivered()
     const hooked = await steady(seconds)
-    const ratio = hooked.latency.p99 / bare.latency.p99
+    await new Promise((r) => setTimeout(r, 200)) // the last messages' deliveries
+    const ratio = hooked.p99 / bare.p99
     ratios.push(ratio)
-    rows.push({ round, case: 'no webhook', 'req/s': Math.round(bare.requests.average), 'p50 ms': bare.latency.p50,
-      'p99 ms': bare.latency.p99, non2xx: bare.non2xx })
-    rows.push({ round, case: `${HOOKS} webhooks`, 'req/s': Math.round(hooked.requests.average),
-      'p50 ms': hooked.latency.p50, 'p99 ms': hooked.latency.p99, non2xx: hooked.non2xx, 'p99 ratio': ratio.toFixed(2),
-      deliveries: delivered - before })
+    cpu.bare.push(bare.cpuMs)
+    cpu.hooked.push(hooked.cpuMs)
+    cpu.bareMain.push(bare.mainCpuMs)
+    cpu.hookedMain.push(hooked.mainCpuMs)
+    const ms = (x: number) => Number(x.toFixed(2))
+    rows.push({ round, case: 'no webhook', messages: bare.count, 'p50 ms': ms(bare.p50), 'p99 ms': ms(bare.p99),
+      non2xx: bare.non2xx, 'CPU ms/msg': ms(bare.cpuMs), 'main thread': ms(bare.mainCpuMs) })
+    rows.push({ round, case: `${HOOKS} webhooks`, messages: hooked.count, 'p50 ms': ms(hooked.p50),
+      'p99 ms': ms(hooked.p99), non2xx: hooked.non2xx, 'CPU ms/msg': ms(hooked.cpuMs),
+      'main thread': ms(hooked.mainCpuMs), 'p99 ratio': ratio.toFixed(2), deliveries: (await delivered()) - before })
 
     // bursts: quiet, then under the steady stream
     for (const loaded of [false, true]) {
       const background = loaded ? steady(seconds) : undefined
       if (loaded) await new Promise((r) => setTimeout(r, 1000))
-      burstDelivered = 0
-      burstTarget = burst * HOOKS
-      const allDelivered = new Promise<void>((r) => { burstWaiter = r })
+      const allDelivered = ask<{ burstDone?: true }>({ burst: burst * HOOKS }, (m) => m.burstDone === true)
       const started = performance.now()
       await messages({ connections: 10, amount: burst }, 'burst')
       await allDelivered
@@ -85,14 +173,18 @@ export async function run() {
     }
     await stopServer(child)
   }
-  receiver.close()
+  receiver.disconnect()
   table(rows)
   const summary = (xs: number[], digits: number) => {
     const s = [...xs].sort((a, b) => a - b)
     return `min ${s[0].toFixed(digits)}, median ${s[Math.floor(s.length / 2)].toFixed(digits)}, ` +
       `max ${s[s.length - 1].toFixed(digits)}`
   }
+  console.log(`${useAutocannon ? 'autocannon overallRate' : 'paced'} stream of ${RATE} msg/s, ${seconds} s per run`)
   console.log(`p99 with ${HOOKS} webhooks / without (target ≤ 1.1): ${summary(ratios, 2)}`)
+  console.log(`server CPU ms per message without webhooks: ${summary(cpu.bare, 2)} (main thread ${
+    summary(cpu.bareMain, 2)}); with: ${summary(cpu.hooked, 2)} (main thread ${summary(cpu.hookedMain, 2)})`)
   console.log(`deliveries/s in a burst, quiet: ${summary(rates.quiet, 0)}; ` +
     `under ${RATE} msg/s (target ≥ 1,000): ${summary(rates.loaded, 0)}`)
+  console.log(`load average at the end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`)
 }

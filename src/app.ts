@@ -117,8 +117,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
     app.log.warn({ changed: tightened }, `data directory: ${tightened.length} permission(s) tightened to 0700/0600`)
   }
 
-  // first of all hooks: every answer, a refusal by auth or rate limit included, names its request
-  app.addHook('onRequest', (request, reply, done) => { reply.header('x-request-id', request.id); done() })
+  // first of all hooks: every answer, a refusal by auth or rate limit included, names its request (x-request-id)
   await app.register(securityHeaders)
   await app.register(shutdown)
   app.setErrorHandler(errorHandler)

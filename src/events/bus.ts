@@ -1,11 +1,10 @@
 import fp from 'fastify-plugin'
 import { and, eq, inArray, sql } from 'drizzle-orm'
-import { randomUUID } from 'node:crypto'
 import { setMaxListeners } from 'node:events'
 import type { FastifyInstance } from 'fastify'
 import type { DeliveryAttempt } from './delivery.js'
 import { createWorkerDeliverer } from './worker-deliverer.js'
-import { createOutboxStore, signingSecrets, type AttemptKind, type OutboxMessage,
+import { createOutboxStore, newDeliveryId, signingSecrets, type AttemptKind, type OutboxMessage,
   type Outcome } from './outbox.js'
 import type { EventName } from './names.js'
 import { jobs } from '../../schema/tables/jobs.js'
@@ -43,9 +42,17 @@ const MAX_IN_FLIGHT = 64
 const MAX_PER_HOOK = 16
 /** attempts started per event-loop turn, so a burst never holds the loop */
 const STARTS_PER_TURN = 16
-/** finished attempts recorded per transaction at most, and the longest one waits for the others */
+/**
+ * finished attempts recorded per transaction at most, and the longest one waits for the others: a commit writes
+ * the same few pages (the new deliveries' and their indexes' last leaves) whether it records 5 attempts or 50
+ */
 const RECORD_BATCH = 100
-const RECORD_DELAY_MS = 25
+const RECORD_DELAY_MS = 100
+/**
+ * how long a fan-out run with nothing left waits for the next event before it ends: under a stream of events
+ * (10 a second or more) one run serves them all, instead of a job written, claimed and deleted for each event
+ */
+const LINGER_MS = 100
 
 async function eventsPlugin(app: FastifyInstance) {
   const sqlite = app.sqlite
@@ -85,7 +92,7 @@ async function eventsPlugin(app: FastifyInstance) {
   /** set when the app closes: a kick scheduled by a late emit must not touch the closed queue (the event stays in
    * the outbox and is fanned out at the next start) */
   let closed = false
-  /** set while the fan-out waits for an attempt to finish */
+  /** set while the fan-out waits: for an attempt to finish, or for a new event */
   let wake: (() => void) | undefined
   function kick() {
     kickScheduled = false
@@ -121,8 +128,23 @@ async function eventsPlugin(app: FastifyInstance) {
     let waitingCount = 0
     let cursor = 0
     let morePending = true
+    /** set once the run has waited LINGER_MS with nothing to do; work coming in starts the wait over */
+    let lingered = false
+    /** until wake() (or, given `ms`, that long; or the run is stopped: one listener for the run, not per wait) */
+    const sleep = (ms?: number) => new Promise<void>((resolve) => {
+      if (signal.aborted) { resolve(); return }
+      const timer = ms === undefined ? undefined : setTimeout(() => wake?.(), ms)
+      wake = () => {
+        wake = undefined
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+    // the signal is this run's own (see fanout()): the listener ends with it
+    signal.addEventListener('abort', () => wake?.(), { once: true })
     while (!signal.aborted) {
       if (outboxDirty) {
+        lingered = false
         outboxDirty = false
         const { events, messages } = outbox.expand(EXPAND_BATCH)
         if (events === EXPAND_BATCH) outboxDirty = true
@@ -153,11 +175,12 @@ async function eventsPlugin(app: FastifyInstance) {
           if (list.length === 0) waiting.delete(hookId)
           waitingCount--
           perHook.set(hookId, busy + 1)
-          const p: Promise<void> = attempt(row, randomUUID(), signal).then((a) => {
+          const p: Promise<void> = attempt(row, newDeliveryId(), signal).then((a) => {
             if (!signal.aborted) recordLater({ row, attempt: a, kind: 'first', retry: 0 })
           }).finally(() => {
             inFlight.delete(p)
             perHook.set(hookId, perHook.get(hookId)! - 1)
+            wake?.()
           })
           inFlight.add(p)
           started++
@@ -165,14 +188,19 @@ async function eventsPlugin(app: FastifyInstance) {
         }
       }
       if (started === STARTS_PER_TURN) await new Promise((r) => setImmediate(r))
-      // a new event wakes the loop too: a slow receiver's attempts in flight never hold up the others' events
-      else if (inFlight.size > 0) await Promise.race([...inFlight,
-        new Promise<void>((r) => { wake = r })]).finally(() => { wake = undefined })
+      // a finished attempt or a new event wakes the loop (one waiter, whatever the number of attempts in flight):
+      // a slow receiver's attempts never hold up the others' events
+      else if (inFlight.size > 0) await sleep()
       else if (waitingCount === 0 && !morePending && !outboxDirty) {
+        if (!lingered) {
+          lingered = true
+          await sleep(LINGER_MS)
+          continue
+        }
         // nothing left: the next emit queues a new run (no await between this check and the flag)
         fanoutQueued = false
         break
-      }
+      } else lingered = false
     }
     await Promise.allSettled(inFlight)
     flush()
@@ -202,7 +230,7 @@ async function eventsPlugin(app: FastifyInstance) {
 
   app.jobs.register('webhook.retry', async (payload, ctx) => {
     const { seq, retry } = payload
-    await single(seq, 'retry', retry, randomUUID(), ctx.signal)
+    await single(seq, 'retry', retry, newDeliveryId(), ctx.signal)
   }, { maxAttempts: 3, concurrency: 8 })
 
   app.jobs.register('webhook.redeliver', async (payload, ctx) => {
@@ -236,14 +264,14 @@ async function eventsPlugin(app: FastifyInstance) {
       const seq = sqlite.transaction(() => outbox.addMessage(outbox.addEvent(hook.workspaceId, 'test.ping', {},
         true).seq, hook.id))()
       const row = outbox.message(seq)!
-      const a = await attempt(row, randomUUID())
+      const a = await attempt(row, newDeliveryId())
       recordNow({ row, attempt: a, kind: 'test', retry: 0 })
       return a
     },
     redeliver(webhookId, deliveryId) {
       const seq = outbox.deliveryMessage(deliveryId, webhookId)
       if (seq === undefined) return undefined
-      const id = randomUUID()
+      const id = newDeliveryId()
       app.jobs.enqueue('webhook.redeliver', { seq, deliveryId: id })
       return id
     }

@@ -5,6 +5,12 @@ import type { FromWorker, SendRequest, ToWorker } from './delivery-worker.js'
 
 const entry = workerEntry(import.meta.url, 'delivery-worker')
 
+/**
+ * How much nicer than the process the delivery thread runs: its HTTP exchanges take the cores the request thread
+ * leaves idle (see thread-priority.ts).
+ */
+export const DELIVERY_NICENESS = 10
+
 interface Pending { resolve: (a: DeliveryAttempt) => void; message: OutgoingMessage; started: number }
 
 const failed = (message: OutgoingMessage, started: number, error: string): DeliveryAttempt => ({
@@ -29,7 +35,7 @@ export function createWorkerDeliverer(opts: { allowPrivate: boolean; timeoutMs?:
   let closed = false
 
   function spawn(): Worker {
-    const w = new Worker(entry.script, { eval: entry.eval, workerData: opts })
+    const w = new Worker(entry.script, { eval: entry.eval, workerData: { ...opts, niceness: DELIVERY_NICENESS } })
     w.unref()
     w.on('message', (results: FromWorker) => {
       for (const { n, attempt } of results) {

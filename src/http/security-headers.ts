@@ -12,11 +12,13 @@ export const DOCS_CSP = [
 ].join('; ')
 
 /**
- * Headers every response carries (`X-Content-Type-Options: nosniff`), and `Cache-Control: no-store` on
- * the routes whose answer holds a secret (`config.secretResponse`), error answers included.
+ * Headers every response carries (`X-Request-Id`: the request's id; `X-Content-Type-Options: nosniff`), in one
+ * hook, and `Cache-Control: no-store` on the routes whose answer holds a secret (`config.secretResponse`), error
+ * answers included. Registered before credentials are checked, so that refusals carry them too.
  */
 async function securityHeaders(app: FastifyInstance) {
-  app.addHook('onRequest', (_request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    reply.header('x-request-id', request.id)
     reply.header('x-content-type-options', 'nosniff')
     done()
   })

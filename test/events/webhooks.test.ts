@@ -461,3 +461,53 @@ t.test('a delivery job queued by the previous version is sent as a message of it
   t.match((await deliveries(app, u, hook.id))[0],
     { attempt: 1, success: true, message_id: rx.got[0].headers['webhook-id'] })
 })
+
+t.test('the delivery thread runs nicer than the request thread (Linux)', { skip: process.platform !== 'linux' },
+  async (t) => {
+    const app = await build(t, { config: { allowPrivateUrls: true } })
+    const rx = await receiver(t)
+    const u = await signup(app)
+    const niceness = () => new Map(fs.readdirSync('/proc/self/task').map((tid) => {
+      const fields = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')
+      return [tid, Number(fields[16])] as const // field 19 of stat: nice
+    }))
+    const before = niceness()
+    const { channel } = await hookAndChannel(app, u, `${rx.base}/ok`)
+    await post(app, u, channel.id)
+    await rx.received(1)
+    const own = before.get(String(process.pid))!
+    const added = [...niceness()].filter(([tid]) => !before.has(tid)).map(([, nice]) => nice)
+    t.ok(added.includes(Math.min(19, own + 10)), `a new thread at niceness ${own + 10} (new threads: ${added})`)
+    t.equal(niceness().get(String(process.pid)), own, 'the request thread keeps its priority')
+  })
+
+t.test('a stream of events is fanned out by one run of the fan-out job', async (t) => {
+  const app = await build(t, { config: { allowPrivateUrls: true } })
+  const rx = await receiver(t)
+  const u = await signup(app)
+  const { channel } = await hookAndChannel(app, u, `${rx.base}/ok`)
+  let runs = 0
+  const enqueue = app.jobs.enqueue.bind(app.jobs)
+  app.jobs.enqueue = ((type, payload, options) => {
+    if (type === 'webhook.fanout') runs++
+    return enqueue(type, payload, options)
+  }) as typeof app.jobs.enqueue
+  // 10 events 20 ms apart (50 a second): each one's delivery ends long before the next event
+  for (let i = 1; i <= 10; i++) {
+    await post(app, u, channel.id, `m${i}`)
+    await rx.received(i)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  await app.jobs.idle()
+  t.equal(rx.got.length, 10)
+  t.equal(runs, 1, 'one job for the whole stream')
+  // ids begin with their time, so that their unique indexes grow at the end: later events sort after earlier ones
+  const ids = rx.got.map((r) => r.headers['webhook-id'] as string)
+  t.same([...ids].sort(), ids)
+  for (const id of ids) t.match(id, /^msg_[0-9a-f]{32}$/)
+  const hook = (await app.inject({ url: `${BASE}/webhooks`, headers: ws(u) })).json().data[0] as { id: string }
+  const made = await deliveries(app, u, hook.id)
+  t.equal(made.length, 10)
+  for (const d of made) t.match(d.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+  t.same(made.map((d) => d.id), [...made.map((d) => d.id)].sort().reverse(), 'newest first, in id order too')
+})

@@ -188,6 +188,18 @@ t.test('request ids: a sane x-request-id is kept, anything else replaced; on eve
   t.ok(logged.length > 0, 'the log lines of the request carry its id')
 })
 
+t.test('what every request pays: one hook sets the headers every answer carries, one checks credentials',
+  async (t) => {
+    const app = await build(t)
+    const routes = app.printRoutes({ includeHooks: true, commonPrefix: false }).split('\n')
+    const at = routes.findIndex((l) => l.includes('/api/health (GET)'))
+    const onRequest = routes.slice(at + 1).find((l) => l.includes('(onRequest)'))!
+    t.equal((JSON.parse(onRequest.slice(onRequest.indexOf('['))) as string[]).length, 2)
+    const res = await app.inject({ url: '/api/health' })
+    t.match(res.headers['x-request-id'], /^[0-9a-f-]{36}$/)
+    t.equal(res.headers['x-content-type-options'], 'nosniff')
+  })
+
 t.test('CORS: off by default; with CAIRN_CORS_ORIGINS, listed origins get headers and preflight', async (t) => {
   const off = await build(t)
   const plain = await off.inject({ url: '/api/health', headers: { origin: 'https://app.example.org' } })

@@ -455,3 +455,27 @@ t.test('ranking: more occurrences first, then the newest document', async (t) =>
   t.ok(res.results[0].score > res.results[1].score)
   t.equal(res.results[1].score, res.results[2].score, 'same text, same score: the newer document wins the tie')
 })
+
+t.test('multipart handling is paid by the upload routes only', async (t) => {
+  const app = await build(t)
+  const u = await signup(app)
+  // printRoutes lists each route's hooks: @fastify/multipart adds an onRequest and an onResponse hook to its context
+  const routes = app.printRoutes({ includeHooks: true, commonPrefix: false }).split('\n')
+  const hooks = (route: string, kind: string) => {
+    const at = routes.findIndex((l) => l.includes(`${route} (`))
+    const line = routes.slice(at + 1).find((l) => l.includes(`(${kind})`) || /\((GET|POST|HEAD|DELETE)\)/.test(l))
+    return line?.includes(`(${kind})`) ? (JSON.parse(line.slice(line.indexOf('['))) as string[]).length : 0
+  }
+  t.equal(hooks('/api/knowledge/documents', 'onRequest'), hooks('/api/v2/auth/me', 'onRequest'))
+  t.equal(hooks('/api/knowledge/documents', 'onResponse'), hooks('/api/v2/auth/me', 'onResponse'))
+  t.equal(hooks('/api/knowledge/upload', 'onRequest'), hooks('/api/v2/auth/me', 'onRequest') + 1)
+  // a multipart body sent to another knowledge route is still refused by that route's schema (400), not as an
+  // unknown media type (415)
+  const body = multipart([{ filename: 'a.txt', content: 'x' }], {})
+  const res = await app.inject({ method: 'POST', url: '/api/knowledge/search', headers: { ...u.auth, ...body.headers },
+    payload: body.payload })
+  t.equal(res.statusCode, 400)
+  const ok = await app.inject({ method: 'POST', url: '/api/knowledge/upload', headers: { ...u.auth, ...body.headers },
+    payload: body.payload })
+  t.equal(ok.statusCode, 201)
+})

@@ -8,6 +8,7 @@ import type { knowledgeDocuments } from '../../schema/tables/knowledge.js'
 import { passageRanges, type Passage } from '../ingest/chunker.js'
 import { textFilePieces } from '../ingest/text.js'
 import { passageWindows, passageWriter } from './passages.js'
+import { holdingWriteLock, INTENT } from '../db/write-intent.js'
 
 /** A document to index: from its text file, or from `text` (at upload) under the claimed job `jobId`. */
 export interface IndexTask { id: number; documentId: string; textFile: string; text?: string; jobId?: string }
@@ -36,15 +37,21 @@ const MERGE_PAGES = 200
 const WINDOW_BYTES = 1024 * 1024
 /** the longest the worker lets the server's writes go first before its next transaction */
 const YIELD_MAX_MS = 1000
+/**
+ * How often the worker checkpoints the log, after a commit and with the lock released (SQLite's own automatic
+ * checkpoint runs inside the commit's call, so the flag that lets the server's writes in would stay set
+ * through it)
+ */
+const CHECKPOINT_MS = 250
 
 const { file, intent } = workerData as { file: string; intent: Int32Array }
 const sqlite = new Database(file, { fileMustExist: true })
 sqlite.pragma('busy_timeout = 5000')
 sqlite.pragma('synchronous = NORMAL')
 sqlite.pragma('foreign_keys = ON')
-// this connection's commits checkpoint the log themselves (off the event loop): under a sustained ingest the
-// checkpoint thread's PASSIVE pass never catches up with the writer, and the log would never restart
-sqlite.pragma('wal_autocheckpoint = 1000')
+// this connection checkpoints the log itself between its transactions (see checkpoint): under a sustained ingest
+// the checkpoint thread's PASSIVE pass never catches up with the writer, and the log would never restart
+sqlite.pragma('wal_autocheckpoint = 0')
 
 const byId = sqlite.prepare(`SELECT status, indexed_count, chunk_size, chunk_overlap FROM knowledge_documents
   WHERE id = ?`)
@@ -73,8 +80,10 @@ const writeSlice = sqlite.transaction((documentId: string, passages: Iterator<st
   const deadline = performance.now() + (jobId !== undefined ? URGENT_TXN_MS : TXN_MS)
   let next = from
   let exhausted = false
-  // a write of the server's connection waiting for the lock ends the transaction early
-  while (performance.now() < deadline && Atomics.load(intent, 0) === 0) {
+  // a write of the server's connection waiting for the lock ends the transaction early (after one passage at
+  // least: the worker's turn may come while such writes keep coming)
+  for (let first = true; first || (performance.now() < deadline && Atomics.load(intent, INTENT) === 0);
+    first = false) {
     const r = passages.next()
     if (r.done) { exhausted = true; break }
     writer.insert(documentId, readers, next, r.value)
@@ -97,22 +106,37 @@ let urgent = 0
 let active = 0
 let closing = false
 
+let checkpointed = performance.now()
+function checkpoint() {
+  if (performance.now() - checkpointed < CHECKPOINT_MS) return
+  sqlite.pragma('wal_checkpoint(PASSIVE)')
+  checkpointed = performance.now()
+}
+
 /**
- * Waits for this worker's next transaction: uploads' tasks first, and the server connection's writes
- * (`intent`, see src/db/write-intent.ts) before any: one waiting for the lock holds the server's event loop.
+ * Runs `write` (one transaction) as this worker's next turn: uploads' tasks first, and the server connection's
+ * writes (`intent`, see src/db/write-intent.ts) before any: one waiting for the lock holds the server's event
+ * loop. While it runs, the server's writes wait for its commit's signal.
  */
-async function turn(task: IndexTask) {
-  await setImmediate()
-  for (let waited = 0; Atomics.load(intent, 0) > 0 && waited < YIELD_MAX_MS; waited += GAP_MS) await sleep(GAP_MS)
-  while (!task.text && urgent > 0) await sleep(GAP_MS)
-  if (stopped.has(task.id)) throw new Error('interrupted by shutdown')
+async function locked<T>(task: IndexTask, write: () => T): Promise<T> {
+  for (;;) {
+    await setImmediate()
+    let waited = 0
+    for (; Atomics.load(intent, INTENT) > 0 && waited < YIELD_MAX_MS; waited += GAP_MS) await sleep(GAP_MS)
+    while (!task.text && urgent > 0) await sleep(GAP_MS)
+    if (stopped.has(task.id)) throw new Error('interrupted by shutdown')
+    const done = holdingWriteLock(intent, write, waited >= YIELD_MAX_MS)
+    if (done) {
+      checkpoint()
+      return done.value
+    }
+  }
 }
 
 async function write(task: IndexTask, passages: Iterator<string>, from: number, last: boolean) {
   let next = from
   for (;;) {
-    await turn(task)
-    const slice = writeSlice(task.documentId, passages, next, last, task.jobId)
+    const slice = await locked(task, () => writeSlice(task.documentId, passages, next, last, task.jobId))
     next = slice.next
     if (slice.gone || slice.exhausted) return slice
   }
@@ -149,10 +173,8 @@ async function index(task: IndexTask) {
 }
 
 async function purge(id: number, documentId: string) {
-  for (;;) {
-    await turn({ id, documentId, textFile: '' })
-    if (purgeSome.run(documentId).changes === 0) return
-  }
+  const task = { id, documentId, textFile: '' }
+  while (await locked(task, () => purgeSome.run(documentId).changes) > 0) { /* next batch */ }
 }
 
 /**
@@ -164,9 +186,10 @@ async function idleMerge() {
     for (;;) {
       await sleep(GAP_MS * 5)
       if (active > 0 || closing) return
-      if (Atomics.load(intent, 0) > 0) continue
+      if (Atomics.load(intent, INTENT) > 0) continue
       const before = totalChanges.get() as number
-      merge.run()
+      if (!holdingWriteLock(intent, () => merge.run())) continue
+      checkpoint()
       if ((totalChanges.get() as number) - before < 2) break
     }
   }

@@ -14,8 +14,8 @@ import { releaseHolder, writeIntentOf } from '../db/write-intent.js'
 import type { KnowledgeFiles } from './files.js'
 import type { IndexMessage, IndexReply, IndexTask } from './index-worker.js'
 
-/** the characters of an upload's text counted per turn (with the 1 MB pieces of intake.ts) */
-const COUNT_WINDOW_CHARS = 256 * 1024
+/** the characters of an upload's text counted per turn (with the 64 KB pieces of intake.ts): young garbage */
+const COUNT_WINDOW_CHARS = 64 * 1024
 /** how long one counting step may hold the event loop */
 const SLICE_MS = 25
 const entry = workerEntry(import.meta.url, 'index-worker')

@@ -69,7 +69,7 @@ const merges = FTS_TABLES.map((t) => sqlite.prepare(`INSERT INTO ${t} (${t}, ran
 
 /**
  * FTS5's merge settings (stored with each index). `normal` is FTS5's default: a commit that writes a segment
- * also merges, 4 segments of a level into one. During a background ingest, `ingest`: commits only write their
+ * also merges, 4 segments of a level into one. While indexing, `ingest`: commits only write their
  * segment (a write of the server waiting for one waits for less), the worker merges 16 segments at a time in
  * bounded steps between its transactions (each byte of the index is rewritten about half as often: ~15 % less
  * CPU for the index), and once idle the normal setting and idleMerge bring the levels back to 4 segments.
@@ -161,8 +161,9 @@ async function locked<T>(task: IndexTask, write: () => T): Promise<T> {
 }
 
 async function write(task: IndexTask, passages: Iterator<string>, from: number, last: boolean) {
+  // an upload's task too: its one commit then writes its segments without merging (the idle merges follow)
   const background = task.text === undefined
-  if (background && merging !== 'ingest') await locked(task, () => setMerging('ingest'))
+  if (merging !== 'ingest') await locked(task, () => setMerging('ingest'))
   let next = from
   for (;;) {
     const slice = await locked(task, () => writeSlice(task.documentId, passages, next, last, task.jobId))

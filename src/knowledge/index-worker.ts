@@ -61,8 +61,9 @@ const progress = sqlite.prepare(`UPDATE knowledge_documents SET indexed_count = 
 const finish = sqlite.prepare(`UPDATE knowledge_documents
   SET indexed_count = ?, chunk_count = ?, status = 'indexed', updated_at = ? WHERE id = ?`)
 const completeJob = sqlite.prepare(`DELETE FROM jobs WHERE id = ?`)
+// 50 at a time: the trigram index tokenizes a deleted passage's text again, and a server write waits for the batch
 const purgeSome = sqlite.prepare(`DELETE FROM knowledge_passages WHERE rowid IN
-  (SELECT rowid FROM knowledge_passages WHERE document_id = ? LIMIT 200)`)
+  (SELECT rowid FROM knowledge_passages WHERE document_id = ? LIMIT 50)`)
 const totalChanges = sqlite.prepare('SELECT total_changes()').pluck()
 const FTS_TABLES = ['knowledge_passages_fts', 'knowledge_passages_words']
 const merges = FTS_TABLES.map((t) => sqlite.prepare(`INSERT INTO ${t} (${t}, rank) VALUES ('merge', ${MERGE_PAGES})`))

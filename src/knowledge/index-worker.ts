@@ -246,6 +246,10 @@ async function close() {
   for (const id of running) stopped.add(id)
   while (active > 0) await sleep(GAP_MS)
   await idle
+  // closed before its idle merges: FTS5's own settings back at least (the next worker's idle merges follow)
+  if (merging === 'ingest') {
+    try { holdingWriteLock(intent, () => setMerging('normal'), true) } catch { /* the next worker sets them */ }
+  }
   sqlite.close()
   parentPort!.close()
 }

@@ -154,7 +154,7 @@ async function locked<T>(task: IndexTask, write: () => T): Promise<T> {
     if (stopped.has(task.id)) throw new Error('interrupted by shutdown')
     const done = holdingWriteLock(intent, write, waited >= YIELD_MAX_MS)
     if (done) {
-      // an upload's task checkpoints after its answer (its one commit writes ~7 WAL pages per KB of text)
+      // an upload's task checkpoints after its answer (its one commit writes ~7 MB of WAL per MB of text)
       if (task.text === undefined) checkpoint()
       return done.value
     }

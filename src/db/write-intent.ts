@@ -2,24 +2,52 @@ import type Database from 'better-sqlite3'
 
 const intents = new WeakMap<Database.Database, Int32Array>()
 
+/** the slots of the shared array: this connection's writes in progress or waiting for the lock */
+export const INTENT = 0
+/** 1 while a writer on another thread (the index worker) holds SQLite's write lock or is about to take it */
+export const HOLDER = 1
+/**
+ * The longest a write here waits for that writer's signal. Its transactions end at the next passage once a write
+ * waits, so this is only reached if it is stuck; SQLite's busy handler (busy_timeout) takes over after it.
+ */
+const HOLDER_WAIT_MS = 1000
+
+/**
+ * Waits (blocking: better-sqlite3 is synchronous) until the other thread's writer has committed, woken by its
+ * `Atomics.notify` rather than polling as SQLite's busy handler does (its sleeps of 1, 2, 5, 10, 15, 20 ms…
+ * added 20–50 ms to a write that only had to wait for a short commit).
+ */
+function awaitHolder(intent: Int32Array) {
+  const deadline = performance.now() + HOLDER_WAIT_MS
+  while (Atomics.load(intent, HOLDER) !== 0) {
+    const left = deadline - performance.now()
+    if (left <= 0) return
+    Atomics.wait(intent, HOLDER, 1, left)
+  }
+}
+
 /**
  * Counts, in shared memory, the writes of this connection in progress or waiting for SQLite's write lock: every
  * statement that may write, every transaction and every `exec`. A writer on another thread (the index worker)
- * reads it to end its transaction early and let this connection in: better-sqlite3 is synchronous, so a write
- * here that waits for the lock holds the event loop, and SQLite's busy handler retries at steps of up to 100 ms.
+ * reads it to end its transaction early and let this connection in, and signals its commits (see
+ * `holdingWriteLock`): a write here that finds it holding the lock waits for that signal before it starts, so it
+ * waits about one short commit, and a deferred transaction never meets the lock taken between its read and its
+ * write (SQLite answers that with SQLITE_BUSY at once, without its busy handler).
  * Statements prepared before this is called are not counted: call it right after opening.
  */
 export function countWriteIntent(sqlite: Database.Database): Int32Array {
   const existing = intents.get(sqlite)
   if (existing) return existing
-  const intent = new Int32Array(new SharedArrayBuffer(4))
+  const intent = new Int32Array(new SharedArrayBuffer(8))
   intents.set(sqlite, intent)
   const counted = <A extends unknown[], R>(fn: (...args: A) => R) => function (this: unknown, ...args: A): R {
-    Atomics.add(intent, 0, 1)
+    Atomics.add(intent, INTENT, 1)
     try {
+      // inside a transaction this connection holds the lock already, or cannot wait without deadlock
+      if (Atomics.load(intent, HOLDER) !== 0 && !sqlite.inTransaction) awaitHolder(intent)
       return fn.apply(this, args)
     } finally {
-      Atomics.sub(intent, 0, 1)
+      Atomics.sub(intent, INTENT, 1)
     }
   }
   const prepare = sqlite.prepare.bind(sqlite)
@@ -49,4 +77,27 @@ export function countWriteIntent(sqlite: Database.Database): Int32Array {
 /** the count of countWriteIntent for this connection, if it keeps one */
 export function writeIntentOf(sqlite: Database.Database): Int32Array | undefined {
   return intents.get(sqlite)
+}
+
+/**
+ * For the writer on the other thread: runs `write` (a transaction) flagged as holding the lock, then signals
+ * its end to the writes waiting in `awaitHolder`. Answers undefined without running it when a write of the
+ * counted connection is waiting, unless `anyway` (the writer's turn after waiting long enough). The flag is set
+ * before the count is read, and the count raised before the flag is read: one of the two sides always sees
+ * the other.
+ */
+export function holdingWriteLock<T>(intent: Int32Array, write: () => T, anyway = false): { value: T } | undefined {
+  Atomics.store(intent, HOLDER, 1)
+  try {
+    if (!anyway && Atomics.load(intent, INTENT) > 0) return undefined
+    return { value: write() }
+  } finally {
+    releaseHolder(intent)
+  }
+}
+
+/** clears the flag and wakes the waiting writes (also when the other thread ends while holding it) */
+export function releaseHolder(intent: Int32Array) {
+  Atomics.store(intent, HOLDER, 0)
+  Atomics.notify(intent, HOLDER)
 }

@@ -8,6 +8,7 @@ import type { knowledgeDocuments } from '../../schema/tables/knowledge.js'
 import { passageRanges, type Passage } from '../ingest/chunker.js'
 import { textFilePieces } from '../ingest/text.js'
 import { passageWindows, passageWriter } from './passages.js'
+import { holdingWriteLock, INTENT } from '../db/write-intent.js'
 
 /** A document to index: from its text file, or from `text` (at upload) under the claimed job `jobId`. */
 export interface IndexTask { id: number; documentId: string; textFile: string; text?: string; jobId?: string }
@@ -36,15 +37,21 @@ const MERGE_PAGES = 200
 const WINDOW_BYTES = 1024 * 1024
 /** the longest the worker lets the server's writes go first before its next transaction */
 const YIELD_MAX_MS = 1000
+/**
+ * How often the worker checkpoints the log, after a commit and with the lock released (SQLite's own automatic
+ * checkpoint runs inside the commit's call, so the flag that lets the server's writes in would stay set
+ * through it)
+ */
+const CHECKPOINT_MS = 250
 
 const { file, intent } = workerData as { file: string; intent: Int32Array }
 const sqlite = new Database(file, { fileMustExist: true })
 sqlite.pragma('busy_timeout = 5000')
 sqlite.pragma('synchronous = NORMAL')
 sqlite.pragma('foreign_keys = ON')
-// this connection's commits checkpoint the log themselves (off the event loop): under a sustained ingest the
-// checkpoint thread's PASSIVE pass never catches up with the writer, and the log would never restart
-sqlite.pragma('wal_autocheckpoint = 1000')
+// this connection checkpoints the log itself between its transactions (see checkpoint): under a sustained ingest
+// the checkpoint thread's PASSIVE pass never catches up with the writer, and the log would never restart
+sqlite.pragma('wal_autocheckpoint = 0')
 
 const byId = sqlite.prepare(`SELECT status, indexed_count, chunk_size, chunk_overlap FROM knowledge_documents
   WHERE id = ?`)
@@ -54,11 +61,37 @@ const progress = sqlite.prepare(`UPDATE knowledge_documents SET indexed_count = 
 const finish = sqlite.prepare(`UPDATE knowledge_documents
   SET indexed_count = ?, chunk_count = ?, status = 'indexed', updated_at = ? WHERE id = ?`)
 const completeJob = sqlite.prepare(`DELETE FROM jobs WHERE id = ?`)
+// 50 at a time: the trigram index tokenizes a deleted passage's text again, and a server write waits for the batch
 const purgeSome = sqlite.prepare(`DELETE FROM knowledge_passages WHERE rowid IN
-  (SELECT rowid FROM knowledge_passages WHERE document_id = ? LIMIT 200)`)
+  (SELECT rowid FROM knowledge_passages WHERE document_id = ? LIMIT 50)`)
 const totalChanges = sqlite.prepare('SELECT total_changes()').pluck()
-const merges = ['knowledge_passages_fts', 'knowledge_passages_words'].map((t) =>
-  sqlite.prepare(`INSERT INTO ${t} (${t}, rank) VALUES ('merge', ${MERGE_PAGES})`))
+const FTS_TABLES = ['knowledge_passages_fts', 'knowledge_passages_words']
+const merges = FTS_TABLES.map((t) => sqlite.prepare(`INSERT INTO ${t} (${t}, rank) VALUES ('merge', ${MERGE_PAGES})`))
+
+/**
+ * FTS5's merge settings (stored with each index). `normal` is FTS5's default: a commit that writes a segment
+ * also merges, 4 segments of a level into one. While indexing, `ingest`: commits only write their
+ * segment (a write of the server waiting for one waits for less), the worker merges 16 segments at a time in
+ * bounded steps between its transactions (each byte of the index is rewritten about half as often: ~15 % less
+ * CPU for the index), and once idle the normal setting and idleMerge bring the levels back to 4 segments.
+ */
+const MERGING = {
+  normal: { automerge: 4, usermerge: 4, crisismerge: 16 },
+  ingest: { automerge: 0, usermerge: 16, crisismerge: 64 }
+} as const
+let merging: keyof typeof MERGING | undefined
+// (FTS5 takes a command's name as a literal only)
+const configure = Object.fromEntries(Object.entries(MERGING).map(([name, settings]) => [name,
+  FTS_TABLES.flatMap((t) => Object.entries(settings).map(([key, value]) =>
+    sqlite.prepare(`INSERT INTO ${t} (${t}, rank) VALUES ('${key}', ${value})`)))])) as
+  Record<keyof typeof MERGING, Database.Statement[]>
+const writeMerging = sqlite.transaction((to: keyof typeof MERGING) => {
+  for (const c of configure[to]) c.run()
+}).immediate
+function setMerging(to: keyof typeof MERGING) {
+  writeMerging(to)
+  merging = to
+}
 
 type DocRow = Pick<SqlRow<typeof knowledgeDocuments>, 'status' | 'indexed_count' | 'chunk_size' | 'chunk_overlap'>
 
@@ -73,8 +106,10 @@ const writeSlice = sqlite.transaction((documentId: string, passages: Iterator<st
   const deadline = performance.now() + (jobId !== undefined ? URGENT_TXN_MS : TXN_MS)
   let next = from
   let exhausted = false
-  // a write of the server's connection waiting for the lock ends the transaction early
-  while (performance.now() < deadline && Atomics.load(intent, 0) === 0) {
+  // a write of the server's connection waiting for the lock ends the transaction early (after one passage at
+  // least: the worker's turn may come while such writes keep coming)
+  for (let first = true; first || (performance.now() < deadline && Atomics.load(intent, INTENT) === 0);
+    first = false) {
     const r = passages.next()
     if (r.done) { exhausted = true; break }
     writer.insert(documentId, readers, next, r.value)
@@ -97,22 +132,43 @@ let urgent = 0
 let active = 0
 let closing = false
 
+let checkpointed = performance.now()
+function checkpoint() {
+  if (performance.now() - checkpointed < CHECKPOINT_MS) return
+  checkpointed = performance.now()
+  // a checkpoint that cannot run now (another one in progress) is only late: the next one copies its pages
+  try { sqlite.pragma('wal_checkpoint(PASSIVE)') } catch { /* next turn */ }
+}
+
 /**
- * Waits for this worker's next transaction: uploads' tasks first, and the server connection's writes
- * (`intent`, see src/db/write-intent.ts) before any: one waiting for the lock holds the server's event loop.
+ * Runs `write` (one transaction) as this worker's next turn: uploads' tasks first, and the server connection's
+ * writes (`intent`, see src/db/write-intent.ts) before any: one waiting for the lock holds the server's event
+ * loop. While it runs, the server's writes wait for its commit's signal.
  */
-async function turn(task: IndexTask) {
-  await setImmediate()
-  for (let waited = 0; Atomics.load(intent, 0) > 0 && waited < YIELD_MAX_MS; waited += GAP_MS) await sleep(GAP_MS)
-  while (!task.text && urgent > 0) await sleep(GAP_MS)
-  if (stopped.has(task.id)) throw new Error('interrupted by shutdown')
+async function locked<T>(task: IndexTask, write: () => T): Promise<T> {
+  for (;;) {
+    await setImmediate()
+    let waited = 0
+    for (; Atomics.load(intent, INTENT) > 0 && waited < YIELD_MAX_MS; waited += GAP_MS) await sleep(GAP_MS)
+    while (!task.text && urgent > 0) await sleep(GAP_MS)
+    if (stopped.has(task.id)) throw new Error('interrupted by shutdown')
+    const done = holdingWriteLock(intent, write, waited >= YIELD_MAX_MS)
+    if (done) {
+      // an upload's task checkpoints after its answer (its one commit writes ~7 MB of WAL per MB of text)
+      if (task.text === undefined) checkpoint()
+      return done.value
+    }
+  }
 }
 
 async function write(task: IndexTask, passages: Iterator<string>, from: number, last: boolean) {
+  // an upload's task too: its one commit then writes its segments without merging (the idle merges follow)
+  const background = task.text === undefined
+  if (merging !== 'ingest') await locked(task, () => setMerging('ingest'))
   let next = from
   for (;;) {
-    await turn(task)
-    const slice = writeSlice(task.documentId, passages, next, last, task.jobId)
+    const slice = await locked(task, () => writeSlice(task.documentId, passages, next, last, task.jobId))
+    if (background && merging === 'ingest') for (const merge of merges) await locked(task, () => merge.run())
     next = slice.next
     if (slice.gone || slice.exhausted) return slice
   }
@@ -149,10 +205,8 @@ async function index(task: IndexTask) {
 }
 
 async function purge(id: number, documentId: string) {
-  for (;;) {
-    await turn({ id, documentId, textFile: '' })
-    if (purgeSome.run(documentId).changes === 0) return
-  }
+  const task = { id, documentId, textFile: '' }
+  while (await locked(task, () => purgeSome.run(documentId).changes) > 0) { /* next batch */ }
 }
 
 /**
@@ -160,23 +214,29 @@ async function purge(id: number, documentId: string) {
  * at a time (a step that finds nothing to merge changes fewer than 2 rows), so searches read few segments.
  */
 async function idleMerge() {
+  while (merging !== 'normal') {
+    await sleep(GAP_MS * 5)
+    if (active > 0 || closing) return
+    if (holdingWriteLock(intent, () => setMerging('normal'))) break
+  }
   for (const merge of merges) {
     for (;;) {
       await sleep(GAP_MS * 5)
       if (active > 0 || closing) return
-      if (Atomics.load(intent, 0) > 0) continue
+      if (Atomics.load(intent, INTENT) > 0) continue
       const before = totalChanges.get() as number
-      merge.run()
+      if (!holdingWriteLock(intent, () => merge.run())) continue
+      checkpoint()
       if ((totalChanges.get() as number) - before < 2) break
     }
   }
 }
 
-let merging: Promise<void> | undefined
+let idle: Promise<void> | undefined
 function settle() {
-  if (active > 0 || merging) return
-  merging = idleMerge().catch(() => {}).finally(() => {
-    merging = undefined
+  if (active > 0 || idle) return
+  idle = idleMerge().catch(() => {}).finally(() => {
+    idle = undefined
     if (active === 0 && !closing) parentPort!.postMessage({ idle: true } satisfies IndexReply)
   })
 }
@@ -185,7 +245,11 @@ async function close() {
   closing = true
   for (const id of running) stopped.add(id)
   while (active > 0) await sleep(GAP_MS)
-  await merging
+  await idle
+  // closed before its idle merges: FTS5's own settings back at least (the next worker's idle merges follow)
+  if (merging === 'ingest') {
+    try { holdingWriteLock(intent, () => setMerging('normal'), true) } catch { /* the next worker sets them */ }
+  }
   sqlite.close()
   parentPort!.close()
 }
@@ -202,6 +266,7 @@ parentPort!.on('message', (m: IndexMessage) => {
   work.then(() => parentPort!.postMessage({ id } satisfies IndexReply),
     (err: Error) => parentPort!.postMessage({ id, error: err.message } satisfies IndexReply))
     .finally(() => {
+      checkpoint()
       active--
       if (isUrgent) urgent--
       running.delete(id)

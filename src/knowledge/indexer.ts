@@ -10,12 +10,12 @@ import { preparedWrite } from '../db/prepared.js'
 import { and, eq, ne, sql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { knowledgeDocuments } from '../../schema/tables/knowledge.js'
-import { writeIntentOf } from '../db/write-intent.js'
+import { releaseHolder, writeIntentOf } from '../db/write-intent.js'
 import type { KnowledgeFiles } from './files.js'
 import type { IndexMessage, IndexReply, IndexTask } from './index-worker.js'
 
-/** the characters of an upload's text counted per turn (with the 1 MB pieces of intake.ts) */
-const COUNT_WINDOW_CHARS = 256 * 1024
+/** the characters of an upload's text counted per turn (with the 64 KB pieces of intake.ts): young garbage */
+const COUNT_WINDOW_CHARS = 64 * 1024
 /** how long one counting step may hold the event loop */
 const SLICE_MS = 25
 const entry = workerEntry(import.meta.url, 'index-worker')
@@ -61,6 +61,8 @@ function indexThread(file: string, intent: Int32Array, log: FastifyBaseLogger, o
     })
     worker.on('error', (err) => log.error({ err }, 'index worker failed'))
     worker.on('exit', () => {
+      // a worker ended while it held the lock (terminated, crashed) cannot signal its end
+      if (current === slot || current === undefined) releaseHolder(intent)
       if (current === slot) current = undefined
       onTaskEnd()
       for (const [id, p] of pending) {
@@ -122,7 +124,7 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
     .set({ status: 'processing', updatedAt: sql`${sql.placeholder('now')}` })
     .where(and(eq(docs.id, sql.placeholder('id')), ne(docs.status, 'processing'))))
   // the server connection's writes in progress (src/db/write-intent.ts): the worker lets them in first
-  const thread = indexThread(sqlite.name, writeIntentOf(sqlite) ?? new Int32Array(new SharedArrayBuffer(4)), deps.log,
+  const thread = indexThread(sqlite.name, writeIntentOf(sqlite) ?? new Int32Array(new SharedArrayBuffer(8)), deps.log,
     deps.onTaskEnd ?? (() => {}))
 
   jobs.register('knowledge.index', async (payload, ctx) => {

@@ -19,21 +19,26 @@ export async function* passageWindows(pieces: AsyncIterable<string>, options: Ch
   const source = pieces[Symbol.asyncIterator]()
   let window = ''
   let eof = false
-  for (;;) {
-    while (!eof && window.length < minChars) {
-      const r = await source.next()
-      if (r.done) eof = true
-      else window += r.value
+  try {
+    for (;;) {
+      while (!eof && window.length < minChars) {
+        const r = await source.next()
+        if (r.done) eof = true
+        else window += r.value
+      }
+      const decided: Passage[] = []
+      let rest = window.length
+      for (const r of passageRanges(window, options)) {
+        if (!eof && r.start + options.chunkSize + 1 > window.length) { rest = r.start; break }
+        decided.push(r)
+      }
+      yield { window, decided, last: eof }
+      if (eof) return
+      window = window.slice(rest)
     }
-    const decided: Passage[] = []
-    let rest = window.length
-    for (const r of passageRanges(window, options)) {
-      if (!eof && r.start + options.chunkSize + 1 > window.length) { rest = r.start; break }
-      decided.push(r)
-    }
-    yield { window, decided, last: eof }
-    if (eof) return
-    window = window.slice(rest)
+  } finally {
+    // a consumer that stops early (a failed task) ends the source too: its file is closed now, not by the GC
+    if (!eof) await source.return?.()
   }
 }
 

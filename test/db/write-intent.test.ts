@@ -1,7 +1,9 @@
 import t from 'tap'
 import path from 'node:path'
+import { createRequire } from 'node:module'
+import { Worker } from 'node:worker_threads'
 import Database from 'better-sqlite3'
-import { countWriteIntent, writeIntentOf } from '../../src/db/write-intent.js'
+import { countWriteIntent, HOLDER, INTENT, releaseHolder, writeIntentOf } from '../../src/db/write-intent.js'
 import { tempDir } from '../helper.js'
 
 t.test('the write intent counts statements that may write and transactions while they run, and only then',
@@ -28,3 +30,58 @@ t.test('the write intent counts statements that may write and transactions while
     t.throws(() => sqlite.prepare('INSERT INTO seen (n) VALUES (1 / 0 + abs(-9223372036854775808))').run())
     t.equal(Atomics.load(intent, 0), 0, 'back to 0 after failures')
   })
+
+// Another thread's writer as the index worker behaves: flag set, lock taken, a row written; it commits once the
+// test's connection shows a write waiting, then signals.
+const HOLDER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads')
+const Database = require(workerData.driver)
+const { intent, file } = workerData
+const db = new Database(file)
+const nap = new Int32Array(new SharedArrayBuffer(4))
+parentPort.on('message', () => {
+  Atomics.store(intent, 1, 1)
+  db.exec("BEGIN IMMEDIATE; INSERT INTO rows (who) VALUES ('worker')")
+  parentPort.postMessage('holding')
+  while (Atomics.load(intent, 0) === 0) Atomics.wait(nap, 0, 0, 1)
+  db.exec('COMMIT')
+  Atomics.store(intent, 1, 0)
+  Atomics.notify(intent, 1)
+})
+`
+
+t.test('a write waits for the other thread\'s commit signal instead of meeting its lock', async (t) => {
+  const file = path.join(tempDir(t), 'a.db')
+  const sqlite = new Database(file)
+  t.teardown(() => sqlite.close())
+  sqlite.pragma('journal_mode = WAL')
+  const intent = countWriteIntent(sqlite)
+  sqlite.exec('CREATE TABLE rows (who TEXT)')
+  const driver = createRequire(import.meta.url).resolve('better-sqlite3')
+  const worker = new Worker(HOLDER_SOURCE, { eval: true, workerData: { intent, file, driver } })
+  t.teardown(() => worker.terminate())
+  const holding = () => new Promise<void>((resolve) => {
+    worker.once('message', () => resolve())
+    worker.postMessage('go')
+  })
+  const insert = sqlite.prepare('INSERT INTO rows (who) VALUES (?)')
+  const count = sqlite.prepare('SELECT count(*) FROM rows').pluck()
+
+  // without a busy handler SQLite answers SQLITE_BUSY at once while the lock is held
+  sqlite.pragma('busy_timeout = 0')
+  await holding()
+  insert.run('server')
+  // a deferred transaction that reads before it writes gets SQLITE_BUSY at once whatever the busy_timeout
+  sqlite.pragma('busy_timeout = 5000')
+  await holding()
+  sqlite.transaction(() => insert.run(`server after ${count.get() as number}`))()
+  t.same(sqlite.prepare('SELECT who FROM rows ORDER BY rowid').pluck().all(),
+    ['worker', 'server', 'worker', 'server after 3'], 'each write went in after the other thread\'s commit')
+  t.equal(Atomics.load(intent, INTENT), 0)
+
+  // a flag nobody clears (a writer that died holding it) delays a write by a bounded wait, no more
+  Atomics.store(intent, HOLDER, 1)
+  insert.run('late')
+  t.equal(count.get(), 5)
+  releaseHolder(intent)
+})

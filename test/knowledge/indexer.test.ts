@@ -1,6 +1,7 @@
 import t from 'tap'
 import path from 'node:path'
 import { randomUUID } from 'node:crypto'
+import Database from 'better-sqlite3'
 import { openDatabase } from '../../src/db/index.js'
 import { passageId, passageWriter } from '../../src/knowledge/passages.js'
 import { build, multipart, signup, tempDir } from '../helper.js'
@@ -89,4 +90,24 @@ t.test('the index worker writes the passages: none through the server\'s connect
   await app.jobs.idle()
   t.equal(stored.get(large.id), 0, 'a deleted document\'s passages are purged by the worker')
   app.sqlite.exec(`INSERT INTO knowledge_passages_fts (knowledge_passages_fts) VALUES ('integrity-check')`)
+})
+
+t.test('FTS5\'s own merge settings are back once the index worker has indexed and closed', async (t) => {
+  const app = await build(t, { config: { rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 } } })
+  const u = await signup(app)
+  const line = 'A heron waits by the slow river while the lighthouse keeper counts the boats.\n'
+  const body = multipart([{ filename: 'large.txt', content: line.repeat(Math.ceil(1_500_000 / line.length)) }])
+  const res = await app.inject({ method: 'POST', url: '/api/knowledge/upload', headers: { ...u.auth, ...body.headers },
+    payload: body.payload })
+  t.equal(res.statusCode, 201)
+  await app.jobs.idle()
+  const file = path.join(app.config.dataDir, 'cairn.db')
+  await app.close()
+  const db = new Database(file, { readonly: true })
+  t.teardown(() => db.close())
+  for (const table of ['knowledge_passages_fts', 'knowledge_passages_words']) {
+    const config = Object.fromEntries((db.prepare(`SELECT k, v FROM ${table}_config`).all() as Array<{ k: string;
+      v: number }>).map((r) => [r.k, r.v]))
+    t.match(config, { automerge: 4, usermerge: 4, crisismerge: 16 }, `${table}: FTS5's defaults`)
+  }
 })

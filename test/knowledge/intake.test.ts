@@ -236,6 +236,16 @@ t.test('a large text is indexed a window at a time into exactly the chunker\'s p
     'BY chunk_index').all(again.json().document.id) as Array<{ text: string }>).map((r) => r.text)
   t.ok(stored16.length === expected.length && stored16.every((p, i) => p === expected[i]),
     'UTF-16 gives the same passages')
+  const storedText = (docId: string) => fs.readFileSync(path.join(app.config.dataDir, app.sqlite.prepare(
+    'SELECT text_path FROM knowledge_documents WHERE id = ?').pluck().get(docId) as string), 'utf8')
+  t.equal(storedText(id), text, 'UTF-8 is stored as uploaded')
+  t.equal(storedText(again.json().document.id), text, 'UTF-16 is stored as UTF-8')
+  // UTF-8 with a byte-order mark: the text is stored without it
+  const bom = await upload(app, u, { filename: 'large-bom.txt', content: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]),
+    Buffer.from(text)]) }, { chunkSize: '700', chunkOverlap: '150' })
+  t.equal(bom.statusCode, 201)
+  t.equal(bom.json().document.chunkCount, expected.length)
+  t.equal(storedText(bom.json().document.id), text, 'without the mark')
   const binary = await upload(app, u,
     { filename: 'binary.txt', content: text.slice(0, 2_000_000) + '\u0000' + text.slice(2_000_000, 3_000_000) })
   t.equal(binary.statusCode, 422, 'a NUL deep inside a large text file')

@@ -55,6 +55,38 @@ function termFrequency(text: string, stem: string[]): number {
   return n
 }
 
+/**
+ * The n rowids of highest score, ties to the higher rowid (newer): the same as sorting every entry, without
+ * the sort. A score is a sum of a few terms' weights, so there are few distinct scores: count each, find the
+ * lowest score that makes the cut, and sort only the entries at or above it.
+ */
+export function topRowids(scores: Map<number, number>, n: number): number[] {
+  if (scores.size <= n) return [...scores.keys()].sort((a, b) => scores.get(b)! - scores.get(a)! || b - a)
+  const counts = new Map<number, number>()
+  for (const score of scores.values()) counts.set(score, (counts.get(score) ?? 0) + 1)
+  const levels = [...counts.keys()].sort((a, b) => b - a)
+  let cut = levels[0]
+  for (let i = 0, taken = 0; i < levels.length && taken < n; i++) { cut = levels[i]; taken += counts.get(cut)! }
+  const top: number[] = []
+  for (const [rowid, score] of scores) if (score >= cut) top.push(rowid)
+  return top.sort((a, b) => scores.get(b)! - scores.get(a)! || b - a).slice(0, n)
+}
+
+const NON_ASCII = /[^\p{ASCII}]/u
+/** how many words a folded text holds, as WORD_TOKEN splits it, without making the words */
+function wordCount(text: string): number {
+  if (NON_ASCII.test(text)) return text.match(WORD_TOKEN)?.length ?? 0
+  let n = 0
+  let inWord = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    const w = (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90)
+    if (w && !inWord) n++
+    inWord = w
+  }
+  return n
+}
+
 /** a candidate; its snippet is made only if it is returned */
 interface Scored { row: HitRow; score: number; snippet: () => string }
 
@@ -78,8 +110,13 @@ export interface WordsTuning {
   exactPostings: number
   /** the candidates read and ranked by BM25 in JavaScript */
   rescore: number
+  /**
+   * postings read first: a term whose newest `probe` postings reach back so little of the corpus that it
+   * must hold over postingsPerTerm (with a margin) is common at once, and its other postings are never read
+   */
+  probe: number
 }
-export const WORDS_TUNING: WordsTuning = { postingsPerTerm: 10_000, exactPostings: 6_000, rescore: 150 }
+export const WORDS_TUNING: WordsTuning = { postingsPerTerm: 10_000, exactPostings: 6_000, rescore: 150, probe: 1_000 }
 const WORD_TOKEN = /[\p{L}\p{N}\p{Co}]+/gu
 const WORD_CHAR = /[\p{L}\p{N}\p{Co}]/u
 
@@ -109,7 +146,8 @@ const newestFirst = (a: HitRow, b: HitRow) =>
  */
 export function createSearch(sqlite: Database.Database, store: KnowledgeStore, semantic?: SemanticSource,
   log?: FastifyBaseLogger, tuning: Partial<WordsTuning> = {}) {
-  const { postingsPerTerm: POSTINGS_PER_TERM, exactPostings: EXACT_POSTINGS, rescore } = { ...WORDS_TUNING, ...tuning }
+  const { postingsPerTerm: POSTINGS_PER_TERM, exactPostings: EXACT_POSTINGS, rescore, probe: PROBE } =
+    { ...WORDS_TUNING, ...tuning }
   // newest matches first (FTS5 walks its rowids backwards and stops at the cap)
   const substringSql = (filters: DocFilters) => `
     SELECT p.rowid, p.id, p.text, p.chunk_index, ${DOC_COLUMNS}
@@ -260,6 +298,8 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
 
   const postingsOf = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ?
     ORDER BY rowid DESC LIMIT +?`).pluck()
+  const postingsBefore = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words
+    WHERE knowledge_passages_words MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT +?`).pluck()
   const readablePassages = (filters: DocFilters) => `SELECT coalesce(sum(d.chunk_count), 0) AS n
     FROM knowledge_documents d
     WHERE ${readableWhere(filters)}`
@@ -328,14 +368,27 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const own = readable < corpus.n * 0.9
     const readersPart = own ? `{readers}: (${tokens.map(ftsPhrase).join(' OR ')}) AND ` : ''
     const matchOf = (t: string[]) => `${readersPart}{text}: ${ftsPhrase(t.join(' '))}`
-    const postings = terms.map((t) => postingsOf.all(matchOf(t), POSTINGS_PER_TERM + 1) as number[])
-    if (postings.reduce((n, p) => n + p.length, 0) <= EXACT_POSTINGS) {
+    // a common term's document frequency, from how far back its newest postings reach (terms spread evenly)
+    const reach = (p: number[]) => Math.min(corpus.n, p.length * corpus.n / Math.max(1, corpus.n - p[p.length - 1]))
+    // each term's newest postings: all of a rare one; of a common one (more than POSTINGS_PER_TERM) only the
+    // first `probe` when they already show it common (the rest would serve only its df estimate), else
+    // POSTINGS_PER_TERM + 1
+    const probe = Math.min(PROBE, POSTINGS_PER_TERM)
+    const complete: boolean[] = []
+    const postings = terms.map((t, i) => {
+      const first = postingsOf.all(matchOf(t), probe) as number[]
+      complete[i] = first.length < probe
+      if (complete[i] || reach(first) > 1.5 * POSTINGS_PER_TERM) return first
+      const p = first.concat(postingsBefore.all(matchOf(t), first[first.length - 1],
+        POSTINGS_PER_TERM + 1 - first.length) as number[])
+      complete[i] = p.length <= POSTINGS_PER_TERM
+      return p
+    })
+    if (postings.reduce((n, p, i) => n + (complete[i] ? p.length : EXACT_POSTINGS + 1), 0) <= EXACT_POSTINGS) {
       return exactWords(reader, filters, terms, tokens, cap)
     }
     const idf = (df: number) => Math.max(1e-6, Math.log((corpus.n - df + 0.5) / (df + 0.5)))
-    // a common term's document frequency, from how far back its newest postings reach (terms spread evenly)
-    const dfs = postings.map((p) => (p.length <= POSTINGS_PER_TERM ? p.length
-      : Math.min(corpus.n, p.length * corpus.n / Math.max(1, corpus.n - p[p.length - 1]))))
+    const dfs = postings.map((p, i) => (complete[i] ? p.length : reach(p)))
     const weights = dfs.map(idf)
     const coordination = new Map<number, number>()
     // which terms a candidate's postings showed (the first 31; later ones are counted from the text alone)
@@ -343,18 +396,18 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const bit = (i: number) => (i < 31 ? 1 << i : 0)
     const all = terms.reduce((m, _, i) => m | bit(i), 0)
     postings.forEach((p, i) => {
-      if (p.length > POSTINGS_PER_TERM) return
+      if (!complete[i]) return
       for (const rowid of p) {
         coordination.set(rowid, (coordination.get(rowid) ?? 0) + weights[i])
         held.set(rowid, (held.get(rowid) ?? 0) | bit(i))
       }
     })
     // the common terms' weight where they meet the rare ones: FTS5 seeks the common doclists at the rare rowids
-    const rare = terms.filter((_, i) => postings[i].length <= POSTINGS_PER_TERM)
+    const rare = terms.filter((_, i) => complete[i])
     if (rare.length > 0) {
       const rareMatch = `{text}: (${rare.map((t) => ftsPhrase(t.join(' '))).join(' OR ')})`
       terms.forEach((t, i) => {
-        if (postings[i].length <= POSTINGS_PER_TERM) return
+        if (complete[i]) return
         for (const rowid of postingsOf.all(`${rareMatch} AND {text}: ${ftsPhrase(t.join(' '))}`,
           POSTINGS_PER_TERM) as number[]) {
           const c = coordination.get(rowid)
@@ -372,7 +425,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
         held.set(rowid, all)
       }
       postings.forEach((p, i) => {
-        if (p.length <= POSTINGS_PER_TERM) return
+        if (complete[i]) return
         for (const rowid of p) {
           if (coordination.get(rowid) === sum && held.get(rowid) === all) continue
           coordination.set(rowid, (coordination.get(rowid) ?? 0) + weights[i])
@@ -380,14 +433,14 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
         }
       })
     }
-    const best = [...coordination].sort((a, b) => b[1] - a[1] || b[0] - a[0]).slice(0, Math.max(rescore, cap))
-      .map(([r]) => r)
+    const best = topRowids(coordination, Math.max(rescore, cap))
     const rows = store.prepared(byRowids(filters)).all({ ...readableParams(reader, filters),
       rowids: JSON.stringify(best) }) as HitRow[]
     const stems = terms.map((t) => t.map(roughStem))
     const scored = rows.map((row) => {
-      const text = fold(row.text)
-      const length = text.match(WORD_TOKEN)?.length ?? 0
+      // fold (NFKD) only what needs it: lower case is the whole fold of ASCII text
+      const text = NON_ASCII.test(row.text) ? fold(row.text) : row.text.toLowerCase()
+      const length = wordCount(text)
       const mask = held.get(row.rowid) ?? 0
       const norm = K1 * (1 - B + (B * length) / corpus.avgWords)
       let score = 0

@@ -60,16 +60,42 @@ function termFrequency(text: string, stem: string[]): number {
  * the sort. A score is a sum of a few terms' weights, so there are few distinct scores: count each, find the
  * lowest score that makes the cut, and sort only the entries at or above it.
  */
-export function topRowids(scores: Map<number, number>, n: number): number[] {
-  if (scores.size <= n) return [...scores.keys()].sort((a, b) => scores.get(b)! - scores.get(a)! || b - a)
+export function topRowids(rowids: number[], scores: number[], n: number): number[] {
+  const order = (a: number, b: number) => scores[b] - scores[a] || rowids[b] - rowids[a]
+  if (rowids.length <= n) return rowids.map((_, k) => k).sort(order).map((k) => rowids[k])
   const counts = new Map<number, number>()
-  for (const score of scores.values()) counts.set(score, (counts.get(score) ?? 0) + 1)
+  for (const score of scores) counts.set(score, (counts.get(score) ?? 0) + 1)
   const levels = [...counts.keys()].sort((a, b) => b - a)
   let cut = levels[0]
   for (let i = 0, taken = 0; i < levels.length && taken < n; i++) { cut = levels[i]; taken += counts.get(cut)! }
   const top: number[] = []
-  for (const [rowid, score] of scores) if (score >= cut) top.push(rowid)
-  return top.sort((a, b) => scores.get(b)! - scores.get(a)! || b - a).slice(0, n)
+  scores.forEach((score, k) => { if (score >= cut) top.push(k) })
+  return top.sort(order).slice(0, n).map((k) => rowids[k])
+}
+
+/**
+ * Postings lists (rowids, each newest first) merged into one, newest first: each rowid once, with the sum of
+ * the weights and the bits of the lists holding it. A walk over the heads, no map.
+ */
+export function mergePostings(lists: number[][], weights: number[], bits: number[]) {
+  const rowids: number[] = []
+  const weight: number[] = []
+  const held: number[] = []
+  const heads = lists.map(() => 0)
+  for (;;) {
+    let top = -Infinity
+    for (let j = 0; j < lists.length; j++) {
+      if (heads[j] < lists[j].length && lists[j][heads[j]] > top) top = lists[j][heads[j]]
+    }
+    if (top === -Infinity) break
+    let w = 0
+    let m = 0
+    for (let j = 0; j < lists.length; j++) {
+      if (heads[j] < lists[j].length && lists[j][heads[j]] === top) { w += weights[j]; m |= bits[j]; heads[j]++ }
+    }
+    rowids.push(top); weight.push(w); held.push(m)
+  }
+  return { rowids, weight, held }
 }
 
 const NON_ASCII = /[^\p{ASCII}]/u
@@ -390,50 +416,56 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const idf = (df: number) => Math.max(1e-6, Math.log((corpus.n - df + 0.5) / (df + 0.5)))
     const dfs = postings.map((p, i) => (complete[i] ? p.length : reach(p)))
     const weights = dfs.map(idf)
-    const coordination = new Map<number, number>()
     // which terms a candidate's postings showed (the first 31; later ones are counted from the text alone)
-    const held = new Map<number, number>()
     const bit = (i: number) => (i < 31 ? 1 << i : 0)
     const all = terms.reduce((m, _, i) => m | bit(i), 0)
-    postings.forEach((p, i) => {
-      if (!complete[i]) return
-      for (const rowid of p) {
-        coordination.set(rowid, (coordination.get(rowid) ?? 0) + weights[i])
-        held.set(rowid, (held.get(rowid) ?? 0) | bit(i))
-      }
-    })
+    // the candidates: the rare terms' postings merged (each list is newest first), with the IDF they add up to
+    const { rowids, weight, held } = mergePostings(postings.filter((_, i) => complete[i]),
+      weights.filter((_, i) => complete[i]), terms.map((_, i) => bit(i)).filter((_, i) => complete[i]))
     // the common terms' weight where they meet the rare ones: FTS5 seeks the common doclists at the rare rowids
     const rare = terms.filter((_, i) => complete[i])
     if (rare.length > 0) {
       const rareMatch = `{text}: (${rare.map((t) => ftsPhrase(t.join(' '))).join(' OR ')})`
       terms.forEach((t, i) => {
         if (complete[i]) return
+        // both newest first: one walk
+        let k = 0
         for (const rowid of postingsOf.all(`${rareMatch} AND {text}: ${ftsPhrase(t.join(' '))}`,
           POSTINGS_PER_TERM) as number[]) {
-          const c = coordination.get(rowid)
-          if (c !== undefined) { coordination.set(rowid, c + weights[i]); held.set(rowid, held.get(rowid)! | bit(i)) }
+          while (k < rowids.length && rowids[k] > rowid) k++
+          if (rowids[k] === rowid) { weight[k] += weights[i]; held[k] |= bit(i) }
         }
       })
     }
-    if (coordination.size < rescore) {
+    const coordination = new Map<number, number>()
+    const heldBy = new Map<number, number>()
+    if (rowids.length < rescore) {
+      rowids.forEach((r, k) => { coordination.set(r, weight[k]); heldBy.set(r, held[k]) })
       // every term is common (or the rare ones are few): the newest passages holding all of them first, then
       // the newest postings of the common terms, by the IDF of the terms they hold
       const every = `${readersPart}{text}: (${terms.map((t) => ftsPhrase(t.join(' '))).join(' AND ')})`
       const sum = weights.reduce((a, b) => a + b, 0)
       for (const rowid of postingsOf.all(every, rescore) as number[]) {
         coordination.set(rowid, sum)
-        held.set(rowid, all)
+        heldBy.set(rowid, all)
       }
       postings.forEach((p, i) => {
         if (complete[i]) return
         for (const rowid of p) {
-          if (coordination.get(rowid) === sum && held.get(rowid) === all) continue
+          if (coordination.get(rowid) === sum && heldBy.get(rowid) === all) continue
           coordination.set(rowid, (coordination.get(rowid) ?? 0) + weights[i])
-          held.set(rowid, (held.get(rowid) ?? 0) | bit(i))
+          heldBy.set(rowid, (heldBy.get(rowid) ?? 0) | bit(i))
         }
       })
     }
-    const best = topRowids(coordination, Math.max(rescore, cap))
+    let best: number[]
+    if (coordination.size > 0) {
+      best = topRowids([...coordination.keys()], [...coordination.values()], Math.max(rescore, cap))
+    } else {
+      best = topRowids(rowids, weight, Math.max(rescore, cap))
+      const at = new Map(rowids.map((r, k) => [r, k]))
+      for (const r of best) heldBy.set(r, held[at.get(r)!])
+    }
     const rows = store.prepared(byRowids(filters)).all({ ...readableParams(reader, filters),
       rowids: JSON.stringify(best) }) as HitRow[]
     const stems = terms.map((t) => t.map(roughStem))
@@ -441,7 +473,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       // fold (NFKD) only what needs it: lower case is the whole fold of ASCII text
       const text = NON_ASCII.test(row.text) ? fold(row.text) : row.text.toLowerCase()
       const length = wordCount(text)
-      const mask = held.get(row.rowid) ?? 0
+      const mask = heldBy.get(row.rowid) ?? 0
       const norm = K1 * (1 - B + (B * length) / corpus.avgWords)
       let score = 0
       stems.forEach((stem, i) => {

@@ -55,22 +55,28 @@ function termFrequency(text: string, stem: string[]): number {
   return n
 }
 
-/**
- * The n rowids of highest score, ties to the higher rowid (newer): the same as sorting every entry, without
- * the sort. A score is a sum of a few terms' weights, so there are few distinct scores: count each, find the
- * lowest score that makes the cut, and sort only the entries at or above it.
- */
-export function topRowids(rowids: number[], scores: number[], n: number): number[] {
-  const order = (a: number, b: number) => scores[b] - scores[a] || rowids[b] - rowids[a]
-  if (rowids.length <= n) return rowids.map((_, k) => k).sort(order).map((k) => rowids[k])
+/** the score of the n-th best entry (0 when there are fewer): few distinct scores, so counted, not sorted */
+export function cutLevel(scores: number[], n: number): number {
+  if (scores.length < n) return 0
   const counts = new Map<number, number>()
   for (const score of scores) counts.set(score, (counts.get(score) ?? 0) + 1)
   const levels = [...counts.keys()].sort((a, b) => b - a)
   let cut = levels[0]
   for (let i = 0, taken = 0; i < levels.length && taken < n; i++) { cut = levels[i]; taken += counts.get(cut)! }
+  return cut
+}
+
+/**
+ * Where the n entries of highest score are (indices), ties to the higher rowid (newer): the same as sorting
+ * every entry, without the sort. A score is a sum of a few terms' weights, so there are few distinct scores:
+ * only the entries at or above the n-th best score are sorted.
+ */
+export function topEntries(rowids: number[], scores: number[], n: number): number[] {
+  const order = (a: number, b: number) => scores[b] - scores[a] || rowids[b] - rowids[a]
+  const cut = cutLevel(scores, n)
   const top: number[] = []
   scores.forEach((score, k) => { if (score >= cut) top.push(k) })
-  return top.sort(order).slice(0, n).map((k) => rowids[k])
+  return top.sort(order).slice(0, n)
 }
 
 /**
@@ -460,11 +466,11 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     }
     let best: number[]
     if (coordination.size > 0) {
-      best = topRowids([...coordination.keys()], [...coordination.values()], Math.max(rescore, cap))
+      const keys = [...coordination.keys()]
+      best = topEntries(keys, [...coordination.values()], Math.max(rescore, cap)).map((k) => keys[k])
     } else {
-      best = topRowids(rowids, weight, Math.max(rescore, cap))
-      const at = new Map(rowids.map((r, k) => [r, k]))
-      for (const r of best) heldBy.set(r, held[at.get(r)!])
+      best = topEntries(rowids, weight, Math.max(rescore, cap))
+        .map((k) => { heldBy.set(rowids[k], held[k]); return rowids[k] })
     }
     const rows = store.prepared(byRowids(filters)).all({ ...readableParams(reader, filters),
       rowids: JSON.stringify(best) }) as HitRow[]

@@ -74,9 +74,19 @@ export function cutLevel(scores: number[], n: number): number {
 export function topEntries(rowids: number[], scores: number[], n: number): number[] {
   const order = (a: number, b: number) => scores[b] - scores[a] || rowids[b] - rowids[a]
   const cut = cutLevel(scores, n)
-  const top: number[] = []
-  scores.forEach((score, k) => { if (score >= cut) top.push(k) })
-  return top.sort(order).slice(0, n)
+  const above: number[] = []
+  const at: number[] = []
+  let newestFirst = true
+  scores.forEach((score, k) => {
+    if (score > cut) above.push(k)
+    else if (score === cut) {
+      if (at.length > 0 && rowids[k] > rowids[at[at.length - 1]]) newestFirst = false
+      at.push(k)
+    }
+  })
+  // the entries at the cut tie: the newest go first (merged postings already come newest first)
+  if (!newestFirst) at.sort(order)
+  return above.sort(order).concat(at.slice(0, Math.max(0, n - above.length)))
 }
 
 /**

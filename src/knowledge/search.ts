@@ -391,11 +391,12 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
   /**
    * Word search at scale. FTS5's bm25() costs about 2 µs for every passage matching any term, and a question's
    * words match tens of thousands at 1,000,000 passages. So: each term's postings are read (rowids only,
-   * newest first, at most POSTINGS_PER_TERM); when all of them together are few (a small corpus or a small
-   * reader), FTS5 ranks every match exactly. Otherwise the candidates are the passages holding the rare
-   * terms (those read whole), ranked by the IDF of the rare terms they hold, and — when every term is common
-   * — the passages holding all of them; the best `rescore` are read and ranked by BM25 over all terms in
-   * JavaScript (term frequencies from the text, stemmed lightly; a posting counts as at least one).
+   * newest first, at most POSTINGS_PER_TERM; a term whose first `probe` postings already show it common stops
+   * there); when all of them together are few (a small corpus or a small reader), FTS5 ranks every match
+   * exactly. Otherwise the candidates are the passages holding the rare terms (those read whole), ranked by
+   * the IDF of the terms they hold (the common ones sought at the rare rowids), and — when every term is
+   * common — the passages holding all of them; the best `rescore` are read and ranked by BM25 over all terms
+   * in JavaScript (term frequencies from the text, stemmed lightly; a posting counts as at least one).
    */
   function words(reader: Reader, filters: DocFilters, query: string, cap: number): Scored[] {
     const terms = queryTerms(query)

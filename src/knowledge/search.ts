@@ -129,6 +129,21 @@ function wordCount(text: string): number {
   return n
 }
 
+/** set by words search when its postings show that no readable passage holds the whole query */
+interface SubstringProof { none: boolean }
+
+/** whether some rowid is in every list (each newest first) */
+export function intersects(lists: number[][]): boolean {
+  const [first, ...rest] = [...lists].sort((a, b) => a.length - b.length)
+  let common = first
+  for (const list of rest) {
+    const held = new Set(common)
+    common = list.filter((r) => held.has(r))
+    if (common.length === 0) return false
+  }
+  return common.length > 0
+}
+
 /** a candidate; its snippet is made only if it is returned */
 interface Scored { row: HitRow; score: number; snippet: () => string }
 
@@ -398,7 +413,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
    * common — the passages holding all of them; the best `rescore` are read and ranked by BM25 over all terms
    * in JavaScript (term frequencies from the text, stemmed lightly; a posting counts as at least one).
    */
-  function words(reader: Reader, filters: DocFilters, query: string, cap: number): Scored[] {
+  function words(reader: Reader, filters: DocFilters, query: string, cap: number, proof?: SubstringProof): Scored[] {
     const terms = queryTerms(query)
     const tokens = readerTokens(reader, filters.scope)
     if (terms.length === 0 || tokens.length === 0) return []
@@ -427,6 +442,13 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       complete[i] = p.length <= POSTINGS_PER_TERM
       return p
     })
+    // a passage holding the whole query holds each of its inner words as a word, so it is in each such term's
+    // postings: the rare ones' lists must meet (and below, hold the common inner terms where they meet)
+    const inner = new Set(proof ? innerWords(query).words : [])
+    const innerTerms = terms.map((_, i) => i).filter((i) => terms[i].length === 1 && inner.has(terms[i][0]))
+    if (proof && innerTerms.some((i) => complete[i])) {
+      proof.none = !intersects(innerTerms.filter((i) => complete[i]).map((i) => postings[i]))
+    }
     if (postings.reduce((n, p, i) => n + (complete[i] ? p.length : EXACT_POSTINGS + 1), 0) <= EXACT_POSTINGS) {
       return exactWords(reader, filters, terms, tokens, cap)
     }
@@ -441,18 +463,26 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       weights.filter((_, i) => complete[i]), terms.map((_, i) => bit(i)).filter((_, i) => complete[i]))
     // the common terms' weight where they meet the rare ones: FTS5 seeks the common doclists at the rare rowids
     const rare = terms.filter((_, i) => complete[i])
+    // which common terms' seeks found all their meetings with the rare terms
+    const sought = new Set<number>()
     if (rare.length > 0) {
       const rareMatch = `{text}: (${rare.map((t) => ftsPhrase(t.join(' '))).join(' OR ')})`
       terms.forEach((t, i) => {
         if (complete[i]) return
+        const met = postingsOf.all(`${rareMatch} AND {text}: ${ftsPhrase(t.join(' '))}`, POSTINGS_PER_TERM) as number[]
+        if (met.length < POSTINGS_PER_TERM) sought.add(i)
         // both newest first: one walk
         let k = 0
-        for (const rowid of postingsOf.all(`${rareMatch} AND {text}: ${ftsPhrase(t.join(' '))}`,
-          POSTINGS_PER_TERM) as number[]) {
+        for (const rowid of met) {
           while (k < rowids.length && rowids[k] > rowid) k++
           if (rowids[k] === rowid) { weight[k] += weights[i]; held[k] |= bit(i) }
         }
       })
+    }
+    if (proof && !proof.none && innerTerms.some((i) => complete[i]) &&
+      innerTerms.every((i) => i < 31 && (complete[i] || sought.has(i)))) {
+      const need = innerTerms.reduce((m, i) => m | bit(i), 0)
+      proof.none = !held.some((m) => (m & need) === need)
     }
     const coordination = new Map<number, number>()
     const heldBy = new Map<number, number>()
@@ -558,9 +588,13 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
             return (await substring(reader, filters, query, limit)).map((s) => toHit(s, ['substring']))
           }
           const cap = Math.max(limit, FUSE_CANDIDATES)
+          // words first: the postings it reads may show that no passage holds the whole query, sparing the
+          // substring look-up (for a question, a costly probe of the word index by a phrase of common words)
+          const proof: SubstringProof = { none: false }
+          const byWords = words(reader, filters, query, cap, proof)
           const lists: Array<{ by: MatchedBy; hits: Scored[] }> = [
-            { by: 'substring', hits: await substring(reader, filters, query, cap) },
-            { by: 'words', hits: words(reader, filters, query, cap) }
+            { by: 'substring', hits: proof.none ? [] : await substring(reader, filters, query, cap) },
+            { by: 'words', hits: byWords }
           ]
           if (semantic) {
             // an embedding server that is down costs hybrid its semantic vote, not the answer

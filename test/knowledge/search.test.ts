@@ -1,7 +1,8 @@
 import t from 'tap'
 import { build, signup, addUser, uploadDocument, type TestUser } from '../helper.js'
 import type { App } from '../../src/app.js'
-import { createSearch, cutLevel, mergePostings, topEntries, type SearchHit } from '../../src/knowledge/search.js'
+import { createSearch, cutLevel, intersects, mergePostings, topEntries, type SearchHit }
+  from '../../src/knowledge/search.js'
 
 const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
 
@@ -308,3 +309,34 @@ t.test('words at scale: the best candidates and the merged postings are those of
       merged.rowids.map((r) => expected.get(r)), 'weights summed, terms marked')
   }
 })
+
+t.test('hybrid at scale: the words part may spare the substring look-up, never a passage holding the whole query',
+  async (t) => {
+    const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+    const a = await signup(app)
+    await uploadDocument(app, a,
+      { filename: 'alpha.txt', content: 'Gamma ray bursts outshine whole galaxies briefly.' })
+    await uploadDocument(app, a, { filename: 'beta.txt', content: 'Gamma ray telescopes watch for bursts at night.' })
+    await uploadDocument(app, a, { filename: 'delta.txt', content: 'Solar gamma flares outshine moons.' })
+    await uploadDocument(app, a, { filename: 'filler.txt',
+      content: Array.from({ length: 8 }, (_, i) => `Gamma note ${i}: the sky was clear.`).join('\n\n') },
+    { chunkSize: '50', chunkOverlap: '0' })
+    const bounded = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined,
+      { exactPostings: 0, postingsPerTerm: 4, probe: 2, rescore: 3 })
+    const reader = { customerId: a.customerId, userId: a.userId, workspaceIds: [a.workspaceId] }
+    // inner words "ray", "bursts", "outshine", "whole" are rare (read whole) and meet only in alpha.txt
+    const whole = await bounded.search(reader, {}, 'GAMMA ray bursts outshine whole galax', 5, 'hybrid')
+    t.equal(whole[0].document.fileName, 'alpha.txt')
+    t.same(whole[0].matchedBy, ['substring', 'words'], 'the passage holding the whole query keeps its substring vote')
+    // a common inner word ("gamma", 12 postings) must be held where the rare ones meet: it is, in delta.txt
+    const mixed = await bounded.search(reader, {}, 'Solar gamma flares outshine moons', 5, 'hybrid')
+    t.equal(mixed[0].document.fileName, 'delta.txt')
+    t.same(mixed[0].matchedBy, ['substring', 'words'])
+    // their postings meet nowhere: no substring match, the words still rank
+    const apart = await bounded.search(reader, {}, 'gamma ray telescopes outshine galaxies', 5, 'hybrid')
+    t.ok(apart.length >= 2)
+    t.ok(apart.every((h) => h.matchedBy.length === 1 && h.matchedBy[0] === 'words'))
+    t.equal(intersects([[9, 5, 2], [7, 5], [5, 1]]), true)
+    t.equal(intersects([[9, 5, 2], [7, 6], [5, 1]]), false)
+    t.equal(intersects([[]]), false)
+  })

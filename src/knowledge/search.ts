@@ -203,8 +203,7 @@ const newestFirst = (a: HitRow, b: HitRow) =>
  */
 export function createSearch(sqlite: Database.Database, store: KnowledgeStore, semantic?: SemanticSource,
   log?: FastifyBaseLogger, tuning: Partial<WordsTuning> = {}) {
-  const { postingsPerTerm: POSTINGS_PER_TERM, exactPostings: EXACT_POSTINGS, rescore, probe: PROBE } =
-    { ...WORDS_TUNING, ...tuning }
+  const { postingsPerTerm: POSTINGS_PER_TERM, exactPostings: EXACT_POSTINGS, rescore } = { ...WORDS_TUNING, ...tuning }
   // newest matches first (FTS5 walks its rowids backwards and stops at the cap)
   const substringSql = (filters: DocFilters) => `
     SELECT p.rowid, p.id, p.text, p.chunk_index, ${DOC_COLUMNS}
@@ -357,6 +356,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     ORDER BY rowid DESC LIMIT +?`).pluck()
   const postingsBefore = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words
     WHERE knowledge_passages_words MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT +?`).pluck()
+  const PROBE = tuning.probe ?? WORDS_TUNING.probe
   const readablePassages = (filters: DocFilters) => `SELECT coalesce(sum(d.chunk_count), 0) AS n
     FROM knowledge_documents d
     WHERE ${readableWhere(filters)}`

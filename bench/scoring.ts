@@ -1,5 +1,7 @@
 // `npm run bench -- scoring`: word ranking on the seeded search corpus (run `search` first): FTS5 bm25() over
-// every match against BM25 computed in JavaScript over a bounded candidate set (the newest 2,000 matches).
+// every match against BM25 computed in JavaScript over a bounded candidate set (the newest 2,000 matches);
+// then words search as it runs (bounded, WORDS_TUNING or BENCH_WORDS_TUNING) against exact bm25() ranking:
+// time per question in process and how much of the exact top 10 it returns.
 import Database from 'better-sqlite3'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -7,6 +9,10 @@ import { projectRoot } from '../src/db/index.js'
 import { queryTerms, roughStem, fold, wordsMatch } from '../src/knowledge/query.js'
 import { readerTokens } from '../src/knowledge/readers.js'
 import { rng } from './seed.js'
+import { drizzle } from 'drizzle-orm/better-sqlite3'
+import * as tables from '../schema/tables/index.js'
+import { createKnowledgeStore } from '../src/knowledge/store.js'
+import { createSearch, type WordsTuning } from '../src/knowledge/search.js'
 
 const BOUND = 2000
 
@@ -58,5 +64,60 @@ export async function run() {
   }
   console.table([{ method: 'FTS5 bm25() over every match, top 100', ...stat(a) },
     { method: `JS BM25 over the newest ${BOUND} matches`, ...stat(b) }])
+  await agreement(db, seeded.vocabulary)
   db.close()
+}
+
+/**
+ * Words search as the search workers run it (bounded at this scale) against the exact path (FTS5 bm25() over
+ * every match), on bench/search.ts's questions for the large organization: time per question (wall and CPU,
+ * the steadier one on a loaded machine) and how many of the exact top 10 it returns.
+ */
+async function agreement(db: Database.Database, v: string[]) {
+  const user = db.prepare(`SELECT id, customer_id AS customerId FROM users WHERE email = 'big@example.test'`)
+    .get() as { id: string; customerId: string }
+  const reader = { customerId: user.customerId, userId: user.id, workspaceIds: [] }
+  const store = createKnowledgeStore(db, drizzle(db, { schema: tables }))
+  const tuning = process.env.BENCH_WORDS_TUNING ? JSON.parse(process.env.BENCH_WORDS_TUNING) as Partial<WordsTuning>
+    : {}
+  const bounded = createSearch(db, store, undefined, undefined, tuning)
+  const exact = createSearch(db, store, undefined, undefined, { exactPostings: Number.MAX_SAFE_INTEGER })
+  const random = rng(5)
+  const question = () => `How do I ${Array.from({ length: 3 + Math.floor(random() * 3) },
+    () => v.slice(50, 4000)[Math.floor(random() * 3950)]).join(' ')}?`
+  const warm = Array.from({ length: 20 }, question)
+  const questions = Array.from({ length: Number(process.env.BENCH_QUERIES ?? 60) }, question)
+  for (const q of warm) await bounded.search(reader, {}, q, 10, 'hybrid')
+  const rows = []
+  for (const mode of ['words', 'hybrid'] as const) {
+    const wall: number[] = []
+    const cpu: number[] = []
+    for (const q of questions) {
+      const c = process.cpuUsage()
+      const start = performance.now()
+      await bounded.search(reader, {}, q, 10, mode)
+      wall.push(performance.now() - start)
+      const d = process.cpuUsage(c)
+      cpu.push((d.user + d.system) / 1000)
+    }
+    const pct = (xs: number[], p: number) => +[...xs].sort((x, y) => x - y)[Math.min(xs.length - 1,
+      Math.floor(p / 100 * xs.length))].toFixed(1)
+    rows.push({ mode, n: questions.length, wallP50: pct(wall, 50), wallP99: pct(wall, 99), cpuP50: pct(cpu, 50),
+      cpuP99: pct(cpu, 99) })
+  }
+  let same = 0
+  let total = 0
+  let first = 0
+  for (const q of questions) {
+    const a = (await bounded.search(reader, {}, q, 10, 'words')).map((h) => h.chunk.id)
+    const b = (await exact.search(reader, {}, q, 10, 'words')).map((h) => h.chunk.id)
+    same += a.filter((id) => b.includes(id)).length
+    total += b.length
+    if (a[0] === b[0]) first++
+  }
+  console.table(rows)
+  const loadAverage = fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
+  console.log(`words search (in process) against exact bm25(): ${(100 * same / Math.max(total, 1)).toFixed(1)} % of ` +
+    `the exact top 10 returned, the same first result for ${first} of ${questions.length} questions; ` +
+    `load average ${loadAverage}`)
 }

@@ -56,6 +56,95 @@ function termFrequency(text: string, stem: string[]): number {
   return n
 }
 
+/** the score of the n-th best entry (0 when there are fewer): few distinct scores, so counted, not sorted */
+export function cutLevel(scores: number[], n: number): number {
+  if (scores.length < n) return 0
+  const counts = new Map<number, number>()
+  for (const score of scores) counts.set(score, (counts.get(score) ?? 0) + 1)
+  const levels = [...counts.keys()].sort((a, b) => b - a)
+  let cut = levels[0]
+  for (let i = 0, taken = 0; i < levels.length && taken < n; i++) { cut = levels[i]; taken += counts.get(cut)! }
+  return cut
+}
+
+/**
+ * Where the n entries of highest score are (indices), ties to the higher rowid (newer): the same as sorting
+ * every entry, without the sort. A score is a sum of a few terms' weights, so there are few distinct scores:
+ * only the entries at or above the n-th best score are sorted.
+ */
+export function topEntries(rowids: number[], scores: number[], n: number): number[] {
+  const order = (a: number, b: number) => scores[b] - scores[a] || rowids[b] - rowids[a]
+  const cut = cutLevel(scores, n)
+  const above: number[] = []
+  const at: number[] = []
+  let newestFirst = true
+  scores.forEach((score, k) => {
+    if (score > cut) above.push(k)
+    else if (score === cut) {
+      if (at.length > 0 && rowids[k] > rowids[at[at.length - 1]]) newestFirst = false
+      at.push(k)
+    }
+  })
+  // the entries at the cut tie: the newest go first (merged postings already come newest first)
+  if (!newestFirst) at.sort(order)
+  return above.sort(order).concat(at.slice(0, Math.max(0, n - above.length)))
+}
+
+/**
+ * Postings lists (rowids, each newest first) merged into one, newest first: each rowid once, with the sum of
+ * the weights and the bits of the lists holding it. A walk over the heads, no map.
+ */
+export function mergePostings(lists: number[][], weights: number[], bits: number[]) {
+  const rowids: number[] = []
+  const weight: number[] = []
+  const held: number[] = []
+  const heads = lists.map(() => 0)
+  for (;;) {
+    let top = -Infinity
+    for (let j = 0; j < lists.length; j++) {
+      if (heads[j] < lists[j].length && lists[j][heads[j]] > top) top = lists[j][heads[j]]
+    }
+    if (top === -Infinity) break
+    let w = 0
+    let m = 0
+    for (let j = 0; j < lists.length; j++) {
+      if (heads[j] < lists[j].length && lists[j][heads[j]] === top) { w += weights[j]; m |= bits[j]; heads[j]++ }
+    }
+    rowids.push(top); weight.push(w); held.push(m)
+  }
+  return { rowids, weight, held }
+}
+
+const NON_ASCII = /[^\p{ASCII}]/u
+/** how many words a folded text holds, as WORD_TOKEN splits it, without making the words */
+function wordCount(text: string): number {
+  if (NON_ASCII.test(text)) return text.match(WORD_TOKEN)?.length ?? 0
+  let n = 0
+  let inWord = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    const w = (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90)
+    if (w && !inWord) n++
+    inWord = w
+  }
+  return n
+}
+
+/** set by words search when its postings show that no readable passage holds the whole query */
+interface SubstringProof { none: boolean }
+
+/** whether some rowid is in every list (each newest first) */
+export function intersects(lists: number[][]): boolean {
+  const [first, ...rest] = [...lists].sort((a, b) => a.length - b.length)
+  let common = first
+  for (const list of rest) {
+    const held = new Set(common)
+    common = list.filter((r) => held.has(r))
+    if (common.length === 0) return false
+  }
+  return common.length > 0
+}
+
 /** a candidate; its snippet is made only if it is returned */
 interface Scored { row: HitRow; score: number; snippet: () => string }
 
@@ -79,8 +168,13 @@ export interface WordsTuning {
   exactPostings: number
   /** the candidates read and ranked by BM25 in JavaScript */
   rescore: number
+  /**
+   * postings read first: a term whose newest `probe` postings reach back so little of the corpus that it
+   * must hold over postingsPerTerm (with a margin) is common at once, and its other postings are never read
+   */
+  probe: number
 }
-export const WORDS_TUNING: WordsTuning = { postingsPerTerm: 10_000, exactPostings: 6_000, rescore: 150 }
+export const WORDS_TUNING: WordsTuning = { postingsPerTerm: 10_000, exactPostings: 6_000, rescore: 100, probe: 500 }
 const WORD_TOKEN = /[\p{L}\p{N}\p{Co}]+/gu
 const WORD_CHAR = /[\p{L}\p{N}\p{Co}]/u
 
@@ -254,6 +348,9 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
 
   const postingsOf = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ?
     ORDER BY rowid DESC LIMIT +?`).pluck()
+  const postingsBefore = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words
+    WHERE knowledge_passages_words MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT +?`).pluck()
+  const PROBE = tuning.probe ?? WORDS_TUNING.probe
   const readablePassages = (filters: DocFilters) => `SELECT coalesce(sum(d.chunk_count), 0) AS n
     FROM knowledge_documents d
     WHERE ${readableWhere(filters)}`
@@ -303,13 +400,14 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
   /**
    * Word search at scale. FTS5's bm25() costs about 2 µs for every passage matching any term, and a question's
    * words match tens of thousands at 1,000,000 passages. So: each term's postings are read (rowids only,
-   * newest first, at most POSTINGS_PER_TERM); when all of them together are few (a small corpus or a small
-   * reader), FTS5 ranks every match exactly. Otherwise the candidates are the passages holding the rare
-   * terms (those read whole), ranked by the IDF of the rare terms they hold, and — when every term is common
-   * — the passages holding all of them; the best `rescore` are read and ranked by BM25 over all terms in
-   * JavaScript (term frequencies from the text, stemmed lightly; a posting counts as at least one).
+   * newest first, at most POSTINGS_PER_TERM; a term whose first `probe` postings already show it common stops
+   * there); when all of them together are few (a small corpus or a small reader), FTS5 ranks every match
+   * exactly. Otherwise the candidates are the passages holding the rare terms (those read whole), ranked by
+   * the IDF of the terms they hold (the common ones sought at the rare rowids), and — when every term is
+   * common — the passages holding all of them; the best `rescore` are read and ranked by BM25 over all terms
+   * in JavaScript (term frequencies from the text, stemmed lightly; a posting counts as at least one).
    */
-  function words(reader: Reader, filters: DocFilters, query: string, cap: number): Scored[] {
+  function words(reader: Reader, filters: DocFilters, query: string, cap: number, proof?: SubstringProof): Scored[] {
     const terms = queryTerms(query)
     const tokens = readerTokens(reader, filters.scope)
     if (terms.length === 0 || tokens.length === 0) return []
@@ -322,67 +420,101 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const own = readable < corpus.n * 0.9
     const readersPart = own ? `{readers}: (${tokens.map(ftsPhrase).join(' OR ')}) AND ` : ''
     const matchOf = (t: string[]) => `${readersPart}{text}: ${ftsPhrase(t.join(' '))}`
-    const postings = terms.map((t) => postingsOf.all(matchOf(t), POSTINGS_PER_TERM + 1) as number[])
-    if (postings.reduce((n, p) => n + p.length, 0) <= EXACT_POSTINGS) {
+    // a common term's document frequency, from how far back its newest postings reach (terms spread evenly)
+    const reach = (p: number[]) => Math.min(corpus.n, p.length * corpus.n / Math.max(1, corpus.n - p[p.length - 1]))
+    // each term's newest postings: all of a rare one; of a common one (more than POSTINGS_PER_TERM) only the
+    // first `probe` when they already show it common (the rest would serve only its df estimate), else
+    // POSTINGS_PER_TERM + 1
+    const probe = Math.min(PROBE, POSTINGS_PER_TERM)
+    const complete: boolean[] = []
+    const postings = terms.map((t, i) => {
+      const first = postingsOf.all(matchOf(t), probe) as number[]
+      complete[i] = first.length < probe
+      if (complete[i] || reach(first) > 1.5 * POSTINGS_PER_TERM) return first
+      const p = first.concat(postingsBefore.all(matchOf(t), first[first.length - 1],
+        POSTINGS_PER_TERM + 1 - first.length) as number[])
+      complete[i] = p.length <= POSTINGS_PER_TERM
+      return p
+    })
+    // a passage holding the whole query holds each of its inner words as a word, so it is in each such term's
+    // postings: the rare ones' lists must meet (and below, hold the common inner terms where they meet)
+    const inner = new Set(proof ? innerWords(query).words : [])
+    const innerTerms = terms.map((_, i) => i).filter((i) => terms[i].length === 1 && inner.has(terms[i][0]))
+    if (proof && innerTerms.some((i) => complete[i])) {
+      proof.none = !intersects(innerTerms.filter((i) => complete[i]).map((i) => postings[i]))
+    }
+    if (postings.reduce((n, p, i) => n + (complete[i] ? p.length : EXACT_POSTINGS + 1), 0) <= EXACT_POSTINGS) {
       return exactWords(reader, filters, terms, tokens, cap)
     }
     const idf = (df: number) => Math.max(1e-6, Math.log((corpus.n - df + 0.5) / (df + 0.5)))
-    // a common term's document frequency, from how far back its newest postings reach (terms spread evenly)
-    const dfs = postings.map((p) => (p.length <= POSTINGS_PER_TERM ? p.length
-      : Math.min(corpus.n, p.length * corpus.n / Math.max(1, corpus.n - p[p.length - 1]))))
+    const dfs = postings.map((p, i) => (complete[i] ? p.length : reach(p)))
     const weights = dfs.map(idf)
-    const coordination = new Map<number, number>()
     // which terms a candidate's postings showed (the first 31; later ones are counted from the text alone)
-    const held = new Map<number, number>()
     const bit = (i: number) => (i < 31 ? 1 << i : 0)
     const all = terms.reduce((m, _, i) => m | bit(i), 0)
-    postings.forEach((p, i) => {
-      if (p.length > POSTINGS_PER_TERM) return
-      for (const rowid of p) {
-        coordination.set(rowid, (coordination.get(rowid) ?? 0) + weights[i])
-        held.set(rowid, (held.get(rowid) ?? 0) | bit(i))
-      }
-    })
+    // the candidates: the rare terms' postings merged (each list is newest first), with the IDF they add up to
+    const { rowids, weight, held } = mergePostings(postings.filter((_, i) => complete[i]),
+      weights.filter((_, i) => complete[i]), terms.map((_, i) => bit(i)).filter((_, i) => complete[i]))
     // the common terms' weight where they meet the rare ones: FTS5 seeks the common doclists at the rare rowids
-    const rare = terms.filter((_, i) => postings[i].length <= POSTINGS_PER_TERM)
+    const rare = terms.filter((_, i) => complete[i])
+    // which common terms' seeks found all their meetings with the rare terms
+    const sought = new Set<number>()
     if (rare.length > 0) {
       const rareMatch = `{text}: (${rare.map((t) => ftsPhrase(t.join(' '))).join(' OR ')})`
       terms.forEach((t, i) => {
-        if (postings[i].length <= POSTINGS_PER_TERM) return
-        for (const rowid of postingsOf.all(`${rareMatch} AND {text}: ${ftsPhrase(t.join(' '))}`,
-          POSTINGS_PER_TERM) as number[]) {
-          const c = coordination.get(rowid)
-          if (c !== undefined) { coordination.set(rowid, c + weights[i]); held.set(rowid, held.get(rowid)! | bit(i)) }
+        if (complete[i]) return
+        const met = postingsOf.all(`${rareMatch} AND {text}: ${ftsPhrase(t.join(' '))}`, POSTINGS_PER_TERM) as number[]
+        if (met.length < POSTINGS_PER_TERM) sought.add(i)
+        // both newest first: one walk
+        let k = 0
+        for (const rowid of met) {
+          while (k < rowids.length && rowids[k] > rowid) k++
+          if (rowids[k] === rowid) { weight[k] += weights[i]; held[k] |= bit(i) }
         }
       })
     }
-    if (coordination.size < rescore) {
+    if (proof && !proof.none && innerTerms.some((i) => complete[i]) &&
+      innerTerms.every((i) => i < 31 && (complete[i] || sought.has(i)))) {
+      const need = innerTerms.reduce((m, i) => m | bit(i), 0)
+      proof.none = !held.some((m) => (m & need) === need)
+    }
+    const coordination = new Map<number, number>()
+    const heldBy = new Map<number, number>()
+    if (rowids.length < rescore) {
+      rowids.forEach((r, k) => { coordination.set(r, weight[k]); heldBy.set(r, held[k]) })
       // every term is common (or the rare ones are few): the newest passages holding all of them first, then
       // the newest postings of the common terms, by the IDF of the terms they hold
       const every = `${readersPart}{text}: (${terms.map((t) => ftsPhrase(t.join(' '))).join(' AND ')})`
       const sum = weights.reduce((a, b) => a + b, 0)
       for (const rowid of postingsOf.all(every, rescore) as number[]) {
         coordination.set(rowid, sum)
-        held.set(rowid, all)
+        heldBy.set(rowid, all)
       }
       postings.forEach((p, i) => {
-        if (p.length <= POSTINGS_PER_TERM) return
+        if (complete[i]) return
         for (const rowid of p) {
-          if (coordination.get(rowid) === sum && held.get(rowid) === all) continue
+          if (coordination.get(rowid) === sum && heldBy.get(rowid) === all) continue
           coordination.set(rowid, (coordination.get(rowid) ?? 0) + weights[i])
-          held.set(rowid, (held.get(rowid) ?? 0) | bit(i))
+          heldBy.set(rowid, (heldBy.get(rowid) ?? 0) | bit(i))
         }
       })
     }
-    const best = [...coordination].sort((a, b) => b[1] - a[1] || b[0] - a[0]).slice(0, Math.max(rescore, cap))
-      .map(([r]) => r)
+    let best: number[]
+    if (coordination.size > 0) {
+      const keys = [...coordination.keys()]
+      best = topEntries(keys, [...coordination.values()], Math.max(rescore, cap)).map((k) => keys[k])
+    } else {
+      best = topEntries(rowids, weight, Math.max(rescore, cap))
+        .map((k) => { heldBy.set(rowids[k], held[k]); return rowids[k] })
+    }
     const rows = store.prepared(byRowids(filters)).all({ ...readableParams(reader, filters),
       rowids: JSON.stringify(best) }) as HitRow[]
     const stems = terms.map((t) => t.map(roughStem))
     const scored = rows.map((row) => {
-      const text = fold(row.text)
-      const length = text.match(WORD_TOKEN)?.length ?? 0
-      const mask = held.get(row.rowid) ?? 0
+      // fold (NFKD) only what needs it: lower case is the whole fold of ASCII text
+      const text = NON_ASCII.test(row.text) ? fold(row.text) : row.text.toLowerCase()
+      const length = wordCount(text)
+      const mask = heldBy.get(row.rowid) ?? 0
       const norm = K1 * (1 - B + (B * length) / corpus.avgWords)
       let score = 0
       stems.forEach((stem, i) => {
@@ -450,9 +582,13 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
             return (await substring(reader, filters, query, limit)).map((s) => toHit(s, ['substring']))
           }
           const cap = Math.max(limit, FUSE_CANDIDATES)
+          // words first: the postings it reads may show that no passage holds the whole query, sparing the
+          // substring look-up (for a question, a costly probe of the word index by a phrase of common words)
+          const proof: SubstringProof = { none: false }
+          const byWords = words(reader, filters, query, cap, proof)
           const lists: Array<{ by: MatchedBy; hits: Scored[] }> = [
-            { by: 'substring', hits: await substring(reader, filters, query, cap) },
-            { by: 'words', hits: words(reader, filters, query, cap) }
+            { by: 'substring', hits: proof.none ? [] : await substring(reader, filters, query, cap) },
+            { by: 'words', hits: byWords }
           ]
           if (semantic) {
             // an embedding server that is down costs hybrid its semantic vote, not the answer

@@ -1,7 +1,8 @@
 import t from 'tap'
 import { build, signup, addUser, uploadDocument, type TestUser } from '../helper.js'
 import type { App } from '../../src/app.js'
-import { createSearch, type SearchHit } from '../../src/knowledge/search.js'
+import { createSearch, cutLevel, intersects, mergePostings, topEntries, type SearchHit }
+  from '../../src/knowledge/search.js'
 
 const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
 
@@ -251,3 +252,91 @@ t.test('words at scale (bounded candidates): rare terms lead, common terms resco
   t.same(files(await bounded.search(reader(b), {}, 'lighthouse ledgers', 5, 'hybrid')), [])
   t.same(files(await bounded.search(reader(a), {}, 'lighthouse ledgers', 5, 'hybrid')), ['pair.txt'])
 })
+
+t.test('words at scale: a term with more postings than the probe but few enough is read whole, so its oldest ' +
+  'passage can still win', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const a = await signup(app)
+  const b = await signup(app)
+  await uploadDocument(app, a, { filename: 'oldest.txt', content: 'Marigold beds by the harbour; marigold seeds.' })
+  const sentences = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i)).join('\n\n')
+  await uploadDocument(app, a, { filename: 'marigold.txt',
+    content: sentences(5, (i) => `Entry ${i} of the garden log mentions one marigold among the roses and tulips.`) },
+  { chunkSize: '120', chunkOverlap: '0' })
+  await uploadDocument(app, a, { filename: 'harbour.txt',
+    content: sentences(12, (i) => `Note ${i} from the harbour office: ships arrived and left on schedule.`) },
+  { chunkSize: '120', chunkOverlap: '0' })
+  await uploadDocument(app, b, { filename: 'foreign.txt', content: 'Marigold marigold harbour marigold harbour.' })
+  // 5–6 postings of "marigold": over the probe (2), within postingsPerTerm (8); "harbour" has 13: common at once.
+  // Only the 2 best candidates are read: if "marigold" stopped at its 2 newest postings, oldest.txt never would be.
+  const bounded = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined,
+    { exactPostings: 0, postingsPerTerm: 8, probe: 2, rescore: 2 })
+  const reader = { customerId: a.customerId, userId: a.userId, workspaceIds: [a.workspaceId] }
+  const hits = await bounded.search(reader, {}, 'marigold harbour', 1, 'words')
+  t.same(hits.map((h) => h.document.fileName), ['oldest.txt'])
+  t.match(hits[0].snippet, /<mark>Marigold<\/mark>/)
+  const more = await bounded.search(reader, {}, 'marigold harbour', 20, 'words')
+  t.notOk(more.some((h) => h.document.fileName === 'foreign.txt'), 'never another organization\'s passage')
+  const { n } = app.sqlite.prepare(`SELECT count(*) AS n FROM knowledge_passages p JOIN knowledge_documents d
+    ON d.id = p.document_id WHERE d.file_name = 'marigold.txt'`).get() as { n: number }
+  t.ok(n >= 4)
+  t.equal(more.filter((h) => h.document.fileName === 'marigold.txt').length, n, 'every passage of the rare term')
+})
+
+t.test('words at scale: the best candidates and the merged postings are those of a sort and of a map', async (t) => {
+  const random = (() => { let s = 7; return () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648 })()
+  for (let round = 0; round < 50; round++) {
+    const n = 1 + Math.floor(random() * 400)
+    const rowids = [...new Set(Array.from({ length: n }, () => Math.floor(random() * 5000)))]
+    const scores = rowids.map(() => [1.5, 2.25, 3.75, 4][Math.floor(random() * 4)])
+    const k = 1 + Math.floor(random() * 60)
+    const sorted = rowids.map((r, i) => [r, scores[i]]).sort((x, y) => y[1] - x[1] || y[0] - x[0]).slice(0, k)
+    t.same(topEntries(rowids, scores, k).map((i) => rowids[i]), sorted.map(([r]) => r))
+    t.equal(cutLevel(scores, k), rowids.length < k ? 0 : sorted[k - 1][1])
+
+    const lists = Array.from({ length: 1 + Math.floor(random() * 4) }, () =>
+      [...new Set(Array.from({ length: Math.floor(random() * 50) }, () => Math.floor(random() * 200)))]
+        .sort((x, y) => y - x))
+    const weights = lists.map((_, i) => i + 0.5)
+    const expected = new Map<number, [number, number]>()
+    lists.forEach((l, i) => l.forEach((r) => {
+      const [w, m] = expected.get(r) ?? [0, 0]
+      expected.set(r, [w + weights[i], m | (1 << i)])
+    }))
+    const merged = mergePostings(lists, weights, lists.map((_, i) => 1 << i))
+    t.same(merged.rowids, [...expected.keys()].sort((x, y) => y - x), 'newest first, each once')
+    t.same(merged.rowids.map((_, i) => [merged.weight[i], merged.held[i]]),
+      merged.rowids.map((r) => expected.get(r)), 'weights summed, terms marked')
+  }
+})
+
+t.test('hybrid at scale: the words part may spare the substring look-up, never a passage holding the whole query',
+  async (t) => {
+    const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+    const a = await signup(app)
+    await uploadDocument(app, a,
+      { filename: 'alpha.txt', content: 'Gamma ray bursts outshine whole galaxies briefly.' })
+    await uploadDocument(app, a, { filename: 'beta.txt', content: 'Gamma ray telescopes watch for bursts at night.' })
+    await uploadDocument(app, a, { filename: 'delta.txt', content: 'Solar gamma flares outshine moons.' })
+    await uploadDocument(app, a, { filename: 'filler.txt',
+      content: Array.from({ length: 8 }, (_, i) => `Gamma note ${i}: the sky was clear.`).join('\n\n') },
+    { chunkSize: '50', chunkOverlap: '0' })
+    const bounded = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined,
+      { exactPostings: 0, postingsPerTerm: 4, probe: 2, rescore: 3 })
+    const reader = { customerId: a.customerId, userId: a.userId, workspaceIds: [a.workspaceId] }
+    // inner words "ray", "bursts", "outshine", "whole" are rare (read whole) and meet only in alpha.txt
+    const whole = await bounded.search(reader, {}, 'GAMMA ray bursts outshine whole galax', 5, 'hybrid')
+    t.equal(whole[0].document.fileName, 'alpha.txt')
+    t.same(whole[0].matchedBy, ['substring', 'words'], 'the passage holding the whole query keeps its substring vote')
+    // a common inner word ("gamma", 12 postings) must be held where the rare ones meet: it is, in delta.txt
+    const mixed = await bounded.search(reader, {}, 'Solar gamma flares outshine moons', 5, 'hybrid')
+    t.equal(mixed[0].document.fileName, 'delta.txt')
+    t.same(mixed[0].matchedBy, ['substring', 'words'])
+    // their postings meet nowhere: no substring match, the words still rank
+    const apart = await bounded.search(reader, {}, 'gamma ray telescopes outshine galaxies', 5, 'hybrid')
+    t.ok(apart.length >= 2)
+    t.ok(apart.every((h) => h.matchedBy.length === 1 && h.matchedBy[0] === 'words'))
+    t.equal(intersects([[9, 5, 2], [7, 5], [5, 1]]), true)
+    t.equal(intersects([[9, 5, 2], [7, 6], [5, 1]]), false)
+    t.equal(intersects([[]]), false)
+  })

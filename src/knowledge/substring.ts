@@ -61,7 +61,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
   const sample = sqlite.prepare(`SELECT count(*) AS n, min(rowid) AS oldest FROM (SELECT rowid
     FROM knowledge_passages_fts WHERE knowledge_passages_fts MATCH ? ORDER BY rowid DESC LIMIT ${SAMPLE_HITS})`)
   const candidates = sqlite.prepare(`SELECT rowid FROM knowledge_passages_fts
-    WHERE knowledge_passages_fts MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?`).pluck()
+    WHERE knowledge_passages_fts MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT +?`).pluck()
   const confirm = sqlite.prepare(`SELECT 1 FROM knowledge_passages_fts
     WHERE knowledge_passages_fts MATCH ? AND rowid = ?`).pluck()
   const rowsSql = (filters: DocFilters) => `SELECT ${COLUMNS}
@@ -74,7 +74,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     JOIN knowledge_documents d ON d.id = p.document_id
     WHERE knowledge_passages_fts MATCH @match AND knowledge_passages_fts.rowid < @before AND ${readableWhere(filters)}
     ORDER BY knowledge_passages_fts.rowid DESC
-    LIMIT @rest`
+    LIMIT +@rest`
 
   /** estimated passages holding each trigram, cached (the corpus size is read again every minute) */
   const counts = new Map<string, number>()

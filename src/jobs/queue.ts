@@ -5,7 +5,7 @@ import type Database from 'better-sqlite3'
 import type { FastifyBaseLogger } from 'fastify'
 import { jobs } from '../../schema/tables/jobs.js'
 import type { Db } from '../db/index.js'
-import { boundLimit, preparedWrite } from '../db/prepared.js'
+import { boundLimit, fixedLimit, preparedWrite } from '../db/prepared.js'
 import type { PayloadOf } from './payloads.js'
 
 export type { JobPayloads, JobName, PayloadOf } from './payloads.js'
@@ -111,6 +111,12 @@ export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBa
       maxAttempts: jobs.maxAttempts })
     .prepare()
 
+  // read first: an UPDATE takes SQLite's write lock even when nothing is due, and waits (holding the event loop)
+  // while another thread's writer (the index worker) holds it
+  const anyDueOfType = db.select({ id: jobs.id }).from(jobs)
+    .where(and(eq(jobs.status, 'queued'), eq(jobs.type, p('type')), lte(jobs.runAt, p('runAt'))))
+    .limit(fixedLimit(1)).prepare()
+
   /** Due jobs of every type, up to each type's free slots. */
   function claim(): JobRow[] {
     const runAt = Date.now()
@@ -118,7 +124,7 @@ export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBa
     const rows: JobRow[] = []
     for (const [type, entry] of handlers) {
       const limit = entry.options.concurrency - (runningByType.get(type) ?? 0)
-      if (limit > 0) rows.push(...claimOfType.all({ now, type, runAt, limit }))
+      if (limit > 0 && anyDueOfType.get({ type, runAt })) rows.push(...claimOfType.all({ now, type, runAt, limit }))
     }
     return rows
   }

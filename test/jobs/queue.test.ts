@@ -1,4 +1,5 @@
 import t from 'tap'
+import Database from 'better-sqlite3'
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -138,4 +139,31 @@ t.test('a type\'s claim reads only its own due jobs: a backlog of another type i
   const plan = app.sqlite.prepare(`EXPLAIN QUERY PLAN SELECT id FROM jobs WHERE status = 'queued' AND type = ?
     AND run_at <= ? ORDER BY run_at LIMIT +?`).all('a', Date.now(), 4) as Array<{ detail: string }>
   t.match(plan.map((p) => p.detail).join('\n'), /jobs_due_idx \(status=\? AND type=\? AND run_at<\?\)/)
+})
+
+t.test('a turn with nothing due does not take the write lock (it would wait for another thread writing)', async (t) => {
+  const app = await build(t)
+  const other = new Database(app.sqlite.name)
+  t.teardown(() => other.close())
+  app.jobs.register('test.later', async () => {})
+  app.jobs.enqueue('test.later', {}, { runAt: Date.now() + 3_600_000 })
+  await new Promise((resolve) => setImmediate(resolve))
+  // another connection holds the write lock, and this one gives up at once instead of waiting
+  other.exec('BEGIN IMMEDIATE')
+  app.sqlite.pragma('busy_timeout = 0')
+  const errors: unknown[] = []
+  const onError = (err: unknown) => { errors.push(err) }
+  process.prependListener('uncaughtException', onError)
+  try {
+    // registering a type runs a turn of the runner: it claims over every type
+    app.jobs.register('test.other', async () => {})
+    await new Promise((resolve) => setImmediate(resolve))
+    await new Promise((resolve) => setImmediate(resolve))
+  } finally {
+    process.removeListener('uncaughtException', onError)
+    other.exec('COMMIT')
+    app.sqlite.pragma('busy_timeout = 5000')
+  }
+  t.same(errors, [], 'no SQLITE_BUSY from a claim')
+  t.equal(app.sqlite.prepare(`SELECT status FROM jobs WHERE type = 'test.later'`).pluck().get(), 'queued')
 })

@@ -8,9 +8,14 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
+// the type check and the linter keep what they learned between runs (by content), in node_modules/.cache: a second
+// `npm test` checks only what changed (a fresh clone does the whole work, ~45 s of CPU)
+const cache = path.join('node_modules', '.cache', 'cairn')
 const checks = [
-  { name: 'typecheck', args: ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'] },
-  { name: 'lint', args: ['node_modules/eslint/bin/eslint.js', '.'] },
+  { name: 'typecheck', args: ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--incremental',
+    '--tsBuildInfoFile', path.join(cache, 'tsconfig.tsbuildinfo')] },
+  { name: 'lint', args: ['node_modules/eslint/bin/eslint.js', '--cache', '--cache-strategy', 'content',
+    '--cache-location', path.join(cache, 'eslint') + path.sep, '.'] },
   { name: 'tap build', args: ['node_modules/tap/dist/esm/run.mjs', 'build'] }
 ]
 

@@ -190,8 +190,8 @@ t.test('substring over the trigram index when the caller reads many passages; ov
   const app = await build(t, { config: { rateLimits: NO_LIMITS } })
   const u = await signup(app)
   const small = await signup(app)
-  // 5,200 passages of 50 characters: past the few-passages bound, so the trigram index answers
-  const lines = Array.from({ length: 5200 },
+  // 10,200 passages of 50 characters: past the few-passages bound (10,000), so the trigram index answers
+  const lines = Array.from({ length: 10_200 },
     (_,
       i) =>
       `Row ${String(i).padStart(5, '0')} of the ledger: ${i === 4321 ? 'ÉCOLE NORMALE' : 'plain entry'}.`.padEnd(50,

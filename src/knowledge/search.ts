@@ -5,10 +5,8 @@ import { readableWhere, readableParams, readerTokens, type Reader, type DocFilte
 import { innerWordsMatch, ftsPhrase, fold, innerWords, queryTerms, roughStem, snippetAround, wordsMatch, wordsSnippet }
   from './query.js'
 import type { KnowledgeStore } from './store.js'
-import type { SqlRow } from '../db/prepared.js'
-import type { knowledgeDocuments, knowledgePassages } from '../../schema/tables/knowledge.js'
 import { gramFilters, mayHold, needleGrams } from './grams.js'
-import { substringFinder } from './substring.js'
+import { DOC_COLUMNS, substringFinder, type HitRow } from './substring.js'
 
 export const SEARCH_MODES = ['hybrid', 'substring', 'words', 'semantic'] as const
 export type SearchMode = (typeof SEARCH_MODES)[number]
@@ -32,10 +30,6 @@ export interface SemanticSource {
 export class EmbeddingsNotConfiguredError extends Error {
   constructor() { super('Semantic search needs an embedding endpoint: set CAIRN_EMBED_BASE_URL and CAIRN_EMBED_MODEL') }
 }
-
-/** a passage with its document's columns (DOC_COLUMNS) */
-type HitRow = { rowid: number; doc_id: string } & Pick<SqlRow<typeof knowledgePassages>, 'id' | 'text' | 'chunk_index'>
-  & Pick<SqlRow<typeof knowledgeDocuments>, 'file_name' | 'file_type' | 'category' | 'scope' | 'uploaded_at'>
 
 /**
  * How often a term (its words lightly stemmed) occurs in a folded text: each place the first stem starts a
@@ -177,8 +171,6 @@ export interface WordsTuning {
 export const WORDS_TUNING: WordsTuning = { postingsPerTerm: 10_000, exactPostings: 6_000, rescore: 100, probe: 500 }
 const WORD_TOKEN = /[\p{L}\p{N}\p{Co}]+/gu
 const WORD_CHAR = /[\p{L}\p{N}\p{Co}]/u
-
-const DOC_COLUMNS = `d.id AS doc_id, d.file_name, d.file_type, d.category, d.scope, d.uploaded_at`
 
 function toHit(s: Scored, matchedBy: MatchedBy[], score = s.score): SearchHit {
   const r = s.row

@@ -19,13 +19,14 @@ import type { KnowledgeStore } from './store.js'
 import type { SqlRow } from '../db/prepared.js'
 import type { knowledgeDocuments, knowledgePassages } from '../../schema/tables/knowledge.js'
 
-export type SubstringRow = { rowid: number; doc_id: string }
+/** a passage (`p`) with its document's columns (DOC_COLUMNS): what every search mode reads */
+export type HitRow = { rowid: number; doc_id: string }
   & Pick<SqlRow<typeof knowledgePassages>, 'id' | 'text' | 'chunk_index'>
   & Pick<SqlRow<typeof knowledgeDocuments>, 'file_name' | 'file_type' | 'category' | 'scope' | 'uploaded_at'>
 
-/** the columns of SubstringRow (search.ts reads the same ones as DOC_COLUMNS) */
-const COLUMNS = `p.rowid, p.id, p.text, p.chunk_index,
-  d.id AS doc_id, d.file_name, d.file_type, d.category, d.scope, d.uploaded_at`
+/** the document's columns of a HitRow (`d`) */
+export const DOC_COLUMNS = `d.id AS doc_id, d.file_name, d.file_type, d.category, d.scope, d.uploaded_at`
+const COLUMNS = `p.rowid, p.id, p.text, p.chunk_index, ${DOC_COLUMNS}`
 
 /** a trigram's density: how far back its newest SAMPLE_HITS passages reach */
 const SAMPLE_HITS = 256
@@ -93,7 +94,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
   }
 
   /** The `want` newest readable passages holding `query` (3+ code points), newest first. */
-  return function rows(reader: Reader, filters: DocFilters, query: string, want: number): SubstringRow[] {
+  return function rows(reader: Reader, filters: DocFilters, query: string, want: number): HitRow[] {
     const params = readableParams(reader, filters)
     const phrase = ftsPhrase(query)
     const needle = query.toLowerCase()
@@ -103,7 +104,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     const rare = all.filter((_, i) => i % step === 0).map((g) => ({ g, n: passagesWith(g) }))
       .sort((a, b) => a.n - b.n).slice(0, RARE_GRAMS)
     const match = rare.map(({ g }) => ftsPhrase(g)).join(' AND ')
-    const found: SubstringRow[] = []
+    const found: HitRow[] = []
     let before = BigInt(Number.MAX_SAFE_INTEGER)
     if (rare.length === 0 || rare[0].n > rareEnough) return phraseWalk(before, want)
     let read = 0
@@ -113,7 +114,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
       if (ids.length === 0) return found
       read += ids.length
       before = BigInt(ids[ids.length - 1])
-      const got = store.prepared(rowsSql(filters)).all({ ...params, rowids: JSON.stringify(ids) }) as SubstringRow[]
+      const got = store.prepared(rowsSql(filters)).all({ ...params, rowids: JSON.stringify(ids) }) as HitRow[]
       for (const row of got) {
         const holds = row.text.toLowerCase().includes(needle) ||
           (!isAscii(row.text) && confirm.get(phrase, BigInt(row.rowid)) !== undefined)
@@ -129,7 +130,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     return found.concat(phraseWalk(before, want - found.length))
 
     function phraseWalk(below: bigint, rest: number) {
-      return store.prepared(phraseSql(filters)).all({ ...params, match: phrase, before: below, rest }) as SubstringRow[]
+      return store.prepared(phraseSql(filters)).all({ ...params, match: phrase, before: below, rest }) as HitRow[]
     }
   }
 }

@@ -202,3 +202,17 @@ export async function uploadDocument(app: App, user: TestUser, file: FilePart, f
   await app.jobs.idle()
   return res.json().document as { id: string }
 }
+
+/**
+ * Resolves once the pair index (src/knowledge/pairs.ts) holds every passage: the index worker catches up when it
+ * has nothing else to do, after the upload's answer.
+ */
+export async function pairIndexCaughtUp(app: App, within = 30_000): Promise<void> {
+  const behind = app.sqlite.prepare(`SELECT (SELECT indexed_through FROM knowledge_pairs_state)
+    < (SELECT coalesce(max(rowid), 0) FROM knowledge_passages)`).pluck()
+  const until = Date.now() + within
+  while (behind.get() === 1) {
+    if (Date.now() > until) throw new Error('the pair index did not catch up')
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}

@@ -9,11 +9,12 @@ import { passageRanges, type Passage } from '../ingest/chunker.js'
 import { textFilePieces } from '../ingest/text.js'
 import { passageWindows, passageWriter } from './passages.js'
 import { holdingWriteLock, INTENT } from '../db/write-intent.js'
+import { pairTokens } from './pairs.js'
 
 /** A document to index: from its text file, or from `text` (at upload) under the claimed job `jobId`. */
 export interface IndexTask { id: number; documentId: string; textFile: string; text?: string; jobId?: string }
 export type IndexMessage = { task: IndexTask } | { stop: number } | { purge: number; documentId: string }
-  | { close: true }
+  | { close: true } | { catchUp: number }
 /** a task's end; `idle` once nothing is left to do, merges included */
 export type IndexReply = { id: number; error?: string } | { idle: true }
 
@@ -71,7 +72,7 @@ const completeJob = sqlite.prepare(`DELETE FROM jobs WHERE id = ?`)
 const purgeSome = sqlite.prepare(`DELETE FROM knowledge_passages WHERE rowid IN
   (SELECT rowid FROM knowledge_passages WHERE document_id = ? LIMIT 50)`)
 const totalChanges = sqlite.prepare('SELECT total_changes()').pluck()
-const FTS_TABLES = ['knowledge_passages_fts', 'knowledge_passages_words']
+const FTS_TABLES = ['knowledge_passages_fts', 'knowledge_passages_words', 'knowledge_passages_pairs']
 const merges = FTS_TABLES.map((t) => sqlite.prepare(`INSERT INTO ${t} (${t}, rank) VALUES ('merge', ${MERGE_PAGES})`))
 
 /**
@@ -217,6 +218,47 @@ async function purge(id: number, documentId: string) {
   while (await locked(task, () => purgeSome.run(documentId).changes) > 0) { /* next batch */ }
 }
 
+const pairsThrough = sqlite.prepare(`SELECT indexed_through FROM knowledge_pairs_state`).pluck()
+const unpaired = sqlite.prepare(`SELECT rowid, text FROM knowledge_passages WHERE rowid > ? ORDER BY rowid LIMIT ?`)
+const insertPairs = sqlite.prepare(`INSERT INTO knowledge_passages_pairs (rowid, pairs) VALUES (?, ?)`)
+const setPairsThrough = sqlite.prepare(`UPDATE knowledge_pairs_state SET indexed_through = ?`)
+const pairsBehind = sqlite.prepare(`SELECT (SELECT indexed_through FROM knowledge_pairs_state)
+  < (SELECT coalesce(max(rowid), 0) FROM knowledge_passages)`).pluck()
+/** passages read at a time by the pair index's catch-up (each costs ~0.1 ms to index) */
+const PAIRS_BATCH = 64
+
+/** One transaction of the pair index's catch-up: the next passages in rowid order, for about TXN_MS. */
+const pairSlice = sqlite.transaction(() => {
+  let through = pairsThrough.get() as number
+  const deadline = performance.now() + TXN_MS
+  let added = 0
+  do {
+    const rows = unpaired.all(through, PAIRS_BATCH) as Array<{ rowid: number; text: string }>
+    for (const row of rows) insertPairs.run(row.rowid, pairTokens(row.text))
+    added += rows.length
+    if (rows.length > 0) through = rows[rows.length - 1].rowid
+    if (rows.length < PAIRS_BATCH) break
+  } while (performance.now() < deadline && Atomics.load(intent, INTENT) === 0)
+  if (added > 0) setPairsThrough.run(through)
+  return added
+}).immediate
+
+/**
+ * The pair index (src/knowledge/pairs.ts) follows the passages while nothing is to be indexed: a slice at a
+ * time, stopping for a new task. Restart-safe: `indexed_through` moves in the slice's transaction.
+ */
+async function catchUpPairs() {
+  for (;;) {
+    await setImmediate()
+    if (active > 0 || closing) return
+    if (Atomics.load(intent, INTENT) > 0) { await sleep(GAP_MS); continue }
+    const done = holdingWriteLock(intent, pairSlice)
+    if (!done) continue
+    checkpoint()
+    if (done.value === 0) return
+  }
+}
+
 /**
  * Short transactions make many small FTS5 segments; while nothing is to be indexed, merge them a bounded step
  * at a time (a step that finds nothing to merge changes fewer than 2 rows), so searches read few segments.
@@ -227,6 +269,7 @@ async function idleMerge() {
     if (active > 0 || closing) return
     if (holdingWriteLock(intent, () => setMerging('normal'))) break
   }
+  await catchUpPairs()
   for (const merge of merges) {
     for (;;) {
       await sleep(GAP_MS * 5)
@@ -243,9 +286,13 @@ async function idleMerge() {
 let idle: Promise<void> | undefined
 function settle() {
   if (active > 0 || idle) return
-  idle = idleMerge().catch(() => {}).finally(() => {
+  let failed = false
+  idle = idleMerge().catch(() => { failed = true }).finally(() => {
     idle = undefined
-    if (active === 0 && !closing) parentPort!.postMessage({ idle: true } satisfies IndexReply)
+    if (active > 0 || closing) return
+    // a task that came and went while this ran cut the catch-up short (a failed one waits for the next task)
+    if (!failed && pairsBehind.get() === 1) settle()
+    else parentPort!.postMessage({ idle: true } satisfies IndexReply)
   })
 }
 
@@ -265,12 +312,13 @@ async function close() {
 parentPort!.on('message', (m: IndexMessage) => {
   if ('stop' in m) { if (running.has(m.stop)) stopped.add(m.stop); return }
   if ('close' in m) { void close(); return }
-  const id = 'task' in m ? m.task.id : m.purge
+  const id = 'task' in m ? m.task.id : 'purge' in m ? m.purge : m.catchUp
   const isUrgent = 'task' in m && m.task.text !== undefined
   active++
   running.add(id)
   if (isUrgent) urgent++
-  const work = 'task' in m ? index(m.task) : purge(m.purge, m.documentId)
+  // a catch-up is the idle work (settle) that follows any task
+  const work = 'task' in m ? index(m.task) : 'purge' in m ? purge(m.purge, m.documentId) : Promise.resolve()
   work.then(() => parentPort!.postMessage({ id } satisfies IndexReply),
     (err: Error) => parentPort!.postMessage({ id, error: err.message } satisfies IndexReply))
     .finally(() => {

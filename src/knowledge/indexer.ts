@@ -93,6 +93,8 @@ function indexThread(file: string, intent: Int32Array, log: FastifyBaseLogger, o
   return {
     index: (task: Omit<IndexTask, 'id'>, signal?: AbortSignal) => send((id) => ({ task: { ...task, id } }), signal),
     purge: (documentId: string) => send((id) => ({ purge: id, documentId })),
+    /** starts the worker for its idle work only: the pair index's catch-up (resolves at once) */
+    catchUp: () => send((id) => ({ catchUp: id })),
     /** stops the tasks in progress (they fail as interrupted) and ends the worker */
     async close() {
       clearTimeout(idleTimer)
@@ -126,6 +128,14 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
   // the server connection's writes in progress (src/db/write-intent.ts): the worker lets them in first
   const thread = indexThread(sqlite.name, writeIntentOf(sqlite) ?? new Int32Array(new SharedArrayBuffer(8)), deps.log,
     deps.onTaskEnd ?? (() => {}))
+
+  // passages the pair index has not reached (a restart mid-way, or a database from before migration 0019): the
+  // worker catches up in the background; searches use the trigram index for them meanwhile
+  const pairsBehind = sqlite.prepare(`SELECT (SELECT indexed_through FROM knowledge_pairs_state)
+    < (SELECT coalesce(max(rowid), 0) FROM knowledge_passages)`).pluck()
+  if (pairsBehind.get() === 1) {
+    thread.catchUp().catch((err: unknown) => deps.log.warn({ err }, 'the pair index could not catch up'))
+  }
 
   jobs.register('knowledge.index', async (payload, ctx) => {
     const { documentId } = payload

@@ -15,6 +15,7 @@
 import type Database from 'better-sqlite3'
 import { readableWhere, readableParams, type Reader, type DocFilters } from './readers.js'
 import { ftsPhrase } from './query.js'
+import { pairMatch } from './pairs.js'
 import type { KnowledgeStore } from './store.js'
 import type { SqlRow } from '../db/prepared.js'
 import type { knowledgeDocuments, knowledgePassages } from '../../schema/tables/knowledge.js'
@@ -39,8 +40,10 @@ export interface SubstringTuning {
   rareEnough: number
   /** candidates read before the phrase walk takes over (each costs a passage read) */
   budget: number
+  /** the same for the pair index's candidates */
+  pairBudget: number
 }
-export const SUBSTRING_TUNING: SubstringTuning = { rareEnough: 3000, budget: 3000 }
+export const SUBSTRING_TUNING: SubstringTuning = { rareEnough: 3000, budget: 3000, pairBudget: 20_000 }
 /** cached densities per connection (a trigram alphabet is bounded; a rebuilt cache costs a few samples) */
 const MAX_CACHED = 100_000
 
@@ -54,7 +57,7 @@ export function queryGrams(query: string): string[] {
 
 export function substringFinder(sqlite: Database.Database, store: KnowledgeStore,
   tuning: Partial<SubstringTuning> = {}) {
-  const { rareEnough, budget } = { ...SUBSTRING_TUNING, ...tuning }
+  const { rareEnough, budget, pairBudget } = { ...SUBSTRING_TUNING, ...tuning }
   // rowids are bound as BigInts: FTS5 uses a rowid constraint only when its value is an INTEGER; a JavaScript
   // number binds a REAL, and then `rowid > ?` walks the doclist from its start and `rowid = ?` answers every
   // match
@@ -73,7 +76,8 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     FROM knowledge_passages_fts
     JOIN knowledge_passages p ON p.rowid = knowledge_passages_fts.rowid
     JOIN knowledge_documents d ON d.id = p.document_id
-    WHERE knowledge_passages_fts MATCH @match AND knowledge_passages_fts.rowid < @before AND ${readableWhere(filters)}
+    WHERE knowledge_passages_fts MATCH @match AND knowledge_passages_fts.rowid < @before
+      AND knowledge_passages_fts.rowid > @after AND ${readableWhere(filters)}
     ORDER BY knowledge_passages_fts.rowid DESC
     LIMIT +@rest`
 
@@ -93,44 +97,69 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     return n
   }
 
+  const pairsThrough = sqlite.prepare(`SELECT indexed_through FROM knowledge_pairs_state`).pluck()
+  const pairCandidates = sqlite.prepare(`SELECT rowid FROM knowledge_passages_pairs
+    WHERE knowledge_passages_pairs MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT +?`).pluck()
+
   /** The `want` newest readable passages holding `query` (3+ code points), newest first. */
   return function rows(reader: Reader, filters: DocFilters, query: string, want: number): HitRow[] {
     const params = readableParams(reader, filters)
     const phrase = ftsPhrase(query)
     const needle = query.toLowerCase()
+    const top = BigInt(Number.MAX_SAFE_INTEGER)
+    const pairs = pairMatch(query)
+    if (pairs !== undefined) {
+      // the passages the pair index has not reached yet (normally none: it follows the index worker)
+      const through = BigInt(pairsThrough.get() as number)
+      const found = phraseWalk(top, want, through)
+      if (found.length >= want) return found
+      const rest = want - found.length
+      const walk = candidateWalk(pairCandidates, pairs, through + 1n, rest, pairBudget)
+      return found.concat(walk.found.length >= rest || walk.done ? walk.found
+        : walk.found.concat(phraseWalk(walk.before, rest - walk.found.length, 0n)))
+    }
     // a long query's trigrams are sampled at most SAMPLED_GRAMS, spread over it (each new one costs a look-up)
     const all = queryGrams(query)
     const step = Math.ceil(all.length / SAMPLED_GRAMS)
     const rare = all.filter((_, i) => i % step === 0).map((g) => ({ g, n: passagesWith(g) }))
       .sort((a, b) => a.n - b.n).slice(0, RARE_GRAMS)
-    const match = rare.map(({ g }) => ftsPhrase(g)).join(' AND ')
-    const found: HitRow[] = []
-    let before = BigInt(Number.MAX_SAFE_INTEGER)
-    if (rare.length === 0 || rare[0].n > rareEnough) return phraseWalk(before, want)
-    let read = 0
-    for (let chunk = 128; found.length < want && read < budget; chunk *= 2) {
-      const asked = Math.min(chunk, budget - read)
-      const ids = candidates.all(match, before, asked) as number[]
-      if (ids.length === 0) return found
-      read += ids.length
-      before = BigInt(ids[ids.length - 1])
-      const got = store.prepared(rowsSql(filters)).all({ ...params, rowids: JSON.stringify(ids) }) as HitRow[]
-      for (const row of got) {
-        const holds = row.text.toLowerCase().includes(needle) ||
-          (!isAscii(row.text) && confirm.get(phrase, BigInt(row.rowid)) !== undefined)
-        if (holds) {
-          found.push(row)
-          if (found.length >= want) return found
-        }
-      }
-      if (ids.length < asked) return found
-    }
-    if (found.length >= want) return found
+    if (rare.length === 0 || rare[0].n > rareEnough) return phraseWalk(top, want, 0n)
+    const walk = candidateWalk(candidates, rare.map(({ g }) => ftsPhrase(g)).join(' AND '), top, want, budget)
+    if (walk.found.length >= want || walk.done) return walk.found
     // many candidates, few matches: the phrase walk, below what was read
-    return found.concat(phraseWalk(before, want - found.length))
+    return walk.found.concat(phraseWalk(walk.before, want - walk.found.length, 0n))
 
-    function phraseWalk(below: bigint, rest: number) {
-      return store.prepared(phraseSql(filters)).all({ ...params, match: phrase, before: below, rest }) as HitRow[]
+    /**
+     * The candidates of `match` below `before`, newest first, in growing chunks, kept when their text holds the
+     * query; `done` when they ran out, else `before` is the last one read (at most `limit` are read).
+     */
+    function candidateWalk(source: Database.Statement, match: string, before: bigint, wanted: number,
+      limit: number) {
+      const found: HitRow[] = []
+      let read = 0
+      for (let chunk = 128; found.length < wanted && read < limit; chunk *= 2) {
+        const asked = Math.min(chunk, limit - read)
+        const ids = source.all(match, before, asked) as number[]
+        if (ids.length === 0) return { found, before, done: true }
+        read += ids.length
+        before = BigInt(ids[ids.length - 1])
+        const got = store.prepared(rowsSql(filters)).all({ ...params, rowids: JSON.stringify(ids) }) as HitRow[]
+        for (const row of got) {
+          const holds = row.text.toLowerCase().includes(needle) ||
+            (!isAscii(row.text) && confirm.get(phrase, BigInt(row.rowid)) !== undefined)
+          if (holds) {
+            found.push(row)
+            if (found.length >= wanted) return { found, before, done: false }
+          }
+        }
+        if (ids.length < asked) return { found, before, done: true }
+      }
+      return { found, before, done: false }
+    }
+
+    function phraseWalk(below: bigint, rest: number, above: bigint) {
+      return store.prepared(phraseSql(filters)).all({ ...params, match: phrase, before: below, after: above,
+        rest }) as HitRow[]
     }
   }
 }

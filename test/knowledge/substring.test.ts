@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, signup, uploadDocument, type TestUser } from '../helper.js'
+import { build, pairIndexCaughtUp, signup, uploadDocument, type TestUser } from '../helper.js'
 import { queryGrams, substringFinder, type SubstringTuning } from '../../src/knowledge/substring.js'
 import { readableParams, readableWhere } from '../../src/knowledge/readers.js'
 import { ftsPhrase } from '../../src/knowledge/query.js'
@@ -44,15 +44,25 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
       WHERE knowledge_passages_fts MATCH @match AND ${readableWhere({})}
       ORDER BY knowledge_passages_fts.rowid DESC LIMIT @want`).pluck()
     const textOf = app.sqlite.prepare(`SELECT text FROM knowledge_passages WHERE rowid = ?`).pluck()
-    const tunings: Array<[string, Partial<SubstringTuning>]> = [
-      ['candidates', {}],
-      ['candidates, then the phrase walk below them', { budget: 2 }],
-      ['the phrase walk', { rareEnough: 0 }]
+    await pairIndexCaughtUp(app)
+    const newest = app.sqlite.prepare(`SELECT max(rowid) FROM knowledge_passages`).pluck().get() as number
+    const setThrough = app.sqlite.prepare(`UPDATE knowledge_pairs_state SET indexed_through = ?`)
+    const unindex = app.sqlite.prepare(`DELETE FROM knowledge_passages_pairs WHERE rowid > ?`)
+    // [name, tuning, how far the pair index has come (decreasing: the passages above leave it)]
+    const tunings: Array<[string, Partial<SubstringTuning>, number]> = [
+      ['candidates', {}, newest],
+      ['candidates, then the phrase walk below them', { budget: 2, pairBudget: 2 }, newest],
+      ['the phrase walk', { rareEnough: 0, pairBudget: 0 }, newest],
+      ['the pair index halfway, the trigram index above it', {}, Math.floor(newest / 2)],
+      ['no pair index yet', {}, 0]
     ]
     const queries = ['documented below', 'hooks def', 'first,last', 'école normale', 'ÉCOLE NORMALE', 'strasse',
       'straße', 'ΟΔΟΣ', 'οδος', 'of the best', 'of the', 'zebra', 'cleaning and', 'Filler line 1', 'absent words',
-      'ing', 'the fold.', 'des masses', 'SAGTE', 'Filler line 1'.repeat(20), 'abcdefghijklmnopqrstuvwxyz'.repeat(5)]
-    for (const [name, tuning] of tunings) {
+      'ing', 'the fold.', 'des masses', 'SAGTE', 'DES MAS', 'of the fold', 'ne 1', 'line 12 about c',
+      'Filler line 1'.repeat(20), 'abcdefghijklmnopqrstuvwxyz'.repeat(5)]
+    for (const [name, tuning, through] of tunings) {
+      setThrough.run(through)
+      unindex.run(through)
       const find = substringFinder(app.sqlite, app.knowledgeStore, tuning)
       for (const q of queries) {
         for (const want of [1, 3, 200]) {

@@ -1,0 +1,71 @@
+import t from 'tap'
+import Database from 'better-sqlite3'
+import { AWKWARD, hasAwkward, pairMatch, pairTokens, PAIR_WORD_MAX } from '../../src/knowledge/pairs.js'
+
+t.test('pairTokens: the last two characters of a word, the separator, the next word', async (t) => {
+  t.equal(pairTokens('Weeks of Parental leave'), 'ks_of of_parental al_leave')
+  t.equal(pairTokens('e-mail, then  x'), 'e|mail il|then en|x', 'anything but one space is `|`')
+  t.equal(pairTokens('a b'), 'a_b', 'a one-letter word is whole')
+  t.equal(pairTokens('lonely'), '')
+  t.equal(pairTokens(`go ${'y'.repeat(50)}`), `go_${'y'.repeat(PAIR_WORD_MAX)}`, 'the second word is cut')
+  t.equal(pairTokens('École normale à Paris'), 'le_normale le_à à_paris', 'non-ASCII words, lower-cased')
+  t.equal(pairTokens('Des Maſses'), `${AWKWARD} es_maſses`, 'a long s marks the passage')
+  t.ok(hasAwkward('ΟΔΟΣ') && hasAwkward('İstanbul') && hasAwkward('ς'), 'context and multi-character folds')
+  t.notOk(hasAwkward('Straße Fluß École ÅNGSTRÖM 東京'), 'ordinary letters are not')
+})
+
+t.test('pairMatch: a phrase of the query\'s pairs, the last a prefix; undefined when pairs cannot narrow',
+  async (t) => {
+    t.equal(pairMatch('weeks of parental'), `("ks_of" + "of_parental" *) OR "${AWKWARD}"`)
+    t.equal(pairMatch(' of parental '), `("of_parental") OR "${AWKWARD}"`, 'separators at the ends: whole words')
+    t.equal(pairMatch('s of parental'), `("of_parental" *) OR "${AWKWARD}"`,
+      'a one-letter start may end any word: its pair is left out')
+    t.equal(pairMatch('the fold. It is'), `("he_fold" + "ld|it" + "it_is" *) OR "${AWKWARD}"`)
+    t.equal(pairMatch('weeks of p'), `("ks_of") OR "${AWKWARD}"`, 'a one-letter end is left out')
+    t.equal(pairMatch('one two x three'), `("ne_two" + "wo_x" + "x_three" *) OR "${AWKWARD}"`)
+    t.equal(pairMatch('parental'), undefined, 'one word')
+    t.equal(pairMatch('s o'), undefined, 'nothing left')
+    t.equal(pairMatch('ΟΔΟΣ ΑΘΗΝΑΣ'), undefined, 'characters of uncertain folding')
+  })
+
+/**
+ * The filter never loses a passage: for random texts and every kind of substring of them (starting and ending
+ * inside words, across punctuation, in any case), each text holding the substring is among the index's matches.
+ */
+t.test('every passage holding a query is among the pair index\'s matches', async (t) => {
+  const db = new Database(':memory:')
+  t.teardown(() => db.close())
+  db.exec(`CREATE VIRTUAL TABLE pair_index USING fts5(pairs, content = '', contentless_delete = 1,
+    tokenize = "ascii tokenchars '_|'")`)
+  let seed = 7
+  const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647
+  const pick = <T>(xs: T[]) => xs[Math.floor(random() * xs.length)]
+  const words = ['of', 'the', 'a', 'leave', 'parental', 'weeks', 'E-mail', 'Zebra', 'x', 'état', 'ÉCOLE', 'naïve',
+    'straße', '東京', '42', 'v2', 'ab', 'reallylongwordthatgoesonandonandonforever']
+  // in a few passages only: every pair query matches them
+  const awkward = ['Maſse', 'İl', 'ΟΔΟΣ']
+  const seps = [' ', ' ', ' ', ' ', ', ', '. ', '-', '  ', '\n', ' (', ') ']
+  const texts = Array.from({ length: 300 }, () => Array.from({ length: 4 + Math.floor(random() * 12) },
+    () => random() < 0.01 ? pick(awkward) : pick(words)).map((w, i) => (i ? pick(seps) : '') + w).join(''))
+  const insert = db.prepare('INSERT INTO pair_index (rowid, pairs) VALUES (?, ?)')
+  texts.forEach((text, i) => insert.run(i + 1, pairTokens(text)))
+  const matches = db.prepare('SELECT rowid FROM pair_index WHERE pair_index MATCH ?').pluck()
+  let checked = 0
+  let narrowed = 0
+  for (let n = 0; n < 3000; n++) {
+    const source = pick(texts)
+    const from = Math.floor(random() * source.length)
+    const query = source.slice(from, from + 3 + Math.floor(random() * 25))
+    const variant = random() < 0.3 ? query.toUpperCase() : query
+    const match = pairMatch(variant)
+    if (match === undefined) continue
+    const holding = texts.flatMap((text, i) => text.toLowerCase().includes(variant.toLowerCase()) ? [i + 1] : [])
+    const got = new Set(matches.all(match) as number[])
+    const lost = holding.filter((id) => !got.has(id))
+    if (lost.length > 0) t.fail(`${JSON.stringify(variant)}: ${lost.length} passages lost`, { match })
+    checked++
+    if (got.size < texts.length / 2) narrowed++
+  }
+  t.ok(checked > 1000, `${checked} queries checked`)
+  t.ok(narrowed > checked / 2, `the pairs narrow most of them (${narrowed})`)
+})

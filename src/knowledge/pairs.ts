@@ -11,33 +11,56 @@
  *
  * Where JavaScript's lower-casing and the trigram index's case folding may disagree (a character whose lower
  * case is not one character or does not survive a round trip through upper case: `İ`, `ſ`, `ς`; and `Σ`, which
- * lower-cases by context), the passage also gets AWKWARD, which every pair query matches: its text is then
- * checked as the trigram index would.
+ * lower-cases by context), the passage also gets a token that pair queries match (AWKWARD_ASCII every one,
+ * AWKWARD those with non-ASCII characters): its text is then checked as the trigram index would.
  */
 
 const RUN = /[\p{L}\p{N}\p{M}]+/gu
 /** a pair's second word is cut to this many characters */
 export const PAIR_WORD_MAX = 32
-/** the token of a passage holding a character whose case folding JavaScript may not share with the index */
-export const AWKWARD = '||'
+/**
+ * The tokens of a passage holding a character whose case folding JavaScript may not share with the index: one
+ * that may fold to an ASCII letter (`ſ`, `İ`, `K`: an ASCII query may match there), and any other (`µ`, `ς`).
+ */
+export const AWKWARD_ASCII = '||'
+export const AWKWARD = '|||'
 const NON_ASCII = /\P{ASCII}/u
+const ASCII_LETTER = /[a-z]/
 
-const awkwardChars = new Map<string, boolean>()
-function isAwkward(c: string): boolean {
+const awkwardChars = new Map<string, 0 | 1 | 2>()
+/** 0: JavaScript folds it as the index does; 1: it may fold to an ASCII letter; 2: it may fold otherwise */
+function awkwardness(c: string): 0 | 1 | 2 {
   let known = awkwardChars.get(c)
   if (known === undefined) {
     const lower = c.toLowerCase()
     const upper = c.toUpperCase()
-    known = c === 'Σ' || [...lower].length !== 1 || ([...upper].length === 1 && upper.toLowerCase() !== lower)
+    const folded = [...upper].length === 1 ? upper.toLowerCase() : lower
+    known = ASCII_LETTER.test(lower) || ASCII_LETTER.test(folded) ? 1
+      : c === 'Σ' || [...lower].length !== 1 || folded !== lower ? 2 : 0
     if (awkwardChars.size < 10_000) awkwardChars.set(c, known)
   }
   return known
 }
 
+/** the kinds of awkwardness of the characters of `s`, as bits (see awkwardness) */
+function awkwardIn(s: string): number {
+  if (!NON_ASCII.test(s)) return 0
+  let kinds = 0
+  for (const c of s) if (c.charCodeAt(0) > 0x7f) kinds |= awkwardness(c)
+  return kinds
+}
+
 /** whether `s` holds a character whose case folding may differ between JavaScript and the trigram index */
-export function hasAwkward(s: string): boolean {
-  if (!NON_ASCII.test(s)) return false
-  for (const c of s) if (c.charCodeAt(0) > 0x7f && isAwkward(c)) return true
+export const hasAwkward = (s: string) => awkwardIn(s) !== 0
+
+/**
+ * Whether a passage's text must be asked of the trigram index when JavaScript finds no `needle` (lower-cased) in
+ * it: for an ASCII needle, only when the text holds a character that may fold to an ASCII letter.
+ */
+export function foldingMayDiffer(text: string, needle: string): boolean {
+  if (!NON_ASCII.test(text)) return false
+  if (NON_ASCII.test(needle)) return true
+  for (const c of text) if (c.charCodeAt(0) > 0x7f && awkwardness(c) === 1) return true
   return false
 }
 
@@ -49,7 +72,12 @@ const firstMax = (run: string, ascii: boolean) => run.length <= PAIR_WORD_MAX ? 
 export function pairTokens(text: string): string {
   const lower = text.toLowerCase()
   const ascii = !NON_ASCII.test(lower)
-  const out: string[] = ascii || !hasAwkward(text) ? [] : [AWKWARD]
+  const out: string[] = []
+  if (!ascii) {
+    const kinds = awkwardIn(text)
+    if (kinds & 1) out.push(AWKWARD_ASCII)
+    if (kinds & 2) out.push(AWKWARD)
+  }
   let prev = ''
   let prevEnd = -1
   for (const m of lower.matchAll(RUN)) {
@@ -97,5 +125,7 @@ export function pairMatch(query: string): string | undefined {
     if (k > 0 && terms[k - 1].at === t.at - 1) phrases[phrases.length - 1].push(t.term)
     else phrases.push([t.term])
   }
-  return `(${phrases.map((p) => p.join(' + ')).join(' AND ')}) OR "${AWKWARD}"`
+  // an ASCII query is found in the text of a passage of the second kind as JavaScript finds it
+  const awkward = ascii ? `"${AWKWARD_ASCII}"` : `"${AWKWARD_ASCII}" OR "${AWKWARD}"`
+  return `(${phrases.map((p) => p.join(' + ')).join(' AND ')}) OR ${awkward}`
 }

@@ -1,6 +1,7 @@
 import t from 'tap'
 import Database from 'better-sqlite3'
-import { AWKWARD, hasAwkward, pairMatch, pairTokens, PAIR_WORD_MAX } from '../../src/knowledge/pairs.js'
+import { AWKWARD, AWKWARD_ASCII, foldingMayDiffer, hasAwkward, pairMatch, pairTokens, PAIR_WORD_MAX }
+  from '../../src/knowledge/pairs.js'
 
 t.test('pairTokens: the last two characters of a word, the separator, the next word', async (t) => {
   t.equal(pairTokens('Weeks of Parental leave'), 'ks_of of_parental al_leave')
@@ -9,23 +10,30 @@ t.test('pairTokens: the last two characters of a word, the separator, the next w
   t.equal(pairTokens('lonely'), '')
   t.equal(pairTokens(`go ${'y'.repeat(50)}`), `go_${'y'.repeat(PAIR_WORD_MAX)}`, 'the second word is cut')
   t.equal(pairTokens('École normale à Paris'), 'le_normale le_à à_paris', 'non-ASCII words, lower-cased')
-  t.equal(pairTokens('Des Maſses'), `${AWKWARD} es_maſses`, 'a long s marks the passage')
+  t.equal(pairTokens('Des Maſses'), `${AWKWARD_ASCII} es_maſses`, 'a long s (the index folds it to s) marks it')
+  t.equal(pairTokens('5 µs'), `${AWKWARD} 5_µs`, 'a micro sign (folded to a Greek mu) marks it otherwise')
+  t.equal(pairTokens('µ İ'), `${AWKWARD_ASCII} ${AWKWARD} µ_i̇`, 'both')
+  t.ok(foldingMayDiffer('Maſse', 'masse') && foldingMayDiffer('µs', 'μs'), 'the index is asked')
+  t.notOk(foldingMayDiffer('5 µs', 'ms') || foldingMayDiffer('École', 'cole') || foldingMayDiffer('plain', 'x'),
+    'an ASCII query where no character folds to ASCII: JavaScript\'s answer is the index\'s')
   t.ok(hasAwkward('ΟΔΟΣ') && hasAwkward('İstanbul') && hasAwkward('ς'), 'context and multi-character folds')
   t.notOk(hasAwkward('Straße Fluß École ÅNGSTRÖM 東京'), 'ordinary letters are not')
 })
 
 t.test('pairMatch: a phrase of the query\'s pairs, the last a prefix; undefined when pairs cannot narrow',
   async (t) => {
-    t.equal(pairMatch('weeks of parental'), `("ks_of" + "of_parental" *) OR "${AWKWARD}"`)
-    t.equal(pairMatch(' of parental '), `("of_parental") OR "${AWKWARD}"`, 'separators at the ends: whole words')
-    t.equal(pairMatch('s of parental'), `("of_parental" *) OR "${AWKWARD}"`,
+    t.equal(pairMatch('weeks of parental'), `("ks_of" + "of_parental" *) OR "${AWKWARD_ASCII}"`)
+    t.equal(pairMatch(' of parental '), `("of_parental") OR "${AWKWARD_ASCII}"`, 'separators at the ends: whole words')
+    t.equal(pairMatch('s of parental'), `("of_parental" *) OR "${AWKWARD_ASCII}"`,
       'a one-letter start may end any word: its pair is left out')
-    t.equal(pairMatch('the fold. It is'), `("he_fold" + "ld|it" + "it_is" *) OR "${AWKWARD}"`)
-    t.equal(pairMatch('weeks of p'), `("ks_of") OR "${AWKWARD}"`, 'a one-letter end is left out')
-    t.equal(pairMatch('one two x three'), `("ne_two" + "wo_x" + "x_three" *) OR "${AWKWARD}"`)
+    t.equal(pairMatch('the fold. It is'), `("he_fold" + "ld|it" + "it_is" *) OR "${AWKWARD_ASCII}"`)
+    t.equal(pairMatch('weeks of p'), `("ks_of") OR "${AWKWARD_ASCII}"`, 'a one-letter end is left out')
+    t.equal(pairMatch('one two x three'), `("ne_two" + "wo_x" + "x_three" *) OR "${AWKWARD_ASCII}"`)
     t.equal(pairMatch('parental'), undefined, 'one word')
     t.equal(pairMatch('s o'), undefined, 'nothing left')
     t.equal(pairMatch('ΟΔΟΣ ΑΘΗΝΑΣ'), undefined, 'characters of uncertain folding')
+    t.equal(pairMatch('école normale'), `("le_normale" *) OR "${AWKWARD_ASCII}" OR "${AWKWARD}"`,
+      'a non-ASCII query: passages of both kinds')
   })
 
 /**
@@ -43,7 +51,7 @@ t.test('every passage holding a query is among the pair index\'s matches', async
   const words = ['of', 'the', 'a', 'leave', 'parental', 'weeks', 'E-mail', 'Zebra', 'x', 'état', 'ÉCOLE', 'naïve',
     'straße', '東京', '42', 'v2', 'ab', 'reallylongwordthatgoesonandonandonforever']
   // in a few passages only: every pair query matches them
-  const awkward = ['Maſse', 'İl', 'ΟΔΟΣ']
+  const awkward = ['Maſse', 'İl', 'ΟΔΟΣ', 'µs']
   const seps = [' ', ' ', ' ', ' ', ', ', '. ', '-', '  ', '\n', ' (', ') ']
   const texts = Array.from({ length: 300 }, () => Array.from({ length: 4 + Math.floor(random() * 12) },
     () => random() < 0.01 ? pick(awkward) : pick(words)).map((w, i) => (i ? pick(seps) : '') + w).join(''))

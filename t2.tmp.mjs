@@ -1,6 +1,8 @@
 import Database from 'better-sqlite3'
+import fs from 'node:fs'
 const db = new Database('data/bench/search-1000000/cairn.db')
-db.exec(`INSERT INTO knowledge_passages_pairs (knowledge_passages_pairs) VALUES ('delete-all'); UPDATE knowledge_pairs_state SET indexed_through = 0`)
+db.exec(`DROP TRIGGER knowledge_passages_pairs_delete; DROP TABLE knowledge_passages_pairs; DROP TABLE knowledge_pairs_state;`)
+for (const stmt of fs.readFileSync('schema/migrations/0019_knowledge_pairs.sql', 'utf8').split('--> statement-breakpoint')) db.exec(stmt)
 db.pragma('wal_checkpoint(TRUNCATE)')
-console.log(db.prepare('SELECT count(*) FROM knowledge_passages_pairs_data').pluck().get())
+console.log(db.prepare('SELECT * FROM knowledge_pairs_state').get())
 db.close()

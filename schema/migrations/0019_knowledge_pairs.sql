@@ -1,10 +1,11 @@
--- Word-pair index of passages (src/knowledge/pairs.ts): one token per pair of neighbouring words, the first word's
--- last two characters and the next word ("ks_of of_parental al_leave"), made in JavaScript. A substring query of
--- several words is answered from a phrase of its pairs instead of a walk over its common trigrams. Contentless:
+-- Word-pair index of passages (src/knowledge/pairs.ts): per pair of neighbouring words, the first word's end and the
+-- next word ("ks_of of_parental al_leave" with 2 characters of the end in `near`, 6 in `far`), made in JavaScript. A
+-- substring query of several words is answered from a phrase of its pairs, not a walk over its trigrams. Contentless:
 -- the tokens are not kept. Filled by the index worker after indexing, in rowid order: every passage up to
 -- `indexed_through` is in it; newer ones are searched through the trigram index.
 CREATE VIRTUAL TABLE knowledge_passages_pairs USING fts5(
-  pairs,
+  near,
+  far,
   content = '',
   contentless_delete = 1,
   tokenize = "ascii tokenchars '_|'"

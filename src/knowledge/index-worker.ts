@@ -220,7 +220,7 @@ async function purge(id: number, documentId: string) {
 
 const pairsThrough = sqlite.prepare(`SELECT indexed_through FROM knowledge_pairs_state`).pluck()
 const unpaired = sqlite.prepare(`SELECT rowid, text FROM knowledge_passages WHERE rowid > ? ORDER BY rowid LIMIT ?`)
-const insertPairs = sqlite.prepare(`INSERT INTO knowledge_passages_pairs (rowid, pairs) VALUES (?, ?)`)
+const insertPairs = sqlite.prepare(`INSERT INTO knowledge_passages_pairs (rowid, near, far) VALUES (?, @near, @far)`)
 const setPairsThrough = sqlite.prepare(`UPDATE knowledge_pairs_state SET indexed_through = ?`)
 const pairsBehind = sqlite.prepare(`SELECT (SELECT indexed_through FROM knowledge_pairs_state)
   < (SELECT coalesce(max(rowid), 0) FROM knowledge_passages)`).pluck()

@@ -3,11 +3,12 @@
  * asks of it. No server-side imports: the index worker loads this.
  *
  * Text is lower-cased (JavaScript) and split into runs of letters, digits and marks. Each two neighbouring runs
- * X and Y give one token: the last two characters of X, `_` when exactly one space separates them (else `|`),
- * and Y (its first PAIR_WORD_MAX characters): "weeks of parental" gives `ks_of of_parental`, at consecutive
- * positions. A passage holding a query holds the query's runs: its inner runs as whole runs, the first as the
- * end of a run, the last as the start of one; so it holds the query's pairs as a phrase, the last pair as a
- * prefix. The phrase is a filter only: the text is checked after.
+ * X and Y give one token per column: the last characters of X (2 in `near`, 6 in `far`), `_` when exactly one
+ * space separates them (else `|`), and Y (its first PAIR_WORD_MAX characters): "weeks of parental" gives
+ * `ks_of of_parental` and `weeks_of of_parental`, at consecutive positions. A passage holding a query holds the
+ * query's runs: its inner runs as whole runs, the first as the end of a run, the last as the start of one; so it
+ * holds the query's pairs as a phrase, the last pair as a prefix. The phrase is a filter only: the text is
+ * checked after.
  *
  * Where JavaScript's lower-casing and the trigram index's case folding may disagree (a character whose lower
  * case is not one character or does not survive a round trip through upper case: `İ`, `ſ`, `ς`; and `Σ`, which
@@ -64,19 +65,22 @@ export function foldingMayDiffer(text: string, needle: string): boolean {
   return false
 }
 
-const lastTwo = (run: string, ascii: boolean) => ascii ? run.slice(-2) : [...run].slice(-2).join('')
+/** how much of a pair's first word each column keeps: its last 2 characters (`near`), its last 6 (`far`) */
+export const PAIR_ENDS = { near: 2, far: 6 } as const
+const lastOf = (run: string, n: number, ascii: boolean) => ascii ? run.slice(-n) : [...run].slice(-n).join('')
 const firstMax = (run: string, ascii: boolean) => run.length <= PAIR_WORD_MAX ? run
   : ascii ? run.slice(0, PAIR_WORD_MAX) : [...run].slice(0, PAIR_WORD_MAX).join('')
 
-/** The pair tokens of a passage's text, space-separated, in order (the index's column value). */
-export function pairTokens(text: string): string {
+/** The pair tokens of a passage's text, space-separated, in order: the index's two columns. */
+export function pairTokens(text: string): { near: string; far: string } {
   const lower = text.toLowerCase()
   const ascii = !NON_ASCII.test(lower)
-  const out: string[] = []
+  const near: string[] = []
+  const far: string[] = []
   if (!ascii) {
     const kinds = awkwardIn(text)
-    if (kinds & 1) out.push(AWKWARD_ASCII)
-    if (kinds & 2) out.push(AWKWARD)
+    if (kinds & 1) near.push(AWKWARD_ASCII)
+    if (kinds & 2) near.push(AWKWARD)
   }
   let prev = ''
   let prevEnd = -1
@@ -84,48 +88,49 @@ export function pairTokens(text: string): string {
     const run = m[0]
     if (prevEnd >= 0) {
       const sep = m.index - prevEnd === 1 && lower.charCodeAt(prevEnd) === 32 ? '_' : '|'
-      out.push(lastTwo(prev, ascii) + sep + firstMax(run, ascii))
+      const next = sep + firstMax(run, ascii)
+      near.push(lastOf(prev, PAIR_ENDS.near, ascii) + next)
+      far.push(lastOf(prev, PAIR_ENDS.far, ascii) + next)
     }
     prev = run
     prevEnd = m.index + run.length
   }
-  return out.join(' ')
+  return { near: near.join(' '), far: far.join(' ') }
 }
 
 /**
  * The pair-index MATCH expression for the passages that may hold `query` (case-insensitive), or undefined when
  * the pairs cannot narrow it: fewer than two runs, a first run of one character that may be the end of a longer
  * word, or a character of uncertain case folding.
+ *
+ * The pairs are one phrase in one column: `far` when the first run is whole or long enough to give its last 6
+ * characters, else `near` when it gives its last 2, else the first pair is left out.
  */
 export function pairMatch(query: string): string | undefined {
   if (hasAwkward(query)) return undefined
   const lower = query.toLowerCase()
   const ascii = !NON_ASCII.test(lower)
   const runs = [...lower.matchAll(RUN)].map((m) => ({ run: m[0], at: m.index, end: m.index + m[0].length }))
-  const terms: Array<{ at: number; term: string }> = []
-  for (let i = 0; i + 1 < runs.length; i++) {
+  if (runs.length < 2) return undefined
+  const length = (run: string) => ascii ? run.length : [...run].length
+  // the first run may end a longer word, the last may begin one
+  const firstWhole = runs[0].at > 0
+  const first = length(runs[0].run)
+  const column = firstWhole || first >= PAIR_ENDS.far ? 'far' : first >= PAIR_ENDS.near ? 'near' : undefined
+  const terms: string[] = []
+  for (let i = column ? 0 : 1; i + 1 < runs.length; i++) {
     const x = runs[i]
     const y = runs[i + 1]
-    // the first run may end a longer word, the last may begin one
-    const xWhole = i > 0 || x.at > 0
     const yWhole = i + 2 < runs.length || y.end < lower.length
-    const xChars = ascii ? x.run.length : [...x.run].length
-    if (!xWhole && xChars < 2) continue
-    const yChars = ascii ? y.run.length : [...y.run].length
+    const yChars = length(y.run)
     // a last word of one character: a prefix with thousands of pairs to merge, and little to narrow
-    if (!yWhole && yChars < 2) continue
+    if (!yWhole && yChars < 2) break
     const sep = lower.slice(x.end, y.at) === ' ' ? '_' : '|'
-    const token = `"${lastTwo(x.run, ascii)}${sep}${firstMax(y.run, ascii)}"`
-    terms.push({ at: i, term: yWhole || yChars >= PAIR_WORD_MAX ? token : `${token} *` })
+    const token = `"${lastOf(x.run, PAIR_ENDS[column ?? 'far'], ascii)}${sep}${firstMax(y.run, ascii)}"`
+    terms.push(yWhole || yChars >= PAIR_WORD_MAX ? token : `${token} *`)
   }
   if (terms.length === 0) return undefined
-  // neighbouring pairs make one phrase (FTS5's `+`); a pair left out splits the phrase
-  const phrases: string[][] = []
-  for (const [k, t] of terms.entries()) {
-    if (k > 0 && terms[k - 1].at === t.at - 1) phrases[phrases.length - 1].push(t.term)
-    else phrases.push([t.term])
-  }
   // an ASCII query is found in the text of a passage of the second kind as JavaScript finds it
   const awkward = ascii ? `"${AWKWARD_ASCII}"` : `"${AWKWARD_ASCII}" OR "${AWKWARD}"`
-  return `(${phrases.map((p) => p.join(' + ')).join(' AND ')}) OR ${awkward}`
+  return `{${column ?? 'far'}}: (${terms.join(' + ')}) OR {near}: (${awkward})`
 }

@@ -42,8 +42,10 @@ export interface SubstringTuning {
   budget: number
   /** the same for the pair index's candidates */
   pairBudget: number
+  /** whether queries of several words use the pair index */
+  pairs: boolean
 }
-export const SUBSTRING_TUNING: SubstringTuning = { rareEnough: 3000, budget: 3000, pairBudget: 20_000 }
+export const SUBSTRING_TUNING: SubstringTuning = { rareEnough: 3000, budget: 3000, pairBudget: 20_000, pairs: true }
 /** cached densities per connection (a trigram alphabet is bounded; a rebuilt cache costs a few samples) */
 const MAX_CACHED = 100_000
 
@@ -57,7 +59,7 @@ export function queryGrams(query: string): string[] {
 
 export function substringFinder(sqlite: Database.Database, store: KnowledgeStore,
   tuning: Partial<SubstringTuning> = {}) {
-  const { rareEnough, budget, pairBudget } = { ...SUBSTRING_TUNING, ...tuning }
+  const { rareEnough, budget, pairBudget, pairs: usePairs } = { ...SUBSTRING_TUNING, ...tuning }
   // rowids are bound as BigInts: FTS5 uses a rowid constraint only when its value is an INTEGER; a JavaScript
   // number binds a REAL, and then `rowid > ?` walks the doclist from its start and `rowid = ?` answers every
   // match
@@ -107,7 +109,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     const phrase = ftsPhrase(query)
     const needle = query.toLowerCase()
     const top = BigInt(Number.MAX_SAFE_INTEGER)
-    const pairs = pairMatch(query)
+    const pairs = usePairs ? pairMatch(query) : undefined
     if (pairs !== undefined) {
       // the passages the pair index has not reached yet (normally none: it follows the index worker)
       const through = BigInt(pairsThrough.get() as number)

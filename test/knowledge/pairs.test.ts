@@ -3,16 +3,20 @@ import Database from 'better-sqlite3'
 import { AWKWARD, AWKWARD_ASCII, foldingMayDiffer, hasAwkward, pairMatch, pairTokens, PAIR_WORD_MAX }
   from '../../src/knowledge/pairs.js'
 
-t.test('pairTokens: the last two characters of a word, the separator, the next word', async (t) => {
-  t.equal(pairTokens('Weeks of Parental leave'), 'ks_of of_parental al_leave')
-  t.equal(pairTokens('e-mail, then  x'), 'e|mail il|then en|x', 'anything but one space is `|`')
-  t.equal(pairTokens('a b'), 'a_b', 'a one-letter word is whole')
-  t.equal(pairTokens('lonely'), '')
-  t.equal(pairTokens(`go ${'y'.repeat(50)}`), `go_${'y'.repeat(PAIR_WORD_MAX)}`, 'the second word is cut')
-  t.equal(pairTokens('École normale à Paris'), 'le_normale le_à à_paris', 'non-ASCII words, lower-cased')
-  t.equal(pairTokens('Des Maſses'), `${AWKWARD_ASCII} es_maſses`, 'a long s (the index folds it to s) marks it')
-  t.equal(pairTokens('5 µs'), `${AWKWARD} 5_µs`, 'a micro sign (folded to a Greek mu) marks it otherwise')
-  t.equal(pairTokens('µ İ'), `${AWKWARD_ASCII} ${AWKWARD} µ_i̇`, 'both')
+const near = (text: string) => pairTokens(text).near
+t.test('pairTokens: the end of a word (2 characters, 6), the separator, the next word', async (t) => {
+  t.same(pairTokens('Weeks of Parental leave'), { near: 'ks_of of_parental al_leave',
+    far: 'weeks_of of_parental rental_leave' })
+  t.equal(near('e-mail, then  x'), 'e|mail il|then en|x', 'anything but one space is `|`')
+  t.equal(near('a b'), 'a_b', 'a one-letter word is whole')
+  t.same(pairTokens('lonely'), { near: '', far: '' })
+  t.equal(near(`go ${'y'.repeat(50)}`), `go_${'y'.repeat(PAIR_WORD_MAX)}`, 'the second word is cut')
+  t.same(pairTokens('École normale à Paris'),
+    { near: 'le_normale le_à à_paris', far: 'école_normale ormale_à à_paris' }, 'non-ASCII words, lower-cased')
+  t.equal(near('Des Maſses'), `${AWKWARD_ASCII} es_maſses`, 'a long s (the index folds it to s) marks it')
+  t.equal(near('5 µs'), `${AWKWARD} 5_µs`, 'a micro sign (folded to a Greek mu) marks it otherwise')
+  t.equal(near('µ İ'), `${AWKWARD_ASCII} ${AWKWARD} µ_i̇`, 'both')
+  t.equal(pairTokens('µ İ').far, 'µ_i̇', 'the marks are in `near` only')
   t.ok(foldingMayDiffer('Maſse', 'masse') && foldingMayDiffer('µs', 'μs'), 'the index is asked')
   t.notOk(foldingMayDiffer('5 µs', 'ms') || foldingMayDiffer('École', 'cole') || foldingMayDiffer('plain', 'x'),
     'an ASCII query where no character folds to ASCII: JavaScript\'s answer is the index\'s')
@@ -20,21 +24,24 @@ t.test('pairTokens: the last two characters of a word, the separator, the next w
   t.notOk(hasAwkward('Straße Fluß École ÅNGSTRÖM 東京'), 'ordinary letters are not')
 })
 
-t.test('pairMatch: a phrase of the query\'s pairs, the last a prefix; undefined when pairs cannot narrow',
-  async (t) => {
-    t.equal(pairMatch('weeks of parental'), `("ks_of" + "of_parental" *) OR "${AWKWARD_ASCII}"`)
-    t.equal(pairMatch(' of parental '), `("of_parental") OR "${AWKWARD_ASCII}"`, 'separators at the ends: whole words')
-    t.equal(pairMatch('s of parental'), `("of_parental" *) OR "${AWKWARD_ASCII}"`,
-      'a one-letter start may end any word: its pair is left out')
-    t.equal(pairMatch('the fold. It is'), `("he_fold" + "ld|it" + "it_is" *) OR "${AWKWARD_ASCII}"`)
-    t.equal(pairMatch('weeks of p'), `("ks_of") OR "${AWKWARD_ASCII}"`, 'a one-letter end is left out')
-    t.equal(pairMatch('one two x three'), `("ne_two" + "wo_x" + "x_three" *) OR "${AWKWARD_ASCII}"`)
-    t.equal(pairMatch('parental'), undefined, 'one word')
-    t.equal(pairMatch('s o'), undefined, 'nothing left')
-    t.equal(pairMatch('ΟΔΟΣ ΑΘΗΝΑΣ'), undefined, 'characters of uncertain folding')
-    t.equal(pairMatch('école normale'), `("le_normale" *) OR "${AWKWARD_ASCII}" OR "${AWKWARD}"`,
-      'a non-ASCII query: passages of both kinds')
-  })
+t.test('pairMatch: a phrase of the query\'s pairs in one column, the last a prefix; undefined when pairs cannot ' +
+  'narrow', async (t) => {
+  const marks = `{near}: ("${AWKWARD_ASCII}")`
+  t.equal(pairMatch('weeks of parental'), `{near}: ("ks_of" + "of_parental" *) OR ${marks}`,
+    'a first word of 2–5 characters may end a longer one: `near`')
+  t.equal(pairMatch('introduced by the'), `{far}: ("oduced_by" + "by_the" *) OR ${marks}`,
+    'one of 6 or more: `far`')
+  t.equal(pairMatch(' of parental '), `{far}: ("of_parental") OR ${marks}`, 'separators at the ends: whole words')
+  t.equal(pairMatch('s of parental'), `{far}: ("of_parental" *) OR ${marks}`,
+    'a one-letter start may end any word: its pair is left out')
+  t.equal(pairMatch('the fold. It is'), `{near}: ("he_fold" + "ld|it" + "it_is" *) OR ${marks}`)
+  t.equal(pairMatch('weeks of p'), `{near}: ("ks_of") OR ${marks}`, 'a one-letter end is left out')
+  t.equal(pairMatch('parental'), undefined, 'one word')
+  t.equal(pairMatch('s o'), undefined, 'nothing left')
+  t.equal(pairMatch('ΟΔΟΣ ΑΘΗΝΑΣ'), undefined, 'characters of uncertain folding')
+  t.equal(pairMatch('école normale'), `{near}: ("le_normale" *) OR {near}: ("${AWKWARD_ASCII}" OR "${AWKWARD}")`,
+    'a non-ASCII query: passages of both kinds')
+})
 
 /**
  * The filter never loses a passage: for random texts and every kind of substring of them (starting and ending
@@ -43,7 +50,7 @@ t.test('pairMatch: a phrase of the query\'s pairs, the last a prefix; undefined 
 t.test('every passage holding a query is among the pair index\'s matches', async (t) => {
   const db = new Database(':memory:')
   t.teardown(() => db.close())
-  db.exec(`CREATE VIRTUAL TABLE pair_index USING fts5(pairs, content = '', contentless_delete = 1,
+  db.exec(`CREATE VIRTUAL TABLE pair_index USING fts5(near, far, content = '', contentless_delete = 1,
     tokenize = "ascii tokenchars '_|'")`)
   let seed = 7
   const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647
@@ -55,7 +62,7 @@ t.test('every passage holding a query is among the pair index\'s matches', async
   const seps = [' ', ' ', ' ', ' ', ', ', '. ', '-', '  ', '\n', ' (', ') ']
   const texts = Array.from({ length: 300 }, () => Array.from({ length: 4 + Math.floor(random() * 12) },
     () => random() < 0.01 ? pick(awkward) : pick(words)).map((w, i) => (i ? pick(seps) : '') + w).join(''))
-  const insert = db.prepare('INSERT INTO pair_index (rowid, pairs) VALUES (?, ?)')
+  const insert = db.prepare('INSERT INTO pair_index (rowid, near, far) VALUES (?, @near, @far)')
   texts.forEach((text, i) => insert.run(i + 1, pairTokens(text)))
   const matches = db.prepare('SELECT rowid FROM pair_index WHERE pair_index MATCH ?').pluck()
   let checked = 0

@@ -65,6 +65,8 @@ export function foldingMayDiffer(text: string, needle: string): boolean {
   return false
 }
 
+/** a query's last word shorter than this (and not known whole) is left out */
+const SHORT_PREFIX = 2
 /** how much of a pair's first word each column keeps: its last 2 characters (`near`), its last 6 (`far`) */
 export const PAIR_ENDS = { near: 2, far: 6 } as const
 const lastOf = (run: string, n: number, ascii: boolean) => ascii ? run.slice(-n) : [...run].slice(-n).join('')
@@ -123,8 +125,9 @@ export function pairMatch(query: string): string | undefined {
     const y = runs[i + 1]
     const yWhole = i + 2 < runs.length || y.end < lower.length
     const yChars = length(y.run)
-    // a last word of one character: a prefix with thousands of pairs to merge, and little to narrow
-    if (!yWhole && yChars < 2) break
+    // a last word of one character is a prefix of thousands of pairs for FTS5 to merge, and narrows little (one
+    // of two or three characters costs up to ~100 ms at 1,000,000 passages, "ed_to" *; leaving it out, more)
+    if (!yWhole && yChars < SHORT_PREFIX) break
     const sep = lower.slice(x.end, y.at) === ' ' ? '_' : '|'
     const token = `"${lastOf(x.run, PAIR_ENDS[column ?? 'far'], ascii)}${sep}${firstMax(y.run, ascii)}"`
     terms.push(yWhole || yChars >= PAIR_WORD_MAX ? token : `${token} *`)

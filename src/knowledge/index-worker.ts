@@ -219,13 +219,14 @@ async function purge(id: number, documentId: string) {
 }
 
 const pairsThrough = sqlite.prepare(`SELECT indexed_through FROM knowledge_pairs_state`).pluck()
-const unpaired = sqlite.prepare(`SELECT rowid, text FROM knowledge_passages WHERE rowid > ? ORDER BY rowid LIMIT ?`)
 const insertPairs = sqlite.prepare(`INSERT INTO knowledge_passages_pairs (rowid, near, far) VALUES (?, @near, @far)`)
 const setPairsThrough = sqlite.prepare(`UPDATE knowledge_pairs_state SET indexed_through = ?`)
 const pairsBehind = sqlite.prepare(`SELECT (SELECT indexed_through FROM knowledge_pairs_state)
   < (SELECT coalesce(max(rowid), 0) FROM knowledge_passages)`).pluck()
 /** passages read at a time by the pair index's catch-up (each costs ~0.1 ms to index) */
 const PAIRS_BATCH = 64
+const unpaired = sqlite.prepare(`SELECT rowid, text FROM knowledge_passages WHERE rowid > ? ORDER BY rowid
+  LIMIT ${PAIRS_BATCH}`)
 
 /** One transaction of the pair index's catch-up: the next passages in rowid order, for about TXN_MS. */
 const pairSlice = sqlite.transaction(() => {
@@ -233,7 +234,7 @@ const pairSlice = sqlite.transaction(() => {
   const deadline = performance.now() + TXN_MS
   let added = 0
   do {
-    const rows = unpaired.all(through, PAIRS_BATCH) as Array<{ rowid: number; text: string }>
+    const rows = unpaired.all(through) as Array<{ rowid: number; text: string }>
     for (const row of rows) insertPairs.run(row.rowid, pairTokens(row.text))
     added += rows.length
     if (rows.length > 0) through = rows[rows.length - 1].rowid

@@ -132,7 +132,9 @@ export function pairMatch(query: string): string | undefined {
     const token = `"${lastOf(x.run, PAIR_ENDS[column ?? 'far'], ascii)}${sep}${firstMax(y.run, ascii)}"`
     terms.push(yWhole || yChars >= PAIR_WORD_MAX ? token : `${token} *`)
   }
-  if (terms.length === 0) return undefined
+  // one pair in `near` ("used in", "layer that"): its last 2 characters and a prefix stand for too many passages
+  // (a common phrase is found sooner by the trigram walk, a rarer one through thousands of candidates)
+  if (terms.length === 0 || (terms.length === 1 && column === 'near')) return undefined
   // an ASCII query is found in the text of a passage of the second kind as JavaScript finds it
   const awkward = ascii ? `"${AWKWARD_ASCII}"` : `"${AWKWARD_ASCII}" OR "${AWKWARD}"`
   return `{${column ?? 'far'}}: (${terms.join(' + ')}) OR {near}: (${awkward})`

@@ -35,11 +35,16 @@ t.test('pairMatch: a phrase of the query\'s pairs in one column, the last a pref
   t.equal(pairMatch('s of parental'), `{far}: ("of_parental" *) OR ${marks}`,
     'a one-letter start may end any word: its pair is left out')
   t.equal(pairMatch('the fold. It is'), `{near}: ("he_fold" + "ld|it" + "it_is" *) OR ${marks}`)
-  t.equal(pairMatch('weeks of p'), `{near}: ("ks_of") OR ${marks}`, 'a one-letter end is left out')
+  t.equal(pairMatch('weeks of p words'), `{near}: ("ks_of" + "of_p" + "p_words" *) OR ${marks}`)
+  t.equal(pairMatch('them weeks of p'), `{near}: ("em_weeks" + "ks_of") OR ${marks}`,
+    'a one-letter end is left out')
+  t.equal(pairMatch('used in'), undefined, 'one pair of `near` stands for too many passages: the trigram index')
+  t.equal(pairMatch('complete you'), `{far}: ("mplete_you" *) OR ${marks}`, 'one pair of `far` narrows enough')
   t.equal(pairMatch('parental'), undefined, 'one word')
   t.equal(pairMatch('s o'), undefined, 'nothing left')
   t.equal(pairMatch('ΟΔΟΣ ΑΘΗΝΑΣ'), undefined, 'characters of uncertain folding')
-  t.equal(pairMatch('école normale'), `{near}: ("le_normale" *) OR {near}: ("${AWKWARD_ASCII}" OR "${AWKWARD}")`,
+  t.equal(pairMatch('une école normale'),
+    `{near}: ("ne_école" + "le_normale" *) OR {near}: ("${AWKWARD_ASCII}" OR "${AWKWARD}")`,
     'a non-ASCII query: passages of both kinds')
 })
 

@@ -65,6 +65,24 @@ export function foldingMayDiffer(text: string, needle: string): boolean {
   return false
 }
 
+/**
+ * A phrase of more pairs than this asks FTS5 for every pair's positions in every passage holding them all (a
+ * pasted paragraph of 130 pairs: seconds); part of the phrase narrows as well, the text being checked after.
+ */
+const MAX_PAIR_TERMS = 6
+/**
+ * The MAX_PAIR_TERMS neighbouring pairs of a long phrase most likely to be rare: the most characters in distinct
+ * pairs ("of the of the of the" repeats two common pairs).
+ */
+function narrowest(terms: string[]): string[] {
+  let best = 0
+  let bestScore = -1
+  for (let at = 0; at + MAX_PAIR_TERMS <= terms.length; at++) {
+    const score = [...new Set(terms.slice(at, at + MAX_PAIR_TERMS))].reduce((n, t) => n + t.length, 0)
+    if (score > bestScore) { best = at; bestScore = score }
+  }
+  return terms.slice(best, best + MAX_PAIR_TERMS)
+}
 /** a query's last word shorter than this (and not known whole) is left out */
 const SHORT_PREFIX = 2
 /** how much of a pair's first word each column keeps: its last 2 characters (`near`), its last 6 (`far`) */
@@ -135,7 +153,8 @@ export function pairMatch(query: string): string | undefined {
   // one pair in `near` ("used in", "layer that"): its last 2 characters and a prefix stand for too many passages
   // (a common phrase is found sooner by the trigram walk, a rarer one through thousands of candidates)
   if (terms.length === 0 || (terms.length === 1 && column === 'near')) return undefined
+  const chain = terms.length > MAX_PAIR_TERMS ? narrowest(terms) : terms
   // an ASCII query is found in the text of a passage of the second kind as JavaScript finds it
   const awkward = ascii ? `"${AWKWARD_ASCII}"` : `"${AWKWARD_ASCII}" OR "${AWKWARD}"`
-  return `{${column ?? 'far'}}: (${terms.join(' + ')}) OR {near}: (${awkward})`
+  return `{${column ?? 'far'}}: (${chain.join(' + ')}) OR {near}: (${awkward})`
 }

@@ -7,6 +7,7 @@ import { innerWordsMatch, ftsPhrase, fold, innerWords, queryTerms, roughStem, sn
 import type { KnowledgeStore } from './store.js'
 import { gramFilters, mayHold, needleGrams } from './grams.js'
 import { DOC_COLUMNS, substringFinder, type HitRow } from './substring.js'
+import { pairMatch } from './pairs.js'
 
 export const SEARCH_MODES = ['hybrid', 'substring', 'words', 'semantic'] as const
 export type SearchMode = (typeof SEARCH_MODES)[number]
@@ -307,10 +308,18 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
   const passagesOf = sqlite.prepare(`SELECT rowid, id, text, chunk_index FROM knowledge_passages WHERE document_id = ?
     ORDER BY chunk_index`)
 
-  function substringRows(reader: Reader, filters: DocFilters, query: string): HitRow[] {
+  /**
+   * `mayExist` answers whether any readable passage may hold the query (a cheaper test first): asked before the
+   * caller's own passages are read, and before the trigram index, not before the pair index, which is cheaper.
+   */
+  function substringRows(reader: Reader, filters: DocFilters, query: string, mayExist: () => boolean): HitRow[] {
     const params = readableParams(reader, filters)
     const few = store.prepared(fewDocsCountSql(filters)).get(params) as { docs: number; passages: number }
-    if (few.docs > FEW_DOCS || few.passages > FEW_PASSAGES) return newestWith(reader, filters, query, RANK_CANDIDATES)
+    if (few.docs > FEW_DOCS || few.passages > FEW_PASSAGES) {
+      if (pairMatch(query) === undefined && !mayExist()) return []
+      return newestWith(reader, filters, query, RANK_CANDIDATES)
+    }
+    if (!mayExist()) return []
     const docs = store.prepared(fewDocsSql(filters)).all(params) as Array<Omit<HitRow,
       'rowid' | 'id' | 'text' | 'chunk_index'> & { chunk_count: number }>
     const needle = query.toLowerCase()
@@ -334,8 +343,8 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const inner = innerWords(query)
     const tokens = readerTokens(reader, filters.scope)
     if (tokens.length === 0) return []
-    if (inner.words.length > 0 && !anyWithAll.get(innerWordsMatch(inner, tokens))) return []
-    return rankSubstring(substringRows(reader, filters, query), query.toLowerCase())
+    const mayExist = () => inner.words.length === 0 || anyWithAll.get(innerWordsMatch(inner, tokens)) !== undefined
+    return rankSubstring(substringRows(reader, filters, query, mayExist), query.toLowerCase())
   }
 
   const postingsOf = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ?

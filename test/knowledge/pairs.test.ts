@@ -40,6 +40,11 @@ t.test('pairMatch: a phrase of the query\'s pairs in one column, the last a pref
     'a one-letter end is left out')
   t.equal(pairMatch('used in'), undefined, 'one pair of `near` stands for too many passages: the trigram index')
   t.equal(pairMatch('complete you'), `{far}: ("mplete_you" *) OR ${marks}`, 'one pair of `far` narrows enough')
+  t.equal(pairMatch('one two three four five six seven eight nine'),
+    `{near}: ("ee_four" + "ur_five" + "ve_six" + "ix_seven" + "en_eight" + "ht_nine" *) OR ${marks}`,
+    'a long phrase: the 6 neighbouring pairs with the most characters')
+  t.equal(pairMatch('of the of the of the of the'),
+    `{near}: ("he_of" + "of_the" + "he_of" + "of_the" + "he_of" + "of_the" *) OR ${marks}`)
   t.equal(pairMatch('parental'), undefined, 'one word')
   t.equal(pairMatch('s o'), undefined, 'nothing left')
   t.equal(pairMatch('ΟΔΟΣ ΑΘΗΝΑΣ'), undefined, 'characters of uncertain folding')
@@ -75,7 +80,7 @@ t.test('every passage holding a query is among the pair index\'s matches', async
   for (let n = 0; n < 3000; n++) {
     const source = pick(texts)
     const from = Math.floor(random() * source.length)
-    const query = source.slice(from, from + 3 + Math.floor(random() * 25))
+    const query = source.slice(from, from + 3 + Math.floor(random() * 70))
     const variant = random() < 0.3 ? query.toUpperCase() : query
     const match = pairMatch(variant)
     if (match === undefined) continue

@@ -19,6 +19,11 @@ t.test('inner words of a substring query: a phrase when every inner run is ASCII
   t.same(innerWords("de l'école arrivent à hu"), { phrase: false, words: ['l', 'arrivent'] })
   t.same(innerWords('TRAVEL EXPENSES ARE'), { phrase: false, words: ['expenses'] })
   t.same(innerWords('parental leave'), { phrase: false, words: [] }, 'two runs: both may be parts of longer words')
+  t.same(innerWords('x a b c d e f g h i j k longer words here y'),
+    { phrase: true, words: ['g', 'h', 'i', 'j', 'k', 'longer', 'words', 'here'] },
+    'a long phrase: the 8 neighbouring words with the most characters')
+  t.same(innerWords('x a bb ccc dddd é eeeee ffffff ggggggg hhhhhhhh iiiiiiiii y').words,
+    ['iiiiiiiii', 'hhhhhhhh', 'ggggggg', 'ffffff', 'eeeee', 'dddd', 'ccc', 'bb'], 'or the 8 longest words')
 })
 
 t.test('MATCH expressions quote everything; reader tokens follow the scope filter', async (t) => {

@@ -16,7 +16,7 @@ export interface IndexTask { id: number; documentId: string; textFile: string; t
 export type IndexMessage = { task: IndexTask } | { stop: number } | { purge: number; documentId: string }
   | { close: true } | { catchUp: number }
 /** a task's end; `idle` once nothing is left to do, merges included */
-export type IndexReply = { id: number; error?: string } | { idle: true }
+export type IndexReply = { id: number; error?: string } | { idle: true } | { warning: string }
 
 /**
  * How long one transaction may insert passages. The commit then writes FTS5 segments; a writer on another
@@ -270,7 +270,15 @@ async function idleMerge() {
     if (active > 0 || closing) return
     if (holdingWriteLock(intent, () => setMerging('normal'))) break
   }
-  await catchUpPairs()
+  try {
+    await catchUpPairs()
+  } catch (err) {
+    // the merges still run; the catch-up is tried again after the next task (searches meanwhile use the trigram
+    // index above the mark)
+    pairsFailed = true
+    parentPort!.postMessage({ warning: `the pair index could not catch up: ${(err as Error).message}` } satisfies
+      IndexReply)
+  }
   for (const merge of merges) {
     for (;;) {
       await sleep(GAP_MS * 5)
@@ -285,6 +293,8 @@ async function idleMerge() {
 }
 
 let idle: Promise<void> | undefined
+/** set when a catch-up failed, cleared by the next task */
+let pairsFailed = false
 function settle() {
   if (active > 0 || idle) return
   let failed = false
@@ -292,7 +302,7 @@ function settle() {
     idle = undefined
     if (active > 0 || closing) return
     // a task that came and went while this ran cut the catch-up short (a failed one waits for the next task)
-    if (!failed && pairsBehind.get() === 1) settle()
+    if (!failed && !pairsFailed && pairsBehind.get() === 1) settle()
     else parentPort!.postMessage({ idle: true } satisfies IndexReply)
   })
 }
@@ -315,6 +325,7 @@ parentPort!.on('message', (m: IndexMessage) => {
   if ('close' in m) { void close(); return }
   const id = 'task' in m ? m.task.id : 'purge' in m ? m.purge : m.catchUp
   const isUrgent = 'task' in m && m.task.text !== undefined
+  pairsFailed = false
   active++
   running.add(id)
   if (isUrgent) urgent++

@@ -45,6 +45,7 @@ function indexThread(file: string, intent: Int32Array, log: FastifyBaseLogger, o
     worker.unref()
     const slot: Slot = { worker, exited: new Promise((resolve) => worker.once('exit', () => resolve())) }
     worker.on('message', (m: IndexReply) => {
+      if ('warning' in m) { log.warn(m.warning); return }
       if ('idle' in m) {
         if (slot === current && pending.size === 0) {
           clearTimeout(idleTimer)

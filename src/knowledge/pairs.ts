@@ -2,68 +2,20 @@
  * The word-pair index (migration 0019): what a passage puts in it, and what a substring query of several words
  * asks of it. No server-side imports: the index worker loads this.
  *
- * Text is lower-cased (JavaScript) and split into runs of letters, digits and marks. Each two neighbouring runs
- * X and Y give one token per column: the last characters of X (2 in `near`, 6 in `far`), `_` when exactly one
- * space separates them (else `|`), and Y (its first PAIR_WORD_MAX characters): "weeks of parental" gives
- * `ks_of of_parental` and `weeks_of of_parental`, at consecutive positions. A passage holding a query holds the
- * query's runs: its inner runs as whole runs, the first as the end of a run, the last as the start of one; so it
- * holds the query's pairs as a phrase, the last pair as a prefix. The phrase is a filter only: the text is
- * checked after.
- *
- * Where JavaScript's lower-casing and the trigram index's case folding may disagree (a character whose lower
- * case is not one character or does not survive a round trip through upper case: `İ`, `ſ`, `ς`; and `Σ`, which
- * lower-cases by context), the passage also gets a token that pair queries match (AWKWARD_ASCII every one,
- * AWKWARD those with non-ASCII characters): its text is then checked as the trigram index would.
+ * Text is folded as the trigram index folds it (src/knowledge/fold.ts) and split into runs of letters, digits and
+ * marks. Each two neighbouring runs X and Y give one token per column: the last characters of X (2 in `near`, 6 in
+ * `far`), `_` when exactly one space separates them (else `|`), and Y (its first PAIR_WORD_MAX characters): "weeks
+ * of parental" gives `ks_of of_parental` and `weeks_of of_parental`, at consecutive positions. A passage holding a
+ * query holds the query's runs: its inner runs as whole runs, the first as the end of a run, the last as the start
+ * of one; so it holds the query's pairs as a phrase, the last pair as a prefix. The phrase is a filter only: the
+ * text is checked after, with the same folding.
  */
+import { indexFold } from './fold.js'
 
 const RUN = /[\p{L}\p{N}\p{M}]+/gu
 /** a pair's second word is cut to this many characters */
 export const PAIR_WORD_MAX = 32
-/**
- * The tokens of a passage holding a character whose case folding JavaScript may not share with the index: one
- * that may fold to an ASCII letter (`ſ`, `İ`, `K`: an ASCII query may match there), and any other (`µ`, `ς`).
- */
-export const AWKWARD_ASCII = '||'
-export const AWKWARD = '|||'
 const NON_ASCII = /\P{ASCII}/u
-const ASCII_LETTER = /[a-z]/
-
-const awkwardChars = new Map<string, 0 | 1 | 2>()
-/** 0: JavaScript folds it as the index does; 1: it may fold to an ASCII letter; 2: it may fold otherwise */
-function awkwardness(c: string): 0 | 1 | 2 {
-  let known = awkwardChars.get(c)
-  if (known === undefined) {
-    const lower = c.toLowerCase()
-    const upper = c.toUpperCase()
-    const folded = [...upper].length === 1 ? upper.toLowerCase() : lower
-    known = ASCII_LETTER.test(lower) || ASCII_LETTER.test(folded) ? 1
-      : c === 'Σ' || [...lower].length !== 1 || folded !== lower ? 2 : 0
-    if (awkwardChars.size < 10_000) awkwardChars.set(c, known)
-  }
-  return known
-}
-
-/** the kinds of awkwardness of the characters of `s`, as bits (see awkwardness) */
-function awkwardIn(s: string): number {
-  if (!NON_ASCII.test(s)) return 0
-  let kinds = 0
-  for (const c of s) if (c.charCodeAt(0) > 0x7f) kinds |= awkwardness(c)
-  return kinds
-}
-
-/** whether `s` holds a character whose case folding may differ between JavaScript and the trigram index */
-export const hasAwkward = (s: string) => awkwardIn(s) !== 0
-
-/**
- * Whether a passage's text must be asked of the trigram index when JavaScript finds no `needle` (lower-cased) in
- * it: for an ASCII needle, only when the text holds a character that may fold to an ASCII letter.
- */
-export function foldingMayDiffer(text: string, needle: string): boolean {
-  if (!NON_ASCII.test(text)) return false
-  if (NON_ASCII.test(needle)) return true
-  for (const c of text) if (c.charCodeAt(0) > 0x7f && awkwardness(c) === 1) return true
-  return false
-}
 
 /**
  * A phrase of more pairs than this asks FTS5 for every pair's positions in every passage holding them all (a
@@ -93,15 +45,10 @@ const firstMax = (run: string, ascii: boolean) => run.length <= PAIR_WORD_MAX ? 
 
 /** The pair tokens of a passage's text, space-separated, in order: the index's two columns. */
 export function pairTokens(text: string): { near: string; far: string } {
-  const lower = text.toLowerCase()
+  const lower = indexFold(text)
   const ascii = !NON_ASCII.test(lower)
   const near: string[] = []
   const far: string[] = []
-  if (!ascii) {
-    const kinds = awkwardIn(text)
-    if (kinds & 1) near.push(AWKWARD_ASCII)
-    if (kinds & 2) near.push(AWKWARD)
-  }
   let prev = ''
   let prevEnd = -1
   for (const m of lower.matchAll(RUN)) {
@@ -120,15 +67,14 @@ export function pairTokens(text: string): { near: string; far: string } {
 
 /**
  * The pair-index MATCH expression for the passages that may hold `query` (case-insensitive), or undefined when
- * the pairs cannot narrow it: fewer than two runs, a first run of one character that may be the end of a longer
- * word, or a character of uncertain case folding.
+ * the pairs cannot narrow it: fewer than two runs, or a first run of one character that may be the end of a
+ * longer word and one pair left.
  *
  * The pairs are one phrase in one column: `far` when the first run is whole or long enough to give its last 6
  * characters, else `near` when it gives its last 2, else the first pair is left out.
  */
 export function pairMatch(query: string): string | undefined {
-  if (hasAwkward(query)) return undefined
-  const lower = query.toLowerCase()
+  const lower = indexFold(query)
   const ascii = !NON_ASCII.test(lower)
   const runs = [...lower.matchAll(RUN)].map((m) => ({ run: m[0], at: m.index, end: m.index + m[0].length }))
   if (runs.length < 2) return undefined
@@ -154,7 +100,5 @@ export function pairMatch(query: string): string | undefined {
   // (a common phrase is found sooner by the trigram walk, a rarer one through thousands of candidates)
   if (terms.length === 0 || (terms.length === 1 && column === 'near')) return undefined
   const chain = terms.length > MAX_PAIR_TERMS ? narrowest(terms) : terms
-  // an ASCII query is found in the text of a passage of the second kind as JavaScript finds it
-  const awkward = ascii ? `"${AWKWARD_ASCII}"` : `"${AWKWARD_ASCII}" OR "${AWKWARD}"`
-  return `{${column ?? 'far'}}: (${chain.join(' + ')}) OR {near}: (${awkward})`
+  return `{${column ?? 'far'}}: (${chain.join(' + ')})`
 }

@@ -8,6 +8,7 @@ import type { KnowledgeStore } from './store.js'
 import { gramFilters, mayHold, needleGrams } from './grams.js'
 import { DOC_COLUMNS, substringFinder, type HitRow } from './substring.js'
 import { pairMatch } from './pairs.js'
+import { indexFold } from './fold.js'
 
 export const SEARCH_MODES = ['hybrid', 'substring', 'words', 'semantic'] as const
 export type SearchMode = (typeof SEARCH_MODES)[number]
@@ -322,11 +323,11 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     if (!mayExist()) return []
     const docs = store.prepared(fewDocsSql(filters)).all(params) as Array<Omit<HitRow,
       'rowid' | 'id' | 'text' | 'chunk_index'> & { chunk_count: number }>
-    const needle = query.toLowerCase()
+    const needle = indexFold(query)
     const rows: HitRow[] = []
     for (const { chunk_count: _, ...d } of docs) {
       for (const p of passagesOf.all(d.doc_id) as Array<Pick<HitRow, 'rowid' | 'id' | 'text' | 'chunk_index'>>) {
-        if (p.text.toLowerCase().includes(needle)) rows.push({ ...p, ...d })
+        if (indexFold(p.text).includes(needle)) rows.push({ ...p, ...d })
       }
       if (rows.length >= RANK_CANDIDATES) break
     }

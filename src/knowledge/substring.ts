@@ -1,21 +1,22 @@
 /**
- * The newest readable passages holding a 3+ character query (case-insensitive substring), from the trigram
- * index without a phrase walk over common trigrams.
+ * The newest readable passages holding a 3+ character query (case-insensitive substring, folded as the trigram
+ * index folds), from the word-pair index for a query of several words (src/knowledge/pairs.ts; the trigram index
+ * above its mark), else from the trigram index without a phrase walk over common trigrams.
  *
  * FTS5 evaluates a phrase by stepping every one of its trigrams' doclists in step; at 1,000,000 passages most
  * trigrams of English words are in tens of thousands of passages, so a phrase with few matches reads nearly
  * every doclist whole (100–900 ms for a 3-word phrase). Here the query's rarest trigrams (their density
  * sampled in the newest passages, cached per connection) are ANDed: FTS5 then seeks the common ones at the
  * rare ones' rowids only. The candidates, newest first, are read with the documents' read rule and kept
- * when their text holds the query. Exact: every passage holding the query holds those trigrams; a
- * candidate JavaScript's case folding rejects is asked of the index before it is dropped (scripts whose
- * folding differs); and once `budget` candidates have not yielded enough matches, the phrase walk
- * takes over below the last candidate read.
+ * when their text holds the query, folded as the index folds (src/knowledge/fold.ts). Exact: every passage
+ * holding the query holds those trigrams (or pairs); and once `budget` candidates have not yielded enough
+ * matches, the phrase walk takes over below the last candidate read.
  */
 import type Database from 'better-sqlite3'
 import { readableWhere, readableParams, type Reader, type DocFilters } from './readers.js'
 import { ftsPhrase } from './query.js'
-import { foldingMayDiffer, pairMatch } from './pairs.js'
+import { pairMatch } from './pairs.js'
+import { indexFold } from './fold.js'
 import type { KnowledgeStore } from './store.js'
 import type { SqlRow } from '../db/prepared.js'
 import type { knowledgeDocuments, knowledgePassages } from '../../schema/tables/knowledge.js'
@@ -67,9 +68,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
   const sample = sqlite.prepare(`SELECT count(*) AS n, min(rowid) AS oldest FROM (SELECT rowid
     FROM knowledge_passages_fts WHERE knowledge_passages_fts MATCH ? ORDER BY rowid DESC LIMIT ${SAMPLE_HITS})`)
   const candidates = sqlite.prepare(`SELECT rowid FROM knowledge_passages_fts
-    WHERE knowledge_passages_fts MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT +?`).pluck()
-  const confirm = sqlite.prepare(`SELECT 1 FROM knowledge_passages_fts
-    WHERE knowledge_passages_fts MATCH ? AND rowid = ?`).pluck()
+    WHERE knowledge_passages_fts MATCH ? AND rowid < ? AND rowid > ? ORDER BY rowid DESC LIMIT +?`).pluck()
   const rowsSql = (filters: DocFilters) => `SELECT ${COLUMNS}
     FROM knowledge_passages p JOIN knowledge_documents d ON d.id = p.document_id
     WHERE p.rowid IN (SELECT value FROM json_each(@rowids)) AND ${readableWhere(filters)}
@@ -101,56 +100,77 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
 
   const pairsThrough = sqlite.prepare(`SELECT indexed_through FROM knowledge_pairs_state`).pluck()
   const pairCandidates = sqlite.prepare(`SELECT rowid FROM knowledge_passages_pairs
-    WHERE knowledge_passages_pairs MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT +?`).pluck()
+    WHERE knowledge_passages_pairs MATCH ? AND rowid < ? AND rowid > ? ORDER BY rowid DESC LIMIT +?`).pluck()
+  const begin = sqlite.prepare('BEGIN')
+  const commit = sqlite.prepare('COMMIT')
+  /**
+   * One read transaction for a search (unless the caller has one): the mark and the walks see one state of the
+   * index. Between separate reads, a purge of the newest passages and an upload could give their rowids again
+   * below the mark read, where the pair index does not have them yet.
+   */
+  function snapshot<T>(read: () => T): T {
+    if (sqlite.inTransaction) return read()
+    begin.run()
+    try {
+      return read()
+    } finally {
+      commit.run()
+    }
+  }
 
   /** The `want` newest readable passages holding `query` (3+ code points), newest first. */
   return function rows(reader: Reader, filters: DocFilters, query: string, want: number): HitRow[] {
     const params = readableParams(reader, filters)
     const phrase = ftsPhrase(query)
-    const needle = query.toLowerCase()
+    const needle = indexFold(query)
     const top = BigInt(Number.MAX_SAFE_INTEGER)
     const pairs = usePairs ? pairMatch(query) : undefined
-    if (pairs !== undefined) {
+    return snapshot(() => {
+      if (pairs === undefined) return trigramRows(top, 0n, want)
       // the passages the pair index has not reached yet (normally none: it follows the index worker)
       const through = BigInt(pairsThrough.get() as number)
       // (a walk over an empty range still reads the trigrams' doclists: ~10 ms for a 3-word phrase at 1M passages)
-      const found = through < BigInt(newest.get() as number) ? phraseWalk(top, want, through) : []
+      const found = through < BigInt(newest.get() as number) ? trigramRows(top, through, want) : []
       if (found.length >= want) return found
       const rest = want - found.length
-      const walk = candidateWalk(pairCandidates, pairs, through + 1n, rest, pairBudget)
+      const walk = candidateWalk(pairCandidates, pairs, through + 1n, 0n, rest, pairBudget)
       return found.concat(walk.found.length >= rest || walk.done ? walk.found
         : walk.found.concat(phraseWalk(walk.before, rest - walk.found.length, 0n)))
+    })
+
+    /** through the trigram index alone, between the rowids `after` and `before` */
+    function trigramRows(before: bigint, after: bigint, wanted: number): HitRow[] {
+      // a long query's trigrams are sampled at most SAMPLED_GRAMS, spread over it (each new one costs a look-up)
+      const all = queryGrams(query)
+      const step = Math.ceil(all.length / SAMPLED_GRAMS)
+      const rare = all.filter((_, i) => i % step === 0).map((g) => ({ g, n: passagesWith(g) }))
+        .sort((a, b) => a.n - b.n).slice(0, RARE_GRAMS)
+      if (rare.length === 0 || rare[0].n > rareEnough) return phraseWalk(before, wanted, after)
+      const match = rare.map(({ g }) => ftsPhrase(g)).join(' AND ')
+      const walk = candidateWalk(candidates, match, before, after, wanted, budget)
+      if (walk.found.length >= wanted || walk.done) return walk.found
+      // many candidates, few matches: the phrase walk, below what was read
+      return walk.found.concat(phraseWalk(walk.before, wanted - walk.found.length, after))
     }
-    // a long query's trigrams are sampled at most SAMPLED_GRAMS, spread over it (each new one costs a look-up)
-    const all = queryGrams(query)
-    const step = Math.ceil(all.length / SAMPLED_GRAMS)
-    const rare = all.filter((_, i) => i % step === 0).map((g) => ({ g, n: passagesWith(g) }))
-      .sort((a, b) => a.n - b.n).slice(0, RARE_GRAMS)
-    if (rare.length === 0 || rare[0].n > rareEnough) return phraseWalk(top, want, 0n)
-    const walk = candidateWalk(candidates, rare.map(({ g }) => ftsPhrase(g)).join(' AND '), top, want, budget)
-    if (walk.found.length >= want || walk.done) return walk.found
-    // many candidates, few matches: the phrase walk, below what was read
-    return walk.found.concat(phraseWalk(walk.before, want - walk.found.length, 0n))
 
     /**
-     * The candidates of `match` below `before`, newest first, in growing chunks, kept when their text holds the
-     * query; `done` when they ran out, else `before` is the last one read (at most `limit` are read).
+     * The candidates of `match` between `after` and `before`, newest first, in growing chunks, kept when their
+     * text holds the query (folded as the index folds); `done` when they ran out, else `before` is the last one
+     * read (at most `limit` are read).
      */
-    function candidateWalk(source: Database.Statement, match: string, before: bigint, wanted: number,
-      limit: number) {
+    function candidateWalk(source: Database.Statement, match: string, before: bigint, after: bigint,
+      wanted: number, limit: number) {
       const found: HitRow[] = []
       let read = 0
       for (let chunk = 128; found.length < wanted && read < limit; chunk *= 2) {
         const asked = Math.min(chunk, limit - read)
-        const ids = source.all(match, before, asked) as number[]
+        const ids = source.all(match, before, after, asked) as number[]
         if (ids.length === 0) return { found, before, done: true }
         read += ids.length
         before = BigInt(ids[ids.length - 1])
         const got = store.prepared(rowsSql(filters)).all({ ...params, rowids: JSON.stringify(ids) }) as HitRow[]
         for (const row of got) {
-          const holds = row.text.toLowerCase().includes(needle) ||
-            (foldingMayDiffer(row.text, needle) && confirm.get(phrase, BigInt(row.rowid)) !== undefined)
-          if (holds) {
+          if (indexFold(row.text).includes(needle)) {
             found.push(row)
             if (found.length >= wanted) return { found, before, done: false }
           }

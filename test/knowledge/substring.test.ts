@@ -3,6 +3,7 @@ import { build, pairIndexCaughtUp, signup, uploadDocument, type TestUser } from 
 import { queryGrams, substringFinder, type SubstringTuning } from '../../src/knowledge/substring.js'
 import { readableParams, readableWhere } from '../../src/knowledge/readers.js'
 import { ftsPhrase } from '../../src/knowledge/query.js'
+import { pairTokens } from '../../src/knowledge/pairs.js'
 
 const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
 
@@ -61,9 +62,24 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
       'straße', 'ΟΔΟΣ', 'οδος', 'of the best', 'of the', 'zebra', 'cleaning and', 'Filler line 1', 'absent words',
       'ing', 'the fold.', 'des masses', 'SAGTE', 'DES MAS', 'of the fold', 'ne 1', 'line 12 about c',
       'Filler line 1'.repeat(20), 'abcdefghijklmnopqrstuvwxyz'.repeat(5), 'µs per run', 'μs per run', 's per run']
+    // the pair index is asked: a passage whose pairs are gone (the mark kept) is not found through it
+    const byPairs = substringFinder(app.sqlite, app.knowledgeStore)
+    const byTrigrams = substringFinder(app.sqlite, app.knowledgeStore, { pairs: false })
+    const holding = byTrigrams(reader(a), {}, 'cleaning: hooks deferred', 200).map((r) => r.rowid)
+    t.equal(holding.length, 2)
+    t.same(byPairs(reader(a), {}, 'cleaning: hooks deferred', 200).map((r) => r.rowid), holding)
+    app.sqlite.prepare(`DELETE FROM knowledge_passages_pairs WHERE rowid = ?`).run(holding[0])
+    t.same(byPairs(reader(a), {}, 'cleaning: hooks deferred', 200).map((r) => r.rowid), holding.slice(1),
+      'the pairs are what is asked')
+    app.sqlite.prepare(`INSERT INTO knowledge_passages_pairs (rowid, near, far) VALUES (?, @near, @far)`)
+      .run(holding[0], pairTokens(textOf.get(holding[0]) as string))
+
     for (const [name, tuning, through] of tunings) {
-      setThrough.run(through)
-      unindex.run(through)
+      // one transaction: the index worker never sees the mark below pairs it would index again
+      app.sqlite.transaction(() => {
+        unindex.run(through)
+        setThrough.run(through)
+      })()
       const find = substringFinder(app.sqlite, app.knowledgeStore, tuning)
       for (const q of queries) {
         for (const want of [1, 3, 200]) {

@@ -130,6 +130,16 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
   const thread = indexThread(sqlite.name, writeIntentOf(sqlite) ?? new Int32Array(new SharedArrayBuffer(8)), deps.log,
     deps.onTaskEnd ?? (() => {}))
 
+  // pair tokens made by another Node.js (its Unicode version splits the words) or SQLite (its case folding) might
+  // not match this one's queries: the index is made again
+  const madeWith = `unicode ${process.versions.unicode}, sqlite ${sqlite.prepare('SELECT sqlite_version()').pluck()
+    .get() as string}`
+  if (sqlite.prepare(`SELECT made_with FROM knowledge_pairs_state`).pluck().get() !== madeWith) {
+    sqlite.transaction(() => {
+      sqlite.exec(`INSERT INTO knowledge_passages_pairs (knowledge_passages_pairs) VALUES ('delete-all')`)
+      sqlite.prepare(`UPDATE knowledge_pairs_state SET indexed_through = 0, made_with = ?`).run(madeWith)
+    })()
+  }
   // passages the pair index has not reached (a restart mid-way, or a database from before migration 0019): the
   // worker catches up in the background; searches use the trigram index for them meanwhile
   const pairsBehind = sqlite.prepare(`SELECT (SELECT indexed_through FROM knowledge_pairs_state)

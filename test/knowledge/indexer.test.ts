@@ -112,50 +112,63 @@ t.test('FTS5\'s own merge settings are back once the index worker has indexed an
   }
 })
 
-t.test('the pair index follows the passages: after indexing, after deletes (a rowid taken again), after a restart',
-  async (t) => {
-    const dataDir = tempDir(t)
-    const config = { rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 } }
-    let app = await build(t, { dataDir, config })
-    const u = await signup(app)
-    const upload = async (filename: string, content: string) => {
-      const body = multipart([{ filename, content }])
-      const res = await app.inject({ method: 'POST', url: '/api/knowledge/upload',
-        headers: { ...u.auth, ...body.headers }, payload: body.payload })
-      t.equal(res.statusCode, 201)
-      return res.json().document as { id: string }
-    }
-    const pairsOf = (a: typeof app, match: string) => (a.sqlite.prepare(`SELECT p.document_id
+t.test('the pair index follows the passages: after indexing, after deletes (a rowid taken again), after a ' +
+  'restart, after another Node.js or SQLite',
+async (t) => {
+  const dataDir = tempDir(t)
+  const config = { rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 } }
+  let app = await build(t, { dataDir, config })
+  const u = await signup(app)
+  const upload = async (filename: string, content: string) => {
+    const body = multipart([{ filename, content }])
+    const res = await app.inject({ method: 'POST', url: '/api/knowledge/upload',
+      headers: { ...u.auth, ...body.headers }, payload: body.payload })
+    t.equal(res.statusCode, 201)
+    return res.json().document as { id: string }
+  }
+  const pairsOf = (a: typeof app, match: string) => (a.sqlite.prepare(`SELECT p.document_id
       FROM knowledge_passages_pairs JOIN knowledge_passages p ON p.rowid = knowledge_passages_pairs.rowid
       WHERE knowledge_passages_pairs MATCH ?`).pluck().all(match) as string[]).sort()
-    const line = 'A heron waits by the slow river while the lighthouse keeper counts the boats.\n'
-    const older = await upload('older.txt', line.repeat(400) + 'the amber kestrel')
-    const newer = await upload('newer.txt', 'Notes on the amber kestrel.')
-    await pairIndexCaughtUp(app)
-    t.same(pairsOf(app, '{near}: ("he_amber" + "er_kestrel")'), [older.id, newer.id].sort(), 'both documents are in it')
-    const passages = app.sqlite.prepare(`SELECT count(*) FROM knowledge_passages WHERE document_id = ?`).pluck()
-    t.equal(pairsOf(app, '{far}: "the_slow"').length, passages.get(older.id), 'every passage of the large one')
+  const line = 'A heron waits by the slow river while the lighthouse keeper counts the boats.\n'
+  const older = await upload('older.txt', line.repeat(400) + 'the amber kestrel')
+  const newer = await upload('newer.txt', 'Notes on the amber kestrel.')
+  await pairIndexCaughtUp(app)
+  t.same(pairsOf(app, '{near}: ("he_amber" + "er_kestrel")'), [older.id, newer.id].sort(), 'both documents are in it')
+  const passages = app.sqlite.prepare(`SELECT count(*) FROM knowledge_passages WHERE document_id = ?`).pluck()
+  t.equal(pairsOf(app, '{far}: "the_slow"').length, passages.get(older.id), 'every passage of the large one')
 
-    const del = await app.inject({ method: 'DELETE', url: `/api/knowledge/document/${newer.id}`, headers: u.auth })
-    t.equal(del.statusCode, 200)
-    await app.jobs.idle()
-    t.same(pairsOf(app, '{near}: ("he_amber" + "er_kestrel")'), [older.id], 'a deleted passage leaves the index')
-    const state = app.sqlite.prepare(`SELECT indexed_through FROM knowledge_pairs_state`).pluck()
-    const newest = app.sqlite.prepare(`SELECT max(rowid) FROM knowledge_passages`).pluck()
-    t.equal(state.get(), newest.get(), 'the mark comes down to the newest passage left')
-    const again = await upload('again.txt', 'A violet zebracorn grazes.')
-    t.equal(app.sqlite.prepare(`SELECT rowid FROM knowledge_passages WHERE document_id = ?`).pluck().get(again.id),
-      (newest.get() as number), 'its passage takes the rowid of the deleted one again')
-    await pairIndexCaughtUp(app)
-    t.same(pairsOf(app, '{near}: "et_zebracorn" AND {far}: "violet_zebracorn"'), [again.id], 'and is indexed')
+  const del = await app.inject({ method: 'DELETE', url: `/api/knowledge/document/${newer.id}`, headers: u.auth })
+  t.equal(del.statusCode, 200)
+  await app.jobs.idle()
+  t.same(pairsOf(app, '{near}: ("he_amber" + "er_kestrel")'), [older.id], 'a deleted passage leaves the index')
+  const state = app.sqlite.prepare(`SELECT indexed_through FROM knowledge_pairs_state`).pluck()
+  const newest = app.sqlite.prepare(`SELECT max(rowid) FROM knowledge_passages`).pluck()
+  t.equal(state.get(), newest.get(), 'the mark comes down to the newest passage left')
+  const again = await upload('again.txt', 'A violet zebracorn grazes.')
+  t.equal(app.sqlite.prepare(`SELECT rowid FROM knowledge_passages WHERE document_id = ?`).pluck().get(again.id),
+    (newest.get() as number), 'its passage takes the rowid of the deleted one again')
+  await pairIndexCaughtUp(app)
+  t.same(pairsOf(app, '{near}: "et_zebracorn" AND {far}: "violet_zebracorn"'), [again.id], 'and is indexed')
 
-    // a database whose pair index is behind (from before migration 0019, or stopped mid-way)
-    app.sqlite.exec(`INSERT INTO knowledge_passages_pairs (knowledge_passages_pairs) VALUES ('delete-all');
+  // a database whose pair index is behind (from before migration 0019, or stopped mid-way)
+  app.sqlite.exec(`INSERT INTO knowledge_passages_pairs (knowledge_passages_pairs) VALUES ('delete-all');
       UPDATE knowledge_pairs_state SET indexed_through = 0`)
-    await app.close()
-    app = await build(t, { dataDir, config })
-    await pairIndexCaughtUp(app)
-    t.same(pairsOf(app, '{near}: ("he_amber" + "er_kestrel")'), [older.id], 'a restart catches up')
-    t.same(pairsOf(app, '{near}: "et_zebracorn" AND {far}: "violet_zebracorn"'), [again.id])
-    app.sqlite.exec(`INSERT INTO knowledge_passages_pairs (knowledge_passages_pairs) VALUES ('integrity-check')`)
-  })
+  await app.close()
+  app = await build(t, { dataDir, config })
+  await pairIndexCaughtUp(app)
+  t.same(pairsOf(app, '{near}: ("he_amber" + "er_kestrel")'), [older.id], 'a restart catches up')
+  t.same(pairsOf(app, '{near}: "et_zebracorn" AND {far}: "violet_zebracorn"'), [again.id])
+
+  // tokens made by another Node.js or SQLite are made again (a pair the current code would not make shows it)
+  const madeWith = app.sqlite.prepare(`SELECT made_with FROM knowledge_pairs_state`).pluck()
+  t.match(madeWith.get(), /^unicode [\d.]+, sqlite 3\.\d+\.\d+$/)
+  app.sqlite.exec(`INSERT INTO knowledge_passages_pairs (rowid, near, far) VALUES (999999, 'zz_stale', 'zz_stale');
+      UPDATE knowledge_pairs_state SET made_with = 'unicode 1.0, sqlite 3.0.0'`)
+  await app.close()
+  app = await build(t, { dataDir, config })
+  await pairIndexCaughtUp(app)
+  t.same(pairsOf(app, '{near}: "zz_stale"'), [], 'the old tokens are gone')
+  t.same(pairsOf(app, '{near}: ("he_amber" + "er_kestrel")'), [older.id], 'the index is made again')
+  t.not(app.sqlite.prepare(`SELECT made_with FROM knowledge_pairs_state`).pluck().get(), 'unicode 1.0, sqlite 3.0.0')
+  app.sqlite.exec(`INSERT INTO knowledge_passages_pairs (knowledge_passages_pairs) VALUES ('integrity-check')`)
+})

@@ -162,11 +162,14 @@ t.test('credentials: shared principals cannot be changed by a route', async (t) 
 t.test('JWT: a token verified once still expires on time', async (t) => {
   const app = await build(t)
   const owner = await signup(app)
-  const token = app.jwt.sign({ sub: owner.userId, cid: owner.customerId }, { expiresIn: 1 })
+  // `exp` is in whole seconds: a token for 1 s signed late in a second expired at once on a busy machine; with 3 s it
+  // lives at least 2 s, and the wait runs to its own `exp`
+  const token = app.jwt.sign({ sub: owner.userId, cid: owner.customerId }, { expiresIn: 3 })
   const me = () => app.inject({ url: '/api/v2/auth/me', headers: { authorization: `Bearer ${token}` } })
   t.equal((await me()).statusCode, 200)
   t.equal((await me()).statusCode, 200)
-  await new Promise((r) => setTimeout(r, 1100))
+  const { exp } = app.jwt.decode(token) as { exp: number }
+  await new Promise((r) => setTimeout(r, Math.max(0, exp * 1000 - Date.now()) + 100))
   const late = await me()
   t.equal(late.statusCode, 401)
   t.equal(late.json().message, 'Token has expired')

@@ -10,6 +10,7 @@ import { loadConfig, type Config } from '../src/config.js'
 import { buildApp, type App, type BuildOptions } from '../src/app.js'
 import { lowerPasswordCostForTests } from '../src/auth/passwords.js'
 import { openDatabase } from '../src/db/index.js'
+import { PAIRS_BEHIND_SQL } from '../src/knowledge/pairs.js'
 
 /** The repository's root, and test/fixtures/: for tests in any folder of test/ */
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -208,8 +209,7 @@ export async function uploadDocument(app: App, user: TestUser, file: FilePart, f
  * has nothing else to do, after the upload's answer.
  */
 export async function pairIndexCaughtUp(app: App, within = 30_000): Promise<void> {
-  const behind = app.sqlite.prepare(`SELECT (SELECT indexed_through FROM knowledge_pairs_state)
-    < (SELECT coalesce(max(rowid), 0) FROM knowledge_passages)`).pluck()
+  const behind = app.sqlite.prepare(PAIRS_BEHIND_SQL).pluck()
   const until = Date.now() + within
   while (behind.get() === 1) {
     if (Date.now() > until) throw new Error('the pair index did not catch up')

@@ -7,7 +7,8 @@
  */
 import Database from 'better-sqlite3'
 
-const NON_ASCII = /\P{ASCII}/u
+/** a character outside ASCII */
+export const NON_ASCII = /\P{ASCII}/u
 
 let table: { fold: Map<string, string>; differs: RegExp } | undefined
 

@@ -9,7 +9,7 @@ import { passageRanges, type Passage } from '../ingest/chunker.js'
 import { textFilePieces } from '../ingest/text.js'
 import { passageWindows, passageWriter } from './passages.js'
 import { holdingWriteLock, INTENT } from '../db/write-intent.js'
-import { pairTokens } from './pairs.js'
+import { pairTokens, PAIRS_BEHIND_SQL } from './pairs.js'
 
 /** A document to index: from its text file, or from `text` (at upload) under the claimed job `jobId`. */
 export interface IndexTask { id: number; documentId: string; textFile: string; text?: string; jobId?: string }
@@ -221,8 +221,7 @@ async function purge(id: number, documentId: string) {
 const pairsThrough = sqlite.prepare(`SELECT indexed_through FROM knowledge_pairs_state`).pluck()
 const insertPairs = sqlite.prepare(`INSERT INTO knowledge_passages_pairs (rowid, near, far) VALUES (?, @near, @far)`)
 const setPairsThrough = sqlite.prepare(`UPDATE knowledge_pairs_state SET indexed_through = ?`)
-const pairsBehind = sqlite.prepare(`SELECT (SELECT indexed_through FROM knowledge_pairs_state)
-  < (SELECT coalesce(max(rowid), 0) FROM knowledge_passages)`).pluck()
+const pairsBehind = sqlite.prepare(PAIRS_BEHIND_SQL).pluck()
 /** passages read at a time by the pair index's catch-up (each costs ~0.1 ms to index) */
 const PAIRS_BATCH = 64
 const unpaired = sqlite.prepare(`SELECT rowid, text FROM knowledge_passages WHERE rowid > ? ORDER BY rowid

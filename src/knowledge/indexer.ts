@@ -13,6 +13,7 @@ import { knowledgeDocuments } from '../../schema/tables/knowledge.js'
 import { releaseHolder, writeIntentOf } from '../db/write-intent.js'
 import type { KnowledgeFiles } from './files.js'
 import type { IndexMessage, IndexReply, IndexTask } from './index-worker.js'
+import { PAIRS_BEHIND_SQL } from './pairs.js'
 
 /** the characters of an upload's text counted per turn (with the 64 KB pieces of intake.ts): young garbage */
 const COUNT_WINDOW_CHARS = 64 * 1024
@@ -142,8 +143,7 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
   }
   // passages the pair index has not reached (a restart mid-way, or a database from before migration 0019): the
   // worker catches up in the background; searches use the trigram index for them meanwhile
-  const pairsBehind = sqlite.prepare(`SELECT (SELECT indexed_through FROM knowledge_pairs_state)
-    < (SELECT coalesce(max(rowid), 0) FROM knowledge_passages)`).pluck()
+  const pairsBehind = sqlite.prepare(PAIRS_BEHIND_SQL).pluck()
   if (pairsBehind.get() === 1) {
     thread.catchUp().catch((err: unknown) => deps.log.warn({ err }, 'the pair index could not catch up'))
   }

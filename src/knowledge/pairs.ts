@@ -10,12 +10,18 @@
  * of one; so it holds the query's pairs as a phrase, the last pair as a prefix. The phrase is a filter only: the
  * text is checked after, with the same folding.
  */
-import { indexFold } from './fold.js'
+import { indexFold, NON_ASCII } from './fold.js'
+import { bestWindow } from './query.js'
 
 const RUN = /[\p{L}\p{N}\p{M}]+/gu
 /** a pair's second word is cut to this many characters */
 export const PAIR_WORD_MAX = 32
-const NON_ASCII = /\P{ASCII}/u
+/**
+ * Whether the pair index is behind the passages (the index worker catches up; the server starts it when so; tests
+ * wait for it)
+ */
+export const PAIRS_BEHIND_SQL = `SELECT (SELECT indexed_through FROM knowledge_pairs_state)
+  < (SELECT coalesce(max(rowid), 0) FROM knowledge_passages)`
 
 /**
  * A phrase of more pairs than this asks FTS5 for every pair's positions in every passage holding them all (a
@@ -26,15 +32,8 @@ const MAX_PAIR_TERMS = 6
  * The MAX_PAIR_TERMS neighbouring pairs of a long phrase most likely to be rare: the most characters in distinct
  * pairs ("of the of the of the" repeats two common pairs).
  */
-function narrowest(terms: string[]): string[] {
-  let best = 0
-  let bestScore = -1
-  for (let at = 0; at + MAX_PAIR_TERMS <= terms.length; at++) {
-    const score = [...new Set(terms.slice(at, at + MAX_PAIR_TERMS))].reduce((n, t) => n + t.length, 0)
-    if (score > bestScore) { best = at; bestScore = score }
-  }
-  return terms.slice(best, best + MAX_PAIR_TERMS)
-}
+const narrowest = (terms: string[]) => bestWindow(terms, MAX_PAIR_TERMS,
+  (w) => [...new Set(w)].reduce((n, t) => n + t.length, 0))
 /** a query's last word shorter than this (and not known whole) is left out */
 const SHORT_PREFIX = 2
 /** how much of a pair's first word each column keeps: its last 2 characters (`near`), its last 6 (`far`) */
@@ -99,6 +98,5 @@ export function pairMatch(query: string): string | undefined {
   // one pair in `near` ("used in", "layer that"): its last 2 characters and a prefix stand for too many passages
   // (a common phrase is found sooner by the trigram walk, a rarer one through thousands of candidates)
   if (terms.length === 0 || (terms.length === 1 && column === 'near')) return undefined
-  const chain = terms.length > MAX_PAIR_TERMS ? narrowest(terms) : terms
-  return `{${column ?? 'far'}}: (${chain.join(' + ')})`
+  return `{${column ?? 'far'}}: (${narrowest(terms).join(' + ')})`
 }

@@ -63,15 +63,21 @@ export function innerWords(query: string): { phrase: boolean; words: string[] } 
  * probe ~180 ms at 1,000,000 passages, and part of it rules out as well (the longest words, likely the rarest).
  */
 const MAX_INNER = 8
-function longestRun(words: string[]): string[] {
-  if (words.length <= MAX_INNER) return words
+const longestRun = (words: string[]) => bestWindow(words, MAX_INNER, (w) => w.reduce((n, x) => n + x.length, 0))
+
+/**
+ * The `size` neighbouring items of `items` with the highest `score` (the first such window on a tie; all of
+ * them when there are no more): the part of a long query most likely to be rare.
+ */
+export function bestWindow(items: string[], size: number, score: (window: string[]) => number): string[] {
+  if (items.length <= size) return items
   let best = 0
   let most = -1
-  for (let at = 0; at + MAX_INNER <= words.length; at++) {
-    const chars = words.slice(at, at + MAX_INNER).reduce((n, w) => n + w.length, 0)
-    if (chars > most) { best = at; most = chars }
+  for (let at = 0; at + size <= items.length; at++) {
+    const s = score(items.slice(at, at + size))
+    if (s > most) { best = at; most = s }
   }
-  return words.slice(best, best + MAX_INNER)
+  return items.slice(best, best + size)
 }
 
 /** An FTS5 string literal: inside double quotes every character is literal; quotes are doubled. */

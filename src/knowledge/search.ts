@@ -7,7 +7,6 @@ import { innerWordsMatch, ftsPhrase, fold, innerWords, queryTerms, roughStem, sn
 import type { KnowledgeStore } from './store.js'
 import { gramFilters, mayHold, needleGrams } from './grams.js'
 import { DOC_COLUMNS, substringFinder, type HitRow } from './substring.js'
-import { pairMatch } from './pairs.js'
 import { indexFold } from './fold.js'
 
 export const SEARCH_MODES = ['hybrid', 'substring', 'words', 'semantic'] as const
@@ -311,14 +310,13 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
 
   /**
    * `mayExist` answers whether any readable passage may hold the query (a cheaper test first): asked before the
-   * caller's own passages are read, and before the trigram index, not before the pair index, which is cheaper.
+   * caller's own passages are read, and by the index walk (src/knowledge/substring.ts) before the trigram index.
    */
   function substringRows(reader: Reader, filters: DocFilters, query: string, mayExist: () => boolean): HitRow[] {
     const params = readableParams(reader, filters)
     const few = store.prepared(fewDocsCountSql(filters)).get(params) as { docs: number; passages: number }
     if (few.docs > FEW_DOCS || few.passages > FEW_PASSAGES) {
-      if (pairMatch(query) === undefined && !mayExist()) return []
-      return newestWith(reader, filters, query, RANK_CANDIDATES)
+      return newestWith(reader, filters, query, RANK_CANDIDATES, mayExist)
     }
     if (!mayExist()) return []
     const docs = store.prepared(fewDocsSql(filters)).all(params) as Array<Omit<HitRow,

@@ -118,15 +118,20 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     }
   }
 
-  /** The `want` newest readable passages holding `query` (3+ code points), newest first. */
-  return function rows(reader: Reader, filters: DocFilters, query: string, want: number): HitRow[] {
+  /**
+   * The `want` newest readable passages holding `query` (3+ code points), newest first. `mayExist` (whether any
+   * readable passage may hold it, a cheaper test) is asked before the trigram index, not before the pair index,
+   * which is cheaper still.
+   */
+  return function rows(reader: Reader, filters: DocFilters, query: string, want: number,
+    mayExist?: () => boolean): HitRow[] {
     const params = readableParams(reader, filters)
     const phrase = ftsPhrase(query)
     const needle = indexFold(query)
     const top = BigInt(Number.MAX_SAFE_INTEGER)
     const pairs = usePairs ? pairMatch(query) : undefined
     return snapshot(() => {
-      if (pairs === undefined) return trigramRows(top, 0n, want)
+      if (pairs === undefined) return mayExist && !mayExist() ? [] : trigramRows(top, 0n, want)
       // the passages the pair index has not reached yet (normally none: it follows the index worker)
       const through = BigInt(pairsThrough.get() as number)
       // (a walk over an empty range still reads the trigrams' doclists: ~10 ms for a 3-word phrase at 1M passages)

@@ -64,15 +64,31 @@ export function pairTokens(text: string): { near: string; far: string } {
   return { near: near.join(' '), far: far.join(' ') }
 }
 
+/** the passages estimated to hold a pair token exactly, in a column (sampled from the index) */
+export type PairDensity = (column: PairColumn, token: string) => number
+export type PairColumn = keyof typeof PAIR_ENDS
+/**
+ * A last pair asked as a prefix makes FTS5 merge the whole doclist of every token it begins, before the first
+ * match: ~0.25 µs per posting, 90 ms for `will_be` * at 1,000,000 passages (342,000 of them). Denser than this,
+ * it is left out when other pairs remain (the text is checked after: the candidates narrow less).
+ */
+const DENSE_PREFIX = 20_000
+/**
+ * One pair of `near` (2 characters of its first word) stands for many phrases ("er_that": user, other, layer…):
+ * asked alone only when its token is in at most this many passages, each of them read to be checked.
+ */
+const NEAR_ALONE = 5_000
+
 /**
  * The pair-index MATCH expression for the passages that may hold `query` (case-insensitive), or undefined when
  * the pairs cannot narrow it: fewer than two runs, or a first run of one character that may be the end of a
  * longer word and one pair left.
  *
  * The pairs are one phrase in one column: `far` when the first run is whole or long enough to give its last 6
- * characters, else `near` when it gives its last 2, else the first pair is left out.
+ * characters, else `near` when it gives its last 2, else the first pair is left out. With `density` (the index's
+ * own counts), a dense last prefix is left out and one `near` pair is asked when it is rare.
  */
-export function pairMatch(query: string): string | undefined {
+export function pairMatch(query: string, density?: PairDensity): string | undefined {
   const lower = indexFold(query)
   const ascii = !NON_ASCII.test(lower)
   const runs = [...lower.matchAll(RUN)].map((m) => ({ run: m[0], at: m.index, end: m.index + m[0].length }))
@@ -81,9 +97,11 @@ export function pairMatch(query: string): string | undefined {
   // the first run may end a longer word, the last may begin one
   const firstWhole = runs[0].at > 0
   const first = length(runs[0].run)
-  const column = firstWhole || first >= PAIR_ENDS.far ? 'far' : first >= PAIR_ENDS.near ? 'near' : undefined
-  const terms: string[] = []
-  for (let i = column ? 0 : 1; i + 1 < runs.length; i++) {
+  const chosen: PairColumn | undefined = firstWhole || first >= PAIR_ENDS.far ? 'far'
+    : first >= PAIR_ENDS.near ? 'near' : undefined
+  const column = chosen ?? 'far'
+  const terms: Array<{ token: string; prefix: boolean }> = []
+  for (let i = chosen ? 0 : 1; i + 1 < runs.length; i++) {
     const x = runs[i]
     const y = runs[i + 1]
     const yWhole = i + 2 < runs.length || y.end < lower.length
@@ -92,11 +110,20 @@ export function pairMatch(query: string): string | undefined {
     // of two or three characters costs up to ~100 ms at 1,000,000 passages, "ed_to" *; leaving it out, more)
     if (!yWhole && yChars < SHORT_PREFIX) break
     const sep = lower.slice(x.end, y.at) === ' ' ? '_' : '|'
-    const token = `"${lastOf(x.run, PAIR_ENDS[column ?? 'far'], ascii)}${sep}${firstMax(y.run, ascii)}"`
-    terms.push(yWhole || yChars >= PAIR_WORD_MAX ? token : `${token} *`)
+    terms.push({ token: `${lastOf(x.run, PAIR_ENDS[column], ascii)}${sep}${firstMax(y.run, ascii)}`,
+      prefix: !yWhole && yChars < PAIR_WORD_MAX })
   }
-  // one pair in `near` ("used in", "layer that"): its last 2 characters and a prefix stand for too many passages
-  // (a common phrase is found sooner by the trigram walk, a rarer one through thousands of candidates)
-  if (terms.length === 0 || (terms.length === 1 && column === 'near')) return undefined
-  return `{${column ?? 'far'}}: (${narrowest(terms).join(' + ')})`
+  const last = terms[terms.length - 1]
+  if (density && terms.length > 1 && last.prefix) {
+    // left out when the other pairs narrow far more than it would, and can be asked without it
+    const dense = density(column, last.token)
+    const rest = dense > DENSE_PREFIX ? Math.min(...terms.slice(0, -1).map((t) => density(column, t.token))) : dense
+    if (rest * 4 <= dense) terms.pop()
+  } else if (terms.length === 1 && column === 'near' && !(density && density(column, last.token) <= NEAR_ALONE)) {
+    // one pair in `near` ("used in", "layer that"): its last 2 characters and a prefix stand for too many passages
+    // (a common phrase is found sooner by the trigram walk, a rarer one through thousands of candidates)
+    return undefined
+  }
+  if (terms.length === 0) return undefined
+  return `{${column}}: (${narrowest(terms.map((t) => `"${t.token}"${t.prefix ? ' *' : ''}`)).join(' + ')})`
 }

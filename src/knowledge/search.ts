@@ -144,11 +144,12 @@ export function intersects(lists: number[][]): boolean {
 interface Scored { row: HitRow; score: number; snippet: () => string }
 
 /**
- * How many of the newest matching readable passages substring search ranks. A query matching fewer is
- * ranked exactly; a broader one is ranked among its newest matches, which keeps every 3+ character
- * search an index look-up that stops early.
+ * How many of the newest matching readable passages substring search ranks (or `limit`, when more). A query
+ * matching fewer is ranked exactly; a broader one is ranked among its newest matches, which keeps every 3+
+ * character search an index look-up that stops early: its cost grows with this number (passages read and checked,
+ * index walked back until that many are found).
  */
-export const RANK_CANDIDATES = 200
+export const RANK_CANDIDATES = 50
 /** the best word matches (BM25) and nearest passages hybrid search fuses */
 export const FUSE_CANDIDATES = 100
 /** reciprocal rank fusion constant (Cormack et al. 2009) */
@@ -312,11 +313,12 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
    * `mayExist` answers whether any readable passage may hold the query (a cheaper test first): asked before the
    * caller's own passages are read, and by the index walk (src/knowledge/substring.ts) before the trigram index.
    */
-  function substringRows(reader: Reader, filters: DocFilters, query: string, mayExist: () => boolean): HitRow[] {
+  function substringRows(reader: Reader, filters: DocFilters, query: string, want: number,
+    mayExist: () => boolean): HitRow[] {
     const params = readableParams(reader, filters)
     const few = store.prepared(fewDocsCountSql(filters)).get(params) as { docs: number; passages: number }
     if (few.docs > FEW_DOCS || few.passages > FEW_PASSAGES) {
-      return newestWith(reader, filters, query, RANK_CANDIDATES, mayExist)
+      return newestWith(reader, filters, query, want, mayExist)
     }
     if (!mayExist()) return []
     const docs = store.prepared(fewDocsSql(filters)).all(params) as Array<Omit<HitRow,
@@ -327,9 +329,9 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       for (const p of passagesOf.all(d.doc_id) as Array<Pick<HitRow, 'rowid' | 'id' | 'text' | 'chunk_index'>>) {
         if (indexFold(p.text).includes(needle)) rows.push({ ...p, ...d })
       }
-      if (rows.length >= RANK_CANDIDATES) break
+      if (rows.length >= want) break
     }
-    return rows.slice(0, RANK_CANDIDATES)
+    return rows.slice(0, want)
   }
 
   const anyWithAll = sqlite.prepare(`SELECT 1 FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ?
@@ -343,7 +345,8 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const tokens = readerTokens(reader, filters.scope)
     if (tokens.length === 0) return []
     const mayExist = () => inner.words.length === 0 || anyWithAll.get(innerWordsMatch(inner, tokens)) !== undefined
-    return rankSubstring(substringRows(reader, filters, query, mayExist), query.toLowerCase())
+    return rankSubstring(substringRows(reader, filters, query, Math.max(limit, RANK_CANDIDATES), mayExist),
+      query.toLowerCase())
   }
 
   const postingsOf = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ?

@@ -15,7 +15,7 @@
 import type Database from 'better-sqlite3'
 import { readableWhere, readableParams, type Reader, type DocFilters } from './readers.js'
 import { ftsPhrase } from './query.js'
-import { pairMatch } from './pairs.js'
+import { pairMatch, type PairDensity } from './pairs.js'
 import { indexFold } from './fold.js'
 import type { KnowledgeStore } from './store.js'
 import type { SqlRow } from '../db/prepared.js'
@@ -45,6 +45,8 @@ export interface SubstringTuning {
   pairBudget: number
   /** whether queries of several words use the pair index */
   pairs: boolean
+  /** the pair tokens' counts (tests); by default sampled from the index */
+  pairDensity?: PairDensity
 }
 export const SUBSTRING_TUNING: SubstringTuning = { rareEnough: 3000, budget: 3000, pairBudget: 20_000, pairs: true }
 /** cached densities per connection (a trigram alphabet is bounded; a rebuilt cache costs a few samples) */
@@ -60,7 +62,8 @@ export function queryGrams(query: string): string[] {
 
 export function substringFinder(sqlite: Database.Database, store: KnowledgeStore,
   tuning: Partial<SubstringTuning> = {}) {
-  const { rareEnough, budget, pairBudget, pairs: usePairs } = { ...SUBSTRING_TUNING, ...tuning }
+  const { rareEnough, budget, pairBudget, pairs: usePairs, pairDensity: givenDensity } =
+    { ...SUBSTRING_TUNING, ...tuning }
   // rowids are bound as BigInts: FTS5 uses a rowid constraint only when its value is an INTEGER; a JavaScript
   // number binds a REAL, and then `rowid > ?` walks the doclist from its start and `rowid = ?` answers every
   // match
@@ -82,21 +85,28 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     ORDER BY knowledge_passages_fts.rowid DESC
     LIMIT +@rest`
 
-  /** estimated passages holding each trigram, cached (the corpus size is read again every minute) */
+  const pairSample = sqlite.prepare(`SELECT count(*) AS n, min(rowid) AS oldest FROM (SELECT rowid
+    FROM knowledge_passages_pairs WHERE knowledge_passages_pairs MATCH ? ORDER BY rowid DESC LIMIT ${SAMPLE_HITS})`)
+  /**
+   * Estimated passages holding an index's match (one trigram, one pair token), cached: how far back its newest
+   * SAMPLE_HITS reach (the corpus size is read again every minute)
+   */
   const counts = new Map<string, number>()
   let corpus = { at: -Infinity, newest: 0 }
-  function passagesWith(gram: string): number {
+  function estimate(source: Database.Statement, key: string, match: string): number {
     if (performance.now() - corpus.at > 60_000) corpus = { at: performance.now(), newest: newest.get() as number }
-    const key = gram.toLowerCase()
     let n = counts.get(key)
     if (n === undefined) {
-      const { n: hits, oldest } = sample.get(ftsPhrase(gram)) as { n: number; oldest: number | null }
+      const { n: hits, oldest } = source.get(match) as { n: number; oldest: number | null }
       n = hits < SAMPLE_HITS ? hits : Math.round(hits * corpus.newest / Math.max(1, corpus.newest - oldest! + 1))
       if (counts.size >= MAX_CACHED) counts.clear()
       counts.set(key, n)
     }
     return n
   }
+  const passagesWith = (gram: string) => estimate(sample, gram.toLowerCase(), ftsPhrase(gram))
+  const pairDensity: PairDensity = givenDensity ?? ((column, token) =>
+    estimate(pairSample, `${column} ${token}`, `{${column}}: ${ftsPhrase(token)}`))
 
   const pairsThrough = sqlite.prepare(`SELECT indexed_through FROM knowledge_pairs_state`).pluck()
   const pairCandidates = sqlite.prepare(`SELECT rowid FROM knowledge_passages_pairs
@@ -129,8 +139,8 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     const phrase = ftsPhrase(query)
     const needle = indexFold(query)
     const top = BigInt(Number.MAX_SAFE_INTEGER)
-    const pairs = usePairs ? pairMatch(query) : undefined
     return snapshot(() => {
+      const pairs = usePairs ? pairMatch(query, pairDensity) : undefined
       if (pairs === undefined) return mayExist && !mayExist() ? [] : trigramRows(top, 0n, want)
       // the passages the pair index has not reached yet (normally none: it follows the index worker)
       const through = BigInt(pairsThrough.get() as number)

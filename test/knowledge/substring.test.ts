@@ -3,7 +3,7 @@ import { build, pairIndexCaughtUp, signup, uploadDocument, type TestUser } from 
 import { queryGrams, substringFinder, type SubstringTuning } from '../../src/knowledge/substring.js'
 import { readableParams, readableWhere } from '../../src/knowledge/readers.js'
 import { ftsPhrase } from '../../src/knowledge/query.js'
-import { pairTokens } from '../../src/knowledge/pairs.js'
+import { pairMatch, pairTokens } from '../../src/knowledge/pairs.js'
 
 const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
 
@@ -50,18 +50,24 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
     const newest = app.sqlite.prepare(`SELECT max(rowid) FROM knowledge_passages`).pluck().get() as number
     const setThrough = app.sqlite.prepare(`UPDATE knowledge_pairs_state SET indexed_through = ?`)
     const unindex = app.sqlite.prepare(`DELETE FROM knowledge_passages_pairs WHERE rowid > ?`)
+    const madeUp = (_: string, token: string) => [10, 1_000, 1_000_000][[...token].reduce((n, c) =>
+      n * 31 + c.codePointAt(0)!, 7) % 3]
     // [name, tuning, how far the pair index has come (decreasing: the passages above leave it)]
     const tunings: Array<[string, Partial<SubstringTuning>, number]> = [
       ['candidates', {}, newest],
       ['candidates, then the phrase walk below them', { budget: 2, pairBudget: 2 }, newest],
       ['the phrase walk', { rareEnough: 0, pairBudget: 0 }, newest],
+      // made-up counts of the pair tokens: prefixes left out, pairs of `near` asked alone
+      ['pairs by their counts', { pairDensity: madeUp }, newest],
       ['the pair index halfway, the trigram index above it', {}, Math.floor(newest / 2)],
       ['no pair index yet', {}, 0]
     ]
     const queries = ['documented below', 'hooks def', 'first,last', 'école normale', 'ÉCOLE NORMALE', 'strasse',
       'straße', 'ΟΔΟΣ', 'οδος', 'of the best', 'of the', 'zebra', 'cleaning and', 'Filler line 1', 'absent words',
       'ing', 'the fold.', 'des masses', 'SAGTE', 'DES MAS', 'of the fold', 'ne 1', 'line 12 about c',
-      'Filler line 1'.repeat(20), 'abcdefghijklmnopqrstuvwxyz'.repeat(5), 'µs per run', 'μs per run', 's per run']
+      'Filler line 1'.repeat(20), 'abcdefghijklmnopqrstuvwxyz'.repeat(5), 'µs per run', 'μs per run', 's per run',
+      'one of the be', 'it is one of', 'calls take', 'line 12 about cl', 'plans of th', 'the lot', 'hooks deferred un']
+    t.ok(queries.filter((q) => pairMatch(q, madeUp) !== pairMatch(q)).length >= 3, 'the counts change the pairs asked')
     // the pair index is asked: a passage whose pairs are gone (the mark kept) is not found through it
     const byPairs = substringFinder(app.sqlite, app.knowledgeStore)
     const byTrigrams = substringFinder(app.sqlite, app.knowledgeStore, { pairs: false })

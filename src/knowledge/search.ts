@@ -151,7 +151,7 @@ interface Scored { row: HitRow; score: number; snippet: () => string }
  */
 export const RANK_CANDIDATES = 50
 /** the best word matches (BM25) and nearest passages hybrid search fuses */
-export const FUSE_CANDIDATES = 100
+export const FUSE_CANDIDATES = 50
 /** reciprocal rank fusion constant (Cormack et al. 2009) */
 const RRF_K = 60
 const K1 = 1.2
@@ -170,7 +170,7 @@ export interface WordsTuning {
    */
   probe: number
 }
-export const WORDS_TUNING: WordsTuning = { postingsPerTerm: 10_000, exactPostings: 6_000, rescore: 100, probe: 500 }
+export const WORDS_TUNING: WordsTuning = { postingsPerTerm: 10_000, exactPostings: 6_000, rescore: 50, probe: 500 }
 const WORD_TOKEN = /[\p{L}\p{N}\p{Co}]+/gu
 const WORD_CHAR = /[\p{L}\p{N}\p{Co}]/u
 

@@ -369,7 +369,18 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
   function createWordStats() {
     let corpus = { at: 0, n: 0, avgWords: 0 }
     const readable = new Map<string, { at: number; passages: number }>()
+    const withTerm = new Map<string, { at: number; passages: number }>()
     return {
+      /** passages of the whole index holding a term, estimated by `count` from its newest PROBE postings */
+      passagesWith(term: string[], count: (probe: number) => number) {
+        const key = term.join(' ')
+        let r = withTerm.get(key)
+        if (!r || performance.now() - r.at > 60_000) {
+          if (withTerm.size > 100_000) withTerm.clear()
+          withTerm.set(key, (r = { at: performance.now(), passages: count(PROBE) }))
+        }
+        return r.passages
+      },
       corpus() {
         if (corpus.n === 0 || performance.now() - corpus.at > 60_000) {
           const n = corpusSize.get() as number
@@ -418,13 +429,19 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const corpus = stats.corpus()
     // a reader of (almost) everything walks the terms alone and filters the few best; others walk their own
     const readable = stats.readable(reader, filters)
-    // a reader of few passages: bm25() over all of them costs little
-    if (readable <= 2 * EXACT_POSTINGS) return exactWords(reader, filters, terms, tokens, cap)
+    // a common term's document frequency, from how far back its newest postings reach (terms spread evenly)
+    const reach = (p: number[]) => Math.min(corpus.n, p.length * corpus.n / Math.max(1, corpus.n - p[p.length - 1]))
+    // bm25() first counts every passage of the index holding each term (its IDF), whoever asks: 45 ms for "used"
+    // at 1,000,000 passages. So it ranks exactly when the terms are rare in the whole index, and the reader's
+    // matches are few (a reader of few passages, or few postings below)
+    const rareEverywhere = () => terms.every((t) => stats.passagesWith(t, (probe) => {
+      const first = postingsOf.all(`{text}: ${ftsPhrase(t.join(' '))}`, probe) as number[]
+      return first.length < probe ? first.length : reach(first)
+    }) <= EXACT_POSTINGS)
+    if (readable <= 2 * EXACT_POSTINGS && rareEverywhere()) return exactWords(reader, filters, terms, tokens, cap)
     const own = readable < corpus.n * 0.9
     const readersPart = own ? `{readers}: (${tokens.map(ftsPhrase).join(' OR ')}) AND ` : ''
     const matchOf = (t: string[]) => `${readersPart}{text}: ${ftsPhrase(t.join(' '))}`
-    // a common term's document frequency, from how far back its newest postings reach (terms spread evenly)
-    const reach = (p: number[]) => Math.min(corpus.n, p.length * corpus.n / Math.max(1, corpus.n - p[p.length - 1]))
     // each term's newest postings: all of a rare one; of a common one (more than POSTINGS_PER_TERM) only the
     // first `probe` when they already show it common (the rest would serve only its df estimate), else
     // POSTINGS_PER_TERM + 1
@@ -446,7 +463,8 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     if (proof && innerTerms.some((i) => complete[i])) {
       proof.none = !intersects(innerTerms.filter((i) => complete[i]).map((i) => postings[i]))
     }
-    if (postings.reduce((n, p, i) => n + (complete[i] ? p.length : EXACT_POSTINGS + 1), 0) <= EXACT_POSTINGS) {
+    if (postings.reduce((n, p, i) => n + (complete[i] ? p.length : EXACT_POSTINGS + 1), 0) <= EXACT_POSTINGS &&
+      (!own || rareEverywhere())) {
       return exactWords(reader, filters, terms, tokens, cap)
     }
     const idf = (df: number) => Math.max(1e-6, Math.log((corpus.n - df + 0.5) / (df + 0.5)))

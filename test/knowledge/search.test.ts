@@ -283,6 +283,35 @@ t.test('words at scale: a term with more postings than the probe but few enough 
   t.equal(more.filter((h) => h.document.fileName === 'marigold.txt').length, n, 'every passage of the rare term')
 })
 
+t.test('words for a reader of few passages: bm25() only when the terms are rare in the whole index (it counts ' +
+  'every passage holding them first)', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const a = await signup(app)
+  const b = await signup(app)
+  await uploadDocument(app, a, { filename: 'many.txt',
+    content: Array.from({ length: 12 }, (_, i) => `Harbour note ${i} of the large organization.`).join('\n\n') },
+  { chunkSize: '60', chunkOverlap: '0' })
+  // the small reader: an old passage saying it five times, then newer ones saying it once
+  await uploadDocument(app, b,
+    { filename: 'dense.txt', content: 'Harbour harbour harbour harbour harbour. Kelp kelp kelp.' })
+  for (const i of [1, 2, 3]) {
+    await uploadDocument(app, b,
+      { filename: `newer-${i}.txt`, content: `A harbour${i === 1 ? ' and kelp' : ''}, entry ${i}.` })
+  }
+  // the reader reads 4 passages (at most 2 × 3: the exact path by its size); "kelp" is in 2 passages in all,
+  // "harbour" in 16
+  const search = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined, { exactPostings: 3, rescore: 1 })
+  const reader = { customerId: b.customerId, userId: b.userId, workspaceIds: [b.workspaceId] }
+  const first = async (q: string) => (await search.search(reader, {}, q, 1, 'words')).map((h) => h.document.fileName)
+  t.same(await first('kelp'), ['dense.txt'], 'rare everywhere: bm25() over every match, the densest wins')
+  t.same(await first('harbour'), ['newer-3.txt'],
+    'common in the whole index: the bounded path, the best of the newest candidates')
+  const all = await search.search(reader, {}, 'harbour', 10, 'words')
+  t.same(all.map((h) => h.document.fileName).sort(), ['dense.txt', 'newer-1.txt', 'newer-2.txt', 'newer-3.txt'],
+    'every one of the reader\'s matches, none of the other organization\'s')
+  t.equal(all[0].document.fileName, 'dense.txt', 'rescored by BM25 among them')
+})
+
 t.test('words at scale: the best candidates and the merged postings are those of a sort and of a map', async (t) => {
   const random = (() => { let s = 7; return () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648 })()
   for (let round = 0; round < 50; round++) {

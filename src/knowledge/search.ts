@@ -152,6 +152,7 @@ interface Scored { row: HitRow; score: number; snippet: () => string }
 export const RANK_CANDIDATES = 50
 /** the best word matches (BM25) and nearest passages hybrid search fuses */
 export const FUSE_CANDIDATES = 50
+
 /** reciprocal rank fusion constant (Cormack et al. 2009) */
 const RRF_K = 60
 const K1 = 1.2
@@ -169,8 +170,15 @@ export interface WordsTuning {
    * must hold over postingsPerTerm (with a margin) is common at once, and its other postings are never read
    */
   probe: number
+  /**
+   * a category or tag filter leaving the reader at most this many documents is searched inside their passages;
+   * one leaving more, as without the filter when they are nearly all the reader reads, else by bm25() over every
+   * match
+   */
+  filteredDocs: number
 }
-export const WORDS_TUNING: WordsTuning = { postingsPerTerm: 10_000, exactPostings: 6_000, rescore: 50, probe: 500 }
+export const WORDS_TUNING: WordsTuning = { postingsPerTerm: 10_000, exactPostings: 6_000, rescore: 50, probe: 500,
+  filteredDocs: 1000 }
 const WORD_TOKEN = /[\p{L}\p{N}\p{Co}]+/gu
 const WORD_CHAR = /[\p{L}\p{N}\p{Co}]/u
 
@@ -198,7 +206,8 @@ const newestFirst = (a: HitRow, b: HitRow) =>
  */
 export function createSearch(sqlite: Database.Database, store: KnowledgeStore, semantic?: SemanticSource,
   log?: FastifyBaseLogger, tuning: Partial<WordsTuning> = {}) {
-  const { postingsPerTerm: POSTINGS_PER_TERM, exactPostings: EXACT_POSTINGS, rescore } = { ...WORDS_TUNING, ...tuning }
+  const { postingsPerTerm: POSTINGS_PER_TERM, exactPostings: EXACT_POSTINGS, rescore, filteredDocs: FILTERED_DOCS } =
+    { ...WORDS_TUNING, ...tuning }
   // Without category or tag filters, the readers tokens already say what the caller can read: the index
   // ranks alone (FTS5 in C, no joins per match) and the documents join only checks the best few. With
   // those filters, every match is joined and filtered before ranking.
@@ -320,7 +329,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     if (few.docs > FEW_DOCS || few.passages > FEW_PASSAGES) {
       return newestWith(reader, filters, query, want, mayExist)
     }
-    if (!mayExist()) return []
+    if (few.docs === 0 || !mayExist()) return []
     const docs = store.prepared(fewDocsSql(filters)).all(params) as Array<Omit<HitRow,
       'rowid' | 'id' | 'text' | 'chunk_index'> & { chunk_count: number }>
     const needle = indexFold(query)
@@ -354,6 +363,37 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
   const postingsBefore = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words
     WHERE knowledge_passages_words MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT +?`).pluck()
   const PROBE = tuning.probe ?? WORDS_TUNING.probe
+  const postingsBetween = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words
+    WHERE knowledge_passages_words MATCH ? AND rowid < ? AND rowid >= ? ORDER BY rowid DESC LIMIT +?`).pluck()
+  const filteredDocsSql = (filters: DocFilters) => `SELECT d.id, d.chunk_count FROM knowledge_documents d
+    WHERE ${readableWhere(filters)} LIMIT ${FILTERED_DOCS + 1}`
+  const filteredSizeSql = (filters: DocFilters) => `SELECT coalesce(sum(d.chunk_count), 0) AS n
+    FROM knowledge_documents d WHERE ${readableWhere(filters)}`
+  const docRowids = sqlite.prepare(`SELECT min(rowid) AS lo, max(rowid) AS hi FROM knowledge_passages
+    WHERE document_id = ?`)
+
+  /**
+   * The rowid ranges holding the passages of the documents a category or tag filter leaves the reader, newest
+   * first, neighbours merged (a document's passages are written together); 'all' when they are nearly all the
+   * reader reads, undefined when there are more than FILTERED_DOCS such documents.
+   */
+  function filteredRanges(reader: Reader, filters: DocFilters): Array<[bigint, bigint]> | 'all' | undefined {
+    const params = readableParams(reader, filters)
+    const docs = store.prepared(filteredDocsSql(filters)).all(params) as Array<{ id: string; chunk_count: number }>
+    if (docs.length > FILTERED_DOCS) {
+      const { n } = store.prepared(filteredSizeSql(filters)).get(params) as { n: number }
+      return n >= 0.9 * stats.readable(reader, filters) ? 'all' : undefined
+    }
+    const spans = docs.filter((d) => d.chunk_count > 0).map((d) => docRowids.get(d.id) as { lo: number | null;
+      hi: number | null }).filter((r) => r.lo !== null).map((r) => [r.lo!, r.hi!]).sort((a, b) => b[1] - a[1])
+    const merged: Array<[number, number]> = []
+    for (const [lo, hi] of spans) {
+      const last = merged[merged.length - 1]
+      if (last && hi >= last[0] - 1) last[0] = Math.min(last[0], lo)
+      else merged.push([lo, hi])
+    }
+    return merged.map(([lo, hi]) => [BigInt(lo), BigInt(hi) + 1n])
+  }
   const readablePassages = (filters: DocFilters) => `SELECT coalesce(sum(d.chunk_count), 0) AS n
     FROM knowledge_documents d
     WHERE ${readableWhere(filters)}`
@@ -425,7 +465,16 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const terms = queryTerms(query)
     const tokens = readerTokens(reader, filters.scope)
     if (terms.length === 0 || tokens.length === 0) return []
-    if (filters.category || filters.tags?.length) return exactWords(reader, filters, terms, tokens, cap)
+    const filtered = !!(filters.category || filters.tags?.length)
+    // a category or tag filter: the walks stay inside the filtered documents' rowid ranges
+    const found = filtered ? filteredRanges(reader, filters) : 'all'
+    if (found === undefined) return exactWords(reader, filters, terms, tokens, cap)
+    if (found.length === 0) {
+      if (proof) proof.none = true
+      return []
+    }
+    // (a filter leaving nearly everything: the walks as without it, the documents join drops the rest)
+    const ranges = found === 'all' ? undefined : found
     const corpus = stats.corpus()
     // a reader of (almost) everything walks the terms alone and filters the few best; others walk their own
     const readable = stats.readable(reader, filters)
@@ -439,7 +488,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       return first.length < probe ? first.length : reach(first)
     }) <= EXACT_POSTINGS)
     if (readable <= 2 * EXACT_POSTINGS && rareEverywhere()) return exactWords(reader, filters, terms, tokens, cap)
-    const own = readable < corpus.n * 0.9
+    const own = !ranges && readable < corpus.n * 0.9
     const readersPart = own ? `{readers}: (${tokens.map(ftsPhrase).join(' OR ')}) AND ` : ''
     const matchOf = (t: string[]) => `${readersPart}{text}: ${ftsPhrase(t.join(' '))}`
     // each term's newest postings: all of a rare one; of a common one (more than POSTINGS_PER_TERM) only the
@@ -447,12 +496,27 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     // POSTINGS_PER_TERM + 1
     const probe = Math.min(PROBE, POSTINGS_PER_TERM)
     const complete: boolean[] = []
+    // the newest `most` rowids matching, below `before`: in the whole index, or in the filtered ranges
+    const walk = (match: string, most: number, before?: number): number[] => {
+      if (!ranges) {
+        return (before === undefined ? postingsOf.all(match, most) : postingsBefore.all(match, before, most)) as
+          number[]
+      }
+      const out: number[] = []
+      for (const [lo, hi] of ranges) {
+        if (before !== undefined && lo >= before) continue
+        const below = before !== undefined && BigInt(before) < hi ? BigInt(before) : hi
+        out.push(...postingsBetween.all(match, below, lo, most - out.length) as number[])
+        if (out.length >= most) break
+      }
+      return out
+    }
     const postings = terms.map((t, i) => {
-      const first = postingsOf.all(matchOf(t), probe) as number[]
+      const first = walk(matchOf(t), probe)
       complete[i] = first.length < probe
-      if (complete[i] || reach(first) > 1.5 * POSTINGS_PER_TERM) return first
-      const p = first.concat(postingsBefore.all(matchOf(t), first[first.length - 1],
-        POSTINGS_PER_TERM + 1 - first.length) as number[])
+      // (the filtered ranges' postings say nothing of a term's frequency in the whole index)
+      if (complete[i] || (!ranges && reach(first) > 1.5 * POSTINGS_PER_TERM)) return first
+      const p = first.concat(walk(matchOf(t), POSTINGS_PER_TERM + 1 - first.length, first[first.length - 1]))
       complete[i] = p.length <= POSTINGS_PER_TERM
       return p
     })
@@ -484,7 +548,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       const rareMatch = `{text}: (${rare.map((t) => ftsPhrase(t.join(' '))).join(' OR ')})`
       terms.forEach((t, i) => {
         if (complete[i]) return
-        const met = postingsOf.all(`${rareMatch} AND {text}: ${ftsPhrase(t.join(' '))}`, POSTINGS_PER_TERM) as number[]
+        const met = walk(`${rareMatch} AND {text}: ${ftsPhrase(t.join(' '))}`, POSTINGS_PER_TERM)
         if (met.length < POSTINGS_PER_TERM) sought.add(i)
         // both newest first: one walk
         let k = 0
@@ -507,7 +571,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       // the newest postings of the common terms, by the IDF of the terms they hold
       const every = `${readersPart}{text}: (${terms.map((t) => ftsPhrase(t.join(' '))).join(' AND ')})`
       const sum = weights.reduce((a, b) => a + b, 0)
-      for (const rowid of postingsOf.all(every, rescore) as number[]) {
+      for (const rowid of walk(every, rescore)) {
         coordination.set(rowid, sum)
         heldBy.set(rowid, all)
       }

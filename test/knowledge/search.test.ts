@@ -312,6 +312,55 @@ t.test('words for a reader of few passages: bm25() only when the terms are rare 
   t.equal(all[0].document.fileName, 'dense.txt', 'rescored by BM25 among them')
 })
 
+t.test('words with a category or tag filter: inside the filtered documents\' passages, or as without the filter ' +
+  'when it leaves nearly everything; the same answers as bm25() over every match', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const a = await signup(app)
+  const b = await signup(app)
+  const lines = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i)).join('\n\n')
+  const opts = (category: string, tags: string[]) => ({ chunkSize: '70', chunkOverlap: '0', category,
+    tags: JSON.stringify(tags) })
+  await uploadDocument(app, a, { filename: 'ops-old.txt',
+    content: lines(3, (i) => `Ops runbook ${i}: restart the harbour crane, then the harbour lights.`) },
+  opts('ops', ['sea', 'all']))
+  await uploadDocument(app, a, { filename: 'misc.txt',
+    content: lines(20, (i) => `Misc note ${i} about the harbour crane and other harbour things.`) },
+  opts('misc', ['all']))
+  await uploadDocument(app, a, { filename: 'ops-new.txt',
+    content: lines(3, (i) => `Ops checklist ${i}: the crane is inspected weekly.`) }, opts('ops', ['all']))
+  await uploadDocument(app, a, { filename: 'tiny.txt', content: 'A harbour.' }, opts('other', []))
+  await uploadDocument(app, b, { filename: 'foreign.txt', content: 'Ops harbour crane harbour crane.' },
+    opts('ops', ['sea', 'all']))
+  const reader = { customerId: a.customerId, userId: a.userId, workspaceIds: [a.workspaceId] }
+  const exact = createSearch(app.sqlite, app.knowledgeStore)
+  // every term's postings read whole inside the filtered documents: the same passages as bm25()
+  const inside = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined, { exactPostings: 0, rescore: 2 })
+  // few postings per term: the rare term's passages lead
+  const tight = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined,
+    { exactPostings: 0, postingsPerTerm: 3, probe: 2, rescore: 2 })
+  // one document at most is searched inside: a filter leaving more, as without it (nearly all) or by bm25()
+  const fewDocs = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined,
+    { exactPostings: 0, rescore: 2, filteredDocs: 1 })
+  const names = (hits: SearchHit[]) => hits.map((h) => `${h.document.fileName} ${h.chunk.chunkIndex}`).sort()
+  const cases = [[{ category: 'ops' }, 'harbour crane'], [{ category: 'ops' }, 'weekly crane'],
+    [{ tags: ['sea'] }, 'crane lights'], [{ category: 'none' }, 'crane'], [{ category: 'misc' }, 'harbour'],
+    [{ category: 'other' }, 'harbour'], [{ tags: ['all'] }, 'harbour crane']] as const
+  for (const [filters, q] of cases) {
+    const expected = names(await exact.search(reader, filters, q, 100, 'words'))
+    t.ok(expected.every((n) => !n.startsWith('foreign')))
+    for (const search of [inside, fewDocs]) {
+      t.same(names(await search.search(reader, filters, q, 100, 'words')), expected, `${JSON.stringify(filters)} ${q}`)
+    }
+    for (const mode of ['words', 'hybrid'] as const) {
+      const hits = await tight.search(reader, filters, q, 3, mode)
+      t.ok(hits.every((h) => expected.includes(`${h.document.fileName} ${h.chunk.chunkIndex}`)), `${mode}: filtered`)
+      t.equal(hits.length, Math.min(3, expected.length), `${mode}: as many as there are`)
+    }
+  }
+  t.match(names(await inside.search(reader, { category: 'ops' }, 'harbour lights', 1, 'words')), [/^ops-old/],
+    'the best of the filtered passages, though others are newer')
+})
+
 t.test('words at scale: the best candidates and the merged postings are those of a sort and of a map', async (t) => {
   const random = (() => { let s = 7; return () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648 })()
   for (let round = 0; round < 50; round++) {

@@ -163,7 +163,8 @@ export async function run() {
       }
     const question = () =>
       `How do I ${Array.from({ length: 3 + Math.floor(random() * 3) }, () => pick(v.slice(50, 4000))).join(' ')}?`
-    const shapes: Array<{ name: string; who: 'big' | 'small'; mode: string; queries: string[] }> = [
+    const shapes: Array<{ name: string; who: 'big' | 'small'; mode: string; queries: string[];
+      filters?: Record<string, unknown> }> = [
       { name: 'questions', who: 'big', mode: 'hybrid', queries: Array.from({ length: 60 }, question) },
       { name: 'questions', who: 'big', mode: 'words', queries: Array.from({ length: 60 }, question) },
       { name: 'middling word', who: 'big', mode: 'substring',
@@ -185,7 +186,14 @@ export async function run() {
       { name: 'small org: common words', who: 'small', mode: 'hybrid',
         queries: Array.from({ length: 30 }, () => pick(v.slice(0, 200))) },
       { name: 'small org: questions', who: 'small', mode: 'hybrid', queries: Array.from({ length: 30 }, question) },
-      { name: 'small org: 1–2 chars, absent', who: 'small', mode: 'substring', queries: ['qx', 'ŵ'] }
+      { name: 'small org: 1–2 chars, absent', who: 'small', mode: 'substring', queries: ['qx', 'ŵ'] },
+      // a category filter (every seeded document is in 'bench'): one leaving nothing, one leaving everything
+      { name: 'category matching nothing: questions', who: 'big', mode: 'hybrid', filters: { category: 'none' },
+        queries: Array.from({ length: 20 }, question) },
+      { name: 'category matching all: questions', who: 'big', mode: 'hybrid', filters: { category: 'bench' },
+        queries: Array.from({ length: 20 }, question) },
+      { name: 'category matching all: common word', who: 'big', mode: 'words', filters: { category: 'bench' },
+        queries: Array.from({ length: 10 }, () => pick(v.slice(0, 30))) }
     ]
     // BENCH_SHAPES=words,phrase runs only the shapes whose "name mode" contains one of the words;
     // BENCH_QUERIES=N runs at most N queries per shape (short runs while developing)
@@ -247,7 +255,7 @@ export async function run() {
         const res = await fetch(`${info.address}/api/knowledge/search`,
           { method: 'POST',
             headers: { authorization: `Bearer ${tokens[shape.who]}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ query, limit: 10, mode: shape.mode }) })
+            body: JSON.stringify({ query, limit: 10, mode: shape.mode, ...shape.filters }) })
         const body = await res.json() as { count: number }
         times.push(performance.now() - start)
         if (res.status !== 200) throw new Error(`search failed: ${res.status} ${JSON.stringify(body)}`)

@@ -369,8 +369,11 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     WHERE ${readableWhere(filters)} LIMIT ${FILTERED_DOCS + 1}`
   const filteredSizeSql = (filters: DocFilters) => `SELECT coalesce(sum(d.chunk_count), 0) AS n
     FROM knowledge_documents d WHERE ${readableWhere(filters)}`
-  const docRowids = sqlite.prepare(`SELECT min(rowid) AS lo, max(rowid) AS hi FROM knowledge_passages
-    WHERE document_id = ?`)
+  // a document's first and last passages hold its lowest and highest rowids: its passages are written in order
+  // (src/knowledge/index-worker.ts), each rowid above every one before
+  const docRowids = sqlite.prepare(`SELECT
+    (SELECT rowid FROM knowledge_passages WHERE document_id = @id ORDER BY chunk_index LIMIT 1) AS lo,
+    (SELECT rowid FROM knowledge_passages WHERE document_id = @id ORDER BY chunk_index DESC LIMIT 1) AS hi`)
 
   /**
    * The rowid ranges holding the passages of the documents a category or tag filter leaves the reader, newest
@@ -384,7 +387,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       const { n } = store.prepared(filteredSizeSql(filters)).get(params) as { n: number }
       return n >= 0.9 * stats.readable(reader, filters) ? 'all' : undefined
     }
-    const spans = docs.filter((d) => d.chunk_count > 0).map((d) => docRowids.get(d.id) as { lo: number | null;
+    const spans = docs.filter((d) => d.chunk_count > 0).map((d) => docRowids.get({ id: d.id }) as { lo: number | null;
       hi: number | null }).filter((r) => r.lo !== null).map((r) => [r.lo!, r.hi!]).sort((a, b) => b[1] - a[1])
     const merged: Array<[number, number]> = []
     for (const [lo, hi] of spans) {

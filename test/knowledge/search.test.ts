@@ -332,6 +332,9 @@ t.test('words with a category or tag filter: inside the filtered documents\' pas
   await uploadDocument(app, b, { filename: 'foreign.txt', content: 'Ops harbour crane harbour crane.' },
     opts('ops', ['sea', 'all']))
   const reader = { customerId: a.customerId, userId: a.userId, workspaceIds: [a.workspaceId] }
+  t.equal(app.sqlite.prepare(`SELECT count(*) FROM knowledge_passages x JOIN knowledge_passages y
+    ON y.document_id = x.document_id AND y.chunk_index > x.chunk_index AND y.rowid < x.rowid`).pluck().get(), 0,
+  'a document\'s passages rise in rowid with their index: its first and last bound them')
   const exact = createSearch(app.sqlite, app.knowledgeStore)
   // every term's postings read whole inside the filtered documents: the same passages as bm25()
   const inside = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined, { exactPostings: 0, rescore: 2 })
@@ -342,9 +345,9 @@ t.test('words with a category or tag filter: inside the filtered documents\' pas
   const fewDocs = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined,
     { exactPostings: 0, rescore: 2, filteredDocs: 1 })
   const names = (hits: SearchHit[]) => hits.map((h) => `${h.document.fileName} ${h.chunk.chunkIndex}`).sort()
-  const cases = [[{ category: 'ops' }, 'harbour crane'], [{ category: 'ops' }, 'weekly crane'],
-    [{ tags: ['sea'] }, 'crane lights'], [{ category: 'none' }, 'crane'], [{ category: 'misc' }, 'harbour'],
-    [{ category: 'other' }, 'harbour'], [{ tags: ['all'] }, 'harbour crane']] as const
+  const cases: Array<[{ category?: string; tags?: string[] }, string]> = [[{ category: 'ops' }, 'harbour crane'],
+    [{ category: 'ops' }, 'weekly crane'], [{ tags: ['sea'] }, 'crane lights'], [{ category: 'none' }, 'crane'],
+    [{ category: 'misc' }, 'harbour'], [{ category: 'other' }, 'harbour'], [{ tags: ['all'] }, 'harbour crane']]
   for (const [filters, q] of cases) {
     const expected = names(await exact.search(reader, filters, q, 100, 'words'))
     t.ok(expected.every((n) => !n.startsWith('foreign')))

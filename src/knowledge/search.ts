@@ -153,6 +153,10 @@ export const RANK_CANDIDATES = 50
 /** the best word matches (BM25) and nearest passages hybrid search fuses */
 export const FUSE_CANDIDATES = 50
 
+/** how many of a query's words the passages holding them all are sought by (words search at scale) */
+const EVERY_TERMS = 4
+/** how many of a query's common words are sought where its rare words are (words search at scale) */
+const SOUGHT = 6
 /** reciprocal rank fusion constant (Cormack et al. 2009) */
 const RRF_K = 60
 const K1 = 1.2
@@ -497,7 +501,10 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     // each term's newest postings: all of a rare one; of a common one (more than POSTINGS_PER_TERM) only the
     // first `probe` when they already show it common (the rest would serve only its df estimate), else
     // POSTINGS_PER_TERM + 1
-    const probe = Math.min(PROBE, POSTINGS_PER_TERM)
+    // a long query (a pasted paragraph: up to MAX_TERMS words) shares what 6 terms would read
+    const perTerm = Math.max(Math.min(PROBE, POSTINGS_PER_TERM),
+      Math.min(POSTINGS_PER_TERM, Math.floor(POSTINGS_PER_TERM * 6 / terms.length)))
+    const probe = Math.min(PROBE, perTerm)
     const complete: boolean[] = []
     // the newest `most` rowids matching, below `before`: in the whole index, or in the filtered ranges
     const walk = (match: string, most: number, before?: number): number[] => {
@@ -518,9 +525,9 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       const first = walk(matchOf(t), probe)
       complete[i] = first.length < probe
       // (the filtered ranges' postings say nothing of a term's frequency in the whole index)
-      if (complete[i] || (!ranges && reach(first) > 1.5 * POSTINGS_PER_TERM)) return first
-      const p = first.concat(walk(matchOf(t), POSTINGS_PER_TERM + 1 - first.length, first[first.length - 1]))
-      complete[i] = p.length <= POSTINGS_PER_TERM
+      if (complete[i] || (!ranges && reach(first) > 1.5 * perTerm)) return first
+      const p = first.concat(walk(matchOf(t), perTerm + 1 - first.length, first[first.length - 1]))
+      complete[i] = p.length <= perTerm
       return p
     })
     // a passage holding the whole query holds each of its inner words as a word, so it is in each such term's
@@ -539,7 +546,6 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const weights = dfs.map(idf)
     // which terms a candidate's postings showed (the first 31; later ones are counted from the text alone)
     const bit = (i: number) => (i < 31 ? 1 << i : 0)
-    const all = terms.reduce((m, _, i) => m | bit(i), 0)
     // the candidates: the rare terms' postings merged (each list is newest first), with the IDF they add up to
     const { rowids, weight, held } = mergePostings(postings.filter((_, i) => complete[i]),
       weights.filter((_, i) => complete[i]), terms.map((_, i) => bit(i)).filter((_, i) => complete[i]))
@@ -549,10 +555,14 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const sought = new Set<number>()
     if (rare.length > 0) {
       const rareMatch = `{text}: (${rare.map((t) => ftsPhrase(t.join(' '))).join(' OR ')})`
+      // each seek walks the rare terms' postings again: at most SOUGHT common terms, the rarest (a pasted paragraph
+      // has dozens; the others still count in the rescoring)
+      const seek = new Set(terms.map((_, i) => i).filter((i) => !complete[i]).sort((x, y) => weights[y] - weights[x])
+        .slice(0, SOUGHT))
       terms.forEach((t, i) => {
-        if (complete[i]) return
-        const met = walk(`${rareMatch} AND {text}: ${ftsPhrase(t.join(' '))}`, POSTINGS_PER_TERM)
-        if (met.length < POSTINGS_PER_TERM) sought.add(i)
+        if (!seek.has(i)) return
+        const met = walk(`${rareMatch} AND {text}: ${ftsPhrase(t.join(' '))}`, perTerm)
+        if (met.length < perTerm) sought.add(i)
         // both newest first: one walk
         let k = 0
         for (const rowid of met) {
@@ -570,21 +580,22 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const heldBy = new Map<number, number>()
     if (rowids.length < rescore) {
       rowids.forEach((r, k) => { coordination.set(r, weight[k]); heldBy.set(r, held[k]) })
-      // every term is common (or the rare ones are few): the newest passages holding all of them first, then
+      // every term is common (or the rare ones are few): the newest passages holding all of the EVERY_TERMS
+      // rarest first (ANDing a pasted paragraph's 32 common words walks one of them whole, seeking the others), then
       // the newest postings of the common terms, by the IDF of the terms they hold
-      const every = `${readersPart}{text}: (${terms.map((t) => ftsPhrase(t.join(' '))).join(' AND ')})`
-      const sum = weights.reduce((a, b) => a + b, 0)
-      for (const rowid of walk(every, rescore)) {
-        coordination.set(rowid, sum)
-        heldBy.set(rowid, all)
+      const strongest = terms.map((_, i) => i).sort((x, y) => weights[y] - weights[x]).slice(0, EVERY_TERMS)
+      const every = `${readersPart}{text}: (${strongest.map((i) => ftsPhrase(terms[i].join(' '))).join(' AND ')})`
+      const add = (rowid: number, i: number) => {
+        coordination.set(rowid, (coordination.get(rowid) ?? 0) + weights[i])
+        heldBy.set(rowid, (heldBy.get(rowid) ?? 0) | bit(i))
       }
+      // (a rare term's weight is there already: its postings are all among the candidates)
+      const holdingAll = new Set(walk(every, rescore))
+      for (const rowid of holdingAll) for (const i of strongest) if (!complete[i]) add(rowid, i)
       postings.forEach((p, i) => {
         if (complete[i]) return
-        for (const rowid of p) {
-          if (coordination.get(rowid) === sum && heldBy.get(rowid) === all) continue
-          coordination.set(rowid, (coordination.get(rowid) ?? 0) + weights[i])
-          heldBy.set(rowid, (heldBy.get(rowid) ?? 0) | bit(i))
-        }
+        const counted = strongest.includes(i)
+        for (const rowid of p) if (!(counted && holdingAll.has(rowid))) add(rowid, i)
       })
     }
     let best: number[]

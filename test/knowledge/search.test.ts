@@ -245,6 +245,10 @@ t.test('words at scale (bounded candidates): rare terms lead, common terms resco
   const common = await bounded.search(reader(a), {}, 'quarterly budget team', 3, 'words')
   t.equal(common.length, 3)
   t.ok(files(common).every((f) => f.startsWith('filler-')))
+  // more common terms than are ANDed (EVERY_TERMS) or sought: still the passages holding them
+  const six = await bounded.search(reader(a), {}, 'quarterly budget team report filed monthly lists', 3, 'words')
+  t.equal(six.length, 3)
+  t.ok(files(six).every((f) => f.startsWith('filler-')))
 
   // the small organization reads through its own readers token
   t.same(files(await bounded.search(reader(b), {}, 'zephyr report', 5, 'words')), ['foreign.txt'])

@@ -187,6 +187,10 @@ export async function run() {
         queries: Array.from({ length: 30 }, () => pick(v.slice(0, 200))) },
       { name: 'small org: questions', who: 'small', mode: 'hybrid', queries: Array.from({ length: 30 }, question) },
       { name: 'small org: 1–2 chars, absent', who: 'small', mode: 'substring', queries: ['qx', 'ŵ'] },
+      // a pasted paragraph (32 words are kept of it)
+      { name: 'pasted paragraph', who: 'big', mode: 'hybrid',
+        queries: Array.from({ length: 10 }, () => Array.from({ length: 8 }, () => pick(seeded.phrases)).join('. ')
+          .slice(0, 1000)) },
       // a category filter (every seeded document is in 'bench'): one leaving nothing, one leaving everything
       { name: 'category matching nothing: questions', who: 'big', mode: 'hybrid', filters: { category: 'none' },
         queries: Array.from({ length: 20 }, question) },

@@ -88,14 +88,13 @@ async function eventsPlugin(app: FastifyInstance) {
   // the fan-out job: one at a time, queued when the outbox gets a row and none is queued or running
   let fanoutQueued = false
   let outboxDirty = true
-  let kickScheduled = false
+  let emitted = false
   /** set when the app closes: a kick scheduled by a late emit must not touch the closed queue (the event stays in
    * the outbox and is fanned out at the next start) */
   let closed = false
   /** set while the fan-out waits: for an attempt to finish, or for a new event */
   let wake: (() => void) | undefined
   function kick() {
-    kickScheduled = false
     if (closed) return
     if (fanoutQueued) return
     fanoutQueued = true
@@ -255,9 +254,16 @@ async function eventsPlugin(app: FastifyInstance) {
       if (n === 0) return 0
       outbox.addEvent(workspaceId, event, data)
       outboxDirty = true
-      wake?.()
-      // after the caller's transaction and response: the job row is not part of the request
-      if (!kickScheduled && !fanoutQueued) { kickScheduled = true; setImmediate(kick) }
+      // after the caller's transaction and its response: a fan-out woken here would expand the event in the
+      // microtasks that run before the request's reply is written, and a job row is not part of the request
+      if (!emitted) {
+        emitted = true
+        setImmediate(() => {
+          emitted = false
+          wake?.()
+          kick()
+        })
+      }
       return n
     },
     async ping(hook) {

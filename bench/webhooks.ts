@@ -28,6 +28,8 @@ interface Steady {
   p50: number; p99: number; count: number; non2xx: number; cpuMs: number; mainCpuMs: number
   /** the server's event-loop delay during the run (ms): its own stalls, and the machine's load too */
   loopP99: number; loopMax: number
+  /** p99 of how late the client sent a message (ms): part of every latency, the client's and not the server's */
+  lateP99: number
 }
 
 /** CPU time (user + system, ms) of a process, or of one of its threads, from /proc (Linux; NaN elsewhere). */
@@ -60,6 +62,8 @@ async function paced(url: string, headers: Record<string, string>, body: string,
   const interval = 1000 / RATE
   const total = Math.round(RATE * seconds)
   const latencies: number[] = []
+  /** how late the client sent each message (its own timer's delay, counted in the latency) */
+  const late: number[] = []
   let non2xx = 0
   const start = performance.now() + 5
   const sends: Array<Promise<void>> = []
@@ -80,11 +84,12 @@ async function paced(url: string, headers: Record<string, string>, body: string,
     const due = start + i * interval
     const wait = due - performance.now()
     if (wait > 0) await new Promise((r) => setTimeout(r, wait))
+    late.push(performance.now() - due)
     sends.push(send(due))
   }
   await Promise.all(sends)
   agent.destroy()
-  return { latencies, non2xx }
+  return { latencies, late, non2xx }
 }
 
 export async function run() {
@@ -155,17 +160,17 @@ export async function run() {
     const loopDelay = async () => (await fetch(`${info.address}/bench/loop-delay`)).json() as
       Promise<{ maxMs: number; p99Ms: number }>
     /** one steady run, or the sum of several: latencies, CPU and loop delays of each */
-    interface Part { latencies: number[]; p50?: number; p99?: number; non2xx: number; cpuMs: number;
-      mainCpuMs: number; loopP99: number; loopMax: number }
+    interface Part { latencies: number[]; late: number[]; p50?: number; p99?: number; non2xx: number;
+      cpuMs: number; mainCpuMs: number; loopP99: number; loopMax: number }
     const stream = async (duration: number): Promise<Part> => {
       await loopDelay()
       const cpuBefore = processCpuMs(pid)
       const mainBefore = cpuMs(pid)
-      let r: Pick<Part, 'latencies' | 'p50' | 'p99' | 'non2xx'>
+      let r: Pick<Part, 'latencies' | 'late' | 'p50' | 'p99' | 'non2xx'>
       if (useAutocannon) {
         const a = await messages({ connections: 5, overallRate: RATE, duration })
-        r = { latencies: new Array<number>(a.requests.total).fill(NaN), p50: a.latency.p50, p99: a.latency.p99,
-          non2xx: a.non2xx }
+        r = { latencies: new Array<number>(a.requests.total).fill(NaN), late: [], p50: a.latency.p50,
+          p99: a.latency.p99, non2xx: a.non2xx }
       } else r = await paced(messageUrl, headers, messageBody('steady message'), duration)
       const loop = await loopDelay()
       return { ...r, cpuMs: processCpuMs(pid) - cpuBefore, mainCpuMs: cpuMs(pid) - mainBefore,
@@ -179,7 +184,8 @@ export async function run() {
         p50: parts.length === 1 && parts[0].p50 !== undefined ? parts[0].p50 : percentile(sorted, 50),
         p99: parts.length === 1 && parts[0].p99 !== undefined ? parts[0].p99 : percentile(sorted, 99),
         cpuMs: sum((x) => x.cpuMs) / count, mainCpuMs: sum((x) => x.mainCpuMs) / count,
-        loopP99: Math.max(...parts.map((x) => x.loopP99)), loopMax: Math.max(...parts.map((x) => x.loopMax)) }
+        loopP99: Math.max(...parts.map((x) => x.loopP99)), loopMax: Math.max(...parts.map((x) => x.loopMax)),
+        lateP99: percentile(parts.flatMap((x) => x.late).sort((a, b) => a - b), 99) ?? NaN }
     }
     const steady = async (duration: number) => summed([await stream(duration)])
 
@@ -221,10 +227,11 @@ export async function run() {
     const ms = (x: number) => Number(x.toFixed(2))
     rows.push({ round, case: 'no webhook', messages: bare.count, 'p50 ms': ms(bare.p50), 'p99 ms': ms(bare.p99),
       non2xx: bare.non2xx, 'CPU ms/msg': ms(bare.cpuMs), 'main thread': ms(bare.mainCpuMs),
-      'loop p99/max ms': `${ms(bare.loopP99)}/${ms(bare.loopMax)}` })
+      'loop p99/max ms': `${ms(bare.loopP99)}/${ms(bare.loopMax)}`, 'send late p99': ms(bare.lateP99) })
     rows.push({ round, case: `${HOOKS} webhooks`, messages: hooked.count, 'p50 ms': ms(hooked.p50),
       'p99 ms': ms(hooked.p99), non2xx: hooked.non2xx, 'CPU ms/msg': ms(hooked.cpuMs),
       'main thread': ms(hooked.mainCpuMs), 'loop p99/max ms': `${ms(hooked.loopP99)}/${ms(hooked.loopMax)}`,
+      'send late p99': ms(hooked.lateP99),
       'p99 ratio': ratio.toFixed(2), deliveries: deliveredInRuns })
 
     // bursts: quiet, then under the steady stream
@@ -250,7 +257,8 @@ export async function run() {
     return `min ${s[0].toFixed(digits)}, median ${s[Math.floor(s.length / 2)].toFixed(digits)}, ` +
       `max ${s[s.length - 1].toFixed(digits)}`
   }
-  console.log(`${useAutocannon ? 'autocannon overallRate' : 'paced'} stream of ${RATE} msg/s, ${seconds} s per run`)
+  console.log(`${useAutocannon ? 'autocannon overallRate' : 'paced'} stream of ${RATE} msg/s, ` +
+    `${seconds} s per condition in ${segments} segment(s)`)
   console.log(`p99 with ${HOOKS} webhooks / without (target ≤ 1.1): ${summary(ratios, 2)}`)
   console.log(`server CPU ms per message without webhooks: ${summary(cpu.bare, 2)} (main thread ${
     summary(cpu.bareMain, 2)}); with: ${summary(cpu.hooked, 2)} (main thread ${summary(cpu.hookedMain, 2)})`)

@@ -140,6 +140,7 @@ export async function run() {
 
   const rows: Array<Record<string, string | number>> = []
   const ratios: number[] = []
+  const p50Ratios: number[] = []
   const rates: { quiet: number[]; loaded: number[] } = { quiet: [], loaded: [] }
   const cpu: { bare: number[]; hooked: number[]; bareMain: number[]; hookedMain: number[] } =
     { bare: [], hooked: [], bareMain: [], hookedMain: [] }
@@ -220,6 +221,7 @@ export async function run() {
     const hooked = summed(hookedParts)
     const ratio = hooked.p99 / bare.p99
     ratios.push(ratio)
+    p50Ratios.push(hooked.p50 / bare.p50)
     cpu.bare.push(bare.cpuMs)
     cpu.hooked.push(hooked.cpuMs)
     cpu.bareMain.push(bare.mainCpuMs)
@@ -260,6 +262,8 @@ export async function run() {
   console.log(`${useAutocannon ? 'autocannon overallRate' : 'paced'} stream of ${RATE} msg/s, ` +
     `${seconds} s per condition in ${segments} segment(s)`)
   console.log(`p99 with ${HOOKS} webhooks / without (target ≤ 1.1): ${summary(ratios, 2)}`)
+  // on a loaded machine the p99s are the machine's (see `send late p99`); the median moves far less with it
+  console.log(`p50 with ${HOOKS} webhooks / without: ${summary(p50Ratios, 2)}`)
   console.log(`server CPU ms per message without webhooks: ${summary(cpu.bare, 2)} (main thread ${
     summary(cpu.bareMain, 2)}); with: ${summary(cpu.hooked, 2)} (main thread ${summary(cpu.hookedMain, 2)})`)
   console.log(`deliveries/s in a burst, quiet: ${summary(rates.quiet, 0)}; ` +

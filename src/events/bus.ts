@@ -4,7 +4,8 @@ import { setMaxListeners } from 'node:events'
 import type { FastifyInstance } from 'fastify'
 import type { DeliveryAttempt } from './delivery.js'
 import { createWorkerDeliverer } from './worker-deliverer.js'
-import { createOutboxStore, newDeliveryId, signingSecrets, type AttemptKind, type OutboxMessage,
+import { createRecorder } from './recorder.js'
+import { createOutboxStore, eventsPerExpansion, newDeliveryId, signingSecrets, type AttemptKind, type OutboxMessage,
   type Outcome } from './outbox.js'
 import type { EventName } from './names.js'
 import { jobs } from '../../schema/tables/jobs.js'
@@ -33,7 +34,12 @@ declare module 'fastify' {
   }
 }
 
-/** outbox events expanded per transaction */
+/**
+ * messages made per expansion (one transaction), about: the events of a transaction are chosen from the fan-out
+ * of the last expansion, so that a burst never holds the loop and SQLite's write lock for long
+ */
+const EXPAND_MESSAGES = 64
+/** outbox events expanded per transaction at most */
 const EXPAND_BATCH = 200
 /** messages read per query, and kept waiting for a free slot at most about twice that */
 const FETCH_BATCH = 256
@@ -43,11 +49,16 @@ const MAX_PER_HOOK = 16
 /** attempts started per event-loop turn, so a burst never holds the loop */
 const STARTS_PER_TURN = 16
 /**
- * finished attempts recorded per transaction at most, and the longest one waits for the others: a commit writes
- * the same few pages (the new deliveries' and their indexes' last leaves) whether it records 5 attempts or 50
+ * finished attempts are recorded once this many wait, or the oldest has waited RECORD_DELAY_MS: a commit writes the
+ * same few pages (the new deliveries' and their indexes' last leaves) whether it records 5 attempts or 50
  */
 const RECORD_BATCH = 100
 const RECORD_DELAY_MS = 100
+/**
+ * attempts recorded per transaction, with a turn of the event loop between two (requests that came in meanwhile
+ * are served first): about 1 ms of the request thread each, where a whole batch held it 2–5 ms
+ */
+const RECORD_CHUNK = 25
 /**
  * how long a fan-out run with nothing left waits for the next event before it ends: under a stream of events
  * (10 a second or more) one run serves them all, instead of a job written, claimed and deleted for each event
@@ -70,32 +81,21 @@ async function eventsPlugin(app: FastifyInstance) {
       id: row.id, deliveryId, event: row.event, timestamp: row.timestamp, body: row.body
     }, signal)
 
-  // finished attempts wait here (a few ms) for one transaction that records them together: a commit costs far
-  // more than a row. A crash before it means the attempt is made again (receivers de-duplicate on webhook-id).
-  const unrecorded: Outcome[] = []
-  let flushTimer: NodeJS.Timeout | undefined
-  function flush() {
-    if (flushTimer) { clearTimeout(flushTimer); flushTimer = undefined }
-    while (unrecorded.length > 0) outbox.record(unrecorded.splice(0, RECORD_BATCH))
-  }
-  function recordLater(o: Outcome) {
-    unrecorded.push(o)
-    if (unrecorded.length >= RECORD_BATCH) flush()
-    else flushTimer ??= setTimeout(flush, RECORD_DELAY_MS)
-  }
-  const recordNow = (o: Outcome) => { unrecorded.push(o); flush() }
+  // finished attempts wait here (a few ms) to be recorded together. A crash before that means the attempt is made
+  // again (receivers de-duplicate on webhook-id).
+  const recorder = createRecorder<Outcome>((outcomes) => outbox.record(outcomes),
+    { batch: RECORD_BATCH, delayMs: RECORD_DELAY_MS, chunk: RECORD_CHUNK })
 
   // the fan-out job: one at a time, queued when the outbox gets a row and none is queued or running
   let fanoutQueued = false
   let outboxDirty = true
-  let kickScheduled = false
+  let emitted = false
   /** set when the app closes: a kick scheduled by a late emit must not touch the closed queue (the event stays in
    * the outbox and is fanned out at the next start) */
   let closed = false
   /** set while the fan-out waits: for an attempt to finish, or for a new event */
   let wake: (() => void) | undefined
   function kick() {
-    kickScheduled = false
     if (closed) return
     if (fanoutQueued) return
     fanoutQueued = true
@@ -130,6 +130,8 @@ async function eventsPlugin(app: FastifyInstance) {
     let morePending = true
     /** set once the run has waited LINGER_MS with nothing to do; work coming in starts the wait over */
     let lingered = false
+    /** events per expansion: about EXPAND_MESSAGES messages at the last expansion's fan-out (16 at first) */
+    let expandEvents = eventsPerExpansion(1, 16, EXPAND_MESSAGES, EXPAND_BATCH)
     /** until wake() (or, given `ms`, that long; or the run is stopped: one listener for the run, not per wait) */
     const sleep = (ms?: number) => new Promise<void>((resolve) => {
       if (signal.aborted) { resolve(); return }
@@ -146,9 +148,10 @@ async function eventsPlugin(app: FastifyInstance) {
       if (outboxDirty) {
         lingered = false
         outboxDirty = false
-        const { events, messages } = outbox.expand(EXPAND_BATCH)
-        if (events === EXPAND_BATCH) outboxDirty = true
+        const { events, messages } = outbox.expand(expandEvents)
+        if (events === expandEvents) outboxDirty = true
         if (messages > 0) morePending = true
+        if (events > 0) expandEvents = eventsPerExpansion(events, messages, EXPAND_MESSAGES, EXPAND_BATCH)
       }
       if (morePending && waitingCount < FETCH_BATCH) {
         const rows = outbox.pendingAfter(cursor, FETCH_BATCH)
@@ -176,7 +179,7 @@ async function eventsPlugin(app: FastifyInstance) {
           waitingCount--
           perHook.set(hookId, busy + 1)
           const p: Promise<void> = attempt(row, newDeliveryId(), signal).then((a) => {
-            if (!signal.aborted) recordLater({ row, attempt: a, kind: 'first', retry: 0 })
+            if (!signal.aborted) recorder.later({ row, attempt: a, kind: 'first', retry: 0 })
           }).finally(() => {
             inFlight.delete(p)
             perHook.set(hookId, perHook.get(hookId)! - 1)
@@ -200,10 +203,14 @@ async function eventsPlugin(app: FastifyInstance) {
         // nothing left: the next emit queues a new run (no await between this check and the flag)
         fanoutQueued = false
         break
-      } else lingered = false
+      } else {
+        lingered = false
+        // more to expand or to read, and nothing awaited in this turn: requests first
+        await new Promise((r) => setImmediate(r))
+      }
     }
     await Promise.allSettled(inFlight)
-    flush()
+    recorder.flush()
     if (signal.aborted) throw new Error('stopped')
   }
 
@@ -225,7 +232,7 @@ async function eventsPlugin(app: FastifyInstance) {
     }
     const a = await attempt(row, deliveryId, signal)
     if (signal.aborted) throw new Error('stopped')
-    recordNow({ row, attempt: a, kind, retry })
+    recorder.now({ row, attempt: a, kind, retry })
   }
 
   app.jobs.register('webhook.retry', async (payload, ctx) => {
@@ -255,9 +262,16 @@ async function eventsPlugin(app: FastifyInstance) {
       if (n === 0) return 0
       outbox.addEvent(workspaceId, event, data)
       outboxDirty = true
-      wake?.()
-      // after the caller's transaction and response: the job row is not part of the request
-      if (!kickScheduled && !fanoutQueued) { kickScheduled = true; setImmediate(kick) }
+      // after the caller's transaction and its response: a fan-out woken here would expand the event in the
+      // microtasks that run before the request's reply is written, and a job row is not part of the request
+      if (!emitted) {
+        emitted = true
+        setImmediate(() => {
+          emitted = false
+          wake?.()
+          kick()
+        })
+      }
       return n
     },
     async ping(hook) {
@@ -265,7 +279,7 @@ async function eventsPlugin(app: FastifyInstance) {
         true).seq, hook.id))()
       const row = outbox.message(seq)!
       const a = await attempt(row, newDeliveryId())
-      recordNow({ row, attempt: a, kind: 'test', retry: 0 })
+      recorder.now({ row, attempt: a, kind: 'test', retry: 0 })
       return a
     },
     redeliver(webhookId, deliveryId) {

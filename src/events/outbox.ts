@@ -52,6 +52,14 @@ export function signingSecrets(row: Secrets, now = Date.now()) {
 const FAILING_LIMIT_MS = 5 * 86_400_000
 
 /**
+ * How many events the next expansion takes so that it makes about `messages` messages, given the last one's
+ * fan-out (`lastMessages` from `lastEvents`): at least 1, at most `max`.
+ */
+export function eventsPerExpansion(lastEvents: number, lastMessages: number, messages: number, max: number): number {
+  return Math.min(max, Math.max(1, Math.floor((messages * lastEvents) / Math.max(1, lastMessages))))
+}
+
+/**
  * The outbox and its messages: events written by the request's transaction, expanded in batches into one message
  * per subscribed webhook, and attempts recorded in batches. Conditions a partial index is defined by (`expanded =
  * 0`, `state = 'pending'`) are written as SQL literals: Drizzle's eq() binds its value, and SQLite cannot use a

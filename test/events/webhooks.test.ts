@@ -511,3 +511,20 @@ t.test('a stream of events is fanned out by one run of the fan-out job', async (
   for (const d of made) t.match(d.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
   t.same(made.map((d) => d.id), [...made.map((d) => d.id)].sort().reverse(), 'newest first, in id order too')
 })
+
+t.test('an event wakes a waiting fan-out run after its request has answered, not in the microtasks before the ' +
+  'answer is written', async (t) => {
+  const app = await build(t, { config: { allowPrivateUrls: true } })
+  const rx = await receiver(t)
+  const u = await signup(app)
+  const { channel } = await hookAndChannel(app, u, `${rx.base}/ok`)
+  const messages = () => app.sqlite.prepare('SELECT COUNT(*) FROM webhook_messages').pluck().get() as number
+  await post(app, u, channel.id, 'first')
+  await rx.received(1)
+  // the run now waits for the next event (it lingers 100 ms): this one would wake it at once
+  const res = await post(app, u, channel.id, 'second')
+  t.equal(res.statusCode, 201)
+  t.equal(messages(), 1, 'not expanded yet when the answer arrives')
+  await rx.received(2)
+  t.equal(messages(), 2)
+})

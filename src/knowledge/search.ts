@@ -331,7 +331,10 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const params = readableParams(reader, filters)
     const few = store.prepared(fewDocsCountSql(filters)).get(params) as { docs: number; passages: number }
     if (few.docs > FEW_DOCS || few.passages > FEW_PASSAGES) {
-      return newestWith(reader, filters, query, want, mayExist)
+      // a category or tag filter: the walks stay inside its documents (else they would read, newest first, every
+      // match of the index the filter drops)
+      const ranges = filters.category || filters.tags?.length ? filteredRanges(reader, filters) : 'all'
+      return newestWith(reader, filters, query, want, mayExist, Array.isArray(ranges) ? ranges : undefined)
     }
     if (few.docs === 0 || !mayExist()) return []
     const docs = store.prepared(fewDocsSql(filters)).all(params) as Array<Omit<HitRow,

@@ -131,26 +131,38 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
   /**
    * The `want` newest readable passages holding `query` (3+ code points), newest first. `mayExist` (whether any
    * readable passage may hold it, a cheaper test) is asked before the trigram index, not before the pair index,
-   * which is cheaper still.
+   * which is cheaper still. `within`: only in these rowid ranges [from, to), newest first (a filter's documents).
    */
   return function rows(reader: Reader, filters: DocFilters, query: string, want: number,
-    mayExist?: () => boolean): HitRow[] {
+    mayExist?: () => boolean, within?: Array<[bigint, bigint]>): HitRow[] {
     const params = readableParams(reader, filters)
     const phrase = ftsPhrase(query)
     const needle = indexFold(query)
-    const top = BigInt(Number.MAX_SAFE_INTEGER)
     return snapshot(() => {
       const pairs = usePairs ? pairMatch(query, pairDensity) : undefined
-      if (pairs === undefined) return mayExist && !mayExist() ? [] : trigramRows(top, 0n, want)
+      if (pairs === undefined && mayExist && !mayExist()) return []
       // the passages the pair index has not reached yet (normally none: it follows the index worker)
-      const through = BigInt(pairsThrough.get() as number)
-      // (a walk over an empty range still reads the trigrams' doclists: ~10 ms for a 3-word phrase at 1M passages)
-      const found = through < BigInt(newest.get() as number) ? trigramRows(top, through, want) : []
-      if (found.length >= want) return found
-      const rest = want - found.length
-      const walk = candidateWalk(pairCandidates, pairs, through + 1n, 0n, rest, pairBudget)
-      return found.concat(walk.found.length >= rest || walk.done ? walk.found
-        : walk.found.concat(phraseWalk(walk.before, rest - walk.found.length, 0n)))
+      const through = pairs === undefined ? 0n : BigInt(pairsThrough.get() as number)
+      const above = pairs !== undefined && through < BigInt(newest.get() as number)
+      const found: HitRow[] = []
+      for (const [from, to] of within ?? [[1n, BigInt(Number.MAX_SAFE_INTEGER)]]) {
+        found.push(...between(to, from - 1n, want - found.length))
+        if (found.length >= want) break
+      }
+      return found
+
+      /** the newest `wanted` between the rowids `after` and `before` */
+      function between(before: bigint, after: bigint, wanted: number): HitRow[] {
+        if (pairs === undefined) return trigramRows(before, after, wanted)
+        // (a walk over an empty range still reads the trigrams' doclists: ~10 ms for a 3-word phrase at 1M passages)
+        const got = above && through < before ? trigramRows(before, through > after ? through : after, wanted) : []
+        if (got.length >= wanted) return got
+        const rest = wanted - got.length
+        const below = through + 1n < before ? through + 1n : before
+        const walk = candidateWalk(pairCandidates, pairs, below, after, rest, pairBudget)
+        return got.concat(walk.found.length >= rest || walk.done ? walk.found
+          : walk.found.concat(phraseWalk(walk.before, rest - walk.found.length, after)))
+      }
     })
 
     /** through the trigram index alone, between the rowids `after` and `before` */

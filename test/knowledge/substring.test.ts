@@ -45,6 +45,13 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
       JOIN knowledge_documents d ON d.id = p.document_id
       WHERE knowledge_passages_fts MATCH @match AND ${readableWhere({})}
       ORDER BY knowledge_passages_fts.rowid DESC LIMIT @want`).pluck()
+    // the same, only in two rowid ranges (a filter's documents)
+    const phraseWalkWithin = app.sqlite.prepare(`SELECT p.rowid FROM knowledge_passages_fts
+      JOIN knowledge_passages p ON p.rowid = knowledge_passages_fts.rowid
+      JOIN knowledge_documents d ON d.id = p.document_id
+      WHERE knowledge_passages_fts MATCH @match AND ${readableWhere({})}
+        AND ((p.rowid >= @from1 AND p.rowid < @to1) OR (p.rowid >= @from2 AND p.rowid < @to2))
+      ORDER BY knowledge_passages_fts.rowid DESC LIMIT @want`).pluck()
     const textOf = app.sqlite.prepare(`SELECT text FROM knowledge_passages WHERE rowid = ?`).pluck()
     await pairIndexCaughtUp(app)
     const newest = app.sqlite.prepare(`SELECT max(rowid) FROM knowledge_passages`).pluck().get() as number
@@ -93,6 +100,17 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
           const got = find(reader(a), {}, q, want)
           t.same(got.map((r) => r.rowid), expected, `${name}: ${JSON.stringify(q)}, ${want}`)
           t.ok(got.every((r) => r.doc_id !== undefined && r.file_name !== 'foreign.txt'), 'never a foreign passage')
+        }
+        // within two ranges: the newest third and the oldest third (either side of the pair index's mark)
+        const third = Math.floor(newest / 3)
+        const ranges = { from1: newest - third, to1: newest + 1, from2: 1, to2: third }
+        const within: Array<[bigint, bigint]> = [[BigInt(ranges.from1), BigInt(ranges.to1)],
+          [BigInt(ranges.from2), BigInt(ranges.to2)]]
+        for (const want of [1, 3, 200]) {
+          const expected = phraseWalkWithin.all({ ...readableParams(reader(a), {}), ...ranges, match: ftsPhrase(q),
+            want }) as number[]
+          t.same(find(reader(a), {}, q, want, undefined, within).map((r) => r.rowid), expected,
+            `${name}, within ranges: ${JSON.stringify(q)}, ${want}`)
         }
       }
       t.match(textOf.get(find(reader(a), {}, 'documented below', 200).at(-1)!.rowid), /undocumented below/,

@@ -13,6 +13,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
 /** passages seeded for the listing case (200 per document: 20 documents) */
 const PASSAGES = 4000
+/** BENCH_CASES=jwt,key: only the Cairn cases whose short names are listed (health, jwt, key, listing) */
+const ONLY = process.env.BENCH_CASES?.split(',').map((c) => c.trim()).filter(Boolean)
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
@@ -39,7 +41,7 @@ async function measured(pid: number | undefined, url: string, headers?: Record<s
     : (after - before) / requests }
 }
 
-interface Case { name: string; url: string; headers?: Record<string, string> }
+interface Case { name: string; short?: string; url: string; headers?: Record<string, string> }
 
 export async function run() {
   type Measured = Load & { cpuPerRequest: number }
@@ -56,19 +58,21 @@ export async function run() {
       const jwt = { authorization: `Bearer ${token}` }
       const baseline: Case = { name: 'bare Fastify GET /hello', url: `${bare.info.address}/hello` }
       const cases: Case[] = [
-        { name: 'Cairn public GET /api/health', url: `${address}/api/health` },
-        { name: 'Cairn JWT GET /api/v2/auth/me', url: `${address}/api/v2/auth/me`, headers: jwt },
+        { name: 'Cairn public GET /api/health', short: 'health', url: `${address}/api/health` },
+        { name: 'Cairn JWT GET /api/v2/auth/me', short: 'jwt', url: `${address}/api/v2/auth/me`, headers: jwt },
         {
           name: 'Cairn API key GET .../usage',
+          short: 'key',
           url: `${address}/api/v2/developer/api-keys/${keyId}/usage`,
           headers: { 'x-api-key': apiKey }
         },
         {
           name: 'Cairn JWT GET /api/knowledge/documents?limit=10',
+          short: 'listing',
           url: `${address}/api/knowledge/documents?limit=10`,
           headers: jwt
         }
-      ]
+      ].filter((c) => !ONLY || ONLY.includes(c.short!))
       for (const c of [baseline, ...cases]) await load(c.url, c.headers, 1, 10, false) // warm-up: JIT, caches
       for (const c of cases) {
         const b = await measured(bare.child.pid, baseline.url)

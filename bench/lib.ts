@@ -27,7 +27,8 @@ export function serverEntry(script = 'server'): string[] {
 export async function startServer<T>(mode: string, args: string[] = [],
   env: Record<string, string> = {}): Promise<{ info: T; child: ChildProcess }> {
   // BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile there when it stops
-  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : []
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF,
+    ...(process.env.BENCH_CPU_PROF_INTERVAL ? [`--cpu-prof-interval=${process.env.BENCH_CPU_PROF_INTERVAL}`] : [])] : []
   const child = spawn(process.execPath, ['--expose-gc', ...prof, ...serverEntry(), mode, ...args],
     { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } })
   const info = await new Promise<T>((resolve, reject) => {

@@ -55,7 +55,8 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['developer'], summary: 'Requests per day made with one of the caller\'s API keys',
       params: IdParams, querystring: UsageQuery, response: { 200: UsageResponse, ...errors(403, 404) }
     }
-  }, async (request) => {
+  }, (request) => {
+    // not async: a value returned at once is sent at once, with no promise to settle first (dashboards poll this)
     const p = requirePrincipal(request)
     const sparkline = usage.sparkline(p.userId, request.params.id, request.query.days,
       app.devLog.pendingUsage(request.params.id))

@@ -171,13 +171,14 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
     config: { action: 'knowledge.list' },
     schema: { tags, summary: 'Documents the caller can read, newest first', querystring: ListDocumentsQuery,
       response: { 200: ListDocumentsResponse, ...errors(403) } }
-  }, async (request, reply) => {
+  }, (request, reply) => {
+    // not async: the answer, often a kept page, is sent at once, with no promise to settle first
     const q = request.query
     const reader = readerOf(request, q.workspaceId)
     // everything the answer depends on besides the organization's documents (whose version the cache checks)
     // (JSON: no two different queries write the same key, whatever characters their filters hold)
     const key = JSON.stringify([reader.userId, reader.workspaceIds, q.scope, q.category, q.tag, q.limit, q.offset])
-    return sendJsonText(reply, listings.page(reader.customerId, key, () => {
+    sendJsonText(reply, listings.page(reader.customerId, key, () => {
       const { documents, count } = store.listPage(reader,
         { scope: q.scope, category: q.category, tags: q.tag ? [q.tag] : undefined }, q.limit, q.offset)
       // the documents arrive as JSON text (rendered by SQLite): the answer is written around them, in the order

@@ -154,6 +154,27 @@ t.test('every API key state, through both headers', async (t) => {
   t.equal((await viaHeader('something-else', randomBytes(16).toString('hex'))).statusCode, 401)
 })
 
+t.test('a key kept in memory still expires on time; an unreadable expiry counts as expired', async (t) => {
+  const app = await build(t)
+  const u = await signup(app)
+  const expiresMs = Date.now() + 3000
+  const k = await createKey(app, u, ['read'], { expiresAt: new Date(expiresMs).toISOString() })
+  const call = () => app.inject({ url: usageUrl(k.id), headers: { 'x-api-key': k.key } })
+  t.equal((await call()).statusCode, 200, 'before its expiry')
+  t.equal((await call()).statusCode, 200, 'again, from the auth cache')
+  // nothing is written in between: the kept entry alone must know the expiry (the wait runs to the key's own)
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresMs - Date.now()) + 10))
+  const expired = await call()
+  t.equal(expired.statusCode, 401)
+  t.equal(expired.json().message, 'API key has expired')
+
+  const other = await createKey(app, u, ['read'])
+  app.sqlite.prepare("UPDATE api_keys SET expires_at = 'someday' WHERE id = ?").run(other.id)
+  const unreadable = await app.inject({ url: usageUrl(other.id), headers: { 'x-api-key': other.key } })
+  t.equal(unreadable.statusCode, 401, 'a date that cannot be read fails closed')
+  t.equal(unreadable.json().message, 'API key has expired')
+})
+
 t.test('rotation keeps name, binding, expiry and issuable scopes; revoked keys cannot rotate', async (t) => {
   const app = await build(t)
   const u = await signup(app)

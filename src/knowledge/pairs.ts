@@ -116,9 +116,13 @@ export function pairMatch(query: string, density?: PairDensity): string | undefi
   const last = terms[terms.length - 1]
   if (density && terms.length > 1 && last.prefix) {
     // left out when the other pairs narrow far more than it would, and can be asked without it
+    // (the count is the exact token's: those it begins add to what FTS5 merges)
     const dense = density(column, last.token)
-    const rest = dense > DENSE_PREFIX ? Math.min(...terms.slice(0, -1).map((t) => density(column, t.token))) : dense
-    if (rest * 4 <= dense) terms.pop()
+    if (dense > DENSE_PREFIX) {
+      const rest = Math.min(...terms.slice(0, -1).map((t) => density(column, t.token)))
+      // one `near` pair left must be rare enough to be asked alone
+      if (rest * 4 <= dense && (terms.length > 2 || column === 'far' || rest <= DENSE_PREFIX)) terms.pop()
+    }
   } else if (terms.length === 1 && column === 'near' && !(density && density(column, last.token) <= NEAR_ALONE)) {
     // one pair in `near` ("used in", "layer that"): its last 2 characters and a prefix stand for too many passages
     // (a common phrase is found sooner by the trigram walk, a rarer one through thousands of candidates)

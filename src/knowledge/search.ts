@@ -153,6 +153,12 @@ export const RANK_CANDIDATES = 50
 /** the best word matches (BM25) and nearest passages hybrid search fuses */
 export const FUSE_CANDIDATES = 50
 
+/** a filter's documents in more stretches of rowids than this are walked as without it (each costs statements) */
+const MAX_RANGES = 32
+/** substring walks (several statements each) inside at most this many of a filter's ranges, else the whole index */
+const SUBSTRING_RANGES = 8
+/** a range of rowids is walked in windows of this many (see walk() in words()) */
+const RANGE_WINDOW = 8192n
 /** how many of a query's words the passages holding them all are sought by (words search at scale) */
 const EVERY_TERMS = 4
 /** how many of a query's common words are sought where its rare words are (words search at scale) */
@@ -339,7 +345,8 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       // a category or tag filter: the walks stay inside its documents (else they would read, newest first, every
       // match of the index the filter drops)
       const ranges = filters.category || filters.tags?.length ? filteredRanges(reader, filters) : 'all'
-      return newestWith(reader, filters, query, want, mayExist, Array.isArray(ranges) ? ranges : undefined)
+      return newestWith(reader, filters, query, want, mayExist,
+        Array.isArray(ranges) && ranges.length <= SUBSTRING_RANGES ? ranges : undefined)
     }
     if (few.docs === 0 || !mayExist()) return []
     const docs = store.prepared(fewDocsSql(filters)).all(params) as Array<Omit<HitRow,
@@ -375,8 +382,8 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
   const postingsBefore = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words
     WHERE knowledge_passages_words MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT +?`).pluck()
   const PROBE = tuning.probe ?? WORDS_TUNING.probe
-  const postingsBetween = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words
-    WHERE knowledge_passages_words MATCH ? AND rowid < ? AND rowid >= ? ORDER BY rowid DESC LIMIT +?`).pluck()
+  const postingsWithin = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words
+    WHERE knowledge_passages_words MATCH ? AND rowid >= ? AND rowid < ? ORDER BY rowid`).pluck()
   const filteredDocsSql = (filters: DocFilters) => `SELECT d.id, d.chunk_count FROM knowledge_documents d
     WHERE ${readableWhere(filters)} LIMIT ${FILTERED_DOCS + 1}`
   const filteredSizeSql = (filters: DocFilters) => `SELECT coalesce(sum(d.chunk_count), 0) AS n
@@ -389,15 +396,20 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
 
   /**
    * The rowid ranges holding the passages of the documents a category or tag filter leaves the reader, newest
-   * first, neighbours merged (a document's passages are written together); 'all' when they are nearly all the
-   * reader reads, undefined when there are more than FILTERED_DOCS such documents.
+   * first, neighbours merged (a document's passages are written together); 'all' when they are all the reader
+   * reads; undefined when there are more than FILTERED_DOCS such documents or MAX_RANGES ranges.
    */
   function filteredRanges(reader: Reader, filters: DocFilters): Array<[bigint, bigint]> | 'all' | undefined {
     const params = readableParams(reader, filters)
     const docs = store.prepared(filteredDocsSql(filters)).all(params) as Array<{ id: string; chunk_count: number }>
     if (docs.length > FILTERED_DOCS) {
+      // 'all' only when the filter leaves out no passage at all (else a word's newest postings could all lie in
+      // the documents it leaves out, and the join after would drop every candidate)
       const { n } = store.prepared(filteredSizeSql(filters)).get(params) as { n: number }
-      return n >= 0.9 * stats.readable(reader, filters) ? 'all' : undefined
+      const scoped = { scope: filters.scope }
+      const { n: readable } = store.prepared(readablePassages(scoped)).get(readableParams(reader, scoped)) as
+        { n: number }
+      return n === readable ? 'all' : undefined
     }
     const spans = docs.filter((d) => d.chunk_count > 0).map((d) => docRowids.get({ id: d.id }) as { lo: number | null;
       hi: number | null }).filter((r) => r.lo !== null).map((r) => [r.lo!, r.hi!]).sort((a, b) => b[1] - a[1])
@@ -407,7 +419,8 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       if (last && hi >= last[0] - 1) last[0] = Math.min(last[0], lo)
       else merged.push([lo, hi])
     }
-    return merged.map(([lo, hi]) => [BigInt(lo), BigInt(hi) + 1n])
+    // (each range costs every walk a statement or more: many scattered documents are walked as without the filter)
+    return merged.length > MAX_RANGES ? undefined : merged.map(([lo, hi]) => [BigInt(lo), BigInt(hi) + 1n])
   }
   const readablePassages = (filters: DocFilters) => `SELECT coalesce(sum(d.chunk_count), 0) AS n
     FROM knowledge_documents d
@@ -492,7 +505,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const ranges = found === 'all' ? undefined : found
     const corpus = stats.corpus()
     // a reader of (almost) everything walks the terms alone and filters the few best; others walk their own
-    const readable = stats.readable(reader, filters)
+    const readable = stats.readable(reader, { scope: filters.scope })
     // a common term's document frequency, from how far back its newest postings reach (terms spread evenly)
     const reach = (p: number[]) => Math.min(corpus.n, p.length * corpus.n / Math.max(1, corpus.n - p[p.length - 1]))
     // bm25() first counts every passage of the index holding each term (its IDF), whoever asks: 45 ms for "used"
@@ -520,11 +533,17 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
         return (before === undefined ? postingsOf.all(match, most) : postingsBefore.all(match, before, most)) as
           number[]
       }
+      // each range in windows of rowids read in ascending order (FTS5 walks back from a high bound in descending
+      // order at about the cost of the whole doclist), newest window first
       const out: number[] = []
       for (const [lo, hi] of ranges) {
-        if (before !== undefined && lo >= before) continue
-        const below = before !== undefined && BigInt(before) < hi ? BigInt(before) : hi
-        out.push(...postingsBetween.all(match, below, lo, most - out.length) as number[])
+        let top = before !== undefined && BigInt(before) < hi ? BigInt(before) : hi
+        while (top > lo && out.length < most) {
+          const from = top - RANGE_WINDOW > lo ? top - RANGE_WINDOW : lo
+          const got = postingsWithin.all(match, from, top) as number[]
+          for (let k = got.length - 1; k >= 0 && out.length < most; k--) out.push(got[k])
+          top = from
+        }
         if (out.length >= most) break
       }
       return out
@@ -546,7 +565,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       proof.none = !intersects(innerTerms.filter((i) => complete[i]).map((i) => postings[i]))
     }
     if (postings.reduce((n, p, i) => n + (complete[i] ? p.length : EXACT_POSTINGS + 1), 0) <= EXACT_POSTINGS &&
-      (!own || rareEverywhere())) {
+      ((!own && !ranges) || rareEverywhere())) {
       return exactWords(reader, filters, terms, tokens, cap)
     }
     const idf = (df: number) => Math.max(1e-6, Math.log((corpus.n - df + 0.5) / (df + 0.5)))
@@ -593,9 +612,12 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       // the newest postings of the common terms, by the IDF of the terms they hold
       const strongest = terms.map((_, i) => i).sort((x, y) => weights[y] - weights[x]).slice(0, EVERY_TERMS)
       const every = `${readersPart}{text}: (${strongest.map((i) => ftsPhrase(terms[i].join(' '))).join(' AND ')})`
+      // (a term already counted where it met a rare one is not counted again)
       const add = (rowid: number, i: number) => {
+        const held = heldBy.get(rowid) ?? 0
+        if (held & bit(i)) return
         coordination.set(rowid, (coordination.get(rowid) ?? 0) + weights[i])
-        heldBy.set(rowid, (heldBy.get(rowid) ?? 0) | bit(i))
+        heldBy.set(rowid, held | bit(i))
       }
       // (a rare term's weight is there already: its postings are all among the candidates)
       const holdingAll = new Set(walk(every, rescore))

@@ -62,6 +62,10 @@ t.test('pairMatch with the index\'s counts: a dense last prefix left out, one ra
   t.equal(pairMatch('used in', counts({ 'near ed_in': 269_000 })), undefined, 'one common pair of `near`: trigrams')
   t.equal(pairMatch('layer thatch', counts({ 'near er_thatch': 40 })), '{near}: ("er_thatch" *)',
     'one rare pair of `near` is asked')
+  t.equal(pairMatch('zebra quagga herd', counts({ 'near ga_herd': 0 })), '{near}: ("ra_quagga" + "ga_herd" *)',
+    'a prefix in no passage yet is kept')
+  t.equal(pairMatch('layer that be', counts({ 'near at_be': 300_000, 'near er_that': 60_000 })),
+    '{near}: ("er_that" + "at_be" *)', 'not left out when one common pair of `near` would be all that is left')
 })
 
 /**

@@ -368,6 +368,32 @@ t.test('words with a category or tag filter: inside the filtered documents\' pas
     'the best of the filtered passages, though others are newer')
 })
 
+t.test('words with a filter of more documents than are walked inside: bm25() unless it leaves out nothing (review ' +
+  'findings: a cache keyed without the filter, and a word whose newest postings all lie outside it)', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const a = await signup(app)
+  for (let i = 1; i <= 6; i++) {
+    await uploadDocument(app, a, { filename: `ops-${i}.txt`,
+      content: `Ops ${i === 1 ? 'harbour' : 'quay'} crane number ${i}.` }, { category: 'ops' })
+  }
+  await uploadDocument(app, a, { filename: 'misc.txt',
+    content: Array.from({ length: 4 }, (_, i) => `Misc harbour note number ${i} here.`).join('\n\n') },
+  { chunkSize: '50', chunkOverlap: '0', category: 'misc' })
+  const reader = { customerId: a.customerId, userId: a.userId, workspaceIds: [a.workspaceId] }
+  const names = (hits: SearchHit[]) => hits.map((h) => `${h.document.fileName} ${h.chunk.chunkIndex}`).sort()
+  const exact = createSearch(app.sqlite, app.knowledgeStore)
+  t.same(names(await exact.search(reader, { category: 'ops' }, 'harbour', 10, 'words')), ['ops-1.txt 0'])
+  const tuning = { exactPostings: 0, postingsPerTerm: 3, probe: 2, rescore: 2, filteredDocs: 2 }
+  for (const warm of [false, true]) {
+    const search = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined, tuning)
+    if (warm) await search.search(reader, {}, 'harbour', 3, 'words')
+    for (const mode of ['words', 'hybrid'] as const) {
+      t.same(names(await search.search(reader, { category: 'ops' }, 'harbour', 3, mode)), ['ops-1.txt 0'],
+        `${mode}, ${warm ? 'after' : 'before'} an unfiltered search`)
+    }
+  }
+})
+
 t.test('words at scale: the best candidates and the merged postings are those of a sort and of a map', async (t) => {
   const random = (() => { let s = 7; return () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648 })()
   for (let round = 0; round < 50; round++) {

@@ -11,6 +11,7 @@ import { buildApp, type App, type BuildOptions } from '../src/app.js'
 import { lowerPasswordCostForTests } from '../src/auth/passwords.js'
 import { openDatabase } from '../src/db/index.js'
 import { PAIRS_BEHIND_SQL } from '../src/knowledge/pairs.js'
+import { createExtractor, type Extractor } from '../src/ingest/run.js'
 
 /** The repository's root, and test/fixtures/: for tests in any folder of test/ */
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -113,12 +114,26 @@ export function seedDatabase(dataDir: string): void {
   fs.chmodSync(target, 0o600)
 }
 
+let sharedExtractor: Extractor | undefined
+
+/**
+ * The extraction pool of the apps of a test process that bring none of their own (no extractor, no worker limits),
+ * as one service keeps one pool for every upload: each app made its own, and the first PDF, DOCX or HTML file of
+ * each app started a worker thread loading pdf.js and mammoth (about a second of CPU). Closing an app leaves it
+ * open; its workers are unref'd and end with the process.
+ */
+function knowledgeOptions(options: BuildTestOptions): BuildOptions['knowledge'] {
+  if (options.knowledge?.extractor || options.knowledge?.workerLimits) return options.knowledge
+  sharedExtractor ??= createExtractor()
+  return { ...options.knowledge, extractor: { ...sharedExtractor, close: async () => {} } }
+}
+
 /** An app on a fresh temp database; sign-up open so tests can make several organizations. */
 export async function build(t: Test, options: BuildTestOptions = {}): Promise<App> {
   const dataDir = options.dataDir ?? tempDir(t)
   const config: Config = { ...loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_SIGNUP: 'open' }), ...options.config }
   seedDatabase(config.dataDir)
-  const app = await buildApp(config, { logger: options.logger, knowledge: options.knowledge, schemaController })
+  const app = await buildApp(config, { logger: options.logger, knowledge: knowledgeOptions(options), schemaController })
   t.teardown(() => app.close())
   if (options.before) await options.before(app)
   await app.ready()

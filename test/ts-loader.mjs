@@ -4,6 +4,11 @@
 import { register } from 'node:module'
 import { fileURLToPath } from 'node:url'
 
+// tap's processinfo hook (for coverage) records every module a test process loads: it reads each one's source
+// again, sends it to the main thread and keeps retrying source-map look-ups for it. Its exclusion pattern is tap's
+// own plus node_modules, whose ~500 modules per process coverage never counts (set here, before the first hook
+// starts the hooks thread, which copies the environment; tap's spawn resets the variable that .taprc could set).
+process.env._TAPJS_PROCESSINFO_EXCLUDE_ = String(/(^(node|tapmock):|[\\/](\.tap|tap-snapshots|node_modules)[\\/])/)
 register('./ts-hooks.mjs', import.meta.url)
 // .taprc names this file relative to the project: child processes started elsewhere get its absolute path
 process.env.NODE_OPTIONS = (process.env.NODE_OPTIONS ?? '')

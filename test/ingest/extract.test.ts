@@ -1,7 +1,7 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import { createExtractor, DEFAULT_WORKER_LIMITS } from '../../src/ingest/run.js'
+import { createExtractor, DEFAULT_WORKER_LIMITS, type Extractor, type WorkerLimits } from '../../src/ingest/run.js'
 import { decodeText } from '../../src/ingest/text.js'
 import { fileTypeOf, extractorFor, SUPPORTED_FORMATS } from '../../src/ingest/formats.js'
 import { tempDir, FIXTURES } from '../helper.js'
@@ -11,6 +11,21 @@ const fixtures = path.join(FIXTURES, 'knowledge')
 const chunk = { chunkSize: 1000, chunkOverlap: 200 }
 const UNREADABLE = { name: 'UnreadableFileError' }
 
+/**
+ * One pool per set of limits, as the service keeps one for every upload: a new pool starts a new worker thread,
+ * which loads pdf.js and mammoth (about a second of CPU each). A worker that failed is never reused by its pool.
+ */
+const pools = new Map<WorkerLimits, Extractor>()
+function pool(limits: WorkerLimits): Extractor {
+  let extractor = pools.get(limits)
+  if (!extractor) {
+    const made = extractor = createExtractor(limits)
+    pools.set(limits, made)
+    t.teardown(() => made.close())
+  }
+  return extractor
+}
+
 async function extractBytes(t: Parameters<typeof tempDir>[0], name: string, bytes: Buffer,
   limits = DEFAULT_WORKER_LIMITS) {
   const dir = tempDir(t)
@@ -18,7 +33,7 @@ async function extractBytes(t: Parameters<typeof tempDir>[0], name: string, byte
   fs.writeFileSync(source, bytes)
   const target = path.join(dir, 'out.txt')
   const kind = extractorFor(fileTypeOf(name))!
-  const result = await createExtractor(limits).extract(source, target, kind, chunk)
+  const result = await pool(limits).extract(source, target, kind, chunk)
   return { ...result, text: fs.readFileSync(target, 'utf8') }
 }
 

@@ -186,9 +186,9 @@ export interface WordsTuning {
    */
   probe: number
   /**
-   * a category or tag filter leaving the reader at most this many documents is searched inside their passages;
-   * one leaving more, as without the filter when they are nearly all the reader reads, else by bm25() over every
-   * match
+   * a category or tag filter leaving the reader at most this many documents is searched inside their passages
+   * (when they lie in at most MAX_RANGES stretches of rowids); one leaving more, as without the filter when it
+   * leaves out no passage, else by bm25() over every match
    */
   filteredDocs: number
 }
@@ -501,7 +501,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       if (proof) proof.none = true
       return []
     }
-    // (a filter leaving nearly everything: the walks as without it, the documents join drops the rest)
+    // (a filter leaving out no passage: the walks as without it)
     const ranges = found === 'all' ? undefined : found
     const corpus = stats.corpus()
     // a reader of (almost) everything walks the terms alone and filters the few best; others walk their own

@@ -344,9 +344,13 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     if (few.docs > FEW_DOCS || few.passages > FEW_PASSAGES) {
       // a category or tag filter: the walks stay inside its documents (else they would read, newest first, every
       // match of the index the filter drops)
-      const ranges = filters.category || filters.tags?.length ? filteredRanges(reader, filters) : 'all'
+      // (read in the walk's transaction: a passage it sees lies in the ranges it reads)
+      const within = () => {
+        const ranges = filteredRanges(reader, filters)
+        return Array.isArray(ranges) && ranges.length <= SUBSTRING_RANGES ? ranges : undefined
+      }
       return newestWith(reader, filters, query, want, mayExist,
-        Array.isArray(ranges) && ranges.length <= SUBSTRING_RANGES ? ranges : undefined)
+        filters.category || filters.tags?.length ? within : undefined)
     }
     if (few.docs === 0 || !mayExist()) return []
     const docs = store.prepared(fewDocsSql(filters)).all(params) as Array<Omit<HitRow,

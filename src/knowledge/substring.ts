@@ -131,10 +131,11 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
   /**
    * The `want` newest readable passages holding `query` (3+ code points), newest first. `mayExist` (whether any
    * readable passage may hold it, a cheaper test) is asked before the trigram index, not before the pair index,
-   * which is cheaper still. `within`: only in these rowid ranges [from, to), newest first (a filter's documents).
+   * which is cheaper still. `within`: only in the rowid ranges [from, to) it gives, newest first (a filter's
+   * documents), or everywhere when it gives none; asked inside the search's read transaction.
    */
   return function rows(reader: Reader, filters: DocFilters, query: string, want: number,
-    mayExist?: () => boolean, within?: Array<[bigint, bigint]>): HitRow[] {
+    mayExist?: () => boolean, within?: () => Array<[bigint, bigint]> | undefined): HitRow[] {
     const params = readableParams(reader, filters)
     const phrase = ftsPhrase(query)
     const needle = indexFold(query)
@@ -145,7 +146,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
       const through = pairs === undefined ? 0n : BigInt(pairsThrough.get() as number)
       const above = pairs !== undefined && through < BigInt(newest.get() as number)
       const found: HitRow[] = []
-      for (const [from, to] of within ?? [[1n, BigInt(Number.MAX_SAFE_INTEGER)]]) {
+      for (const [from, to] of within?.() ?? [[1n, BigInt(Number.MAX_SAFE_INTEGER)]]) {
         found.push(...between(to, from - 1n, want - found.length))
         if (found.length >= want) break
       }

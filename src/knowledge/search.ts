@@ -390,8 +390,6 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     WHERE knowledge_passages_words MATCH ? AND rowid >= ? AND rowid < ? ORDER BY rowid`).pluck()
   const filteredDocsSql = (filters: DocFilters) => `SELECT d.id, d.chunk_count FROM knowledge_documents d
     WHERE ${readableWhere(filters)} LIMIT ${FILTERED_DOCS + 1}`
-  const filteredSizeSql = (filters: DocFilters) => `SELECT coalesce(sum(d.chunk_count), 0) AS n
-    FROM knowledge_documents d WHERE ${readableWhere(filters)}`
   // a document's first and last passages hold its lowest and highest rowids: its passages are written in order
   // (src/knowledge/index-worker.ts), each rowid above every one before
   const docRowids = sqlite.prepare(`SELECT
@@ -409,7 +407,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     if (docs.length > FILTERED_DOCS) {
       // 'all' only when the filter leaves out no passage at all (else a word's newest postings could all lie in
       // the documents it leaves out, and the join after would drop every candidate)
-      const { n } = store.prepared(filteredSizeSql(filters)).get(params) as { n: number }
+      const { n } = store.prepared(readablePassages(filters)).get(params) as { n: number }
       const scoped = { scope: filters.scope }
       const { n: readable } = store.prepared(readablePassages(scoped)).get(readableParams(reader, scoped)) as
         { n: number }

@@ -47,6 +47,7 @@ const EnvSchema = Type.Object({
   CAIRN_METRICS: Type.Boolean({ default: false }),
   CAIRN_METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   CAIRN_SHUTDOWN_TIMEOUT: Type.Number({ default: 10, exclusiveMinimum: 0, maximum: 3600 }),
+  CAIRN_SEARCH_CACHE_MB: Type.Integer({ default: 64, minimum: 0, maximum: 65536 }),
   CAIRN_CORS_ORIGINS: Type.Optional(Type.String())
 })
 
@@ -139,6 +140,8 @@ export interface Config {
   metrics: { enabled: boolean; token?: string }
   /** CAIRN_SHUTDOWN_TIMEOUT: the whole graceful shutdown on SIGTERM/SIGINT finishes within this */
   shutdownTimeoutMs: number
+  /** CAIRN_SEARCH_CACHE_MB: each search worker's own SQLite page cache, in MB (filled as pages are read) */
+  searchCacheMb: number
 }
 
 /** Reads the environment once; the only place in the service that looks at process.env. */
@@ -200,7 +203,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetrySchedule: e.CAIRN_WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => Number(s.trim())),
     corsOrigins,
     metrics: { enabled: e.CAIRN_METRICS, token: e.CAIRN_METRICS_TOKEN },
-    shutdownTimeoutMs: Math.round(e.CAIRN_SHUTDOWN_TIMEOUT * 1000)
+    shutdownTimeoutMs: Math.round(e.CAIRN_SHUTDOWN_TIMEOUT * 1000),
+    searchCacheMb: e.CAIRN_SEARCH_CACHE_MB
   }
 }
 

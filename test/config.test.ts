@@ -19,13 +19,15 @@ t.test('defaults of CONTRACT.md §1', async (t) => {
   t.equal(c.stt.mode, 'auto')
   t.equal(c.stt.model, 'whisper-1')
   t.equal(c.serviceKey, undefined)
+  t.equal(c.searchCacheMb, 64)
 })
 
 t.test('environment values are read and typed', async (t) => {
   const c = loadConfig({
     HOST: '0.0.0.0', PORT: '8080', CAIRN_PUBLIC_URL: 'https://cairn.example.org/', CAIRN_JWT_TTL: '3600',
     CAIRN_SIGNUP: 'open', CAIRN_RATE_LIMIT_KNOWLEDGE: '0', CAIRN_ALLOW_PRIVATE_URLS: 'true',
-    CAIRN_LLM_BASE_URL: 'http://127.0.0.1:11434/v1', CAIRN_LLM_MODEL: 'llama3.2', CAIRN_STT: 'openai', CAIRN_SERVICE_KEY: 'a-long-service-key-value'
+    CAIRN_LLM_BASE_URL: 'http://127.0.0.1:11434/v1', CAIRN_LLM_MODEL: 'llama3.2', CAIRN_STT: 'openai', CAIRN_SERVICE_KEY: 'a-long-service-key-value',
+    CAIRN_SEARCH_CACHE_MB: '256'
   })
   t.equal(c.port, 8080)
   t.equal(c.publicUrl, 'https://cairn.example.org')
@@ -36,6 +38,7 @@ t.test('environment values are read and typed', async (t) => {
   t.equal(c.llm.baseUrl, 'http://127.0.0.1:11434/v1')
   t.equal(c.stt.mode, 'openai')
   t.equal(c.serviceKey, 'a-long-service-key-value')
+  t.equal(c.searchCacheMb, 256)
 })
 
 t.test('invalid values are refused at start', async (t) => {
@@ -43,6 +46,8 @@ t.test('invalid values are refused at start', async (t) => {
   t.throws(() => loadConfig({ CAIRN_SIGNUP: 'sometimes' }))
   t.throws(() => loadConfig({ CAIRN_STT: 'magic' }))
   t.throws(() => loadConfig({ CAIRN_JWT_SECRET: 'short' }))
+  t.throws(() => loadConfig({ CAIRN_SEARCH_CACHE_MB: '-1' }))
+  t.throws(() => loadConfig({ CAIRN_SEARCH_CACHE_MB: 'lots' }))
 })
 
 t.test('JWT secret: generated once, kept, reused', async (t) => {

@@ -185,6 +185,8 @@ export interface WordsTuning {
    * must hold over postingsPerTerm (with a margin) is common at once, and its other postings are never read
    */
   probe: number
+  /** how many times postingsPerTerm the probe's estimate must reach for a term to be common at once */
+  commonMargin: number
   /**
    * a category or tag filter leaving the reader at most this many documents is searched inside their passages
    * (when they lie in at most MAX_RANGES stretches of rowids); one leaving more, as without the filter when it
@@ -193,7 +195,7 @@ export interface WordsTuning {
   filteredDocs: number
 }
 export const WORDS_TUNING: WordsTuning = { postingsPerTerm: 10_000, exactPostings: 6_000, rescore: 50, probe: 500,
-  filteredDocs: 1000 }
+  commonMargin: 1.5, filteredDocs: 1000 }
 const WORD_TOKEN = /[\p{L}\p{N}\p{Co}]+/gu
 const WORD_CHAR = /[\p{L}\p{N}\p{Co}]/u
 
@@ -221,8 +223,8 @@ const newestFirst = (a: HitRow, b: HitRow) =>
  */
 export function createSearch(sqlite: Database.Database, store: KnowledgeStore, semantic?: SemanticSource,
   log?: FastifyBaseLogger, tuning: Partial<WordsTuning> = {}) {
-  const { postingsPerTerm: POSTINGS_PER_TERM, exactPostings: EXACT_POSTINGS, rescore, filteredDocs: FILTERED_DOCS } =
-    { ...WORDS_TUNING, ...tuning }
+  const { postingsPerTerm: POSTINGS_PER_TERM, exactPostings: EXACT_POSTINGS, rescore, filteredDocs: FILTERED_DOCS,
+    commonMargin } = { ...WORDS_TUNING, ...tuning }
   // Without category or tag filters, the readers tokens already say what the caller can read: the index
   // ranks alone (FTS5 in C, no joins per match) and the documents join only checks the best few. With
   // those filters, every match is joined and filtered before ranking.
@@ -554,7 +556,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       const first = walk(matchOf(t), probe)
       complete[i] = first.length < probe
       // (the filtered ranges' postings say nothing of a term's frequency in the whole index)
-      if (complete[i] || (!ranges && reach(first) > 1.5 * perTerm)) return first
+      if (complete[i] || (!ranges && reach(first) > commonMargin * perTerm)) return first
       const p = first.concat(walk(matchOf(t), perTerm + 1 - first.length, first[first.length - 1]))
       complete[i] = p.length <= perTerm
       return p

@@ -16,8 +16,8 @@ type Reply = { id: number; hits?: SearchHit[]; error?: { kind: string; message: 
  * idle or the least busy one.
  */
 export function createSearchPool(file: string,
-  options: { size: number; cacheMb?: number; embeddings?: Required<Pick<EmbeddingConfig, 'baseUrl' | 'model'>> & EmbeddingConfig;
-    log?: FastifyBaseLogger; sweep?: boolean }) {
+  options: { size: number; embeddings?: Required<Pick<EmbeddingConfig, 'baseUrl' | 'model'>> & EmbeddingConfig;
+    log?: FastifyBaseLogger; sweep?: boolean; /** each worker's SQLite page cache */ cacheMb?: number }) {
   const workers: Array<{ worker: Worker; busy: number }> = []
   const pending = new Map<number,
     { resolve: (hits: SearchHit[]) => void; reject: (err: Error) => void; slot: { busy: number } }>()
@@ -29,8 +29,7 @@ export function createSearchPool(file: string,
   function spawn() {
     const sweep = !sweeper && options.sweep !== false
     const worker = new Worker(entry.script,
-      { eval: entry.eval, workerData: { file, embeddings: options.embeddings, sweep,
-      cacheMb: options.cacheMb } })
+      { eval: entry.eval, workerData: { file, embeddings: options.embeddings, sweep, cacheMb: options.cacheMb } })
     if (sweep) sweeper = worker
     const slot = { worker, busy: 0 }
     worker.on('message', (m: Reply) => {

@@ -522,10 +522,11 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     // bm25() first counts every passage of the index holding each term (its IDF), whoever asks: 45 ms for "used"
     // at 1,000,000 passages. So it ranks exactly when the terms are rare in the whole index, and the reader's
     // matches are few (a reader of few passages, or few postings below)
-    const rareEverywhere = () => terms.every((t) => stats.passagesWith(t, (probe) => {
+    const inIndex = (t: string[]) => stats.passagesWith(t, (probe) => {
       const first = postingsOf.all(`{text}: ${ftsPhrase(t.join(' '))}`, probe) as number[]
       return first.length < probe ? first.length : reach(first)
-    }) <= EXACT_POSTINGS)
+    })
+    const rareEverywhere = () => terms.every((t) => inIndex(t) <= EXACT_POSTINGS)
     if (readable <= 2 * EXACT_POSTINGS && rareEverywhere()) return exactWords(reader, filters, terms, tokens, cap)
     const own = !ranges && readable < corpus.n * 0.9
     const readersPart = own ? `{readers}: (${tokens.map(ftsPhrase).join(' OR ')}) AND ` : ''
@@ -580,7 +581,9 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       return exactWords(reader, filters, terms, tokens, cap)
     }
     const idf = (df: number) => Math.max(1e-6, Math.log((corpus.n - df + 0.5) / (df + 0.5)))
-    const dfs = postings.map((p, i) => (complete[i] ? p.length : reach(p)))
+    // (inside a filter's ranges, a term's postings say how often it is there, not in the index whose IDF bm25() uses:
+    // a common term met in a few sparse ranges looked rare)
+    const dfs = postings.map((p, i) => (ranges ? inIndex(terms[i]) : complete[i] ? p.length : reach(p)))
     const weights = dfs.map(idf)
     // which terms a candidate's postings showed (the first 31; later ones are counted from the text alone)
     const bit = (i: number) => (i < 31 ? 1 << i : 0)

@@ -394,6 +394,29 @@ t.test('words with a filter of more documents than are walked inside: bm25() unl
   }
 })
 
+t.test('words inside a filter\'s ranges weighs each term by its passages in the whole index, as bm25() does (review ' +
+  'finding 10: a word common everywhere but rare in the filtered documents weighed as much as a rare one)',
+async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const a = await signup(app)
+  await uploadDocument(app, a, { filename: 'misc.txt',
+    content: Array.from({ length: 30 }, (_, i) => `Misc harbour note number ${i} here.`).join('\n\n') },
+  { chunkSize: '50', chunkOverlap: '0', category: 'misc' })
+  // the harbour passage is the newer of the two: with equal weights it would lead
+  for (const word of ['crane', 'harbour']) {
+    await uploadDocument(app, a, { filename: `ops-${word}.txt`, content: `Ops: the ${word} gate is shut at night.` },
+      { category: 'ops' })
+  }
+  const reader = { customerId: a.customerId, userId: a.userId, workspaceIds: [a.workspaceId] }
+  const first = (hits: SearchHit[]) => hits[0]?.chunk.text
+  const exact = createSearch(app.sqlite, app.knowledgeStore)
+  t.equal(first(await exact.search(reader, { category: 'ops' }, 'harbour crane', 1, 'words')),
+    'Ops: the crane gate is shut at night.')
+  const inside = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined, { exactPostings: 0, rescore: 2 })
+  t.equal(first(await inside.search(reader, { category: 'ops' }, 'harbour crane', 1, 'words')),
+    'Ops: the crane gate is shut at night.', 'the globally rarer word leads, as in bm25()')
+})
+
 t.test('words at scale: the best candidates and the merged postings are those of a sort and of a map', async (t) => {
   const random = (() => { let s = 7; return () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648 })()
   for (let round = 0; round < 50; round++) {

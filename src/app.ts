@@ -1,9 +1,8 @@
 import Fastify, { type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import fs from 'node:fs'
 import path from 'node:path'
-import { randomBytes } from 'node:crypto'
 import type { Config } from './config.js'
+import { keptSecret } from './kept-secret.js'
 import { openDatabase } from './db/index.js'
 import { restrictNewFiles, secureDataDir } from './db/data-dir.js'
 import core from './core.js'
@@ -74,23 +73,7 @@ export function loggerOptions(level: string, stream?: { write(line: string): voi
 
 /** The JWT secret of CONTRACT.md §1: configured, or generated once and kept in the data dir (0600). */
 export function jwtSecretFor(config: Config): string {
-  if (config.jwtSecret) return config.jwtSecret
-  const file = path.join(config.dataDir, 'jwt-secret')
-  try {
-    return fs.readFileSync(file, 'utf8').trim()
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
-  }
-  fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 })
-  const secret = randomBytes(32).toString('base64url')
-  try {
-    fs.writeFileSync(file, secret + '\n', { mode: 0o600, flag: 'wx' })
-    return secret
-  } catch (err) {
-    // another process created it first: use theirs
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return fs.readFileSync(file, 'utf8').trim()
-    throw err
-  }
+  return config.jwtSecret ?? keptSecret(config.dataDir, 'jwt-secret')
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}) {

@@ -18,7 +18,7 @@ import { createLogStore, decodeCursor, type LogPosition } from '../../src/develo
 /** The developer API (SPEC.md "Developer API", CONTRACT.md §8): key usage, webhooks, deliveries, logs. */
 const developer: FastifyPluginAsyncTypebox = async (app) => {
   const usage = createUsageStore(app.db, app.sqlite)
-  const hooks = createWebhookStore(app.db)
+  const hooks = createWebhookStore(app.db, app.webhookSecrets)
   const logs = createLogStore(app.sqlite)
 
   /** The workspace the webhook routes act in; managing needs owner/admin for users, the capability for keys. */
@@ -72,8 +72,8 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
         const data = (body as { data?: { id?: unknown; workspace_id?: unknown;
           signing_secret?: unknown } } | undefined)?.data
         if (typeof data?.id !== 'string' || typeof data.workspace_id !== 'string') return false
-        return hooks.find(data.id, data.workspace_id,
-          requirePrincipal(request).customerId)?.signingSecret === data.signing_secret
+        const hook = hooks.find(data.id, data.workspace_id, requirePrincipal(request).customerId)
+        return !!hook && app.webhookSecrets.open(hook.signingSecret, hook.id) === data.signing_secret
       }
     },
     preValidation: managers,

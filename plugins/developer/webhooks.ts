@@ -3,6 +3,7 @@ import { and, desc, eq, sql } from 'drizzle-orm'
 import { nowIso, type Db } from '../../src/db/index.js'
 import { fixedLimit } from '../../src/db/prepared.js'
 import type { RequestRecord } from '../../src/events/delivery.js'
+import type { SecretBox } from '../../src/events/secret-box.js'
 import { webhookDeliveries, webhooks } from '../../schema/tables/webhooks.js'
 
 type Webhook = typeof webhooks.$inferSelect
@@ -17,7 +18,7 @@ const newSecret = () => `whsec_${randomBytes(32).toString('hex')}`
 const ROTATION_OVERLAP_MS = 86_400_000
 
 /** Webhooks of a workspace and their delivery records; every query is confined to workspace and organization. */
-export function createWebhookStore(db: Db) {
+export function createWebhookStore(db: Db, box: SecretBox) {
   const p = sql.placeholder
   const inWorkspace = and(eq(webhooks.id, p('id')), eq(webhooks.workspaceId, p('workspaceId')),
     eq(webhooks.customerId, p('customerId')))
@@ -39,7 +40,8 @@ export function createWebhookStore(db: Db) {
       const secret = newSecret()
       const now = nowIso()
       db.insert(webhooks).values({ id, customerId: ws.customerId, workspaceId: ws.workspaceId, url: input.url,
-        events: JSON.stringify(input.events), signingSecret: secret, active: true, description: input.description,
+        events: JSON.stringify(input.events), signingSecret: box.seal(secret, id), active: true,
+        description: input.description,
         createdBy: ws.userId, createdAt: now, updatedAt: now }).run()
       return {
         id, workspace_id: ws.workspaceId, url: input.url, events: input.events, signing_secret: secret,
@@ -69,7 +71,8 @@ export function createWebhookStore(db: Db) {
      */
     rotateSecret(id: string, workspaceId: string, customerId: string, now = Date.now()) {
       const secret = newSecret()
-      const changed = rotate.run({ expiresAt: new Date(now + ROTATION_OVERLAP_MS).toISOString(), secret,
+      const changed = rotate.run({ expiresAt: new Date(now + ROTATION_OVERLAP_MS).toISOString(),
+        secret: box.seal(secret, id),
         now: new Date(now).toISOString(), id, workspaceId, customerId }).changes
       return changed > 0 ? secret : undefined
     },

@@ -3,8 +3,10 @@ import { and, eq, inArray, sql } from 'drizzle-orm'
 import { setMaxListeners } from 'node:events'
 import type { FastifyInstance } from 'fastify'
 import type { DeliveryAttempt } from './delivery.js'
-import { createWorkerDeliverer } from './worker-deliverer.js'
+import { createWorkerDeliverer, failedAttempt } from './worker-deliverer.js'
 import { createRecorder } from './recorder.js'
+import { secretBox, type SecretBox } from './secret-box.js'
+import { keptSecret } from '../kept-secret.js'
 import { createOutboxStore, eventsPerExpansion, newDeliveryId, signingSecrets, type AttemptKind, type OutboxMessage,
   type Outcome } from './outbox.js'
 import type { EventName } from './names.js'
@@ -31,6 +33,8 @@ export type WebhookTarget = Pick<typeof webhooks.$inferSelect, 'id' | 'workspace
 declare module 'fastify' {
   interface FastifyInstance {
     events: EventBus
+    /** webhook signing secrets sealed at rest (src/events/secret-box.ts) */
+    webhookSecrets: SecretBox
   }
 }
 
@@ -76,10 +80,26 @@ async function eventsPlugin(app: FastifyInstance) {
     onDeactivated: (webhookId) => log.warn({ webhookId }, 'webhook set inactive: every attempt failed for 5 days')
   })
 
-  const attempt = (row: OutboxMessage, deliveryId: string, signal?: AbortSignal) => deliverer.deliver(row.url,
-    signingSecrets(row), {
-      id: row.id, deliveryId, event: row.event, timestamp: row.timestamp, body: row.body
-    }, signal)
+  const box = secretBox(keptSecret(app.config.dataDir, 'webhook-key'))
+  app.decorate('webhookSecrets', box)
+  sealOlderSecrets(app, box)
+
+  const attempt = (row: OutboxMessage, deliveryId: string, signal?: AbortSignal) => {
+    const message = { id: row.id, deliveryId, event: row.event, timestamp: row.timestamp, body: row.body }
+    const [current, ...replaced] = signingSecrets(row)
+    let secrets: string[]
+    try {
+      // (a replaced secret that cannot be read only loses its second signature: rotating is the way out)
+      secrets = [box.open(current, row.webhookId), ...replaced.flatMap((s) => {
+        try { return [box.open(s, row.webhookId)] } catch { return [] }
+      })]
+    } catch (err) {
+      // recorded as a failed attempt (retried, then the webhook goes inactive) and logged
+      log.error({ err, webhookId: row.webhookId }, 'webhook signing secret unreadable')
+      return Promise.resolve(failedAttempt(message, (err as Error).message))
+    }
+    return deliverer.deliver(row.url, secrets, message, signal)
+  }
 
   // finished attempts wait here (a few ms) to be recorded together. A crash before that means the attempt is made
   // again (receivers de-duplicate on webhook-id).
@@ -304,6 +324,23 @@ async function eventsPlugin(app: FastifyInstance) {
   })
   app.addHook('preClose', async () => { closed = true })
   app.addHook('onClose', async () => deliverer.close())
+}
+
+/** Secrets written before they were sealed (in clear) are sealed once, at start. */
+function sealOlderSecrets(app: FastifyInstance, box: SecretBox) {
+  const rows = app.db.select({ id: webhooks.id, secret: webhooks.signingSecret,
+    previous: webhooks.previousSigningSecret }).from(webhooks).where(sql`${webhooks.signingSecret} NOT LIKE 'enc1:%'
+      OR ${webhooks.previousSigningSecret} NOT LIKE 'enc1:%'`).all()
+  if (rows.length === 0) return
+  app.db.transaction((tx) => {
+    for (const r of rows) {
+      tx.update(webhooks).set({ signingSecret: box.sealed(r.secret) ? r.secret : box.seal(r.secret, r.id),
+        previousSigningSecret: r.previous === null || box.sealed(r.previous) ? r.previous
+          : box.seal(r.previous, r.id) })
+        .where(eq(webhooks.id, r.id)).run()
+    }
+  })
+  app.log.info({ webhooks: rows.length }, 'webhook signing secrets sealed at rest')
 }
 
 export default fp(eventsPlugin, { name: 'cairn-events', dependencies: ['cairn-db'] })

@@ -13,7 +13,9 @@ export const DELIVERY_NICENESS = 10
 
 interface Pending { resolve: (a: DeliveryAttempt) => void; message: OutgoingMessage; started: number }
 
-const failed = (message: OutgoingMessage, started: number, error: string): DeliveryAttempt => ({
+/** an attempt that ended before any byte was sent */
+export const failedAttempt = (message: OutgoingMessage, error: string,
+  started = performance.now()): DeliveryAttempt => ({
   id: message.deliveryId, eventType: message.event, statusCode: 0, success: false,
   latencyMs: Math.round(performance.now() - started),
   request: { event: message.event, timestamp: message.timestamp, body_sha256: '',
@@ -48,7 +50,7 @@ export function createWorkerDeliverer(opts: { allowPrivate: boolean; timeoutMs?:
     })
     const fail = (why: string) => {
       if (worker === w) worker = undefined
-      for (const [n, p] of pending) { pending.delete(n); p.resolve(failed(p.message, p.started, why)) }
+      for (const [n, p] of pending) { pending.delete(n); p.resolve(failedAttempt(p.message, why, p.started)) }
     }
     w.on('error', (err) => fail(`delivery thread failed: ${err.message}`))
     w.on('exit', () => fail('delivery thread stopped'))
@@ -67,13 +69,13 @@ export function createWorkerDeliverer(opts: { allowPrivate: boolean; timeoutMs?:
   return {
     deliver(url, secrets, message, signal) {
       const started = performance.now()
-      if (closed || signal?.aborted) return Promise.resolve(failed(message, started, 'aborted'))
+      if (closed || signal?.aborted) return Promise.resolve(failedAttempt(message, 'aborted', started))
       const n = ++next
       return new Promise<DeliveryAttempt>((resolve) => {
         const onAbort = () => {
           if (!pending.delete(n)) return
           worker?.postMessage({ abort: [n] } satisfies ToWorker)
-          resolve(failed(message, started, 'aborted'))
+          resolve(failedAttempt(message, 'aborted', started))
         }
         pending.set(n,
           { resolve: (a) => { signal?.removeEventListener('abort', onAbort); resolve(a) }, message, started })

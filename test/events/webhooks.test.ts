@@ -528,3 +528,69 @@ t.test('an event wakes a waiting fan-out run after its request has answered, not
   await rx.received(2)
   t.equal(messages(), 2)
 })
+
+t.test('signing secrets are sealed at rest: cairn.db never holds them; secrets written in clear by an earlier ' +
+  'version are sealed at start; a data dir whose webhook-key changed fails the attempt, not the process',
+async (t) => {
+  const dataDir = tempDir(t)
+  const rx = await receiver(t)
+  const config = { allowPrivateUrls: true, webhookRetrySchedule: Array<number>(100).fill(0.2) }
+  const first = await build(t, { dataDir, config })
+  const u = await signup(first)
+  const { hook, channel } = await hookAndChannel(first, u, `${rx.base}/ok`)
+  const rotated = (await first.inject({ method: 'POST', url: `${BASE}/webhooks/${hook.id}/rotate-secret`,
+    headers: ws(u) })).json().data.signing_secret as string
+  t.match(rotated, /^whsec_/)
+  const bytes = () => Buffer.concat(['cairn.db', 'cairn.db-wal'].map((f) => path.join(dataDir, f))
+    .filter((f) => fs.existsSync(f)).map((f) => fs.readFileSync(f)))
+  for (const secret of [hook.signing_secret, rotated]) {
+    t.notOk(bytes().includes(secret), 'neither secret is in the database file or its WAL')
+    t.notOk(bytes().includes(secret.slice('whsec_'.length)), 'nor its key part')
+  }
+  t.equal(fs.statSync(path.join(dataDir, 'webhook-key')).mode & 0o777, 0o600, 'the key file is its user\'s only')
+  await post(first, u, channel.id, 'sealed')
+  await rx.received(1)
+  // recorded before the process stops (else it is sent again after the restart)
+  const recorded = async (app: App, n: number) => {
+    for (let i = 0; i < 1000 && (await deliveries(app, u, hook.id)).filter((d) => d.success).length < n; i++) {
+      await new Promise((r) => setTimeout(r, 10))
+    }
+  }
+  await recorded(first, 1)
+  for (const secret of [rotated, hook.signing_secret]) {
+    t.ok(new Webhook(secret).verify(rx.got[0].raw.toString('utf8'), rx.got[0].headers as Record<string, string>),
+      'both signatures verify during the rotation')
+  }
+  // as an earlier version wrote it: in clear
+  first.sqlite.prepare(`UPDATE webhooks SET signing_secret = ?, previous_signing_secret = NULL WHERE id = ?`)
+    .run(hook.signing_secret, hook.id)
+  await first.close()
+
+  const second = await build(t, { dataDir, config })
+  const row = second.sqlite.prepare(`SELECT signing_secret FROM webhooks WHERE id = ?`).pluck().get(hook.id) as string
+  t.match(row, /^enc1:/, 'sealed at start')
+  await post(second, u, channel.id, 'after the restart')
+  await rx.received(2)
+  t.ok(new Webhook(hook.signing_secret).verify(rx.got[1].raw.toString('utf8'),
+    rx.got[1].headers as Record<string, string>), 'the same secret still signs')
+  await recorded(second, 2)
+  await second.close()
+
+  // a restored database without its key file: a new key is made, and the sealed secret cannot be opened
+  fs.rmSync(path.join(dataDir, 'webhook-key'))
+  const third = await build(t, { dataDir, config })
+  t.equal((await post(third, u, channel.id, 'unreadable')).statusCode, 201, 'the request does not fail')
+  for (let i = 0; i < 1000 && !(await deliveries(third, u, hook.id)).some((d) => !d.success); i++) {
+    await new Promise((r) => setTimeout(r, 10))
+  }
+  const failed = (await third.inject({ url: `${BASE}/webhooks/${hook.id}/deliveries`, headers: ws(u) })).json()
+    .data.find((d: { success: boolean }) => !d.success) as { status_code: number; error: string }
+  t.match(failed, { status_code: 0, error: /cannot be read .*webhook-key.*rotate/ })
+  t.equal(rx.got.length, 2, 'nothing was sent unsigned')
+  // rotating gives a readable secret again: the next retry is signed with it
+  const fresh = (await third.inject({ method: 'POST', url: `${BASE}/webhooks/${hook.id}/rotate-secret`,
+    headers: ws(u) })).json().data.signing_secret as string
+  await rx.received(3)
+  t.match(new Webhook(fresh).verify(rx.got[2].raw.toString('utf8'), rx.got[2].headers as Record<string, string>),
+    { data: { content: 'unreadable' } })
+})

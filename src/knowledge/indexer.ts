@@ -144,7 +144,12 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
   // passages the pair index has not reached (a restart mid-way, or a database from before migration 0019): the
   // worker catches up in the background; searches use the trigram index for them meanwhile
   const pairsBehind = sqlite.prepare(PAIRS_BEHIND_SQL).pluck()
-  if (pairsBehind.get() === 1) {
+  // and an index whose ingest merge settings (automerge off, src/knowledge/index-worker.ts) were left by a process
+  // stopped mid-ingest: FTS5 keeps them with the index, and its segments would pile up until the next upload
+  const ftsTables = ['knowledge_passages_fts', 'knowledge_passages_words', 'knowledge_passages_pairs']
+  const mergesLeftOff = sqlite.prepare(ftsTables.map((t) => `SELECT 1 FROM ${t}_config
+    WHERE k = 'automerge' AND v = 0`).join(' UNION ALL ')).pluck()
+  if (pairsBehind.get() === 1 || mergesLeftOff.get() === 1) {
     thread.catchUp().catch((err: unknown) => deps.log.warn({ err }, 'the pair index could not catch up'))
   }
 

@@ -112,6 +112,29 @@ t.test('FTS5\'s own merge settings are back once the index worker has indexed an
   }
 })
 
+t.test('merge settings left by a process stopped mid-ingest (automerge off) are set back at the next start, ' +
+  'without an upload', async (t) => {
+  const dataDir = tempDir(t)
+  const tables = ['knowledge_passages_fts', 'knowledge_passages_words', 'knowledge_passages_pairs']
+  const first = await build(t, { dataDir })
+  // as the index worker leaves them while it ingests (src/knowledge/index-worker.ts)
+  for (const table of tables) {
+    for (const [k, v] of [['automerge', 0], ['usermerge', 16], ['crisismerge', 64]] as const) {
+      first.sqlite.prepare(`INSERT INTO ${table} (${table}, rank) VALUES ('${k}', ${v})`).run()
+    }
+  }
+  await first.close()
+  const second = await build(t, { dataDir })
+  const settings = () => tables.map((table) => Object.fromEntries((second.sqlite.prepare(`SELECT k, v FROM
+    ${table}_config WHERE k IN ('automerge', 'usermerge', 'crisismerge')`).all() as Array<{ k: string; v: number }>)
+    .map((r) => [r.k, r.v])))
+  // the index worker sets them in the background: wait for its write
+  for (let i = 0; i < 2000 && settings().some((c) => c.automerge !== 4); i++) {
+    await new Promise((r) => setTimeout(r, 10))
+  }
+  for (const [i, c] of settings().entries()) t.match(c, { automerge: 4, usermerge: 4, crisismerge: 16 }, tables[i])
+})
+
 t.test('the pair index follows the passages: after indexing, after deletes (a rowid taken again), after a ' +
   'restart, after another Node.js or SQLite',
 async (t) => {

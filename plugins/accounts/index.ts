@@ -106,7 +106,8 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
     config: { auth: 'jwt' },
     schema: { tags: ['accounts'], summary: 'The caller, their organization and workspaces',
       response: { 200: MeResponse, ...errors(403) } }
-  }, async (request) => {
+  }, (request) => {
+    // not async: a value returned at once is sent at once, with no promise to settle first (clients poll this)
     const p = requirePrincipal(request)
     return {
       success: true as const,

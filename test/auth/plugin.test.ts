@@ -47,6 +47,31 @@ t.test('JWT: expiry, tampering, foreign secret, alg none, deleted user', async (
   t.equal((await me(u.token)).statusCode, 401, 'token of a deleted user')
 })
 
+t.test('a session token kept in memory: each spelling of the header, expiry on time, a changed byte', async (t) => {
+  const app = await build(t, { config: { jwtSecret: SECRET } })
+  const u = await signup(app)
+  const expSeconds = Math.floor(Date.now() / 1000) + 2
+  const token = hs256({ sub: u.userId, cid: u.customerId, iat: expSeconds - 60, exp: expSeconds })
+  const me = (authorization: string) => app.inject({ url: '/api/v2/auth/me', headers: { authorization } })
+  for (const header of [`Bearer ${token}`, `Bearer ${token}`, `bearer   ${token}  `, `BEARER\t${token}`]) {
+    const res = await me(header)
+    t.equal(res.statusCode, 200, JSON.stringify(header.slice(0, 8)))
+    t.equal(res.json().data.user.id, u.userId)
+  }
+  const [h, p, s] = token.split('.')
+  const tampered = `${h}.${p}.${s.slice(0, -2)}${s.endsWith('AA') ? 'BB' : 'AA'}`
+  t.equal((await me(`Bearer ${tampered}`)).statusCode, 401, 'a changed signature after the kept one')
+  t.equal((await me(`Bearer ${token} x`)).statusCode, 401, 'the kept token with more after it')
+  t.equal((await me(`Bearer ${token} x`)).json().message, 'Authorization header must be "Bearer <token>"')
+  // nothing is written in between: the kept entry alone must know the expiry (the wait runs to the token's own)
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, expSeconds * 1000 - Date.now()) + 10))
+  for (const header of [`Bearer ${token}`, `bearer   ${token}  `]) {
+    const expired = await me(header)
+    t.equal(expired.statusCode, 401)
+    t.equal(expired.json().message, 'Token has expired')
+  }
+})
+
 t.test('API keys: create shows the value once; list and details never do', async (t) => {
   const app = await build(t)
   const u = await signup(app)

@@ -4,13 +4,12 @@ import path from 'node:path'
 import { createHash, randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
-import AjvCompiler from '@fastify/ajv-compiler'
-import SerializerSelector from '@fastify/fast-json-stringify-compiler'
 import { loadConfig, type Config } from '../src/config.js'
 import { buildApp, type App, type BuildOptions } from '../src/app.js'
 import { lowerPasswordCostForTests } from '../src/auth/passwords.js'
 import { PAIRS_BEHIND_SQL } from '../src/knowledge/pairs.js'
 import { createExtractor, type Extractor } from '../src/ingest/run.js'
+import { schemaController } from './schema-compilers.js'
 
 /** The repository's root, and test/fixtures/: for tests in any folder of test/ */
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -31,37 +30,6 @@ export function tempDir(t: Test): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-test-'))
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }))
   return dir
-}
-
-/**
- * Fastify's own compilers, shared by every app of a test file: Fastify compiles each route's schemas again
- * for every app (most of the CPU of a build), while the schema objects are the same module constants. The
- * validator pool keeps one Ajv per set of shared schemas and options, and Ajv caches by schema object; the
- * serializers are cached here the same way. (A custom compiler skips Fastify's lower-casing of header
- * schemas; no route has one.)
- */
-const serializers = new Map<string, WeakMap<object, Map<string, unknown>>>()
-const defaultSerializers = SerializerSelector()
-const schemaController = {
-  compilersFactory: {
-    buildValidator: AjvCompiler(),
-    buildSerializer: (...[external, options]: Parameters<typeof defaultSerializers>) => {
-      const compile = defaultSerializers(external, options)
-      const key = JSON.stringify([external, options])
-      let bySchema = serializers.get(key)
-      if (!bySchema) serializers.set(key, bySchema = new WeakMap())
-      const cache = bySchema
-      return (route: Parameters<typeof compile>[0] & { contentType?: string }) => {
-        const schema = route.schema as object
-        let byStatus = cache.get(schema)
-        if (!byStatus) cache.set(schema, byStatus = new Map())
-        const part = `${route.httpStatus} ${route.contentType ?? ''}`
-        let serializer = byStatus.get(part) as ReturnType<typeof compile> | undefined
-        if (!serializer) byStatus.set(part, serializer = compile(route))
-        return serializer
-      }
-    }
-  }
 }
 
 let template: Promise<string> | undefined

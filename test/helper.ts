@@ -4,14 +4,12 @@ import path from 'node:path'
 import { createHash, randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
-import AjvCompiler from '@fastify/ajv-compiler'
-import SerializerSelector from '@fastify/fast-json-stringify-compiler'
 import { loadConfig, type Config } from '../src/config.js'
 import { buildApp, type App, type BuildOptions } from '../src/app.js'
 import { lowerPasswordCostForTests } from '../src/auth/passwords.js'
-import { openDatabase } from '../src/db/index.js'
 import { PAIRS_BEHIND_SQL } from '../src/knowledge/pairs.js'
 import { createExtractor, type Extractor } from '../src/ingest/run.js'
+import { schemaController } from './schema-compilers.js'
 
 /** The repository's root, and test/fixtures/: for tests in any folder of test/ */
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -34,83 +32,78 @@ export function tempDir(t: Test): string {
   return dir
 }
 
-/**
- * Fastify's own compilers, shared by every app of a test file: Fastify compiles each route's schemas again
- * for every app (most of the CPU of a build), while the schema objects are the same module constants. The
- * validator pool keeps one Ajv per set of shared schemas and options, and Ajv caches by schema object; the
- * serializers are cached here the same way. (A custom compiler skips Fastify's lower-casing of header
- * schemas; no route has one.)
- */
-const serializers = new Map<string, WeakMap<object, Map<string, unknown>>>()
-const defaultSerializers = SerializerSelector()
-const schemaController = {
-  compilersFactory: {
-    buildValidator: AjvCompiler(),
-    buildSerializer: (...[external, options]: Parameters<typeof defaultSerializers>) => {
-      const compile = defaultSerializers(external, options)
-      const key = JSON.stringify([external, options])
-      let bySchema = serializers.get(key)
-      if (!bySchema) serializers.set(key, bySchema = new WeakMap())
-      const cache = bySchema
-      return (route: Parameters<typeof compile>[0] & { contentType?: string }) => {
-        const schema = route.schema as object
-        let byStatus = cache.get(schema)
-        if (!byStatus) cache.set(schema, byStatus = new Map())
-        const part = `${route.httpStatus} ${route.contentType ?? ''}`
-        let serializer = byStatus.get(part) as ReturnType<typeof compile> | undefined
-        if (!serializer) byStatus.set(part, serializer = compile(route))
-        return serializer
-      }
-    }
+let template: Promise<string> | undefined
+
+/** The hash of every file under `dir`, names and contents, in a fixed order. */
+function hashTree(hash: ReturnType<typeof createHash>, dir: string): void {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : 1)) {
+    const file = path.join(dir, entry.name)
+    if (entry.isDirectory()) hashTree(hash, file)
+    else hash.update(path.relative(ROOT, file)).update('\0').update(fs.readFileSync(file)).update('\0')
   }
 }
 
-const MIGRATIONS = path.join(ROOT, 'schema', 'migrations')
-let template: string | undefined
-
 /**
- * A database with every migration applied, made once per set of migration files (keyed by their hash, so a new
- * or edited migration makes a new one) and shared by the test processes through os.tmpdir(): each app starts
- * from a copy instead of running all migrations again (~40 ms of CPU per app). openDatabase() still runs the
- * migrator on the copy, which finds nothing left to apply.
+ * A database as the app leaves it after its first start on an empty data dir (every migration applied, the pair
+ * index stamped with this Node.js's Unicode and SQLite versions), made once and shared by the test processes through
+ * os.tmpdir(): each app starts from a copy instead of running all migrations again (~40 ms of CPU per app) and
+ * emptying the pair index a fresh database asks for (~60 ms: src/knowledge/indexer.ts; test/knowledge/indexer.test.ts
+ * covers that path). openDatabase() still runs the migrator on the copy, which finds nothing left to apply. Keyed by
+ * the migrations, the code of src/ and schema/ (what a first start writes) and the Node.js version, so a change to
+ * any of them makes a new one.
  */
-function migratedTemplate(): string {
-  if (template) return template
-  const hash = createHash('sha256')
-  const walk = (dir: string) => {
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name < b.name ? -1 : 1)) {
-      const file = path.join(dir, entry.name)
-      if (entry.isDirectory()) walk(file)
-      else hash.update(path.relative(MIGRATIONS, file)).update('\0').update(fs.readFileSync(file)).update('\0')
-    }
-  }
-  walk(MIGRATIONS)
+function startedTemplate(): Promise<string> {
+  return template ??= makeTemplate()
+}
+
+async function makeTemplate(): Promise<string> {
+  const hash = createHash('sha256').update(process.version).update('\0')
+  for (const dir of ['schema', 'src']) hashTree(hash, path.join(ROOT, dir))
   const dir = path.join(os.tmpdir(), `cairn-test-templates-${os.userInfo().uid}`)
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
   const stat = fs.statSync(dir)
   // a shared /tmp: only a folder of our own, closed to others, holds databases the tests start from
   if (stat.uid !== os.userInfo().uid || (stat.mode & 0o077) !== 0) throw new Error(`${dir}: not ours alone`)
-  const file = path.join(dir, `${hash.digest('hex').slice(0, 32)}.db`)
-  if (!fs.existsSync(file)) {
-    // made aside and renamed into place: test processes running side by side never see half a template
-    const partial = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`
-    const handle = openDatabase(partial, { checkpointer: false })
-    handle.sqlite.pragma('wal_checkpoint(TRUNCATE)')
-    handle.sqlite.close()
-    fs.renameSync(partial, file)
-    for (const suffix of ['-wal', '-shm']) fs.rmSync(partial + suffix, { force: true })
+  const file = path.join(dir, `started-${hash.digest('hex').slice(0, 32)}.db`)
+  if (fs.existsSync(file)) {
+    // its last use, for the clean-up below
+    fs.utimesSync(file, new Date(), new Date())
+    return file
   }
-  return template = file
+  // made aside and renamed into place: test processes running side by side never see half a template
+  const making = fs.mkdtempSync(path.join(dir, 'making-'))
+  try {
+    const app = await buildApp(loadConfig({ CAIRN_DATA_DIR: making }),
+      { knowledge: knowledgeOptions({}), schemaController })
+    await app.ready()
+    await app.close()
+    // closed, the write-ahead log is folded into the database file and removed
+    const left = fs.readdirSync(making).filter((name) => name.startsWith('cairn.db-'))
+    if (left.length) throw new Error(`the template's database left ${left.join(', ')} behind`)
+    fs.renameSync(path.join(making, 'cairn.db'), file)
+  } finally {
+    fs.rmSync(making, { recursive: true, force: true })
+  }
+  // templates of other versions of the code, a day after their last use (another worktree may be using one now)
+  for (const name of fs.readdirSync(dir)) {
+    const old = path.join(dir, name)
+    try {
+      if (old !== file && Date.now() - fs.statSync(old).mtimeMs > 86_400_000) fs.rmSync(old, { recursive: true })
+    } catch {
+      // removed by another test process meanwhile
+    }
+  }
+  return file
 }
 
 /**
- * The data dir's database as a copy of the migrated template, unless it has one (restarts). A data dir that does
+ * The data dir's database as a copy of the started template, unless it has one (restarts). A data dir that does
  * not exist yet is left to the app, whose making of it (modes) is under test.
  */
-export function seedDatabase(dataDir: string): void {
+export async function seedDatabase(dataDir: string): Promise<void> {
   const target = path.join(dataDir, 'cairn.db')
   if (!fs.existsSync(dataDir) || fs.existsSync(target)) return
-  fs.copyFileSync(migratedTemplate(), target, fs.constants.COPYFILE_EXCL)
+  fs.copyFileSync(await startedTemplate(), target, fs.constants.COPYFILE_EXCL)
   fs.chmodSync(target, 0o600)
 }
 
@@ -132,7 +125,7 @@ function knowledgeOptions(options: BuildTestOptions): BuildOptions['knowledge'] 
 export async function build(t: Test, options: BuildTestOptions = {}): Promise<App> {
   const dataDir = options.dataDir ?? tempDir(t)
   const config: Config = { ...loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_SIGNUP: 'open' }), ...options.config }
-  seedDatabase(config.dataDir)
+  await seedDatabase(config.dataDir)
   const app = await buildApp(config, { logger: options.logger, knowledge: knowledgeOptions(options), schemaController })
   t.teardown(() => app.close())
   if (options.before) await options.before(app)

@@ -8,7 +8,10 @@ import { fileURLToPath } from 'node:url'
 // again, sends it to the main thread and keeps retrying source-map look-ups for it. Its exclusion pattern is tap's
 // own plus node_modules, whose ~500 modules per process coverage never counts (set here, before the first hook
 // starts the hooks thread, which copies the environment; tap's spawn resets the variable that .taprc could set).
-process.env._TAPJS_PROCESSINFO_EXCLUDE_ = String(/(^(node|tapmock):|[\\/](\.tap|tap-snapshots|node_modules)[\\/])/)
+// Without coverage (`npm test`: tap's --disable-coverage) nothing it records is read: every module is excluded.
+process.env._TAPJS_PROCESSINFO_EXCLUDE_ = process.env._TAPJS_PROCESSINFO_COVERAGE_ === '0'
+  ? String(/^/)
+  : String(/(^(node|tapmock):|[\\/](\.tap|tap-snapshots|node_modules)[\\/])/)
 register('./ts-hooks.mjs', import.meta.url)
 // .taprc names this file relative to the project: child processes started elsewhere get its absolute path
 process.env.NODE_OPTIONS = (process.env.NODE_OPTIONS ?? '')

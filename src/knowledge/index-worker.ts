@@ -7,7 +7,7 @@ import type { SqlRow } from '../db/prepared.js'
 import type { knowledgeDocuments } from '../../schema/tables/knowledge.js'
 import { passageRanges, type Passage } from '../ingest/chunker.js'
 import { textFilePieces } from '../ingest/text.js'
-import { passageWindows, passageWriter } from './passages.js'
+import { PASSAGE_INDEXES, passageWindows, passageWriter } from './passages.js'
 import { holdingWriteLock, INTENT } from '../db/write-intent.js'
 import { pairTokens, PAIRS_BEHIND_SQL } from './pairs.js'
 
@@ -72,7 +72,7 @@ const completeJob = sqlite.prepare(`DELETE FROM jobs WHERE id = ?`)
 const purgeSome = sqlite.prepare(`DELETE FROM knowledge_passages WHERE rowid IN
   (SELECT rowid FROM knowledge_passages WHERE document_id = ? LIMIT 50)`)
 const totalChanges = sqlite.prepare('SELECT total_changes()').pluck()
-const FTS_TABLES = ['knowledge_passages_fts', 'knowledge_passages_words', 'knowledge_passages_pairs']
+const FTS_TABLES = PASSAGE_INDEXES
 const merges = FTS_TABLES.map((t) => sqlite.prepare(`INSERT INTO ${t} (${t}, rank) VALUES ('merge', ${MERGE_PAGES})`))
 
 /**

@@ -4,7 +4,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import type Database from 'better-sqlite3'
 import type { FastifyBaseLogger } from 'fastify'
 import { passageRanges, type ChunkOptions } from '../ingest/chunker.js'
-import { passageWindows } from './passages.js'
+import { PASSAGE_INDEXES, passageWindows } from './passages.js'
 import type { JobQueue } from '../jobs/queue.js'
 import { preparedWrite } from '../db/prepared.js'
 import { and, eq, ne, sql } from 'drizzle-orm'
@@ -146,8 +146,7 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
   const pairsBehind = sqlite.prepare(PAIRS_BEHIND_SQL).pluck()
   // and an index whose ingest merge settings (automerge off, src/knowledge/index-worker.ts) were left by a process
   // stopped mid-ingest: FTS5 keeps them with the index, and its segments would pile up until the next upload
-  const ftsTables = ['knowledge_passages_fts', 'knowledge_passages_words', 'knowledge_passages_pairs']
-  const mergesLeftOff = sqlite.prepare(ftsTables.map((t) => `SELECT 1 FROM ${t}_config
+  const mergesLeftOff = sqlite.prepare(PASSAGE_INDEXES.map((t) => `SELECT 1 FROM ${t}_config
     WHERE k = 'automerge' AND v = 0`).join(' UNION ALL ')).pluck()
   if (pairsBehind.get() === 1 || mergesLeftOff.get() === 1) {
     thread.catchUp().catch((err: unknown) => deps.log.warn({ err }, 'the pair index could not catch up'))

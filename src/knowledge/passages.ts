@@ -42,6 +42,9 @@ export async function* passageWindows(pieces: AsyncIterable<string>, options: Ch
   }
 }
 
+/** the FTS5 indexes over the passages: trigrams, words, word pairs */
+export const PASSAGE_INDEXES = ['knowledge_passages_fts', 'knowledge_passages_words', 'knowledge_passages_pairs']
+
 const idBytes = Buffer.alloc(16)
 /**
  * A time-ordered UUID (version 7, RFC 9562) for a passage: consecutive passages land next to each other in

@@ -82,7 +82,7 @@ async function agreement(db: Database.Database, v: string[]) {
     : {}
   const bounded = createSearch(db, store, undefined, undefined, tuning)
   const exact = createSearch(db, store, undefined, undefined, { exactPostings: Number.MAX_SAFE_INTEGER })
-  const random = rng(5)
+  const random = rng(Number(process.env.BENCH_SEED ?? 5))
   const question = () => `How do I ${Array.from({ length: 3 + Math.floor(random() * 3) },
     () => v.slice(50, 4000)[Math.floor(random() * 3950)]).join(' ')}?`
   const warm = Array.from({ length: 20 }, question)

@@ -153,18 +153,25 @@ export const RANK_CANDIDATES = 50
 /** the best word matches (BM25) and nearest passages hybrid search fuses */
 export const FUSE_CANDIDATES = 50
 
-/** a filter's documents in more stretches of rowids than this are walked as without it (each costs statements) */
-const MAX_RANGES = 32
+/**
+ * a filter's documents in more stretches of rowids than this are walked as without it (each costs statements).
+ * 128, was 32: at 1,000,000 passages a question inside a tag's 51 scattered documents took 11 ms and returned 89 %
+ * of the exact top 10 (as without the filter: 26 ms, 53 %); inside 495 documents 45 ms (against 25 ms)
+ */
+const MAX_RANGES = 128
+/** a filter keeping a share of the reader's passages seeks up to this many times the candidates (1 / share) */
+const MAX_WIDENING = 20
+/**
+ * too few of them kept: the filter's passages are walked inside its documents' ranges when there are at most this
+ * many (of at most this many documents; each range costs a statement or more)
+ */
+const FALLBACK_RANGES = { docs: 5000, ranges: 400 }
+/** candidates checked against such a filter per statement */
+const FILTER_BATCH = 500
 /** substring walks (several statements each) inside at most this many of a filter's ranges, else the whole index */
 const SUBSTRING_RANGES = 8
 /** a range of rowids is walked in windows of this many (see walk() in words()) */
 const RANGE_WINDOW = 8192n
-/**
- * how many of a query's words the passages holding them all are sought by (words search at scale). 3, was 4: an AND
- * of 4 common words that rarely meet walks their doclists to the end (2.5–7 ms); bench scoring 77.5 % of the exact
- * top 10 (4: 75.7 %; 2: 71.8 %), the retrieval bench unchanged
- */
-const EVERY_TERMS = 3
 /** how many of a query's common words are sought where its rare words are (words search at scale) */
 const SOUGHT = 6
 /**
@@ -197,13 +204,19 @@ export interface WordsTuning {
   commonMargin: number
   /**
    * a category or tag filter leaving the reader at most this many documents is searched inside their passages
-   * (when they lie in at most MAX_RANGES stretches of rowids); one leaving more, as without the filter when it
-   * leaves out no passage, else by bm25() over every match
+   * (when they lie in at most MAX_RANGES stretches of rowids); one leaving more, as without the filter, keeping
+   * the best candidates that pass it (see passingFilter)
    */
   filteredDocs: number
+  /**
+   * how many of a query's words (the rarest) the passages holding them all are sought by, when every word is
+   * common. An AND of 4 common words that rarely meet walks their doclists to the end (2.5–7 ms); 3 ANDs less.
+   * Scoring bench, % of the exact top 10 with 3 / 4: see the README (several draws of questions, not one)
+   */
+  everyTerms: number
 }
 export const WORDS_TUNING: WordsTuning = { postingsPerTerm: 10_000, exactPostings: 6_000, rescore: 50, probe: 500,
-  commonMargin: 1, filteredDocs: 1000 }
+  commonMargin: 1, filteredDocs: 1000, everyTerms: 3 }
 const WORD_TOKEN = /[\p{L}\p{N}\p{Co}]+/gu
 const WORD_CHAR = /[\p{L}\p{N}\p{Co}]/u
 
@@ -232,7 +245,7 @@ const newestFirst = (a: HitRow, b: HitRow) =>
 export function createSearch(sqlite: Database.Database, store: KnowledgeStore, semantic?: SemanticSource,
   log?: FastifyBaseLogger, tuning: Partial<WordsTuning> = {}) {
   const { postingsPerTerm: POSTINGS_PER_TERM, exactPostings: EXACT_POSTINGS, rescore, filteredDocs: FILTERED_DOCS,
-    commonMargin } = { ...WORDS_TUNING, ...tuning }
+    commonMargin, everyTerms: EVERY_TERMS } = { ...WORDS_TUNING, ...tuning }
   // Without category or tag filters, the readers tokens already say what the caller can read: the index
   // ranks alone (FTS5 in C, no joins per match) and the documents join only checks the best few. With
   // those filters, every match is joined and filtered before ranking.
@@ -399,7 +412,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
   const postingsWithin = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words
     WHERE knowledge_passages_words MATCH ? AND rowid >= ? AND rowid < ? ORDER BY rowid`).pluck()
   const filteredDocsSql = (filters: DocFilters) => `SELECT d.id, d.chunk_count FROM knowledge_documents d
-    WHERE ${readableWhere(filters)} LIMIT ${FILTERED_DOCS + 1}`
+    WHERE ${readableWhere(filters)} LIMIT +@most`
   // a document's first and last passages hold its lowest and highest rowids: its passages are written in order
   // (src/knowledge/index-worker.ts), each rowid above every one before
   const docRowids = sqlite.prepare(`SELECT
@@ -411,10 +424,14 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
    * first, neighbours merged (a document's passages are written together); 'all' when they are all the reader
    * reads; undefined when there are more than FILTERED_DOCS such documents or MAX_RANGES ranges.
    */
-  function filteredRanges(reader: Reader, filters: DocFilters): Array<[bigint, bigint]> | 'all' | undefined {
+  function filteredRanges(reader: Reader, filters: DocFilters,
+    most = { docs: FILTERED_DOCS, ranges: MAX_RANGES }): Array<[bigint, bigint]> | 'all' | undefined {
+    const { docs: mostDocs, ranges: mostRanges } = most
     const params = readableParams(reader, filters)
-    const docs = store.prepared(filteredDocsSql(filters)).all(params) as Array<{ id: string; chunk_count: number }>
-    if (docs.length > FILTERED_DOCS) {
+    const docs = store.prepared(filteredDocsSql(filters)).all({ ...params, most: mostDocs + 1 }) as
+      Array<{ id: string; chunk_count: number }>
+    if (docs.length > mostDocs) {
+      if (mostDocs !== FILTERED_DOCS) return undefined
       // 'all' only when the filter leaves out no passage at all (else a word's newest postings could all lie in
       // the documents it leaves out, and the join after would drop every candidate)
       const { n } = store.prepared(readablePassages(filters)).get(params) as { n: number }
@@ -432,7 +449,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       else merged.push([lo, hi])
     }
     // (each range costs every walk a statement or more: many scattered documents are walked as without the filter)
-    return merged.length > MAX_RANGES ? undefined : merged.map(([lo, hi]) => [BigInt(lo), BigInt(hi) + 1n])
+    return merged.length > mostRanges ? undefined : merged.map(([lo, hi]) => [BigInt(lo), BigInt(hi) + 1n])
   }
   const readablePassages = (filters: DocFilters) => `SELECT coalesce(sum(d.chunk_count), 0) AS n
     FROM knowledge_documents d
@@ -504,6 +521,27 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
   // one read transaction: every walk sees the snapshot the filtered ranges were read in (a passage indexed after
   // the ranges were read is not walked in part)
   const words = sqlite.transaction(wordsIn)
+
+  /** how many times more candidates a filter's search seeks: its share of the reader's passages, inverted */
+  function filterWidening(reader: Reader, filters: DocFilters, readable: number): number {
+    const { n } = store.prepared(readablePassages(filters)).get(readableParams(reader, filters)) as { n: number }
+    return Math.max(1, Math.min(MAX_WIDENING, Math.ceil(readable / Math.max(n, 1))))
+  }
+  const inFilterSql = (filters: DocFilters) => `SELECT p.rowid FROM knowledge_passages p
+    JOIN knowledge_documents d ON d.id = p.document_id
+    WHERE p.rowid IN (SELECT value FROM json_each(@rowids)) AND ${readableWhere(filters)}`
+  /** the first `most` of `rowids` (best first) whose passages the filter keeps, checked a batch at a time */
+  function passingFilter(reader: Reader, filters: DocFilters, rowids: number[], most: number): number[] {
+    const params = readableParams(reader, filters)
+    const out: number[] = []
+    for (let at = 0; at < rowids.length && out.length < most; at += FILTER_BATCH) {
+      const batch = rowids.slice(at, at + FILTER_BATCH)
+      const kept = new Set(store.prepared(inFilterSql(filters)).pluck().all({ ...params,
+        rowids: JSON.stringify(batch) }) as number[])
+      for (const rowid of batch) if (kept.has(rowid) && out.length < most) out.push(rowid)
+    }
+    return out
+  }
   function wordsIn(reader: Reader, filters: DocFilters, query: string, cap: number, proof?: SubstringProof): Scored[] {
     const terms = queryTerms(query)
     const tokens = readerTokens(reader, filters.scope)
@@ -511,16 +549,20 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const filtered = !!(filters.category || filters.tags?.length)
     // a category or tag filter: the walks stay inside the filtered documents' rowid ranges
     const found = filtered ? filteredRanges(reader, filters) : 'all'
-    if (found === undefined) return exactWords(reader, filters, terms, tokens, cap)
-    if (found.length === 0) {
+    if (found !== undefined && found.length === 0) {
       if (proof) proof.none = true
       return []
     }
     // (a filter leaving out no passage: the walks as without it)
-    const ranges = found === 'all' ? undefined : found
+    const ranges = found === 'all' || found === undefined ? undefined : found
     const corpus = stats.corpus()
     // a reader of (almost) everything walks the terms alone and filters the few best; others walk their own
     const readable = stats.readable(reader, { scope: filters.scope })
+    // a filter of too many documents or stretches to walk inside (bm25() over every match joined to its documents
+    // took 2–80 s for a question at 1,000,000 passages): the walks as without it, the best candidates kept in
+    // ranked order as long as they pass it, `widen` times as many sought as without a filter
+    const postFilter = found === undefined
+    const widen = postFilter ? filterWidening(reader, filters, readable) : 1
     // a common term's document frequency, from how far back its newest postings reach (terms spread evenly)
     const reach = (p: number[]) => Math.min(corpus.n, p.length * corpus.n / Math.max(1, corpus.n - p[p.length - 1]))
     // bm25() first counts every passage of the index holding each term (its IDF), whoever asks: 45 ms for "used"
@@ -544,7 +586,9 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const probe = Math.min(PROBE, perTerm)
     const complete: boolean[] = []
     // the newest `most` rowids matching, below `before`: in the whole index, or in the filtered ranges
-    const walk = (match: string, most: number, before?: number): number[] => {
+    const walk = (match: string, most: number, before?: number) => walkIn(ranges, match, most, before)
+    const walkIn = (ranges: Array<[bigint, bigint]> | undefined, match: string, most: number,
+      before?: number): number[] => {
       if (!ranges) {
         return (before === undefined ? postingsOf.all(match, most) : postingsBefore.all(match, before, most)) as
           number[]
@@ -581,7 +625,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       proof.none = !intersects(innerTerms.filter((i) => complete[i]).map((i) => postings[i]))
     }
     if (postings.reduce((n, p, i) => n + (complete[i] ? p.length : EXACT_POSTINGS + 1), 0) <= EXACT_POSTINGS &&
-      ((!own && !ranges) || rareEverywhere())) {
+      ((!own && !ranges && !postFilter) || rareEverywhere())) {
       return exactWords(reader, filters, terms, tokens, cap)
     }
     const idf = (df: number) => Math.max(1e-6, Math.log((corpus.n - df + 0.5) / (df + 0.5)))
@@ -638,7 +682,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
         heldBy.set(rowid, held | bit(i))
       }
       // (a rare term's weight is there already: its postings are all among the candidates)
-      const holdingAll = new Set(walk(every, rescore))
+      const holdingAll = new Set(walk(every, rescore * widen))
       for (const rowid of holdingAll) for (const i of strongest) if (!complete[i]) add(rowid, i)
       postings.forEach((p, i) => {
         if (complete[i]) return
@@ -647,12 +691,27 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       })
     }
     let best: number[]
+    const most = Math.max(rescore, cap)
+    const candidates = postFilter ? most * widen * 2 : most
     if (coordination.size > 0) {
       const keys = [...coordination.keys()]
-      best = topEntries(keys, [...coordination.values()], Math.max(rescore, cap)).map((k) => keys[k])
+      best = topEntries(keys, [...coordination.values()], candidates).map((k) => keys[k])
     } else {
-      best = topEntries(rowids, weight, Math.max(rescore, cap))
-        .map((k) => { heldBy.set(rowids[k], held[k]); return rowids[k] })
+      best = topEntries(rowids, weight, candidates).map((k) => { heldBy.set(rowids[k], held[k]); return rowids[k] })
+    }
+    if (postFilter) {
+      best = passingFilter(reader, filters, best, most)
+      // too few kept (a filter of old documents, where the common words' newest postings do not reach): the
+      // filter's newest passages holding any of the strongest words, walked inside its documents' rowid ranges
+      const within = best.length < cap ? filteredRanges(reader, filters, FALLBACK_RANGES) : undefined
+      if (Array.isArray(within)) {
+        const strongest = terms.map((_, i) => i).sort((x, y) => weights[y] - weights[x]).slice(0, EVERY_TERMS)
+        const known = new Set(best)
+        const match = `${readersPart}{text}: (${strongest.map((i) => ftsPhrase(terms[i].join(' '))).join(' OR ')})`
+        for (const rowid of walkIn(within, match, most + best.length)) {
+          if (!known.has(rowid) && best.length < most) best.push(rowid)
+        }
+      }
     }
     const rows = store.prepared(byRowids(filters)).all({ ...readableParams(reader, filters),
       rowids: JSON.stringify(best) }) as HitRow[]

@@ -434,6 +434,16 @@ t.test('words with a filter of more documents than are walked inside: the walks 
   }
   t.same(names(await search.search(reader, { category: 'keep' }, 'crane gate', 10, 'words')),
     names(await exact.search(reader, { category: 'keep' }, 'crane gate', 10, 'words')), 'every filtered match')
+  // the filter's ranges are kept between searches, and worked out again when its documents change
+  t.same(await search.search(reader, { category: 'keep' }, 'lights', 3, 'words'), [])
+  app.sqlite.prepare(`UPDATE knowledge_documents SET category = 'keep' WHERE file_name = 'other-2.txt'`).run()
+  const moved = names(await search.search(reader, { category: 'keep' }, 'lights', 3, 'words'))
+  t.equal(moved.length, 3, 'a document moved into it')
+  t.ok(moved.every((n) => n.startsWith('other-2')))
+  await uploadDocument(app, a, { filename: 'keep-new.txt', content: 'Keep: crane crane crane crane crane gate.' },
+    { category: 'keep' })
+  t.same(names(await search.search(reader, { category: 'keep' }, 'crane', 1, 'words')), ['keep-new.txt 0'],
+    'a document uploaded into it')
 })
 
 t.test('words inside a filter\'s ranges weighs each term by its passages in the whole index, as bm25() does (review ' +

@@ -109,6 +109,31 @@ async function seed(dir: string, total: number): Promise<Seeded> {
   return seeded
 }
 
+/** tags on the large organization's documents, by their order of upload (n from 1): the filters of the tag shapes */
+const BENCH_TAGS: Record<string, { about: string; where: string }> = {
+  rare: { about: 'every 97th document (51, scattered)', where: 'n % 97 = 0' },
+  scatter: { about: 'every 10th document (495)', where: 'n % 10 = 0' },
+  old: { about: 'the oldest 1,100 documents', where: 'n <= 1100' },
+  half: { about: 'every other document (2,475)', where: 'n % 2 = 0' }
+}
+
+/** gives the seeded documents the tags of BENCH_TAGS, once (a corpus seeded before them gains them here) */
+function tagDocuments(file: string, email: string) {
+  const db = new Database(file)
+  try {
+    db.pragma('busy_timeout = 5000')
+    const { customer_id: customerId } = db.prepare('SELECT customer_id FROM users WHERE email = ?').get(email) as
+      { customer_id: string }
+    for (const [tag, { where }] of Object.entries(BENCH_TAGS)) {
+      db.prepare(`INSERT OR IGNORE INTO knowledge_document_tags (document_id, tag) SELECT id, ? FROM (SELECT id,
+        row_number() OVER (ORDER BY uploaded_at, id) AS n FROM knowledge_documents WHERE customer_id = ?)
+        WHERE ${where}`).run(tag, customerId)
+    }
+  } finally {
+    db.close()
+  }
+}
+
 /**
  * The server's index worker fills the pair index (migration 0019) in the background: once for a database seeded
  * before it, then after each ingest. Until then, phrases are searched through the trigram index.
@@ -147,6 +172,7 @@ export async function run() {
   const size = fs.statSync(path.join(dir, 'cairn.db')).size
   console.log(`${total} passages in two organizations ` +
     `(seeded once in ${seeded.seconds} s; ${(size / 1e9).toFixed(2)} GB): ${dir}`)
+  tagDocuments(path.join(dir, 'cairn.db'), seeded.big)
   const { info, child } = await startServer<{ address: string }>('cairn', [], { BENCH_DATA_DIR: dir })
   try {
     await pairIndexCaughtUp(path.join(dir, 'cairn.db'))
@@ -198,7 +224,10 @@ export async function run() {
       { name: 'category matching all: questions', who: 'big', mode: 'hybrid', filters: { category: 'bench' },
         queries: Array.from({ length: 20 }, question) },
       { name: 'category matching all: common word', who: 'big', mode: 'words', filters: { category: 'bench' },
-        queries: Array.from({ length: 10 }, () => pick(v.slice(0, 30))) }
+        queries: Array.from({ length: 10 }, () => pick(v.slice(0, 30))) },
+      // tags on part of the large organization's documents (tagDocuments)
+      ...Object.entries(BENCH_TAGS).map(([tag, { about }]) => ({ name: `tag on ${about}: questions`,
+        who: 'big' as const, mode: 'hybrid', filters: { tags: [tag] }, queries: Array.from({ length: 20 }, question) }))
     ]
     // BENCH_SHAPES=words,phrase runs only the shapes whose "name mode" contains one of the words;
     // BENCH_QUERIES=N runs at most N queries per shape (short runs while developing)

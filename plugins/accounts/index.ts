@@ -10,7 +10,7 @@ import { createAccountStore } from './store.js'
 import { hashPassword, verifyPassword, dummyPasswordHash } from '../../src/auth/passwords.js'
 import { requirePrincipal, type Principal } from '../../src/auth/plugin.js'
 import { conflict, forbidden, HttpError, notFound, unauthorized } from '../../src/http/errors.js'
-import { createLoginThrottle } from '../../src/auth/login-throttle.js'
+import { createLoginThrottle, sqliteThrottleStore } from '../../src/auth/login-throttle.js'
 
 const normalizeEmail = (email: string) => email.trim().toLowerCase()
 
@@ -19,7 +19,7 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
   const store = createAccountStore(app.db)
   const { signup, jwtTtlSeconds } = app.config
 
-  const throttle = createLoginThrottle()
+  const throttle = createLoginThrottle({ store: sqliteThrottleStore(app.sqlite) })
   const issueToken = (userId: string, customerId: string) => app.jwt.sign({ sub: userId, cid: customerId })
 
   /** The caller's role in the workspace named in the path: 403 for a non-member (CONTRACT.md §2). */

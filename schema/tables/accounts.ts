@@ -1,4 +1,4 @@
-import { sqliteTable, text, primaryKey, index, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { sqliteTable, text, integer, primaryKey, index, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 export const organizations = sqliteTable('organizations', {
   id: text('id').primaryKey(),
@@ -36,3 +36,14 @@ export const workspaceMembers = sqliteTable('workspace_members', {
   primaryKey({ columns: [t.workspaceId, t.userId] }),
   index('workspace_members_user_idx').on(t.userId)
 ])
+
+/**
+ * The login throttle's failure counters (src/auth/login-throttle.ts), kept across restarts. `key` is a SHA-256
+ * digest of the account (and client address): no email or address in clear. Times are epoch ms.
+ */
+export const loginFailures = sqliteTable('login_failures', {
+  key: text('key').primaryKey(),
+  failures: integer('failures').notNull(),
+  lockedUntil: integer('locked_until').notNull(),
+  lastFailure: integer('last_failure').notNull()
+}, (t) => [index('login_failures_last_idx').on(t.lastFailure)])

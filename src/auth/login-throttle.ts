@@ -9,14 +9,29 @@
  * Attempts during a lock are refused without counting, so they do not lengthen it. Unknown emails are
  * throttled the same way, so a lock says nothing about whether an account exists.
  */
+import { createHash } from 'node:crypto'
+import type Database from 'better-sqlite3'
+
 export interface ThrottleRule { after: number; maxLockMs: number }
+
+export interface ThrottleEntry { failures: number; lockedUntil: number; lastFailure: number }
+/** where the counters live: in memory (tests, the default) or in SQLite (sqliteThrottleStore: kept across restarts) */
+export interface ThrottleStore {
+  get(key: string): ThrottleEntry | undefined
+  set(key: string, entry: ThrottleEntry): void
+  delete(key: string): void
+  /** forgets the entries whose last failure is before `before` and whose lock has ended by `now` */
+  prune(before: number, now: number): void
+}
 export interface LoginThrottleOptions {
   perAddress?: ThrottleRule
   perAccount?: ThrottleRule
   forgetMs?: number
-  /** entries kept at most (oldest dropped first) */
+  /** entries kept at most in memory (oldest dropped first) */
   maxEntries?: number
   now?: () => number
+  /** default: in memory, up to maxEntries */
+  store?: ThrottleStore
 }
 
 export const LOGIN_THROTTLE_DEFAULTS = {
@@ -26,12 +41,52 @@ export const LOGIN_THROTTLE_DEFAULTS = {
   maxEntries: 100_000
 }
 
-interface Entry { failures: number; lockedUntil: number; lastFailure: number }
+/** counters in memory, the oldest dropped past `maxEntries` (a restart forgets them) */
+export function memoryThrottleStore(maxEntries = LOGIN_THROTTLE_DEFAULTS.maxEntries): ThrottleStore {
+  const entries = new Map<string, ThrottleEntry>()
+  return {
+    get: (key) => entries.get(key),
+    set(key, entry) {
+      entries.delete(key)
+      entries.set(key, entry)
+      if (entries.size > maxEntries) entries.delete(entries.keys().next().value!)
+    },
+    delete: (key) => { entries.delete(key) },
+    prune(before, now) {
+      for (const [key, e] of entries) if (e.lastFailure < before && e.lockedUntil <= now) entries.delete(key)
+    }
+  }
+}
+
+/**
+ * Counters in the `login_failures` table (migration 0021), so a restart does not hand an attacker fresh guesses.
+ * Keys are stored as SHA-256 digests: the table names no account or address.
+ */
+export function sqliteThrottleStore(sqlite: Database.Database): ThrottleStore {
+  const digest = (key: string) => createHash('sha256').update(key).digest('hex')
+  const get = sqlite.prepare<[string], { failures: number; lockedUntil: number; lastFailure: number }>(
+    `SELECT failures, locked_until AS lockedUntil, last_failure AS lastFailure FROM login_failures WHERE key = ?`)
+  const set = sqlite.prepare(`INSERT INTO login_failures (key, failures, locked_until, last_failure)
+    VALUES (@key, @failures, @lockedUntil, @lastFailure) ON CONFLICT (key) DO UPDATE SET failures = excluded.failures,
+    locked_until = excluded.locked_until, last_failure = excluded.last_failure`)
+  const remove = sqlite.prepare(`DELETE FROM login_failures WHERE key = ?`)
+  const prune = sqlite.prepare(`DELETE FROM login_failures WHERE last_failure < ? AND locked_until <= ?`)
+  return {
+    get: (key) => get.get(digest(key)),
+    set: (key, e) => { set.run({ key: digest(key), ...e }) },
+    delete: (key) => { remove.run(digest(key)) },
+    prune: (before, now) => { prune.run(before, now) }
+  }
+}
+
+/** the store is pruned of forgotten counters at most this often */
+const PRUNE_EVERY_MS = 60_000
 
 export function createLoginThrottle(options: LoginThrottleOptions = {}) {
   const o = { ...LOGIN_THROTTLE_DEFAULTS, ...options }
   const now = options.now ?? Date.now
-  const entries = new Map<string, Entry>()
+  const entries = options.store ?? memoryThrottleStore(o.maxEntries)
+  let prunedAt = -Infinity
 
   const current = (key: string, t: number) => {
     const e = entries.get(key)
@@ -45,9 +100,12 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}) {
     if (e.failures >= rule.after) {
       e.lockedUntil = t + Math.min(rule.maxLockMs, 1000 * 2 ** Math.min(30, e.failures - rule.after))
     }
-    entries.delete(key)
     entries.set(key, e)
-    if (entries.size > o.maxEntries) entries.delete(entries.keys().next().value!)
+    // counters of accounts never tried again would stay: forgotten ones go now and then
+    if (t - prunedAt > PRUNE_EVERY_MS) {
+      prunedAt = t
+      entries.prune(t - o.forgetMs, t)
+    }
   }
   const keys = (email: string, address: string) => [`a\0${email}`, `p\0${email}\0${address}`] as const
 

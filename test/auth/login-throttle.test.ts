@@ -1,6 +1,6 @@
 import t from 'tap'
-import { createLoginThrottle } from '../../src/auth/login-throttle.js'
-import { build, signup } from '../helper.js'
+import { createLoginThrottle, sqliteThrottleStore } from '../../src/auth/login-throttle.js'
+import { build, signup, tempDir } from '../helper.js'
 
 t.test('per account and address: exponential locks from the 5th failure, capped at 5 minutes; a ' +
   'success resets', async (t) => {
@@ -63,4 +63,40 @@ t.test('the login route: 429 with Retry-After once throttled, whatever the passw
   for (let i = 0; i < 5; i++) t.equal((await login('wrong password', '203.0.113.9', 'nobody@example.test')).statusCode,
     401)
   t.equal((await login('wrong password', '203.0.113.9', 'nobody@example.test')).statusCode, 429)
+})
+
+t.test('the counters outlive a restart (a restart handed an attacker fresh guesses) and name no account or ' +
+  'address', async (t) => {
+  const dataDir = tempDir(t)
+  const first = await build(t, { dataDir })
+  const u = await signup(first)
+  const login = (app: typeof first, password: string) => app.inject({ method: 'POST', url: '/api/v2/auth/login',
+    remoteAddress: '203.0.113.9', payload: { email: u.email, password } })
+  for (let i = 0; i < 4; i++) t.equal((await login(first, 'wrong password')).statusCode, 401)
+  const rows = first.sqlite.prepare('SELECT * FROM login_failures').all() as Array<Record<string, unknown>>
+  t.equal(rows.length, 2, 'one counter for the account, one for the account and address')
+  t.ok(rows.every((r) => /^[0-9a-f]{64}$/.test(String(r.key)) && r.failures === 4))
+  t.notOk(JSON.stringify(rows).includes(u.email.split('@')[0]) || JSON.stringify(rows).includes('203.0.113'),
+    'digests only')
+  await first.close()
+  const second = await build(t, { dataDir })
+  t.equal((await login(second, 'wrong password')).statusCode, 401, 'the fifth failure, after the restart')
+  t.equal((await login(second, u.password)).statusCode, 429, 'locks as if there had been no restart')
+})
+
+t.test('in SQLite: forgotten counters are pruned; a success deletes its own', async (t) => {
+  const app = await build(t)
+  let clock = 10_000_000
+  const th = createLoginThrottle({ now: () => clock, store: sqliteThrottleStore(app.sqlite) })
+  const count = () => app.sqlite.prepare('SELECT count(*) FROM login_failures').pluck().get()
+  for (let i = 0; i < 5; i++) th.failed('a@x', '1.1.1.1')
+  t.equal(th.retryAfterMs('a@x', '1.1.1.1'), 1000)
+  th.failed('b@x', '1.1.1.1')
+  t.equal(count(), 4)
+  th.succeeded('b@x', '1.1.1.1')
+  t.equal(count(), 2, 'a success deletes its counters')
+  clock += 16 * 60_000
+  th.failed('c@x', '1.1.1.1')
+  t.equal(count(), 2, 'counters 15 minutes old, locks over, pruned at the next failure')
+  t.equal(th.retryAfterMs('a@x', '1.1.1.1'), 0)
 })

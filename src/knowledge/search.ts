@@ -428,7 +428,8 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
   const PROBE = tuning.probe ?? WORDS_TUNING.probe
   const postingsWithin = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words
     WHERE knowledge_passages_words MATCH ? AND rowid >= ? AND rowid < ? ORDER BY rowid`).pluck()
-  const filteredDocsSql = (filters: DocFilters) => `SELECT d.id, d.chunk_count FROM knowledge_documents d
+  const filteredDocsSql = (filters: DocFilters) => `SELECT d.id, d.chunk_count, d.status, d.updated_at
+    FROM knowledge_documents d
     WHERE ${readableWhere(filters)} LIMIT +@most`
   // a document's first and last passages hold its lowest and highest rowids: its passages are written in order
   // (src/knowledge/index-worker.ts), each rowid above every one before
@@ -456,12 +457,11 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const { n: readable } = store.prepared(readablePassages(scoped)).get(readableParams(reader, scoped)) as
       { n: number }
     const docs = store.prepared(filteredDocsSql(filters)).all({ ...params, most: SPAN_DOCS + 1 }) as
-      Array<{ id: string; chunk_count: number }>
+      Array<{ id: string; chunk_count: number; status: string; updated_at: string }>
     let ranges: Array<[bigint, bigint]> | undefined
     if (docs.length <= SPAN_DOCS) {
-      const found = docs.filter((d) => d.chunk_count > 0).map((d) => docRowids.get({ id: d.id }) as
-        { lo: number | null; hi: number | null }).filter((r) => r.lo !== null).map((r) => [r.lo!, r.hi!])
-        .sort((a, b) => b[1] - a[1])
+      const found = docs.filter((d) => d.chunk_count > 0).map((d) => docSpan(d)).filter((r) => r.lo !== null)
+        .map((r) => [r.lo!, r.hi!]).sort((a, b) => b[1] - a[1])
       const merged: Array<[number, number]> = []
       for (const [lo, hi] of found) {
         const last = merged[merged.length - 1]
@@ -476,6 +476,22 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     return span
   }
   const spans = new Map<string, { version: number | undefined; newest: number; span: FilterSpan }>()
+  /**
+   * An indexed document's first and last rowids, kept while it is unchanged (its `updated_at`): the organization's
+   * version moves with every write to any of its documents (an ingest's progress, 40 times a second), and the
+   * filter's span is then worked out again from these, reading only the documents that changed
+   */
+  const docSpans = new Map<string, { at: string; lo: number | null; hi: number | null }>()
+  function docSpan(d: { id: string; status: string; updated_at: string }) {
+    const kept = docSpans.get(d.id)
+    if (kept && kept.at === d.updated_at) return kept
+    const r = docRowids.get({ id: d.id }) as { lo: number | null; hi: number | null }
+    if (d.status === 'indexed') {
+      if (docSpans.size >= 100_000) docSpans.clear()
+      docSpans.set(d.id, { at: d.updated_at, ...r })
+    }
+    return r
+  }
   const listingVersion = sqlite.prepare('SELECT version FROM knowledge_listing_versions WHERE customer_id = ?')
     .pluck()
 

@@ -11,6 +11,7 @@ import { hashPassword, verifyPassword, dummyPasswordHash } from '../../src/auth/
 import { requirePrincipal, type Principal } from '../../src/auth/plugin.js'
 import { conflict, forbidden, HttpError, notFound, unauthorized } from '../../src/http/errors.js'
 import { createLoginThrottle, sqliteThrottleStore } from '../../src/auth/login-throttle.js'
+import { keptSecret } from '../../src/kept-secret.js'
 
 const normalizeEmail = (email: string) => email.trim().toLowerCase()
 
@@ -19,7 +20,9 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
   const store = createAccountStore(app.db)
   const { signup, jwtTtlSeconds } = app.config
 
-  const throttle = createLoginThrottle({ store: sqliteThrottleStore(app.sqlite) })
+  const throttle = createLoginThrottle({
+    store: sqliteThrottleStore(app.sqlite, keptSecret(app.config.dataDir, 'login-throttle-key'))
+  })
   const issueToken = (userId: string, customerId: string) => app.jwt.sign({ sub: userId, cid: customerId })
 
   /** The caller's role in the workspace named in the path: 403 for a non-member (CONTRACT.md §2). */
@@ -89,10 +92,11 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
     const user = store.userByEmail(email)
     const ok = await verifyPassword(request.body.password, user?.passwordHash ?? await dummyPasswordHash())
     if (!user || !ok) {
-      throttle.failed(email, request.ip)
+      // (the counters are a database write: a failure to write them must not turn this 401 into a 500)
+      try { throttle.failed(email, request.ip) } catch (err) { request.log.warn({ err }, 'login throttle not updated') }
       throw unauthorized('Invalid email or password')
     }
-    throttle.succeeded(email, request.ip)
+    try { throttle.succeeded(email, request.ip) } catch (err) { request.log.warn({ err }, 'login throttle not reset') }
     return {
       success: true as const,
       data: {

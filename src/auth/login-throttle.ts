@@ -9,7 +9,7 @@
  * Attempts during a lock are refused without counting, so they do not lengthen it. Unknown emails are
  * throttled the same way, so a lock says nothing about whether an account exists.
  */
-import { createHash } from 'node:crypto'
+import { createHmac } from 'node:crypto'
 import type Database from 'better-sqlite3'
 
 export interface ThrottleRule { after: number; maxLockMs: number }
@@ -60,10 +60,13 @@ export function memoryThrottleStore(maxEntries = LOGIN_THROTTLE_DEFAULTS.maxEntr
 
 /**
  * Counters in the `login_failures` table (migration 0021), so a restart does not hand an attacker fresh guesses.
- * Keys are stored as SHA-256 digests: the table names no account or address.
+ * Keys are stored as HMAC-SHA-256 digests under `secret` (a file of the data dir): the table names no account or
+ * address, and a copy of the database alone cannot tell them (a plain hash of a known email could be recomputed,
+ * and an IPv4 address found from it in 2^32 tries). At most `maxEntries` rows, the oldest pruned first.
  */
-export function sqliteThrottleStore(sqlite: Database.Database): ThrottleStore {
-  const digest = (key: string) => createHash('sha256').update(key).digest('hex')
+export function sqliteThrottleStore(sqlite: Database.Database, secret: string,
+  maxEntries = LOGIN_THROTTLE_DEFAULTS.maxEntries): ThrottleStore {
+  const digest = (key: string) => createHmac('sha256', secret).update(key).digest('hex')
   const get = sqlite.prepare<[string], { failures: number; lockedUntil: number; lastFailure: number }>(
     `SELECT failures, locked_until AS lockedUntil, last_failure AS lastFailure FROM login_failures WHERE key = ?`)
   const set = sqlite.prepare(`INSERT INTO login_failures (key, failures, locked_until, last_failure)
@@ -71,11 +74,16 @@ export function sqliteThrottleStore(sqlite: Database.Database): ThrottleStore {
     locked_until = excluded.locked_until, last_failure = excluded.last_failure`)
   const remove = sqlite.prepare(`DELETE FROM login_failures WHERE key = ?`)
   const prune = sqlite.prepare(`DELETE FROM login_failures WHERE last_failure < ? AND locked_until <= ?`)
+  const trim = sqlite.prepare(`DELETE FROM login_failures WHERE key IN
+    (SELECT key FROM login_failures ORDER BY last_failure DESC LIMIT -1 OFFSET ?)`)
   return {
     get: (key) => get.get(digest(key)),
     set: (key, e) => { set.run({ key: digest(key), ...e }) },
     delete: (key) => { remove.run(digest(key)) },
-    prune: (before, now) => { prune.run(before, now) }
+    prune: (before, now) => {
+      prune.run(before, now)
+      trim.run(maxEntries)
+    }
   }
 }
 
@@ -101,11 +109,6 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}) {
       e.lockedUntil = t + Math.min(rule.maxLockMs, 1000 * 2 ** Math.min(30, e.failures - rule.after))
     }
     entries.set(key, e)
-    // counters of accounts never tried again would stay: forgotten ones go now and then
-    if (t - prunedAt > PRUNE_EVERY_MS) {
-      prunedAt = t
-      entries.prune(t - o.forgetMs, t)
-    }
   }
   const keys = (email: string, address: string) => [`a\0${email}`, `p\0${email}\0${address}`] as const
 
@@ -122,6 +125,11 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}) {
       const [account, pair] = keys(email, address)
       fail(account, o.perAccount, t)
       fail(pair, o.perAddress, t)
+      // counters of accounts never tried again would stay: forgotten ones go now and then
+      if (t - prunedAt > PRUNE_EVERY_MS) {
+        prunedAt = t
+        entries.prune(t - o.forgetMs, t)
+      }
     },
     succeeded(email: string, address: string) {
       for (const key of keys(email, address)) entries.delete(key)

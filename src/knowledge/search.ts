@@ -161,15 +161,13 @@ export const FUSE_CANDIDATES = 50
 const MAX_RANGES = 128
 /** a filter keeping a share of the reader's passages seeks up to this many times the candidates (1 / share) */
 const MAX_WIDENING = 20
-/**
- * too few of them kept: the filter's passages are walked inside its documents' ranges when there are at most this
- * many (each range costs a statement or more)
- */
-const FALLBACK_RANGES = 400
 /** a filter's documents' rowid ranges are worked out (two look-ups per document, then cached) up to this many */
-const SPAN_DOCS = 5000
-/** candidates checked against such a filter per statement */
+const SPAN_DOCS = 20_000
+/** candidates checked against such a filter per statement, and in all at most */
 const FILTER_BATCH = 500
+const FILTER_CHECKS = 5000
+/** and the strongest words' newest postings read to find its passages when the walks above found too few */
+const FALLBACK_POSTINGS = 50_000
 /**
  * substring walks (several statements each) inside at most this many of a filter's ranges, else the whole index.
  * 64, was 8 (ranges are kept between searches now): at 1,000,000 passages, 2-word phrases inside a tag's 51
@@ -230,9 +228,15 @@ export interface WordsTuning {
    * Scoring bench, % of the exact top 10 with 3 / 4: see the README (several draws of questions, not one)
    */
   everyTerms: number
+  /**
+   * a filter walked as without it that kept too few candidates: its passages are walked inside its newest this many
+   * ranges (each costs a statement or more), then the strongest words' newest postings are read (FALLBACK_POSTINGS)
+   */
+  fallbackRanges: number
 }
 export const WORDS_TUNING: WordsTuning = { postingsPerTerm: 10_000, exactPostings: 6_000, rescore: 50, probe: 500,
-  commonMargin: 1, filteredDocs: 5000, everyTerms: 3 }
+  commonMargin: 1, filteredDocs: 5000, everyTerms: 3,
+  fallbackRanges: 400 }
 const WORD_TOKEN = /[\p{L}\p{N}\p{Co}]+/gu
 const WORD_CHAR = /[\p{L}\p{N}\p{Co}]/u
 
@@ -261,7 +265,7 @@ const newestFirst = (a: HitRow, b: HitRow) =>
 export function createSearch(sqlite: Database.Database, store: KnowledgeStore, semantic?: SemanticSource,
   log?: FastifyBaseLogger, tuning: Partial<WordsTuning> = {}) {
   const { postingsPerTerm: POSTINGS_PER_TERM, exactPostings: EXACT_POSTINGS, rescore, filteredDocs: FILTERED_DOCS,
-    commonMargin, everyTerms: EVERY_TERMS } = { ...WORDS_TUNING, ...tuning }
+    commonMargin, everyTerms: EVERY_TERMS, fallbackRanges: FALLBACK_RANGES } = { ...WORDS_TUNING, ...tuning }
   // Without category or tag filters, the readers tokens already say what the caller can read: the index
   // ranks alone (FTS5 in C, no joins per match) and the documents join only checks the best few. With
   // those filters, every match is joined and filtered before ranking.
@@ -435,7 +439,10 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
   // (src/knowledge/index-worker.ts), each rowid above every one before
   const docRowids = sqlite.prepare(`SELECT
     (SELECT rowid FROM knowledge_passages WHERE document_id = @id ORDER BY chunk_index LIMIT 1) AS lo,
-    (SELECT rowid FROM knowledge_passages WHERE document_id = @id ORDER BY chunk_index DESC LIMIT 1) AS hi`)
+    (SELECT rowid FROM knowledge_passages WHERE document_id = @id ORDER BY chunk_index DESC LIMIT 1) AS hi,
+    (SELECT count(*) FROM knowledge_passages WHERE document_id = @id) AS n`)
+  const docRowidList = sqlite.prepare(`SELECT rowid FROM knowledge_passages WHERE document_id = ? ORDER BY rowid`)
+    .pluck()
 
   /**
    * What a category or tag filter leaves the reader: its documents' rowid ranges, newest first, neighbours merged
@@ -460,8 +467,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       Array<{ id: string; chunk_count: number; status: string; updated_at: string }>
     let ranges: Array<[bigint, bigint]> | undefined
     if (docs.length <= SPAN_DOCS) {
-      const found = docs.filter((d) => d.chunk_count > 0).map((d) => docSpan(d)).filter((r) => r.lo !== null)
-        .map((r) => [r.lo!, r.hi!]).sort((a, b) => b[1] - a[1])
+      const found = docs.filter((d) => d.chunk_count > 0).flatMap((d) => docSpan(d)).sort((a, b) => b[1] - a[1])
       const merged: Array<[number, number]> = []
       for (const [lo, hi] of found) {
         const last = merged[merged.length - 1]
@@ -477,20 +483,31 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
   }
   const spans = new Map<string, { version: number | undefined; newest: number; span: FilterSpan }>()
   /**
-   * An indexed document's first and last rowids, kept while it is unchanged (its `updated_at`): the organization's
-   * version moves with every write to any of its documents (an ingest's progress, 40 times a second), and the
-   * filter's span is then worked out again from these, reading only the documents that changed
+   * The runs of consecutive rowids holding a document's passages, [lo, hi] each: one, its first and last, unless
+   * passages of other documents were written between its slices (an upload during a background ingest), when its
+   * rowids are read and split. An indexed document's are kept while it is unchanged (its `updated_at`): the
+   * organization's version moves with every write to any of its documents (an ingest's progress, 40 times a
+   * second), and the filter's span is then worked out again from these, reading only the documents that changed.
    */
-  const docSpans = new Map<string, { at: string; lo: number | null; hi: number | null }>()
-  function docSpan(d: { id: string; status: string; updated_at: string }) {
+  const docSpans = new Map<string, { at: string; runs: Array<[number, number]> }>()
+  function docSpan(d: { id: string; status: string; updated_at: string }): Array<[number, number]> {
     const kept = docSpans.get(d.id)
-    if (kept && kept.at === d.updated_at) return kept
-    const r = docRowids.get({ id: d.id }) as { lo: number | null; hi: number | null }
+    if (kept && kept.at === d.updated_at) return kept.runs
+    const { lo, hi, n } = docRowids.get({ id: d.id }) as { lo: number | null; hi: number | null; n: number }
+    let runs: Array<[number, number]> = []
+    if (lo !== null && hi !== null && hi - lo + 1 === n) runs = [[lo, hi]]
+    else if (lo !== null) {
+      for (const rowid of docRowidList.all(d.id) as number[]) {
+        const last = runs[runs.length - 1]
+        if (last && rowid === last[1] + 1) last[1] = rowid
+        else runs.push([rowid, rowid])
+      }
+    }
     if (d.status === 'indexed') {
       if (docSpans.size >= 100_000) docSpans.clear()
-      docSpans.set(d.id, { at: d.updated_at, ...r })
+      docSpans.set(d.id, { at: d.updated_at, runs })
     }
-    return r
+    return runs
   }
   const listingVersion = sqlite.prepare('SELECT version FROM knowledge_listing_versions WHERE customer_id = ?')
     .pluck()
@@ -582,31 +599,30 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     JOIN knowledge_documents d ON d.id = p.document_id
     WHERE p.rowid IN (SELECT value FROM json_each(@rowids)) AND ${readableWhere(filters)}`
   /**
-   * The first `most` of `rowids` (best first) whose passages the filter keeps: by its ranges when known, else
-   * checked a batch at a time
+   * The first `most` of `rowids` (best first) whose passages the filter keeps: those in its ranges (when known),
+   * confirmed a batch at a time by their documents (a range may also hold passages written between its document's
+   * slices); at most FILTER_CHECKS are confirmed
    */
   function passingFilter(reader: Reader, filters: DocFilters, span: FilterSpan, rowids: number[],
     most: number): number[] {
-    if (span.ranges) {
-      // ranges newest first, each [lo, hi): the first whose lo is at or below the rowid holds it if hi is above
-      const ranges = span.ranges
-      const holds = (rowid: number) => {
-        const r = BigInt(rowid)
-        let a = 0
-        let b = ranges.length
-        while (a < b) {
-          const m = (a + b) >> 1
-          if (ranges[m][0] > r) a = m + 1
-          else b = m
-        }
-        return a < ranges.length && r < ranges[a][1]
+    const ranges = span.ranges
+    // ranges newest first, each [lo, hi): the first whose lo is at or below the rowid holds it if hi is above
+    const holds = (rowid: number) => {
+      const r = BigInt(rowid)
+      let a = 0
+      let b = ranges!.length
+      while (a < b) {
+        const m = (a + b) >> 1
+        if (ranges![m][0] > r) a = m + 1
+        else b = m
       }
-      return rowids.filter(holds).slice(0, most)
+      return a < ranges!.length && r < ranges![a][1]
     }
+    const inRanges = ranges ? rowids.filter(holds) : rowids
     const params = readableParams(reader, filters)
     const out: number[] = []
-    for (let at = 0; at < rowids.length && out.length < most; at += FILTER_BATCH) {
-      const batch = rowids.slice(at, at + FILTER_BATCH)
+    for (let at = 0; at < inRanges.length && out.length < most && at < FILTER_CHECKS; at += FILTER_BATCH) {
+      const batch = inRanges.slice(at, at + FILTER_BATCH)
       const kept = new Set(store.prepared(inFilterSql(filters)).pluck().all({ ...params,
         rowids: JSON.stringify(batch) }) as number[])
       for (const rowid of batch) if (kept.has(rowid) && out.length < most) out.push(rowid)
@@ -764,26 +780,33 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     }
     let best: number[]
     const most = Math.max(rescore, cap)
-    const candidates = postFilter ? most * widen : most
+    const candidates = postFilter ? most * widen : ranges ? 2 * most : most
     if (coordination.size > 0) {
       const keys = [...coordination.keys()]
       best = topEntries(keys, [...coordination.values()], candidates).map((k) => keys[k])
     } else {
       best = topEntries(rowids, weight, candidates).map((k) => { heldBy.set(rowids[k], held[k]); return rowids[k] })
     }
-    if (postFilter) {
-      best = passingFilter(reader, filters, span!, best, most)
-      // too few kept (a filter of old documents, where the common words' newest postings do not reach): the
-      // filter's newest passages holding any of the strongest words, walked inside its documents' rowid ranges
-      const within = best.length < cap && span!.ranges && span!.ranges.length <= FALLBACK_RANGES ? span!.ranges
-        : undefined
-      if (within) {
+    if (postFilter || ranges) {
+      // (a document's rowid range may hold passages of documents written between its slices: each is confirmed)
+      const kept = span ?? filterSpan(reader, filters)
+      best = passingFilter(reader, filters, kept, best, most)
+      if (postFilter && best.length < cap) {
+        // too few kept (a filter of old documents, where the common words' newest postings do not reach): the
+        // filter's newest passages holding any of the strongest words, walked inside its newest ranges, then
+        // their newest postings anywhere, each a bounded read
         const strongest = terms.map((_, i) => i).sort((x, y) => weights[y] - weights[x]).slice(0, EVERY_TERMS)
         const known = new Set(best)
         const match = `${readersPart}{text}: (${strongest.map((i) => ftsPhrase(terms[i].join(' '))).join(' OR ')})`
-        for (const rowid of walkIn(within, match, most + best.length)) {
-          if (!known.has(rowid) && best.length < most) best.push(rowid)
+        const add = (rowids: number[]) => {
+          for (const rowid of passingFilter(reader, filters, kept, rowids.filter((r) => !known.has(r)),
+            most - best.length)) {
+            known.add(rowid)
+            best.push(rowid)
+          }
         }
+        if (kept.ranges) add(walkIn(kept.ranges.slice(0, FALLBACK_RANGES), match, 2 * most))
+        if (best.length < cap) add(postingsOf.all(match, FALLBACK_POSTINGS) as number[])
       }
     }
     const rows = store.prepared(byRowids(filters)).all({ ...readableParams(reader, filters),

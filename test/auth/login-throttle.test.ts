@@ -87,7 +87,7 @@ t.test('the counters outlive a restart (a restart handed an attacker fresh guess
 t.test('in SQLite: forgotten counters are pruned; a success deletes its own', async (t) => {
   const app = await build(t)
   let clock = 10_000_000
-  const th = createLoginThrottle({ now: () => clock, store: sqliteThrottleStore(app.sqlite) })
+  const th = createLoginThrottle({ now: () => clock, store: sqliteThrottleStore(app.sqlite, 'test secret', 3) })
   const count = () => app.sqlite.prepare('SELECT count(*) FROM login_failures').pluck().get()
   for (let i = 0; i < 5; i++) th.failed('a@x', '1.1.1.1')
   t.equal(th.retryAfterMs('a@x', '1.1.1.1'), 1000)
@@ -99,4 +99,11 @@ t.test('in SQLite: forgotten counters are pruned; a success deletes its own', as
   th.failed('c@x', '1.1.1.1')
   t.equal(count(), 2, 'counters 15 minutes old, locks over, pruned at the next failure')
   t.equal(th.retryAfterMs('a@x', '1.1.1.1'), 0)
+  th.failed('d@x', '1.1.1.1')
+  t.equal(count(), 4)
+  clock += 2 * 60_000
+  th.failed('e@x', '1.1.1.1')
+  t.equal(count(), 3, 'past its size, the oldest counters go')
+  t.equal(app.sqlite.prepare('SELECT count(*) FROM login_failures WHERE last_failure = ?').pluck().get(clock), 2,
+    'the newest kept')
 })

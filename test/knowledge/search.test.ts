@@ -1,4 +1,5 @@
 import t from 'tap'
+import { passageWriter } from '../../src/knowledge/passages.js'
 import { build, signup, addUser, uploadDocument, type TestUser } from '../helper.js'
 import type { App } from '../../src/app.js'
 import { createSearch, cutLevel, intersects, mergePostings, topEntries, type SearchHit }
@@ -444,6 +445,50 @@ t.test('words with a filter of more documents than are walked inside: the walks 
     { category: 'keep' })
   t.same(names(await search.search(reader, { category: 'keep' }, 'crane', 1, 'words')), ['keep-new.txt 0'],
     'a document uploaded into it')
+})
+
+t.test('words with a filter: a document\'s rowid range holding passages written between its slices is no ' +
+  'filter (review: other documents\' passages filled the candidates), and a filter of many old ranges still finds ' +
+  'its passages (review: nothing was found past 400 ranges)', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const a = await signup(app)
+  const reader = { customerId: a.customerId, userId: a.userId, workspaceIds: [a.workspaceId] }
+  const names = (hits: SearchHit[]) => hits.map((h) => `${h.document.fileName} ${h.chunk.chunkIndex}`)
+  const k1 = await uploadDocument(app, a, { filename: 'keep-1.txt', content: 'Keep one: crane gate.' },
+    { category: 'keep' })
+  await uploadDocument(app, a, { filename: 'keep-2.txt', content: 'Keep two: crane gate.' }, { category: 'keep' })
+  // an upload written while keep-1, a large document indexed in the background, still had a slice to go
+  await uploadDocument(app, a, { filename: 'upload.txt',
+    content: Array.from({ length: 20 }, (_, k) => `Upload passage ${k}: the crane lights.`).join('\n\n') },
+  { chunkSize: '50', chunkOverlap: '0', category: 'other' })
+  const w = passageWriter(app.sqlite)
+  app.sqlite.transaction(() => {
+    w.insert(k1.id, w.readers(k1.id) ?? null, 1, 'Keep one more: crane gate again.')
+    app.sqlite.prepare(`UPDATE knowledge_documents SET chunk_count = 2, indexed_count = 2, updated_at = ?
+      WHERE id = ?`).run(new Date().toISOString(), k1.id)
+  })()
+  const exact = createSearch(app.sqlite, app.knowledgeStore)
+  const expected = names(await exact.search(reader, { category: 'keep' }, 'crane', 3, 'words')).sort()
+  t.equal(expected.length, 3)
+  for (const tuning of [{ filteredDocs: 1 }, {}]) {
+    const search = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined,
+      { exactPostings: 0, postingsPerTerm: 3, probe: 2, rescore: 4, ...tuning })
+    t.same(names(await search.search(reader, { category: 'keep' }, 'crane', 3, 'words')).sort(), expected,
+      tuning.filteredDocs ? 'walked as without the filter' : 'walked inside its ranges')
+  }
+  // the filter's passages are older than all the newest postings sought, in more ranges than are walked
+  for (let i = 0; i < 3; i++) {
+    await uploadDocument(app, a, { filename: `gap-${i}.txt`, content: `Gap ${i}: blue sky.` }, { category: 'other' })
+    await uploadDocument(app, a, { filename: `old-${i}.txt`, content: `Old ${i}: crane gate.` }, { category: 'old' })
+  }
+  await uploadDocument(app, a, { filename: 'fresh.txt',
+    content: Array.from({ length: 120 }, (_, k) => `Fresh passage ${k}: the crane lights.`).join('\n\n') },
+  { chunkSize: '50', chunkOverlap: '0', category: 'other' })
+  const old = names(await exact.search(reader, { category: 'old' }, 'crane', 3, 'words')).sort()
+  t.equal(old.length, 3)
+  const search = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined,
+    { exactPostings: 0, postingsPerTerm: 3, probe: 2, rescore: 4, filteredDocs: 1, fallbackRanges: 1 })
+  t.same(names(await search.search(reader, { category: 'old' }, 'crane', 3, 'words')).sort(), old)
 })
 
 t.test('words inside a filter\'s ranges weighs each term by its passages in the whole index, as bm25() does (review ' +

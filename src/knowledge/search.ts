@@ -432,15 +432,14 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
   const PROBE = tuning.probe ?? WORDS_TUNING.probe
   const postingsWithin = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words
     WHERE knowledge_passages_words MATCH ? AND rowid >= ? AND rowid < ? ORDER BY rowid`).pluck()
-  const filteredDocsSql = (filters: DocFilters) => `SELECT d.id, d.chunk_count, d.status, d.updated_at
+  const filteredDocsSql = (filters: DocFilters) => `SELECT d.id, d.chunk_count, d.indexed_count, d.status, d.updated_at
     FROM knowledge_documents d
     WHERE ${readableWhere(filters)} LIMIT +@most`
   // a document's first and last passages hold its lowest and highest rowids: its passages are written in order
   // (src/knowledge/index-worker.ts), each rowid above every one before
   const docRowids = sqlite.prepare(`SELECT
     (SELECT rowid FROM knowledge_passages WHERE document_id = @id ORDER BY chunk_index LIMIT 1) AS lo,
-    (SELECT rowid FROM knowledge_passages WHERE document_id = @id ORDER BY chunk_index DESC LIMIT 1) AS hi,
-    (SELECT count(*) FROM knowledge_passages WHERE document_id = @id) AS n`)
+    (SELECT rowid FROM knowledge_passages WHERE document_id = @id ORDER BY chunk_index DESC LIMIT 1) AS hi`)
   const docRowidList = sqlite.prepare(`SELECT rowid FROM knowledge_passages WHERE document_id = ? ORDER BY rowid`)
     .pluck()
 
@@ -464,7 +463,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const { n: readable } = store.prepared(readablePassages(scoped)).get(readableParams(reader, scoped)) as
       { n: number }
     const docs = store.prepared(filteredDocsSql(filters)).all({ ...params, most: SPAN_DOCS + 1 }) as
-      Array<{ id: string; chunk_count: number; status: string; updated_at: string }>
+      Array<{ id: string; chunk_count: number; indexed_count: number; status: string; updated_at: string }>
     let ranges: Array<[bigint, bigint]> | undefined
     if (docs.length <= SPAN_DOCS) {
       const found = docs.filter((d) => d.chunk_count > 0).flatMap((d) => docSpan(d)).sort((a, b) => b[1] - a[1])
@@ -490,10 +489,13 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
    * second), and the filter's span is then worked out again from these, reading only the documents that changed.
    */
   const docSpans = new Map<string, { at: string; runs: Array<[number, number]> }>()
-  function docSpan(d: { id: string; status: string; updated_at: string }): Array<[number, number]> {
+  function docSpan(d: { id: string; chunk_count: number; indexed_count: number; status: string;
+    updated_at: string }): Array<[number, number]> {
     const kept = docSpans.get(d.id)
     if (kept && kept.at === d.updated_at) return kept.runs
-    const { lo, hi, n } = docRowids.get({ id: d.id }) as { lo: number | null; hi: number | null; n: number }
+    const { lo, hi } = docRowids.get({ id: d.id }) as { lo: number | null; hi: number | null }
+    // its passages: all of them once indexed, else those written so far
+    const n = d.status === 'indexed' ? d.chunk_count : d.indexed_count
     let runs: Array<[number, number]> = []
     if (lo !== null && hi !== null && hi - lo + 1 === n) runs = [[lo, hi]]
     else if (lo !== null) {
@@ -599,9 +601,9 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     JOIN knowledge_documents d ON d.id = p.document_id
     WHERE p.rowid IN (SELECT value FROM json_each(@rowids)) AND ${readableWhere(filters)}`
   /**
-   * The first `most` of `rowids` (best first) whose passages the filter keeps: those in its ranges (when known),
-   * confirmed a batch at a time by their documents (a range may also hold passages written between its document's
-   * slices); at most FILTER_CHECKS are confirmed
+   * The first `most` of `rowids` (best first) whose passages the filter keeps: those in its ranges (exact: a
+   * document's runs of rowids, see docSpan) when known, else checked by their documents a batch at a time (at most
+   * FILTER_CHECKS)
    */
   function passingFilter(reader: Reader, filters: DocFilters, span: FilterSpan, rowids: number[],
     most: number): number[] {
@@ -618,11 +620,15 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       }
       return a < ranges!.length && r < ranges![a][1]
     }
-    const inRanges = ranges ? rowids.filter(holds) : rowids
+    if (ranges) {
+      const out: number[] = []
+      for (const rowid of rowids) if (holds(rowid) && out.push(rowid) >= most) break
+      return out
+    }
     const params = readableParams(reader, filters)
     const out: number[] = []
-    for (let at = 0; at < inRanges.length && out.length < most && at < FILTER_CHECKS; at += FILTER_BATCH) {
-      const batch = inRanges.slice(at, at + FILTER_BATCH)
+    for (let at = 0; at < rowids.length && out.length < most && at < FILTER_CHECKS; at += FILTER_BATCH) {
+      const batch = rowids.slice(at, at + FILTER_BATCH)
       const kept = new Set(store.prepared(inFilterSql(filters)).pluck().all({ ...params,
         rowids: JSON.stringify(batch) }) as number[])
       for (const rowid of batch) if (kept.has(rowid) && out.length < most) out.push(rowid)
@@ -788,7 +794,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       best = topEntries(rowids, weight, candidates).map((k) => { heldBy.set(rowids[k], held[k]); return rowids[k] })
     }
     if (postFilter || ranges) {
-      // (a document's rowid range may hold passages of documents written between its slices: each is confirmed)
+      // (a document's rowid range may hold passages of documents written between its slices: docSpan splits it)
       const kept = span ?? filterSpan(reader, filters)
       best = passingFilter(reader, filters, kept, best, most)
       if (postFilter && best.length < cap) {

@@ -75,7 +75,7 @@ export function sqliteThrottleStore(sqlite: Database.Database, secret: string,
   const remove = sqlite.prepare(`DELETE FROM login_failures WHERE key = ?`)
   const prune = sqlite.prepare(`DELETE FROM login_failures WHERE last_failure < ? AND locked_until <= ?`)
   const trim = sqlite.prepare(`DELETE FROM login_failures WHERE key IN
-    (SELECT key FROM login_failures ORDER BY last_failure DESC LIMIT -1 OFFSET ?)`)
+    (SELECT key FROM login_failures ORDER BY last_failure DESC LIMIT -1 OFFSET +?)`)
   return {
     get: (key) => get.get(digest(key)),
     set: (key, e) => { set.run({ key: digest(key), ...e }) },

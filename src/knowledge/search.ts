@@ -465,7 +465,9 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const docs = store.prepared(filteredDocsSql(filters)).all({ ...params, most: SPAN_DOCS + 1 }) as
       Array<{ id: string; chunk_count: number; indexed_count: number; status: string; updated_at: string }>
     let ranges: Array<[bigint, bigint]> | undefined
-    if (docs.length <= SPAN_DOCS) {
+    const all = passages === readable && passages > 0
+    // (a filter leaving out nothing is walked as without it: its ranges are never read)
+    if (!all && docs.length <= SPAN_DOCS) {
       const found = docs.filter((d) => d.chunk_count > 0).flatMap((d) => docSpan(d)).sort((a, b) => b[1] - a[1])
       const merged: Array<[number, number]> = []
       for (const [lo, hi] of found) {
@@ -475,7 +477,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       }
       ranges = merged.map(([lo, hi]) => [BigInt(lo), BigInt(hi) + 1n])
     }
-    const span: FilterSpan = { docs: docs.length, passages, all: passages === readable && passages > 0, ranges }
+    const span: FilterSpan = { docs: docs.length, passages, all, ranges }
     if (spans.size >= 1000) spans.clear()
     spans.set(key, { version, newest, span })
     return span

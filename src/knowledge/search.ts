@@ -729,6 +729,8 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     // a common term met in a few sparse ranges looked rare)
     const dfs = postings.map((p, i) => (ranges ? inIndex(terms[i]) : complete[i] ? p.length : reach(p)))
     const weights = dfs.map(idf)
+    // the EVERY_TERMS rarest words: what passages holding every word are sought by, and the filter's fallback
+    const strongest = terms.map((_, i) => i).sort((x, y) => weights[y] - weights[x]).slice(0, EVERY_TERMS)
     // which terms a candidate's postings showed (the first 31; later ones are counted from the text alone)
     const bit = (i: number) => (i < 31 ? 1 << i : 0)
     // the candidates: the rare terms' postings merged (each list is newest first), with the IDF they add up to
@@ -768,7 +770,6 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       // every term is common (or the rare ones are few): the newest passages holding all of the EVERY_TERMS
       // rarest first (ANDing a pasted paragraph's 32 common words walks one of them whole, seeking the others), then
       // the newest postings of the common terms, by the IDF of the terms they hold
-      const strongest = terms.map((_, i) => i).sort((x, y) => weights[y] - weights[x]).slice(0, EVERY_TERMS)
       const every = `${readersPart}{text}: (${strongest.map((i) => ftsPhrase(terms[i].join(' '))).join(' AND ')})`
       // (a term already counted where it met a rare one is not counted again)
       const add = (rowid: number, i: number) => {
@@ -803,7 +804,6 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
         // too few kept (a filter of old documents, where the common words' newest postings do not reach): the
         // filter's newest passages holding any of the strongest words, walked inside its newest ranges, then
         // their newest postings anywhere, each a bounded read
-        const strongest = terms.map((_, i) => i).sort((x, y) => weights[y] - weights[x]).slice(0, EVERY_TERMS)
         const known = new Set(best)
         const match = `${readersPart}{text}: (${strongest.map((i) => ftsPhrase(terms[i].join(' '))).join(' OR ')})`
         const add = (rowids: number[]) => {

@@ -10,7 +10,7 @@
  * of one; so it holds the query's pairs as a phrase, the last pair as a prefix. The phrase is a filter only: the
  * text is checked after, with the same folding.
  */
-import { indexFold, NON_ASCII } from './fold.js'
+import { indexFold, isAscii } from './fold.js'
 import { bestWindow } from './query.js'
 
 const RUN = /[\p{L}\p{N}\p{M}]+/gu
@@ -45,7 +45,7 @@ const firstMax = (run: string, ascii: boolean) => run.length <= PAIR_WORD_MAX ? 
 /** The pair tokens of a passage's text, space-separated, in order: the index's two columns. */
 export function pairTokens(text: string): { near: string; far: string } {
   const lower = indexFold(text)
-  const ascii = !NON_ASCII.test(lower)
+  const ascii = isAscii(lower)
   const near: string[] = []
   const far: string[] = []
   let prev = ''
@@ -90,7 +90,7 @@ const NEAR_ALONE = 5_000
  */
 export function pairMatch(query: string, density?: PairDensity): string | undefined {
   const lower = indexFold(query)
-  const ascii = !NON_ASCII.test(lower)
+  const ascii = isAscii(lower)
   const runs = [...lower.matchAll(RUN)].map((m) => ({ run: m[0], at: m.index, end: m.index + m[0].length }))
   if (runs.length < 2) return undefined
   const length = (run: string) => ascii ? run.length : [...run].length

@@ -7,7 +7,7 @@ import { innerWordsMatch, ftsPhrase, fold, innerWords, queryTerms, roughStem, sn
 import type { KnowledgeStore } from './store.js'
 import { gramFilters, mayHold, needleGrams } from './grams.js'
 import { DOC_COLUMNS, substringFinder, type HitRow } from './substring.js'
-import { indexFold } from './fold.js'
+import { indexFold, isAscii } from './fold.js'
 
 export const SEARCH_MODES = ['hybrid', 'substring', 'words', 'semantic'] as const
 export type SearchMode = (typeof SEARCH_MODES)[number]
@@ -110,10 +110,9 @@ export function mergePostings(lists: number[][], weights: number[], bits: number
   return { rowids, weight, held }
 }
 
-const NON_ASCII = /[^\p{ASCII}]/u
 /** how many words a folded text holds, as WORD_TOKEN splits it, without making the words */
 function wordCount(text: string): number {
-  if (NON_ASCII.test(text)) return text.match(WORD_TOKEN)?.length ?? 0
+  if (!isAscii(text)) return text.match(WORD_TOKEN)?.length ?? 0
   let n = 0
   let inWord = false
   for (let i = 0; i < text.length; i++) {
@@ -822,7 +821,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const stems = terms.map((t) => t.map(roughStem))
     const scored = rows.map((row) => {
       // fold (NFKD) only what needs it: lower case is the whole fold of ASCII text
-      const text = NON_ASCII.test(row.text) ? fold(row.text) : row.text.toLowerCase()
+      const text = isAscii(row.text) ? row.text.toLowerCase() : fold(row.text)
       const length = wordCount(text)
       const mask = heldBy.get(row.rowid) ?? 0
       const norm = K1 * (1 - B + (B * length) / corpus.avgWords)

@@ -1,10 +1,16 @@
 import t from 'tap'
 import Database from 'better-sqlite3'
 import { pairMatch, pairTokens, PAIR_WORD_MAX } from '../../src/knowledge/pairs.js'
-import { indexFold } from '../../src/knowledge/fold.js'
+import { indexFold, isAscii } from '../../src/knowledge/fold.js'
 import { ftsPhrase } from '../../src/knowledge/query.js'
 
 const near = (text: string) => pairTokens(text).near
+t.test('isAscii: only ASCII characters (a lone surrogate is not)', async (t) => {
+  t.ok(isAscii(''))
+  t.ok(isAscii('Plain text, 100 % ASCII ~ \u007f'))
+  for (const s of ['é', 'x\u0080', 'µs', '\u{1F600}', '\ud800', 'a\udc00b', 'ſ']) t.notOk(isAscii(s), JSON.stringify(s))
+  t.equal(indexFold('Des Maſses'), 'des masses', 'a non-ASCII text still folds as the index does')
+})
 t.test('pairTokens: the end of a word (2 characters, 6), the separator, the next word', async (t) => {
   t.same(pairTokens('Weeks of Parental leave'), { near: 'ks_of of_parental al_leave',
     far: 'weeks_of of_parental rental_leave' })

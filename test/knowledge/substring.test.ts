@@ -63,7 +63,14 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
     const tunings: Array<[string, Partial<SubstringTuning>, number]> = [
       ['candidates', {}, newest],
       ['candidates, then the phrase walk below them', { budget: 2, pairBudget: 2 }, newest],
-      ['the phrase walk', { rareEnough: 0, pairBudget: 0 }, newest],
+      ['the phrase walk', { rareEnough: 0, probeUpTo: 0, pairBudget: 0 }, newest],
+      // a first chunk of candidates, then the rest through candidates (costs say so), or the phrase walk below it
+      ['a probe, then candidates', { rareEnough: 0, pairs: false, costs: { candidate: 0, rarePosting: 0, posting: 1 } },
+        newest],
+      ['a probe, then candidates up to a budget', { rareEnough: 0, pairs: false, budget: 2,
+        costs: { candidate: 0, rarePosting: 0, posting: 1 } }, newest],
+      ['a probe, then the phrase walk', { rareEnough: 0, pairs: false,
+        costs: { candidate: 1e9, rarePosting: 0, posting: 0 } }, newest],
       // made-up counts of the pair tokens: prefixes left out, pairs of `near` asked alone
       ['pairs by their counts', { pairDensity: madeUp }, newest],
       ['the pair index halfway, the trigram index above it', {}, Math.floor(newest / 2)],

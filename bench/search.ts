@@ -285,6 +285,15 @@ export async function run() {
     }
     const rows = []
     const all3: number[] = []
+    // the server's reads from the disk (page cache misses: this VM's kernel drops file pages unused for seconds),
+    // per query of a shape: what in-process CPU figures do not show
+    const diskKb = () => {
+      try {
+        return Number(/read_bytes: (\d+)/.exec(fs.readFileSync(`/proc/${child.pid}/io`, 'utf8'))![1]) / 1024
+      } catch {
+        return NaN
+      }
+    }
     for (const shape of chosen) {
       worstProbe = 0
       await fetch(`${info.address}/bench/loop-delay`)
@@ -294,6 +303,7 @@ export async function run() {
       await fetch(`${info.address}/api/knowledge/search`,
         { method: 'POST', headers: { authorization: `Bearer ${tokens[shape.who]}`, 'content-type': 'application/json' },
           body: JSON.stringify({ query: 'warm up', limit: 10, mode: shape.mode }) })
+      const readBefore = diskKb()
       for (const query of shape.queries) {
         const start = performance.now()
         const res = await fetch(`${info.address}/api/knowledge/search`,
@@ -311,7 +321,8 @@ export async function run() {
       rows.push({ shape: shape.name, org: shape.who, mode: shape.mode, n: times.length,
         p50: +percentile(sorted, 50).toFixed(1), p99: +percentile(sorted, 99).toFixed(1),
         max: +sorted[sorted.length - 1].toFixed(1), avgResults: +(results / times.length).toFixed(1),
-        loopMaxMs: +loop.maxMs.toFixed(1), healthWorstMs: +worstProbe.toFixed(1) })
+        loopMaxMs: +loop.maxMs.toFixed(1), healthWorstMs: +worstProbe.toFixed(1),
+        diskKbPerQuery: +((diskKb() - readBefore) / times.length).toFixed(0) })
     }
     probing = false
     await probe

@@ -22,6 +22,12 @@ export const knowledgeDocuments = sqliteTable('knowledge_documents', {
   chunkOverlap: integer('chunk_overlap').notNull(),
   /** passages stored so far; indexing resumes from here after a restart */
   indexedCount: integer('indexed_count').notNull(),
+  /**
+   * rowids of its first and last passages stored so far (the index worker writes them with its passages): a
+   * category or tag filter's rowid ranges come from its documents' rows (src/knowledge/search.ts, docSpan)
+   */
+  firstPassageRowid: integer('first_passage_rowid'),
+  lastPassageRowid: integer('last_passage_rowid'),
   status: text('status', { enum: ['pending', 'processing', 'indexed'] }).notNull(),
   /** paths relative to the data dir */
   originalPath: text('original_path'),

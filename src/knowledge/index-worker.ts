@@ -63,10 +63,14 @@ sqlite.pragma('wal_autocheckpoint = 0')
 const byId = sqlite.prepare(`SELECT status, indexed_count, chunk_size, chunk_overlap FROM knowledge_documents
   WHERE id = ?`)
 const writer = passageWriter(sqlite)
-const progress = sqlite.prepare(`UPDATE knowledge_documents SET indexed_count = ?, status = ?, updated_at = ?
-  WHERE id = ?`)
+// with the rowids of its first and last passages so far (a filter's ranges are read from them: search.ts, docSpan)
+const progress = sqlite.prepare(`UPDATE knowledge_documents SET indexed_count = @next, status = 'processing',
+  updated_at = @now, first_passage_rowid = coalesce(first_passage_rowid, @lo),
+  last_passage_rowid = coalesce(@hi, last_passage_rowid) WHERE id = @id`)
 const finish = sqlite.prepare(`UPDATE knowledge_documents
-  SET indexed_count = ?, chunk_count = ?, status = 'indexed', updated_at = ? WHERE id = ?`)
+  SET indexed_count = @next, chunk_count = @next, status = 'indexed', updated_at = @now,
+  first_passage_rowid = coalesce(first_passage_rowid, @lo), last_passage_rowid = coalesce(@hi, last_passage_rowid)
+  WHERE id = @id`)
 const completeJob = sqlite.prepare(`DELETE FROM jobs WHERE id = ?`)
 // 50 at a time: the trigram index tokenizes a deleted passage's text again, and a server write waits for the batch
 const purgeSome = sqlite.prepare(`DELETE FROM knowledge_passages WHERE rowid IN
@@ -113,21 +117,24 @@ const writeSlice = sqlite.transaction((documentId: string, passages: Iterator<st
   const deadline = performance.now() + (jobId !== undefined ? URGENT_TXN_MS : TXN_MS)
   let next = from
   let exhausted = false
+  let lo: number | null = null
+  let hi: number | null = null
   // a write of the server's connection waiting for the lock ends the transaction early (after one passage at
   // least: the worker's turn may come while such writes keep coming)
   for (let first = true; first || (performance.now() < deadline && Atomics.load(intent, INTENT) === 0);
     first = false) {
     const r = passages.next()
     if (r.done) { exhausted = true; break }
-    writer.insert(documentId, readers, next, r.value)
+    hi = writer.insert(documentId, readers, next, r.value)
+    lo ??= hi
     next++
   }
   const now = new Date().toISOString()
   if (exhausted && last) {
-    finish.run(next, next, now, documentId)
+    finish.run({ next, now, lo, hi, id: documentId })
     if (jobId) completeJob.run(jobId)
   } else {
-    progress.run(next, 'processing', now, documentId)
+    progress.run({ next, now, lo, hi, id: documentId })
   }
   return { next, exhausted, gone: false }
 }).immediate

@@ -79,10 +79,12 @@ export function passageWriter(sqlite: Database.Database) {
   return {
     /** the readers token of a document (see readerTokens); undefined when the document is gone */
     readers: (documentId: string) => readersOf.get(documentId) as string | null | undefined,
-    insert(documentId: string, readers: string | null, chunkIndex: number, text: string) {
+    /** its rowid */
+    insert(documentId: string, readers: string | null, chunkIndex: number, text: string): number {
       const { lastInsertRowid } = insertPassage.run(passageId(), documentId, chunkIndex, text)
       insertTrigrams.run(lastInsertRowid, text)
       insertWords.run(lastInsertRowid, text, readers)
+      return Number(lastInsertRowid)
     }
   }
 }

@@ -2,7 +2,8 @@ import t from 'tap'
 import path from 'node:path'
 import { randomUUID } from 'node:crypto'
 import Database from 'better-sqlite3'
-import { openDatabase } from '../../src/db/index.js'
+import fs from 'node:fs'
+import { openDatabase, projectRoot } from '../../src/db/index.js'
 import { passageId, passageWriter } from '../../src/knowledge/passages.js'
 import { build, multipart, pairIndexCaughtUp, signup, tempDir } from '../helper.js'
 
@@ -80,6 +81,20 @@ t.test('the index worker writes the passages: none through the server\'s connect
   t.same(await found('violet zebracorn'), [small.id], 'the small one is searchable at 201')
   await app.jobs.idle()
   t.same(await found('amber kestrel'), [large.id], 'the large one once its job is done')
+  // each document's row holds its first and last passages' rowids (a filter's ranges are read from them)
+  const span = app.sqlite.prepare(`SELECT d.first_passage_rowid AS first, d.last_passage_rowid AS last,
+    (SELECT min(rowid) FROM knowledge_passages p WHERE p.document_id = d.id) AS lo,
+    (SELECT max(rowid) FROM knowledge_passages p WHERE p.document_id = d.id) AS hi
+    FROM knowledge_documents d WHERE d.id = ?`)
+  const spans = () => [large, small].map((d) => span.get(d.id) as { first: number; last: number; lo: number;
+    hi: number })
+  for (const s of spans()) t.same([s.first, s.last], [s.lo, s.hi], 'first and last passages\' rowids')
+  // migration 0022 fills them in for the documents indexed before it
+  app.sqlite.exec('UPDATE knowledge_documents SET first_passage_rowid = NULL, last_passage_rowid = NULL')
+  const migration = fs.readFileSync(path.join(projectRoot(), 'schema', 'migrations',
+    '0022_knowledge_passage_span.sql'), 'utf8').split('--> statement-breakpoint')
+  app.sqlite.exec(migration[migration.length - 1])
+  for (const s of spans()) t.same([s.first, s.last], [s.lo, s.hi], 'filled in by the migration')
   const stored = app.sqlite.prepare('SELECT COUNT(*) FROM knowledge_passages WHERE document_id = ?').pluck()
   t.equal(stored.get(large.id), large.chunkCount)
   t.equal(app.sqlite.prepare('SELECT COUNT(*) FROM passage_writes').pluck().get(), 0,

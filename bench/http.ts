@@ -31,20 +31,40 @@ function cpuMicros(pid: number | undefined): number | undefined {
   }
 }
 
-/** A measured run with the server's CPU µs per request. */
+/**
+ * Times the kernel took a process off a core it still wanted (nonvoluntary context switches, from /proc), or
+ * undefined. On two cores shared by the server and the load generator this is the main source of noise: a run
+ * where the two keep preempting each other (up to one switch per request) costs the server 20-55 % more CPU per
+ * request than one where each keeps its core, whatever the code.
+ */
+function preemptions(pid: number | undefined): number | undefined {
+  try {
+    return Number(/nonvoluntary_ctxt_switches:\s*(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1])
+  } catch {
+    return undefined
+  }
+}
+
+/** A measured run with the server's CPU µs and preemptions per 1,000 requests. */
 async function measured(pid: number | undefined, url: string, headers?: Record<string, string>) {
   const before = cpuMicros(pid)
+  const switchesBefore = preemptions(pid)
   const r = await load(url, headers, SECONDS, 10, false)
   const after = cpuMicros(pid)
+  const switchesAfter = preemptions(pid)
   const requests = r.requestsPerSec * SECONDS
-  return { ...r, cpuPerRequest: before === undefined || after === undefined || requests === 0 ? NaN
-    : (after - before) / requests }
+  return {
+    ...r,
+    cpuPerRequest: before === undefined || after === undefined || requests === 0 ? NaN : (after - before) / requests,
+    preemptedPer1000: switchesBefore === undefined || switchesAfter === undefined || requests === 0 ? NaN
+      : (switchesAfter - switchesBefore) * 1000 / requests
+  }
 }
 
 interface Case { name: string; short?: string; url: string; headers?: Record<string, string> }
 
 export async function run() {
-  type Measured = Load & { cpuPerRequest: number }
+  type Measured = Load & { cpuPerRequest: number; preemptedPer1000: number }
   const runs = new Map<string, { cairn: Measured[]; bare: Measured[]; ratios: number[]; cpuRatios: number[] }>()
   for (let round = 0; round < ROUNDS; round++) {
     // fresh processes every round: now and then a Node process (bare Fastify's too) settles into a state
@@ -102,9 +122,13 @@ export async function run() {
     'ratio max': fixed(Math.max(...e.ratios)),
     'CPU µs/req': fixed(median(e.cairn.map((r) => r.cpuPerRequest))),
     'bare CPU µs/req': fixed(median(e.bare.map((r) => r.cpuPerRequest))),
-    'CPU ratio (median)': fixed(median(e.cpuRatios))
+    'CPU ratio (median)': fixed(median(e.cpuRatios)),
+    'preempted /1000 req (median)': Math.round(median(e.cairn.map((r) => r.preemptedPer1000))),
+    'bare preempted /1000 req': Math.round(median(e.bare.map((r) => r.preemptedPer1000)))
   })))
   console.log(`${ROUNDS} rounds of ${SECONDS} s per run, fresh servers each round; ` +
     'each Cairn case right after its own bare run; CPU: the server process\'s user + system time per request ' +
-    `(CPU ratio: bare's over Cairn's); load average at the end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+    '(CPU ratio: bare\'s over Cairn\'s); preempted: the server\'s nonvoluntary context switches (a run with many ' +
+    'is slowed by sharing its core with the load generator, not by its code); load average at the end ' +
+    os.loadavg().map((l) => l.toFixed(2)).join(' '))
 }

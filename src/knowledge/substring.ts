@@ -90,16 +90,13 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     FROM knowledge_passages_fts WHERE knowledge_passages_fts MATCH ? ORDER BY rowid DESC LIMIT ${SAMPLE_HITS})`)
   const candidates = sqlite.prepare(`SELECT rowid FROM knowledge_passages_fts
     WHERE knowledge_passages_fts MATCH ? AND rowid < ? AND rowid > ? ORDER BY rowid DESC LIMIT +?`).pluck()
-  const rowsSql = (filters: DocFilters) => `SELECT ${COLUMNS}
+  const rowsSql = (filters: DocFilters, columns = COLUMNS) => `SELECT ${columns}
     FROM knowledge_passages p JOIN knowledge_documents d ON d.id = p.document_id
     WHERE p.rowid IN (SELECT value FROM json_each(@rowids)) AND ${readableWhere(filters)}
     ORDER BY p.rowid DESC`
   // a candidate's text first, the rest of its row only once it holds the query: most candidates do not, and the
   // document's six columns cost more than the text (2.5 µs a candidate against 5.2 at 1,000,000 passages)
-  const textsSql = (filters: DocFilters) => `SELECT p.rowid, p.text
-    FROM knowledge_passages p JOIN knowledge_documents d ON d.id = p.document_id
-    WHERE p.rowid IN (SELECT value FROM json_each(@rowids)) AND ${readableWhere(filters)}
-    ORDER BY p.rowid DESC`
+  const textsSql = (filters: DocFilters) => rowsSql(filters, 'p.rowid, p.text')
   const phraseSql = (filters: DocFilters) => `SELECT ${COLUMNS}
     FROM knowledge_passages_fts
     JOIN knowledge_passages p ON p.rowid = knowledge_passages_fts.rowid

@@ -241,8 +241,10 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
         if (ids.length === 0) return { found, before, done: true }
         read += ids.length
         before = BigInt(ids[ids.length - 1])
-        const texts = store.prepared(textsSql(filters)).raw(true).all({ ...params, rowids: JSON.stringify(ids) }) as
-          Array<[number, string]>
+        // read lazily, newest first (the IN list is walked in rowid order, no sort): a chunk whose first candidates
+        // hold the rest is not read whole (each candidate is a page read when the file's pages are not cached)
+        const texts = store.prepared(textsSql(filters)).raw(true).iterate({ ...params, rowids: JSON.stringify(ids) }) as
+          IterableIterator<[number, string]>
         const holding: number[] = []
         for (const [rowid, text] of texts) {
           if (indexFold(text).includes(needle)) {

@@ -51,15 +51,33 @@ function termFrequency(text: string, stem: string[]): number {
   return n
 }
 
-/** the score of the n-th best entry (0 when there are fewer): few distinct scores, so counted, not sorted */
+/**
+ * the score of the n-th best entry (0 when there are fewer): the n best kept in a min-heap, most entries compared
+ * with its top only (a map counting the distinct scores cost ~0.8 ms a question for 30,000 candidates)
+ */
 export function cutLevel(scores: number[], n: number): number {
+  if (n <= 0) return Infinity
   if (scores.length < n) return 0
-  const counts = new Map<number, number>()
-  for (const score of scores) counts.set(score, (counts.get(score) ?? 0) + 1)
-  const levels = [...counts.keys()].sort((a, b) => b - a)
-  let cut = levels[0]
-  for (let i = 0, taken = 0; i < levels.length && taken < n; i++) { cut = levels[i]; taken += counts.get(cut)! }
-  return cut
+  const heap = new Float64Array(n)
+  for (let i = 0; i < n; i++) heap[i] = scores[i]
+  const down = (from: number) => {
+    const v = heap[from]
+    let i = from
+    for (;;) {
+      const l = 2 * i + 1
+      if (l >= n) break
+      const c = l + 1 < n && heap[l + 1] < heap[l] ? l + 1 : l
+      if (heap[c] >= v) break
+      heap[i] = heap[c]
+      i = c
+    }
+    heap[i] = v
+  }
+  for (let i = (n >> 1) - 1; i >= 0; i--) down(i)
+  for (let i = n; i < scores.length; i++) {
+    if (scores[i] > heap[0]) { heap[0] = scores[i]; down(0) }
+  }
+  return heap[0]
 }
 
 /**

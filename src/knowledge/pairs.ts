@@ -89,6 +89,16 @@ const NEAR_ALONE = 5_000
  * own counts), a dense last prefix is left out and one `near` pair is asked when it is rare.
  */
 export function pairMatch(query: string, density?: PairDensity): string | undefined {
+  return pairMatches(query, density)?.match
+}
+
+/**
+ * pairMatch's expression, and when a dense last prefix was left out, the phrase with it (`narrow`) and the passages
+ * holding that prefix's exact token (FTS5 merges at least their postings for it): the candidates of `match` may prove
+ * so sparse in matches that merging the prefix once costs less than reading them (substring.ts decides)
+ */
+export function pairMatches(query: string, density?: PairDensity):
+  { match: string; narrow?: { match: string; postings: number } } | undefined {
   const lower = indexFold(query)
   const ascii = isAscii(lower)
   const runs = [...lower.matchAll(RUN)].map((m) => ({ run: m[0], at: m.index, end: m.index + m[0].length }))
@@ -114,6 +124,9 @@ export function pairMatch(query: string, density?: PairDensity): string | undefi
       prefix: !yWhole && yChars < PAIR_WORD_MAX })
   }
   const last = terms[terms.length - 1]
+  const phraseOf = (ts: typeof terms) =>
+    `{${column}}: (${narrowest(ts.map((t) => `"${t.token}"${t.prefix ? ' *' : ''}`)).join(' + ')})`
+  let narrow: { match: string; postings: number } | undefined
   if (density && terms.length > 1 && last.prefix) {
     // left out when the other pairs narrow far more than it would, and can be asked without it
     // (the count is the exact token's: those it begins add to what FTS5 merges)
@@ -121,7 +134,10 @@ export function pairMatch(query: string, density?: PairDensity): string | undefi
     if (dense > DENSE_PREFIX) {
       const rest = Math.min(...terms.slice(0, -1).map((t) => density(column, t.token)))
       // one `near` pair left must be rare enough to be asked alone
-      if (rest * 4 <= dense && (terms.length > 2 || column === 'far' || rest <= DENSE_PREFIX)) terms.pop()
+      if (rest * 4 <= dense && (terms.length > 2 || column === 'far' || rest <= DENSE_PREFIX)) {
+        narrow = { match: phraseOf(terms), postings: dense }
+        terms.pop()
+      }
     }
   } else if (terms.length === 1 && column === 'near' && !(density && density(column, last.token) <= NEAR_ALONE)) {
     // one pair in `near` ("used in", "layer that"): its last 2 characters and a prefix stand for too many passages
@@ -129,5 +145,5 @@ export function pairMatch(query: string, density?: PairDensity): string | undefi
     return undefined
   }
   if (terms.length === 0) return undefined
-  return `{${column}}: (${narrowest(terms.map((t) => `"${t.token}"${t.prefix ? ' *' : ''}`)).join(' + ')})`
+  return { match: phraseOf(terms), narrow }
 }

@@ -1,9 +1,9 @@
 import t from 'tap'
 import { build, pairIndexCaughtUp, signup, uploadDocument, type TestUser } from '../helper.js'
-import { queryGrams, substringFinder, type SubstringTuning } from '../../src/knowledge/substring.js'
+import { queryGrams, substringFinder, type FinderTuning } from '../../src/knowledge/substring.js'
 import { readableParams, readableWhere } from '../../src/knowledge/readers.js'
 import { ftsPhrase } from '../../src/knowledge/query.js'
-import { pairMatch, pairTokens } from '../../src/knowledge/pairs.js'
+import { pairMatch, pairMatches, pairTokens } from '../../src/knowledge/pairs.js'
 
 const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
 
@@ -60,7 +60,7 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
     const madeUp = (_: string, token: string) => [10, 1_000, 1_000_000][[...token].reduce((n, c) =>
       n * 31 + c.codePointAt(0)!, 7) % 3]
     // [name, tuning, how far the pair index has come (decreasing: the passages above leave it)]
-    const tunings: Array<[string, Partial<SubstringTuning>, number]> = [
+    const tunings: Array<[string, FinderTuning, number]> = [
       ['candidates', {}, newest],
       ['candidates, then the phrase walk below them', { budget: 2, pairBudget: 2 }, newest],
       ['the phrase walk', { rareEnough: 0, probeUpTo: 0, pairBudget: 0 }, newest],
@@ -73,6 +73,13 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
         costs: { candidate: 1e9, rarePosting: 0, posting: 0 } }, newest],
       // made-up counts of the pair tokens: prefixes left out, pairs of `near` asked alone
       ['pairs by their counts', { pairDensity: madeUp }, newest],
+      // a dense last prefix left out: after a first chunk, the rest through the phrase with it, or without it
+      ['pairs by their counts, then the prefix', { pairDensity: madeUp, pairProbe: 1, costs: { prefixPosting: 0 } },
+        newest],
+      ['pairs by their counts, never the prefix', { pairDensity: madeUp, pairProbe: 1,
+        costs: { prefixPosting: 1e9 } }, newest],
+      ['pairs by their counts, then the prefix up to a budget', { pairDensity: madeUp, pairBudget: 2,
+        costs: { prefixPosting: 0 } }, newest],
       ['the pair index halfway, the trigram index above it', {}, Math.floor(newest / 2)],
       ['no pair index yet', {}, 0]
     ]
@@ -82,6 +89,7 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
       'Filler line 1'.repeat(20), 'abcdefghijklmnopqrstuvwxyz'.repeat(5), 'µs per run', 'μs per run', 's per run',
       'one of the be', 'it is one of', 'calls take', 'line 12 about cl', 'plans of th', 'the lot', 'hooks deferred un']
     t.ok(queries.filter((q) => pairMatch(q, madeUp) !== pairMatch(q)).length >= 3, 'the counts change the pairs asked')
+    t.ok(queries.filter((q) => pairMatches(q, madeUp)?.narrow).length >= 2, 'and leave out dense prefixes')
     // the pair index is asked: a passage whose pairs are gone (the mark kept) is not found through it
     const byPairs = substringFinder(app.sqlite, app.knowledgeStore)
     const byTrigrams = substringFinder(app.sqlite, app.knowledgeStore, { pairs: false })

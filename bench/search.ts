@@ -1,7 +1,8 @@
 // `npm run bench -- search`: POST /api/knowledge/search over BENCH_PASSAGES (default 1,000,000) passages of
 // English-like text in two organizations (99 % / 1 %), per query shape and mode, with a health probe every
 // 10 ms. The corpus is seeded once into data/bench/search-<N>/ and kept between runs. BENCH_WARM_UP (default 60)
-// untimed searches of other draws come first; BENCH_SHAPES and BENCH_QUERIES narrow a run (see below).
+// untimed searches of other draws come first; BENCH_SHAPES and BENCH_QUERIES narrow a run (see below); BENCH_SEED
+// (default 5) draws other queries (a second run with the same draw finds their pages cached).
 import fs from 'node:fs'
 import Database from 'better-sqlite3'
 import path from 'node:path'
@@ -180,7 +181,7 @@ export async function run() {
       { method: 'POST', headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ email, password: PASSWORD }) })).json() as { data: { token: string } }).data.token
     const tokens = { big: await login(seeded.big), small: await login(seeded.small) }
-    const random = rng(5)
+    const random = rng(Number(process.env.BENCH_SEED ?? 5))
     const pick = <T>(xs: T[]) => xs[Math.floor(random() * xs.length)]
     const v = seeded.vocabulary
     const phraseOf =
@@ -294,6 +295,8 @@ export async function run() {
         return NaN
       }
     }
+    // each shape's slowest query (its p99 at 40 queries), printed after the table
+    const slowest = new Map<(typeof chosen)[number], { ms: number; query: string }>()
     for (const shape of chosen) {
       worstProbe = 0
       await fetch(`${info.address}/bench/loop-delay`)
@@ -312,6 +315,8 @@ export async function run() {
             body: JSON.stringify({ query, limit: 10, mode: shape.mode, ...shape.filters }) })
         const body = await res.json() as { count: number }
         times.push(performance.now() - start)
+        const ms = times[times.length - 1]
+        if (ms > (slowest.get(shape)?.ms ?? -1)) slowest.set(shape, { ms, query })
         if (res.status !== 200) throw new Error(`search failed: ${res.status} ${JSON.stringify(body)}`)
         results += body.count
       }
@@ -327,6 +332,11 @@ export async function run() {
     probing = false
     await probe
     table(rows)
+    console.log('slowest query of each shape:')
+    for (const [shape, { ms, query }] of slowest) {
+      console.log(`  ${shape.name} (${shape.who}, ${shape.mode}): ${ms.toFixed(1)} ms ` +
+        JSON.stringify(query.slice(0, 80)))
+    }
     const s3 = all3.sort((a, b) => a - b)
     if (s3.length === 0) s3.push(NaN)
     const loadAverage = fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')

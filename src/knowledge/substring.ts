@@ -196,22 +196,30 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
       }
 
       /**
-       * Through the pair index. When a dense last prefix was left out of the phrase, a first chunk of candidates
-       * says how many it takes per match; the rest goes on through them, or through the phrase with the prefix (its
-       * tokens merged once) when that costs less ("receives the and": 6,894 candidates read for 33 matches, 90 ms
-       * with the file's pages cached and 530 ms without)
+       * Through the pair index. When a dense last prefix was left out of the phrase, its candidates are read in
+       * growing chunks, and after each the matches so far say how many the rest takes; once that costs more than
+       * the phrase with the prefix (its tokens merged once), the rest goes through that ("receives the and": 6,894
+       * candidates read for 33 matches, 90 ms with the file's pages cached and 530 ms without; matches cluster in
+       * documents, so a first chunk alone misjudges)
        */
       function pairWalk(p: NonNullable<typeof pairs>, below: bigint, after: bigint, rest: number): Walk {
         if (!p.narrow) return candidateWalk(pairCandidates, p.match, below, after, rest, pairBudget)
-        const first = candidateWalk(pairCandidates, p.match, below, after, rest, Math.min(pairProbe, pairBudget))
-        if (first.found.length >= rest || first.done) return first
-        const need = rest - first.found.length
-        const viaCandidates = need * (first.read / Math.max(1, first.found.length)) * costs.candidate
-        const viaPrefix = p.narrow.postings * costs.prefixPosting
-        const next = candidateWalk(pairCandidates, viaPrefix < viaCandidates ? p.narrow.match : p.match, first.before,
-          after, need, pairBudget - first.read)
-        return { found: first.found.concat(next.found), before: next.before, done: next.done,
-          read: first.read + next.read }
+        const found: HitRow[] = []
+        let read = 0
+        let before = below
+        for (let chunk = pairProbe; ; chunk *= 2) {
+          const walk = candidateWalk(pairCandidates, p.match, before, after, rest - found.length,
+            Math.min(chunk, pairBudget - read))
+          found.push(...walk.found)
+          read += walk.read
+          before = walk.before
+          if (found.length >= rest || walk.done || read >= pairBudget) return { found, before, done: walk.done, read }
+          const need = rest - found.length
+          if (p.narrow.postings * costs.prefixPosting < need * (read / Math.max(1, found.length)) * costs.candidate) {
+            const next = candidateWalk(pairCandidates, p.narrow.match, before, after, need, pairBudget - read)
+            return { found: found.concat(next.found), before: next.before, done: next.done, read: read + next.read }
+          }
+        }
       }
     })
 

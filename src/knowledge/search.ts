@@ -698,8 +698,8 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       return first.length < probe ? first.length : reach(first)
     })
     // with a category or tag filter, bm25() is asked of every match in the index, each joined to its passage and
-    // document before the filter (wordsSql): only when those are few ("mistakes david idle renamed" inside 51 documents:
-    // 20,000 passages read, 53 ms with the file's pages cached, 1.1 s without)
+    // document before the filter (wordsSql): only when those are few ("mistakes david idle renamed" inside 51
+    // documents: 20,000 passages read, 53 ms with the file's pages cached, 1.1 s without)
     const rareEverywhere = () => terms.every((t) => inIndex(t) <= EXACT_POSTINGS) &&
       (!filtered || terms.reduce((n, t) => n + inIndex(t), 0) <= FILTERED_JOINS)
     if (readable <= 2 * EXACT_POSTINGS && rareEverywhere()) return exactWords(reader, filters, terms, tokens, cap)

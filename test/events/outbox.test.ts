@@ -1,5 +1,5 @@
 import t from 'tap'
-import { eventsPerExpansion } from '../../src/events/outbox.js'
+import { eventsPerExpansion, newDeliveryId, newMessageId } from '../../src/events/outbox.js'
 
 t.test('an expansion takes the events that make about the messages asked for, at the last fan-out', async (t) => {
   t.equal(eventsPerExpansion(1, 16, 64, 200), 4, 'the first guess: 16 webhooks an event')
@@ -8,3 +8,20 @@ t.test('an expansion takes the events that make about the messages asked for, at
   t.equal(eventsPerExpansion(6, 6, 64, 200), 64, 'one webhook an event')
   t.equal(eventsPerExpansion(50, 0, 64, 200), 200, 'events nobody subscribes to any more: up to the most')
 })
+
+t.test('message and delivery ids: the time first (ms), then random digits; a delivery id is a version 7 UUID',
+  async (t) => {
+    const at = Date.UTC(2026, 10, 23, 20, 15, 0, 123)
+    const messages = Array.from({ length: 2000 }, () => newMessageId(at))
+    const deliveries = Array.from({ length: 2000 }, () => newDeliveryId(at))
+    for (const id of messages) t.match(id, /^msg_[0-9a-f]{32}$/)
+    for (const id of deliveries) t.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    t.equal(new Set(messages).size, messages.length, 'no message id twice')
+    t.equal(new Set(deliveries).size, deliveries.length, 'no delivery id twice')
+    const time = at.toString(16).padStart(12, '0')
+    t.ok(messages.every((id) => id.slice(4, 16) === time))
+    t.ok(deliveries.every((id) => id.replace(/-/g, '').slice(0, 12) === time))
+    // the random digits are spread: every hex digit turns up in each random position of a delivery id
+    for (const at of [15, 21, 35]) t.equal(new Set(deliveries.map((id) => id[at])).size, 16, `position ${at}`)
+    t.ok(newDeliveryId(at + 1) > newDeliveryId(at), 'later ids sort after')
+  })

@@ -573,3 +573,24 @@ t.test('hybrid at scale: the words part may spare the substring look-up, never a
     t.equal(intersects([[9, 5, 2], [7, 6], [5, 1]]), false)
     t.equal(intersects([[]]), false)
   })
+
+t.test('words with a filter leaving out none of the reader\'s passages: what the search without it finds, with the ' +
+  'same scores, however many documents others have', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const a = await signup(app)
+  const b = await signup(app)
+  for (let i = 1; i <= 3; i++) {
+    await uploadDocument(app, a, { filename: `a-${i}.txt`, content: `Harbour crane ${i} lifts the quay ${i}.` },
+      { category: 'ops', tags: '["every"]' })
+  }
+  await uploadDocument(app, b, { filename: 'b.txt', content: 'Harbour crane of another organization.' },
+    { category: 'ops', tags: '["every"]' })
+  const reader = { customerId: a.customerId, userId: a.userId, workspaceIds: [a.workspaceId] }
+  const search = createSearch(app.sqlite, app.knowledgeStore)
+  const found = (hits: SearchHit[]) => hits.map((h) => `${h.document.fileName} ${h.score}`)
+  const without = found(await search.search(reader, {}, 'harbour quay', 10, 'words'))
+  t.equal(without.length, 3)
+  for (const filters of [{ category: 'ops' }, { tags: ['every'] }]) {
+    t.same(found(await search.search(reader, filters, 'harbour quay', 10, 'words')), without, JSON.stringify(filters))
+  }
+})

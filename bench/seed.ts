@@ -94,10 +94,13 @@ export function seedStatements(sqlite: Database.Database) {
     VALUES (?, ?, NULL, ?, 'organization', ?, 'txt', ?, '', 'bench', '[]', '{}', ?, ?, 1000, 0, ?, 'indexed', NULL,
       '', ?, ?)`)
   const writer = passageWriter(sqlite)
+  // the document's first and last passages' rowids, as the index worker keeps them (migration 0022)
+  const span = sqlite.prepare(`UPDATE knowledge_documents SET first_passage_rowid = coalesce(first_passage_rowid,
+    @rowid), last_passage_rowid = @rowid WHERE id = @id`)
   let current = { id: '', readers: null as string | null | undefined }
   const insertPassage = { run(_id: string, documentId: string, chunkIndex: number, text: string) {
     if (current.id !== documentId) current = { id: documentId, readers: writer.readers(documentId) }
-    writer.insert(documentId, current.readers ?? null, chunkIndex, text)
+    span.run({ id: documentId, rowid: writer.insert(documentId, current.readers ?? null, chunkIndex, text) })
   } }
   return { insertDoc, insertPassage }
 }

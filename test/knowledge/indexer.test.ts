@@ -118,7 +118,7 @@ t.test('FTS5\'s own merge settings are back once the index worker has indexed an
   await app.jobs.idle()
   const file = path.join(app.config.dataDir, 'cairn.db')
   await app.close()
-  const db = new Database(file, { readonly: true })
+  const db = new Database(file, { fileMustExist: true })
   t.teardown(() => db.close())
   for (const table of ['knowledge_passages_fts', 'knowledge_passages_words', 'knowledge_passages_pairs']) {
     const config = Object.fromEntries((db.prepare(`SELECT k, v FROM ${table}_config`).all() as Array<{ k: string;

@@ -29,11 +29,10 @@ export interface Outcome { row: OutboxMessage; attempt: DeliveryAttempt; kind: A
  */
 const msHex = (ms: number) => ms.toString(16).padStart(12, '0').slice(-12)
 
-/**
- * The random digits below come from `randomUUID` (version 4: 122 random bits, from a pool of entropy filled 128
- * UUIDs at a time: ~0.1 µs) rather than `randomBytes` (a call into the generator each time: ~2.3 µs, ten times
- * per event fanned out to ten webhooks)
- */
+// The random digits of both ids come from `randomUUID` (version 4: 122 random bits, from a pool of entropy filled
+// 128 UUIDs at a time: ~0.1 µs) rather than `randomBytes` (a call into the generator each time: ~2.3 µs, ten times
+// per event fanned out to ten webhooks).
+
 /** `msg_` and 32 hex digits: 12 of the time (ms), 20 random */
 export const newMessageId = (now = Date.now()) => {
   const u = randomUUID()

@@ -86,18 +86,12 @@ const NEAR_ALONE = 5_000
  *
  * The pairs are one phrase in one column: `far` when the first run is whole or long enough to give its last 6
  * characters, else `near` when it gives its last 2, else the first pair is left out. With `density` (the index's
- * own counts), a dense last prefix is left out and one `near` pair is asked when it is rare.
+ * own counts), a dense last prefix is left out and one `near` pair is asked when it is rare; the phrase with that
+ * prefix is given too (`narrow`), with the passages holding the prefix's exact token (FTS5 merges at least their
+ * postings for it): the candidates of `match` may prove so sparse in matches that merging the prefix once costs less
+ * than reading them (substring.ts decides).
  */
-export function pairMatch(query: string, density?: PairDensity): string | undefined {
-  return pairMatches(query, density)?.match
-}
-
-/**
- * pairMatch's expression, and when a dense last prefix was left out, the phrase with it (`narrow`) and the passages
- * holding that prefix's exact token (FTS5 merges at least their postings for it): the candidates of `match` may prove
- * so sparse in matches that merging the prefix once costs less than reading them (substring.ts decides)
- */
-export function pairMatches(query: string, density?: PairDensity):
+export function pairMatch(query: string, density?: PairDensity):
   { match: string; narrow?: { match: string; postings: number } } | undefined {
   const lower = indexFold(query)
   const ascii = isAscii(lower)

@@ -17,7 +17,7 @@
 import type Database from 'better-sqlite3'
 import { readableWhere, readableParams, type Reader, type DocFilters } from './readers.js'
 import { ftsPhrase } from './query.js'
-import { pairMatches, type PairDensity } from './pairs.js'
+import { pairMatch, type PairDensity } from './pairs.js'
 import { indexFold } from './fold.js'
 import type { KnowledgeStore } from './store.js'
 import type { SqlRow } from '../db/prepared.js'
@@ -170,7 +170,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     const phrase = ftsPhrase(query)
     const needle = indexFold(query)
     return snapshot(() => {
-      const pairs = usePairs ? pairMatches(query, pairDensity) : undefined
+      const pairs = usePairs ? pairMatch(query, pairDensity) : undefined
       if (pairs === undefined && mayExist && !mayExist()) return []
       // the passages the pair index has not reached yet (normally none: it follows the index worker)
       const through = pairs === undefined ? 0n : BigInt(pairsThrough.get() as number)

@@ -1,6 +1,9 @@
 import t from 'tap'
 import Database from 'better-sqlite3'
-import { pairMatch, pairTokens, PAIR_WORD_MAX } from '../../src/knowledge/pairs.js'
+import { pairMatch, pairTokens, PAIR_WORD_MAX, type PairDensity } from '../../src/knowledge/pairs.js'
+
+/** pairMatch's expression (the one asked first) */
+const matchOf = (query: string, density?: PairDensity) => pairMatch(query, density)?.match
 import { indexFold, isAscii } from '../../src/knowledge/fold.js'
 import { ftsPhrase } from '../../src/knowledge/query.js'
 
@@ -27,27 +30,27 @@ t.test('pairTokens: the end of a word (2 characters, 6), the separator, the next
 
 t.test('pairMatch: a phrase of the query\'s pairs in one column, the last a prefix; undefined when pairs cannot ' +
   'narrow', async (t) => {
-  t.equal(pairMatch('weeks of parental'), `{near}: ("ks_of" + "of_parental" *)`,
+  t.equal(matchOf('weeks of parental'), `{near}: ("ks_of" + "of_parental" *)`,
     'a first word of 2–5 characters may end a longer one: `near`')
-  t.equal(pairMatch('introduced by the'), `{far}: ("oduced_by" + "by_the" *)`,
+  t.equal(matchOf('introduced by the'), `{far}: ("oduced_by" + "by_the" *)`,
     'one of 6 or more: `far`')
-  t.equal(pairMatch(' of parental '), `{far}: ("of_parental")`, 'separators at the ends: whole words')
-  t.equal(pairMatch('s of parental'), `{far}: ("of_parental" *)`,
+  t.equal(matchOf(' of parental '), `{far}: ("of_parental")`, 'separators at the ends: whole words')
+  t.equal(matchOf('s of parental'), `{far}: ("of_parental" *)`,
     'a one-letter start may end any word: its pair is left out')
-  t.equal(pairMatch('the fold. It is'), `{near}: ("he_fold" + "ld|it" + "it_is" *)`)
-  t.equal(pairMatch('weeks of p words'), `{near}: ("ks_of" + "of_p" + "p_words" *)`)
-  t.equal(pairMatch('them weeks of p'), `{near}: ("em_weeks" + "ks_of")`,
+  t.equal(matchOf('the fold. It is'), `{near}: ("he_fold" + "ld|it" + "it_is" *)`)
+  t.equal(matchOf('weeks of p words'), `{near}: ("ks_of" + "of_p" + "p_words" *)`)
+  t.equal(matchOf('them weeks of p'), `{near}: ("em_weeks" + "ks_of")`,
     'a one-letter end is left out')
-  t.equal(pairMatch('used in'), undefined, 'one pair of `near` stands for too many passages: the trigram index')
-  t.equal(pairMatch('complete you'), `{far}: ("mplete_you" *)`, 'one pair of `far` narrows enough')
-  t.equal(pairMatch('one two three four five six seven eight nine'),
+  t.equal(matchOf('used in'), undefined, 'one pair of `near` stands for too many passages: the trigram index')
+  t.equal(matchOf('complete you'), `{far}: ("mplete_you" *)`, 'one pair of `far` narrows enough')
+  t.equal(matchOf('one two three four five six seven eight nine'),
     `{near}: ("ee_four" + "ur_five" + "ve_six" + "ix_seven" + "en_eight" + "ht_nine" *)`,
     'a long phrase: the 6 neighbouring pairs with the most characters')
-  t.equal(pairMatch('of the of the of the of the'),
+  t.equal(matchOf('of the of the of the of the'),
     `{near}: ("he_of" + "of_the" + "he_of" + "of_the" + "he_of" + "of_the" *)`)
-  t.equal(pairMatch('parental'), undefined, 'one word')
-  t.equal(pairMatch('s o'), undefined, 'nothing left')
-  t.equal(pairMatch('ΟΔΟΣ ΑΘΗΝΑΣ ODOS'), '{near}: ("οσ_αθηνασ" + "ασ_odos" *)', 'folded as the passages are')
+  t.equal(matchOf('parental'), undefined, 'one word')
+  t.equal(matchOf('s o'), undefined, 'nothing left')
+  t.equal(matchOf('ΟΔΟΣ ΑΘΗΝΑΣ ODOS'), '{near}: ("οσ_αθηνασ" + "ασ_odos" *)', 'folded as the passages are')
 })
 
 t.test('pairMatch with the index\'s counts: a dense last prefix left out, one rare `near` pair asked', async (t) => {
@@ -56,21 +59,25 @@ t.test('pairMatch with the index\'s counts: a dense last prefix left out, one ra
     if (n === undefined) throw new Error(`not expected: ${column} ${token}`)
     return n
   }
-  t.equal(pairMatch('option will be', counts({ 'far will_be': 342_000, 'far option_will': 3_000 })),
+  t.equal(matchOf('option will be', counts({ 'far will_be': 342_000, 'far option_will': 3_000 })),
     '{far}: ("option_will")', 'a prefix in 342,000 passages would be merged whole: the other pair narrows')
-  t.equal(pairMatch('option will be', counts({ 'far will_be': 15_000 })),
+  t.same(pairMatch('option will be', counts({ 'far will_be': 342_000, 'far option_will': 3_000 }))?.narrow,
+    { match: '{far}: ("option_will" + "will_be" *)', postings: 342_000 },
+    'the phrase with the prefix left out is kept aside, with the passages holding its exact token')
+  t.equal(pairMatch('option will be', counts({ 'far will_be': 15_000 }))?.narrow, undefined, 'none when kept')
+  t.equal(matchOf('option will be', counts({ 'far will_be': 15_000 })),
     '{far}: ("option_will" + "will_be" *)', 'a prefix of up to 20,000 passages is kept')
-  t.equal(pairMatch('on the path', counts({ 'near he_path': 75_000, 'near on_the': 166_000 })),
+  t.equal(matchOf('on the path', counts({ 'near he_path': 75_000, 'near on_the': 166_000 })),
     '{near}: ("on_the" + "he_path" *)', 'kept when the other pairs are not 4 times rarer')
-  t.equal(pairMatch('be removed in', counts({ 'near ed_in': 269_000, 'near be_removed': 10_000 })),
+  t.equal(matchOf('be removed in', counts({ 'near ed_in': 269_000, 'near be_removed': 10_000 })),
     '{near}: ("be_removed")', 'the pair left may be one of `near`')
-  t.equal(pairMatch('option will be.', counts({})), '{far}: ("option_will" + "will_be")', 'a whole word: no prefix')
-  t.equal(pairMatch('used in', counts({ 'near ed_in': 269_000 })), undefined, 'one common pair of `near`: trigrams')
-  t.equal(pairMatch('layer thatch', counts({ 'near er_thatch': 40 })), '{near}: ("er_thatch" *)',
+  t.equal(matchOf('option will be.', counts({})), '{far}: ("option_will" + "will_be")', 'a whole word: no prefix')
+  t.equal(matchOf('used in', counts({ 'near ed_in': 269_000 })), undefined, 'one common pair of `near`: trigrams')
+  t.equal(matchOf('layer thatch', counts({ 'near er_thatch': 40 })), '{near}: ("er_thatch" *)',
     'one rare pair of `near` is asked')
-  t.equal(pairMatch('zebra quagga herd', counts({ 'near ga_herd': 0 })), '{near}: ("ra_quagga" + "ga_herd" *)',
+  t.equal(matchOf('zebra quagga herd', counts({ 'near ga_herd': 0 })), '{near}: ("ra_quagga" + "ga_herd" *)',
     'a prefix in no passage yet is kept')
-  t.equal(pairMatch('layer that be', counts({ 'near at_be': 300_000, 'near er_that': 60_000 })),
+  t.equal(matchOf('layer that be', counts({ 'near at_be': 300_000, 'near er_that': 60_000 })),
     '{near}: ("er_that" + "at_be" *)', 'not left out when one common pair of `near` would be all that is left')
 })
 
@@ -119,7 +126,7 @@ t.test('every passage the trigram index finds is among the pair index\'s matches
       // without counts, and with made-up counts (every token as dense or as rare as a coin says): prefixes left
       // out, pairs of `near` asked alone
       const counts = () => random() < 0.5 ? 10 : 1_000_000
-      const forms = new Set([pairMatch(variant), pairMatch(variant, counts), pairMatch(variant, counts)])
+      const forms = new Set([matchOf(variant), matchOf(variant, counts), matchOf(variant, counts)])
       if (!forms.has(undefined)) checked++
       for (const match of forms) {
         if (match === undefined) continue

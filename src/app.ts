@@ -4,6 +4,7 @@ import path from 'node:path'
 import type { Config } from './config.js'
 import { keptSecret } from './kept-secret.js'
 import { openDatabase } from './db/index.js'
+import { prepareTrigrams } from './knowledge/trigrams.js'
 import { restrictNewFiles, secureDataDir } from './db/data-dir.js'
 import core from './core.js'
 import auth, { type RouteAuth } from './auth/plugin.js'
@@ -84,6 +85,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   let checkpointError = (err: Error) => { console.error(err) }
   const database = openDatabase(path.join(config.dataDir, 'cairn.db'),
     { checkpointer: { onError: (err) => checkpointError(err) } })
+  // the trigram index's file brought up to date (made again after an upgrade or a restore of the main file only)
+  let trigrams
+  try {
+    trigrams = prepareTrigrams(database.sqlite.name)
+  } catch (err) {
+    await database.close()
+    throw err
+  }
 
   const app = Fastify({
     logger: options.logger ?? false,
@@ -96,6 +105,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
     schemaController: options.schemaController
   }).withTypeProvider<TypeBoxTypeProvider>()
   checkpointError = (err) => app.log.error({ err }, 'write-ahead log checkpoint')
+  if (trigrams.rebuilt) app.log.info('the trigram index file was made again from the passages')
   if (tightened.length) {
     app.log.warn({ changed: tightened }, `data directory: ${tightened.length} permission(s) tightened to 0700/0600`)
   }

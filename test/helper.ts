@@ -10,6 +10,11 @@ import { lowerPasswordCostForTests } from '../src/auth/passwords.js'
 import { PAIRS_BEHIND_SQL } from '../src/knowledge/pairs.js'
 import { createExtractor, type Extractor } from '../src/ingest/run.js'
 import { schemaController } from './schema-compilers.js'
+import Database from 'better-sqlite3'
+import { drizzle } from 'drizzle-orm/better-sqlite3'
+import * as tables from '../schema/tables/index.js'
+import { attachTrigrams } from '../src/knowledge/trigrams.js'
+import { createKnowledgeStore, type KnowledgeStore } from '../src/knowledge/store.js'
 
 /** The repository's root, and test/fixtures/: for tests in any folder of test/ */
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -223,4 +228,37 @@ export async function pairIndexCaughtUp(app: App, within = 30_000): Promise<void
     if (Date.now() > until) throw new Error('the pair index did not catch up')
     await new Promise((resolve) => setTimeout(resolve, 5))
   }
+}
+
+/** Waits for the trigram file to hold every passage and apply every delete (src/knowledge/trigrams.ts). */
+export async function trigramsCaughtUp(t: Test, app: App, within = 30_000): Promise<void> {
+  const behind = searching(t, app)[0].prepare(`SELECT (SELECT indexed_through FROM trigrams.trigram_state) <
+      (SELECT coalesce(max(rowid), 0) FROM main.knowledge_passages)
+    OR (SELECT deleted_through FROM trigrams.trigram_state) <
+      coalesce((SELECT seq FROM main.sqlite_sequence WHERE name = 'knowledge_trigram_deletes'), 0)`).pluck()
+  const until = Date.now() + within
+  while (behind.get() === 1) {
+    if (Date.now() > until) throw new Error('the trigram index did not catch up')
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
+
+const searchers = new WeakMap<App, readonly [Database.Database, KnowledgeStore]>()
+
+/**
+ * A connection that searches, as a search worker's (`createSearch(...searching(t, app))`): read only, with the
+ * trigram file attached (the app's own connection writes with BEGIN IMMEDIATE and never attaches it), and a
+ * knowledge store on it. One per app, closed with the test that asked first.
+ */
+export function searching(t: Test, app: App): readonly [Database.Database, KnowledgeStore] {
+  let made = searchers.get(app)
+  if (!made) {
+    const sqlite = new Database(path.join(app.config.dataDir, 'cairn.db'), { readonly: true, fileMustExist: true })
+    sqlite.pragma('busy_timeout = 5000')
+    attachTrigrams(sqlite)
+    t.teardown(() => sqlite.close())
+    made = [sqlite, createKnowledgeStore(sqlite, drizzle(sqlite, { schema: tables }))] as const
+    searchers.set(app, made)
+  }
+  return made
 }

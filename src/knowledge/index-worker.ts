@@ -10,6 +10,9 @@ import { textFilePieces } from '../ingest/text.js'
 import { PASSAGE_INDEXES, passageWindows, passageWriter } from './passages.js'
 import { holdingWriteLock, INTENT } from '../db/write-intent.js'
 import { pairTokens, PAIRS_BEHIND_SQL } from './pairs.js'
+import { Worker } from 'node:worker_threads'
+import { workerEntry } from '../worker-entry.js'
+import { CELL, CELLS } from './trigrams.js'
 
 /** A document to index: from its text file, or from `text` (at upload) under the claimed job `jobId`. */
 export interface IndexTask { id: number; documentId: string; textFile: string; text?: string; jobId?: string }
@@ -62,15 +65,15 @@ sqlite.pragma('wal_autocheckpoint = 0')
 
 const byId = sqlite.prepare(`SELECT status, indexed_count, chunk_size, chunk_overlap FROM knowledge_documents
   WHERE id = ?`)
+const lastPassage = sqlite.prepare(`SELECT last_passage_rowid FROM knowledge_documents WHERE id = ?`).pluck()
 const writer = passageWriter(sqlite)
 // with the rowids of its first and last passages so far (a filter's ranges are read from them: search.ts, docSpan)
 const progress = sqlite.prepare(`UPDATE knowledge_documents SET indexed_count = @next, status = 'processing',
   updated_at = @now, first_passage_rowid = coalesce(first_passage_rowid, @lo),
   last_passage_rowid = coalesce(@hi, last_passage_rowid) WHERE id = @id`)
-const finish = sqlite.prepare(`UPDATE knowledge_documents
-  SET indexed_count = @next, chunk_count = @next, status = 'indexed', updated_at = @now,
-  first_passage_rowid = coalesce(first_passage_rowid, @lo), last_passage_rowid = coalesce(@hi, last_passage_rowid)
-  WHERE id = @id`)
+// once the trigram file has its passages too (trigramsReach)
+const finish = sqlite.prepare(`UPDATE knowledge_documents SET chunk_count = indexed_count, status = 'indexed',
+  updated_at = @now WHERE id = @id`)
 const completeJob = sqlite.prepare(`DELETE FROM jobs WHERE id = ?`)
 // 50 at a time: the trigram index tokenizes a deleted passage's text again, and a server write waits for the batch
 const purgeSome = sqlite.prepare(`DELETE FROM knowledge_passages WHERE rowid IN
@@ -106,8 +109,8 @@ function setMerging(to: keyof typeof MERGING) {
 
 type DocRow = Pick<SqlRow<typeof knowledgeDocuments>, 'status' | 'indexed_count' | 'chunk_size' | 'chunk_overlap'>
 
-/** One transaction: passages until the time budget is spent; the last one of the document also ends its job. */
-const writeSlice = sqlite.transaction((documentId: string, passages: Iterator<string>, from: number, last: boolean,
+/** One transaction: passages until the time budget is spent (the document is finished once trigrams follow). */
+const writeSlice = sqlite.transaction((documentId: string, passages: Iterator<string>, from: number,
   jobId?: string) => {
   const readers = writer.readers(documentId)
   if (readers === undefined) {
@@ -129,15 +132,73 @@ const writeSlice = sqlite.transaction((documentId: string, passages: Iterator<st
     lo ??= hi
     next++
   }
-  const now = new Date().toISOString()
-  if (exhausted && last) {
-    finish.run({ next, now, lo, hi, id: documentId })
-    if (jobId) completeJob.run(jobId)
-  } else {
-    progress.run({ next, now, lo, hi, id: documentId })
-  }
+  progress.run({ next, now: new Date().toISOString(), lo, hi, id: documentId })
   return { next, exhausted, gone: false }
 }).immediate
+
+/** The document's end: `indexed`, and an upload's job done (its passages are in every index by now). */
+const writeFinish = sqlite.transaction((documentId: string, jobId?: string) => {
+  finish.run({ now: new Date().toISOString(), id: documentId })
+  if (jobId) completeJob.run(jobId)
+}).immediate
+
+/**
+ * The trigram worker (src/knowledge/trigram-worker.ts): the trigram file's writer, beside this one. `poke` tells it
+ * of passages committed or deleted; it publishes how far it has come in `trigramCells`.
+ */
+const trigramCells = new BigInt64Array(new SharedArrayBuffer(CELLS * 8))
+let trigramThread: { worker: Worker; exited: Promise<void> } | undefined
+/** how long a document's end waits for the trigram worker to move at all before its task fails (retried) */
+const TRIGRAM_STALL_MS = 60_000
+const trigramEntry = workerEntry(import.meta.url, 'trigram-worker')
+
+function trigramWorker() {
+  if (trigramThread) return trigramThread
+  Atomics.store(trigramCells, CELL.failed, 0n)
+  Atomics.store(trigramCells, CELL.idle, 0n)
+  const worker = new Worker(trigramEntry.script, { eval: trigramEntry.eval, workerData: { file, shared: trigramCells },
+    resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 128 } })
+  const thread = { worker, exited: new Promise<void>((resolve) => worker.once('exit', () => resolve())) }
+  worker.on('message', (m: { warning?: string }) => {
+    if (m.warning) parentPort!.postMessage({ warning: m.warning } satisfies IndexReply)
+  })
+  worker.on('error', (err) => parentPort!.postMessage({ warning: `the trigram worker failed: ${err.message}` }))
+  worker.on('exit', () => {
+    if (trigramThread === thread) trigramThread = undefined
+    // its waiters see it gone
+    Atomics.store(trigramCells, CELL.failed, 1n)
+    Atomics.notify(trigramCells, CELL.through)
+    Atomics.store(trigramCells, CELL.idle, 1n)
+    Atomics.notify(trigramCells, CELL.idle)
+  })
+  trigramThread = thread
+  return thread
+}
+
+function poke() {
+  trigramWorker()
+  Atomics.add(trigramCells, CELL.poke, 1n)
+  Atomics.notify(trigramCells, CELL.poke)
+}
+
+/** Resolves once the trigram file holds every passage up to `rowid`. */
+async function trigramsReach(rowid: number) {
+  poke()
+  let last = Atomics.load(trigramCells, CELL.through)
+  let moved = performance.now()
+  for (;;) {
+    const through = Atomics.load(trigramCells, CELL.through)
+    if (through >= BigInt(rowid)) return
+    if (through !== last) { last = through; moved = performance.now() }
+    if (Atomics.load(trigramCells, CELL.failed) === 1n) throw new Error('the trigram worker stopped')
+    if (performance.now() - moved > TRIGRAM_STALL_MS) throw new Error('the trigram index did not follow')
+    const wait = Atomics.waitAsync(trigramCells, CELL.through, through, 1000)
+    if (wait.async) await wait.value
+  }
+}
+
+/** the delete queue's entries the trigram file has applied: removed in the worker's idle time */
+const forgetDeletes = sqlite.prepare(`DELETE FROM knowledge_trigram_deletes WHERE seq <= ?`)
 
 const running = new Set<number>()
 const stopped = new Set<number>()
@@ -176,17 +237,31 @@ async function locked<T>(task: IndexTask, write: () => T): Promise<T> {
 }
 
 async function write(task: IndexTask, passages: Iterator<string>, from: number, last: boolean) {
+  trigramWorker()
   // an upload's task too: its one commit then writes its segments without merging (the idle merges follow)
   const background = task.text === undefined
   if (merging !== 'ingest') await locked(task, () => setMerging('ingest'))
   let next = from
   for (;;) {
-    const slice = await locked(task, () => writeSlice(task.documentId, passages, next, last, task.jobId))
+    const slice = await locked(task, () => writeSlice(task.documentId, passages, next, task.jobId))
+    if (!slice.gone) poke()
     if (background && merging === 'ingest') {
       for (const merge of merges) for (let i = 0; i < MERGE_STEPS; i++) await locked(task, () => merge.run())
     }
     next = slice.next
-    if (slice.gone || slice.exhausted) return slice
+    if (slice.gone) return slice
+    if (slice.exhausted) {
+      if (last) {
+        const hi = lastPassage.get(task.documentId) as number | null | undefined
+        if (hi !== undefined) {
+          if (hi !== null) await trigramsReach(hi)
+          await locked(task, () => writeFinish(task.documentId, task.jobId))
+        } else if (task.jobId) {
+          await locked(task, () => completeJob.run(task.jobId))
+        }
+      }
+      return slice
+    }
   }
 }
 
@@ -222,7 +297,7 @@ async function index(task: IndexTask) {
 
 async function purge(id: number, documentId: string) {
   const task = { id, documentId, textFile: '' }
-  while (await locked(task, () => purgeSome.run(documentId).changes) > 0) { /* next batch */ }
+  while (await locked(task, () => purgeSome.run(documentId).changes) > 0) poke()
 }
 
 const pairsThrough = sqlite.prepare(`SELECT indexed_through FROM knowledge_pairs_state`).pluck()
@@ -296,6 +371,19 @@ async function idleMerge() {
       if ((totalChanges.get() as number) - before < 2) break
     }
   }
+  // the trigram worker's own catch-up and merges
+  while (trigramThread && Atomics.load(trigramCells, CELL.idle) !== 1n) {
+    if (active > 0 || closing) return
+    const wait = Atomics.waitAsync(trigramCells, CELL.idle, 0n, 1000)
+    if (wait.async) await wait.value
+  }
+  const deleted = Atomics.load(trigramCells, CELL.deleted)
+  if (deleted > 0n) {
+    while (!holdingWriteLock(intent, () => forgetDeletes.run(deleted))) {
+      await sleep(GAP_MS)
+      if (active > 0 || closing) return
+    }
+  }
 }
 
 let idle: Promise<void> | undefined
@@ -321,6 +409,13 @@ async function close() {
   // closed before its idle merges: FTS5's own settings back at least (the next worker's idle merges follow)
   if (merging === 'ingest') {
     try { holdingWriteLock(intent, () => setMerging('normal'), true) } catch { /* the next worker sets them */ }
+  }
+  const trigrams = trigramThread
+  if (trigrams) {
+    trigrams.worker.postMessage('close')
+    const timeout = setTimeout(() => { void trigrams.worker.terminate() }, 5000)
+    await trigrams.exited
+    clearTimeout(timeout)
   }
   sqlite.close()
   parentPort!.close()

@@ -42,8 +42,8 @@ export async function* passageWindows(pieces: AsyncIterable<string>, options: Ch
   }
 }
 
-/** the FTS5 indexes over the passages: trigrams, words, word pairs */
-export const PASSAGE_INDEXES = ['knowledge_passages_fts', 'knowledge_passages_words', 'knowledge_passages_pairs']
+/** the FTS5 indexes over the passages in the main database: words, word pairs (the trigrams: trigrams.ts) */
+export const PASSAGE_INDEXES = ['knowledge_passages_words', 'knowledge_passages_pairs']
 
 const idBytes = Buffer.alloc(16)
 /** random bytes drawn 4 KB at a time: one `randomFillSync` per passage cost ~2.5–11 µs, a copy from here ~0.2 */
@@ -66,14 +66,16 @@ export function passageId(now = Date.now()): string {
 }
 
 /**
- * Writes passages with their index entries: the passages table, the trigram index and the word index with
- * the document's readers token (migration 0014 removed the insert triggers that did this row by row). Every
+ * Writes passages with their index entries: the passages table and the word index with the document's readers
+ * token (migration 0014 removed the insert triggers that did this row by row); the trigram index follows from
+ * its own file and thread (src/knowledge/trigrams.ts). A passage takes a rowid above every passage ever deleted
+ * (migration 0023), so that a rowid the trigram file still holds for a deleted passage names no other. Every
  * writer of passages goes through it; the document row must exist first.
  */
 export function passageWriter(sqlite: Database.Database) {
-  const insertPassage = sqlite.prepare(`INSERT INTO knowledge_passages (id, document_id, chunk_index, text)
-    VALUES (?, ?, ?, ?)`)
-  const insertTrigrams = sqlite.prepare(`INSERT INTO knowledge_passages_fts (rowid, text) VALUES (?, ?)`)
+  const insertPassage = sqlite.prepare(`INSERT INTO knowledge_passages (rowid, id, document_id, chunk_index, text)
+    VALUES (max((SELECT rowid_high FROM knowledge_trigram_state),
+      (SELECT coalesce(max(rowid), 0) FROM knowledge_passages)) + 1, ?, ?, ?, ?)`)
   const insertWords = sqlite.prepare(`INSERT INTO knowledge_passages_words (rowid, text, readers) VALUES (?, ?, ?)`)
   const readersOf = sqlite.prepare(`SELECT token FROM knowledge_passage_readers WHERE document_id = ?`).pluck()
   return {
@@ -82,7 +84,6 @@ export function passageWriter(sqlite: Database.Database) {
     /** its rowid */
     insert(documentId: string, readers: string | null, chunkIndex: number, text: string): number {
       const { lastInsertRowid } = insertPassage.run(passageId(), documentId, chunkIndex, text)
-      insertTrigrams.run(lastInsertRowid, text)
       insertWords.run(lastInsertRowid, text, readers)
       return Number(lastInsertRowid)
     }

@@ -10,6 +10,7 @@ import { createSearch, EmbeddingsNotConfiguredError, type SearchMode, type Words
 import { embeddingClient, vectorSource, EmbeddingError, type EmbeddingConfig } from './embeddings.js'
 import type { DocFilters, Reader } from './readers.js'
 import { gramSweep } from './grams.js'
+import { attachTrigrams } from './trigrams.js'
 
 export interface SearchRequest { id: number; reader: Reader; filters: DocFilters; query: string; limit: number;
   mode: SearchMode }
@@ -18,10 +19,13 @@ const { file, embeddings, sweep, cacheMb } = workerData as { file: string; sweep
   embeddings?: Required<Pick<EmbeddingConfig, 'baseUrl' | 'model'>> & EmbeddingConfig }
 const sqlite = new Database(file, { readonly: true, fileMustExist: true })
 sqlite.pragma('busy_timeout = 5000')
+attachTrigrams(sqlite)
 // a page cache of its own (SQLite's default is 2 MB): the pages every search reads (FTS5 structure, doclist
 // indexes, the newest segments, b-tree interiors) stay in the worker's memory, which the kernel does not reclaim
 // as it reclaims file cache a few seconds unused (bench/search.ts: a third fewer page reads per question)
-if (cacheMb !== undefined) sqlite.pragma(`cache_size = -${cacheMb * 1024}`)
+if (cacheMb !== undefined) {
+  for (const schema of ['main', 'trigrams']) sqlite.pragma(`${schema}.cache_size = -${cacheMb * 1024}`)
+}
 let semantic
 if (embeddings) {
   sqliteVec.load(sqlite)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, signup, uploadDocument, type TestUser } from '../helper.js'
+import { build, signup, uploadDocument, type TestUser, searching } from '../helper.js'
 import { gramFilter, gramSweep, mayHold, needleGrams } from '../../src/knowledge/grams.js'
 import { createSearch } from '../../src/knowledge/search.js'
 import { rng } from '../../bench/seed.js'
@@ -48,7 +48,7 @@ t.test('1–2 character search with document filters: absent skips, present foun
     { n: number }).n
   t.equal(count(), 3)
 
-  const search = createSearch(app.sqlite, app.knowledgeStore)
+  const search = createSearch(...searching(t, app))
   const files = async (u: TestUser, q: string) =>
     (await search.search(reader(u), {}, q, 10, 'substring')).map((h) => h.document.fileName)
   t.same(await files(a, 'ñ'), ['es.txt'], 'a character the filter holds is found')
@@ -66,9 +66,9 @@ t.test('1–2 character search with document filters: absent skips, present foun
   // the filter is what is consulted: one that (wrongly) holds nothing hides its document
   app.sqlite.prepare('UPDATE knowledge_document_grams SET bits = zeroblob(length(bits)) WHERE document_id = ?')
     .run(spanish.id)
-  const fresh = createSearch(app.sqlite, app.knowledgeStore) // a search caches the filters it read
+  const fresh = createSearch(...searching(t, app)) // a search caches the filters it read
   t.same((await fresh.search(reader(a), {}, 'ñ', 10, 'substring')).length, 0, 'the document was skipped by its filter')
-  t.same(await createSearch(app.sqlite, app.knowledgeStore).search(reader(a), {}, 'budgets', 10, 'substring')
+  t.same(await createSearch(...searching(t, app)).search(reader(a), {}, 'budgets', 10, 'substring')
     .then((h) => h.length > 0), true, '3+ character searches never use the filters')
 
   // deleting a document deletes its filter

@@ -5,48 +5,81 @@ import Database from 'better-sqlite3'
 import fs from 'node:fs'
 import { openDatabase, projectRoot } from '../../src/db/index.js'
 import { passageId, passageWriter } from '../../src/knowledge/passages.js'
-import { build, multipart, pairIndexCaughtUp, signup, tempDir } from '../helper.js'
+import { build, multipart, pairIndexCaughtUp, signup, tempDir, trigramsCaughtUp } from '../helper.js'
+import { openTrigrams, trigramFile } from '../../src/knowledge/trigrams.js'
 
-t.test('passageWriter indexes passages in both FTS5 tables with the readers token, without insert triggers',
-  async (t) => {
-    const handle = openDatabase(path.join(tempDir(t), 'cairn.db'), { checkpointer: false })
-    t.teardown(() => handle.close())
-    const { sqlite } = handle
-    const triggers = (sqlite.prepare(`SELECT name FROM sqlite_master WHERE type = 'trigger'
-      AND tbl_name = 'knowledge_passages'`).pluck().all() as string[]).sort()
-    t.same(triggers.filter((n) => n.endsWith('_insert') && !n.startsWith('knowledge_vector')), [],
-      'migration 0014 leaves no insert trigger on passages')
+t.test('passageWriter writes passages and the word index with the readers token, without insert triggers; ' +
+  'the trigram file follows them and their deletes, and is made again when it does not match', async (t) => {
+  const file = path.join(tempDir(t), 'cairn.db')
+  const handle = openDatabase(file, { checkpointer: false })
+  t.teardown(() => handle.close())
+  const { sqlite } = handle
+  const triggers = (sqlite.prepare(`SELECT name FROM sqlite_master WHERE type = 'trigger'
+    AND tbl_name = 'knowledge_passages'`).pluck().all() as string[]).sort()
+  t.same(triggers.filter((n) => n.endsWith('_insert') && !n.startsWith('knowledge_vector') &&
+    !n.startsWith('knowledge_trigram')), [], 'migration 0014 leaves no insert trigger on passages')
 
-    sqlite.pragma('foreign_keys = OFF')
-    const customer = randomUUID()
-    const docId = randomUUID()
-    sqlite.prepare(`INSERT INTO knowledge_documents (id, customer_id, workspace_id, owner_id, scope, file_name,
-      file_type, file_size, sha256, category, tags, metadata, text_length, chunk_count, chunk_size, chunk_overlap,
-      indexed_count, status, original_path, text_path, uploaded_at, updated_at)
-      VALUES (?, ?, NULL, ?, 'organization', 'a.txt', 'txt', 1, '', 'c', '[]', '{}', 1, 2, 1000, 0, 2, 'indexed', NULL,
-      '', 'a', 'a')`).run(docId, customer, randomUUID())
-    const writer = passageWriter(sqlite)
-    const readers = writer.readers(docId)
-    t.equal(readers, `o${customer.replace(/-/g, '')}z`)
-    t.equal(writer.readers(randomUUID()), undefined, 'a missing document has no token')
-    writer.insert(docId, readers!, 0, 'The Zebracorn grazes quietly.')
-    writer.insert(docId, readers!, 1, 'Nothing to see here.')
+  sqlite.pragma('foreign_keys = OFF')
+  const customer = randomUUID()
+  const docId = randomUUID()
+  sqlite.prepare(`INSERT INTO knowledge_documents (id, customer_id, workspace_id, owner_id, scope, file_name,
+    file_type, file_size, sha256, category, tags, metadata, text_length, chunk_count, chunk_size, chunk_overlap,
+    indexed_count, status, original_path, text_path, uploaded_at, updated_at)
+    VALUES (?, ?, NULL, ?, 'organization', 'a.txt', 'txt', 1, '', 'c', '[]', '{}', 1, 2, 1000, 0, 2, 'indexed', NULL,
+    '', 'a', 'a')`).run(docId, customer, randomUUID())
+  const writer = passageWriter(sqlite)
+  const readers = writer.readers(docId)
+  t.equal(readers, `o${customer.replace(/-/g, '')}z`)
+  t.equal(writer.readers(randomUUID()), undefined, 'a missing document has no token')
+  const first = writer.insert(docId, readers!, 0, 'The Zebracorn grazes quietly.')
+  const second = writer.insert(docId, readers!, 1, 'Nothing to see here.')
 
-    const trigram = sqlite.prepare(`SELECT rowid FROM knowledge_passages_fts WHERE knowledge_passages_fts MATCH ?`)
-      .pluck()
-    const words = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ?`)
-      .pluck()
-    const first = sqlite.prepare(`SELECT rowid FROM knowledge_passages WHERE chunk_index = 0`).pluck().get()
-    t.same(trigram.all('"bracorn graz"'), [first], 'the trigram index holds the passage')
-    t.same(words.all(`{readers}: "${readers}" AND {text}: grazing`), [first], 'the word index, under its reader')
-    t.same(words.all(`{readers}: "o${randomUUID().replace(/-/g, '')}z" AND {text}: grazing`), [],
-      'another organization does not see it')
+  const words = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ?`)
+    .pluck()
+  t.same(words.all(`{readers}: "${readers}" AND {text}: grazing`), [first], 'the word index, under its reader')
+  t.same(words.all(`{readers}: "o${randomUUID().replace(/-/g, '')}z" AND {text}: grazing`), [],
+    'another organization does not see it')
+  t.notOk(sqlite.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'knowledge_passages_fts'`).get(),
+    'no trigram index in the main file (migration 0023)')
 
-    sqlite.prepare(`DELETE FROM knowledge_passages WHERE rowid = ?`).run(first)
-    t.same(trigram.all('"bracorn graz"'), [], 'the delete triggers still clean the trigram index')
-    t.same(words.all(`{readers}: "${readers}" AND {text}: grazing`), [], 'and the word index')
-    sqlite.exec(`INSERT INTO knowledge_passages_fts (knowledge_passages_fts) VALUES ('integrity-check')`)
-  })
+  const trigrams = openTrigrams(file)
+  t.teardown(() => trigrams.close())
+  const trigram = trigrams.sqlite.prepare(`SELECT rowid FROM knowledge_passages_fts WHERE knowledge_passages_fts
+    MATCH ?`).pluck()
+  t.equal(trigrams.reconcile(), true, 'a new file is made for this database')
+  t.same(trigram.all('"bracorn graz"'), [], 'the trigram file follows, it is not written with the passages')
+  t.same(trigrams.step(1000).progress, { indexedThrough: second, deletedThrough: 0 })
+  t.same(trigram.all('"bracorn graz"'), [first], 'one step later it holds them')
+  t.same(trigrams.step(1000).worked, false, 'and then has nothing to do')
+
+  sqlite.prepare(`DELETE FROM knowledge_passages WHERE rowid = ?`).run(second)
+  sqlite.prepare(`DELETE FROM knowledge_passages WHERE rowid = ?`).run(first)
+  t.same(words.all(`{readers}: "${readers}" AND {text}: grazing`), [], 'the delete triggers clean the word index')
+  t.same(trigram.all('"bracorn graz"'), [first], 'the trigram file still holds the deleted passage')
+  const third = writer.insert(docId, readers!, 0, 'The Zebracorn grazes again.')
+  t.ok(third > second, 'a new passage takes a rowid above every deleted one (never one the trigram file may hold)')
+  t.same(trigrams.step(1000).progress, { indexedThrough: third, deletedThrough: 2 }, 'the deletes queued are applied')
+  t.same(trigram.all('"bracorn graz"'), [third], 'only the new passage is found')
+  trigrams.sqlite.exec(`INSERT INTO knowledge_passages_fts (knowledge_passages_fts) VALUES ('integrity-check')`)
+  // the index worker forgets the applied deletes; a file that missed some (older than the main file) is made again
+  sqlite.prepare(`DELETE FROM knowledge_trigram_deletes WHERE seq <= 2`).run()
+  t.equal(trigrams.reconcile(), false, 'a file that matches is kept')
+  trigrams.sqlite.prepare(`UPDATE trigram_state SET deleted_through = 1`).run()
+  t.equal(trigrams.reconcile(), true, 'a file that missed deletes is emptied')
+  t.same(trigram.all('"bracorn graz"'), [])
+  trigrams.catchUp()
+  t.same(trigram.all('"bracorn graz"'), [third], 'and made again')
+  // a file ahead of the main one (a restored main file) or of another database
+  trigrams.sqlite.prepare(`UPDATE trigram_state SET indexed_through = ?`).run(third + 5)
+  t.equal(trigrams.reconcile(), true, 'a file ahead of the main one is emptied')
+  trigrams.catchUp()
+  trigrams.sqlite.prepare(`UPDATE trigram_state SET generation = 'other'`).run()
+  t.equal(trigrams.reconcile(), true, 'a file of another database is emptied')
+  trigrams.catchUp()
+  t.same(trigram.all('"bracorn graz"'), [third])
+  t.equal(trigrams.reconcile(), false)
+  trigrams.sqlite.exec(`INSERT INTO knowledge_passages_fts (knowledge_passages_fts) VALUES ('integrity-check')`)
+})
 
 t.test('passage ids are version 7 UUIDs in time order', async (t) => {
   const a = passageId(1_700_000_000_000)
@@ -104,7 +137,13 @@ t.test('the index worker writes the passages: none through the server\'s connect
   t.equal(del.statusCode, 200)
   await app.jobs.idle()
   t.equal(stored.get(large.id), 0, 'a deleted document\'s passages are purged by the worker')
-  app.sqlite.exec(`INSERT INTO knowledge_passages_fts (knowledge_passages_fts) VALUES ('integrity-check')`)
+  await trigramsCaughtUp(t, app)
+  t.same(await found('amber kestrel'), [], 'and the trigram file forgets them')
+  const trigrams = openTrigrams(path.join(app.config.dataDir, 'cairn.db'))
+  t.teardown(() => trigrams.close())
+  t.equal(trigrams.sqlite.prepare(`SELECT count(*) FROM knowledge_passages_fts WHERE knowledge_passages_fts MATCH
+    '"amber kestrel"'`).pluck().get(), 0)
+  trigrams.sqlite.exec(`INSERT INTO knowledge_passages_fts (knowledge_passages_fts) VALUES ('integrity-check')`)
 })
 
 t.test('FTS5\'s own merge settings are back once the index worker has indexed and closed', async (t) => {
@@ -120,18 +159,25 @@ t.test('FTS5\'s own merge settings are back once the index worker has indexed an
   await app.close()
   const db = new Database(file, { fileMustExist: true })
   t.teardown(() => db.close())
-  for (const table of ['knowledge_passages_fts', 'knowledge_passages_words', 'knowledge_passages_pairs']) {
-    const config = Object.fromEntries((db.prepare(`SELECT k, v FROM ${table}_config`).all() as Array<{ k: string;
+  const trigrams = new Database(trigramFile(file), { fileMustExist: true })
+  t.teardown(() => trigrams.close())
+  for (const [table, on] of [['knowledge_passages_fts', trigrams], ['knowledge_passages_words', db],
+    ['knowledge_passages_pairs', db]] as const) {
+    const config = Object.fromEntries((on.prepare(`SELECT k, v FROM ${table}_config`).all() as Array<{ k: string;
       v: number }>).map((r) => [r.k, r.v]))
-    t.match(config, { automerge: 4, usermerge: 4, crisismerge: 16 }, `${table}: FTS5's defaults`)
+    t.match(config, { automerge: 4, crisismerge: 16 }, `${table}: FTS5's defaults`)
   }
 })
 
 t.test('merge settings left by a process stopped mid-ingest (automerge off) are set back at the next start, ' +
   'without an upload', async (t) => {
   const dataDir = tempDir(t)
-  const tables = ['knowledge_passages_fts', 'knowledge_passages_words', 'knowledge_passages_pairs']
+  const tables = ['knowledge_passages_words', 'knowledge_passages_pairs']
   const first = await build(t, { dataDir })
+  // the trigram file's, as the trigram worker leaves them (src/knowledge/trigram-worker.ts)
+  const trigrams = openTrigrams(path.join(dataDir, 'cairn.db'))
+  trigrams.merging('ingest')
+  trigrams.close()
   // as the index worker leaves them while it ingests (src/knowledge/index-worker.ts)
   for (const table of tables) {
     for (const [k, v] of [['automerge', 0], ['usermerge', 16], ['crisismerge', 64]] as const) {
@@ -148,6 +194,11 @@ t.test('merge settings left by a process stopped mid-ingest (automerge off) are 
     await new Promise((r) => setTimeout(r, 10))
   }
   for (const [i, c] of settings().entries()) t.match(c, { automerge: 4, usermerge: 4, crisismerge: 16 }, tables[i])
+  const again = new Database(trigramFile(path.join(dataDir, 'cairn.db')), { readonly: true })
+  t.teardown(() => again.close())
+  t.match(Object.fromEntries((again.prepare(`SELECT k, v FROM knowledge_passages_fts_config`).all() as
+    Array<{ k: string; v: number }>).map((r) => [r.k, r.v])), { automerge: 4, crisismerge: 16 },
+  'the trigram file\'s, at the start')
 })
 
 t.test('the pair index follows the passages: after indexing, after deletes (a rowid taken again), after a ' +
@@ -182,9 +233,10 @@ async (t) => {
   const state = app.sqlite.prepare(`SELECT indexed_through FROM knowledge_pairs_state`).pluck()
   const newest = app.sqlite.prepare(`SELECT max(rowid) FROM knowledge_passages`).pluck()
   t.equal(state.get(), newest.get(), 'the mark comes down to the newest passage left')
+  const left = newest.get() as number
   const again = await upload('again.txt', 'A violet zebracorn grazes.')
-  t.equal(app.sqlite.prepare(`SELECT rowid FROM knowledge_passages WHERE document_id = ?`).pluck().get(again.id),
-    (newest.get() as number), 'its passage takes the rowid of the deleted one again')
+  t.ok((app.sqlite.prepare(`SELECT rowid FROM knowledge_passages WHERE document_id = ?`).pluck().get(again.id) as
+    number) > left + 1, 'its passage takes a rowid above the deleted one (migration 0023)')
   await pairIndexCaughtUp(app)
   t.same(pairsOf(app, '{near}: "et_zebracorn" AND {far}: "violet_zebracorn"'), [again.id], 'and is indexed')
 

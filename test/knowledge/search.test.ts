@@ -1,6 +1,6 @@
 import t from 'tap'
 import { passageWriter } from '../../src/knowledge/passages.js'
-import { build, signup, addUser, uploadDocument, type TestUser } from '../helper.js'
+import { build, signup, addUser, uploadDocument, type TestUser, searching } from '../helper.js'
 import type { App } from '../../src/app.js'
 import { createSearch, cutLevel, intersects, mergePostings, topEntries, type SearchHit }
   from '../../src/knowledge/search.js'
@@ -227,7 +227,7 @@ t.test('words at scale (bounded candidates): rare terms lead, common terms resco
   await uploadDocument(app, b, { filename: 'foreign.txt',
     content: 'The zephyr wind report of another organization, zephyr zephyr report.' })
   // tiny bounds: every term with more than two postings is common, FTS5 never ranks all matches itself
-  const bounded = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined,
+  const bounded = createSearch(...searching(t, app), undefined, undefined,
     { exactPostings: 0, postingsPerTerm: 2, rescore: 3 })
   const reader = (u: TestUser) => ({ customerId: u.customerId, userId: u.userId, workspaceIds: [u.workspaceId] })
   const files = (hits: SearchHit[]) => hits.map((h) => h.document.fileName)
@@ -274,7 +274,7 @@ t.test('words at scale: a term with more postings than the probe but few enough 
   await uploadDocument(app, b, { filename: 'foreign.txt', content: 'Marigold marigold harbour marigold harbour.' })
   // 5–6 postings of "marigold": over the probe (2), within postingsPerTerm (8); "harbour" has 13: common at once.
   // Only the 2 best candidates are read: if "marigold" stopped at its 2 newest postings, oldest.txt never would be.
-  const bounded = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined,
+  const bounded = createSearch(...searching(t, app), undefined, undefined,
     { exactPostings: 0, postingsPerTerm: 8, probe: 2, rescore: 2 })
   const reader = { customerId: a.customerId, userId: a.userId, workspaceIds: [a.workspaceId] }
   const hits = await bounded.search(reader, {}, 'marigold harbour', 1, 'words')
@@ -305,7 +305,7 @@ t.test('words for a reader of few passages: bm25() only when the terms are rare 
   }
   // the reader reads 4 passages (at most 2 × 3: the exact path by its size); "kelp" is in 2 passages in all,
   // "harbour" in 16
-  const search = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined, { exactPostings: 3, rescore: 1 })
+  const search = createSearch(...searching(t, app), undefined, undefined, { exactPostings: 3, rescore: 1 })
   const reader = { customerId: b.customerId, userId: b.userId, workspaceIds: [b.workspaceId] }
   const first = async (q: string) => (await search.search(reader, {}, q, 1, 'words')).map((h) => h.document.fileName)
   t.same(await first('kelp'), ['dense.txt'], 'rare everywhere: bm25() over every match, the densest wins')
@@ -340,17 +340,17 @@ t.test('words with a category or tag filter: inside the filtered documents\' pas
   t.equal(app.sqlite.prepare(`SELECT count(*) FROM knowledge_passages x JOIN knowledge_passages y
     ON y.document_id = x.document_id AND y.chunk_index > x.chunk_index AND y.rowid < x.rowid`).pluck().get(), 0,
   'a document\'s passages rise in rowid with their index: its first and last bound them')
-  const exact = createSearch(app.sqlite, app.knowledgeStore)
+  const exact = createSearch(...searching(t, app))
   // every term's postings read whole inside the filtered documents: the same passages as bm25()
-  const inside = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined, { exactPostings: 0, rescore: 2 })
+  const inside = createSearch(...searching(t, app), undefined, undefined, { exactPostings: 0, rescore: 2 })
   // few postings per term: the rare term's passages lead
-  const tight = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined,
+  const tight = createSearch(...searching(t, app), undefined, undefined,
     { exactPostings: 0, postingsPerTerm: 3, probe: 2, rescore: 2 })
   // one document at most is searched inside: a filter leaving more, as without it (nearly all) or by bm25()
-  const fewDocs = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined,
+  const fewDocs = createSearch(...searching(t, app), undefined, undefined,
     { exactPostings: 0, rescore: 2, filteredDocs: 1 })
   // the words' matches in the whole index too many to be joined and filtered for bm25(): the walks inside the filter
-  const fewJoins = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined, { filteredJoins: 0, rescore: 2 })
+  const fewJoins = createSearch(...searching(t, app), undefined, undefined, { filteredJoins: 0, rescore: 2 })
   const names = (hits: SearchHit[]) => hits.map((h) => `${h.document.fileName} ${h.chunk.chunkIndex}`).sort()
   const cases: Array<[{ category?: string; tags?: string[] }, string]> = [[{ category: 'ops' }, 'harbour crane'],
     [{ category: 'ops' }, 'weekly crane'], [{ tags: ['sea'] }, 'crane lights'], [{ category: 'none' }, 'crane'],
@@ -384,11 +384,11 @@ t.test('words with a filter of more documents than are walked inside: bm25() unl
   { chunkSize: '50', chunkOverlap: '0', category: 'misc' })
   const reader = { customerId: a.customerId, userId: a.userId, workspaceIds: [a.workspaceId] }
   const names = (hits: SearchHit[]) => hits.map((h) => `${h.document.fileName} ${h.chunk.chunkIndex}`).sort()
-  const exact = createSearch(app.sqlite, app.knowledgeStore)
+  const exact = createSearch(...searching(t, app))
   t.same(names(await exact.search(reader, { category: 'ops' }, 'harbour', 10, 'words')), ['ops-1.txt 0'])
   const tuning = { exactPostings: 0, postingsPerTerm: 3, probe: 2, rescore: 2, filteredDocs: 2 }
   for (const warm of [false, true]) {
-    const search = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined, tuning)
+    const search = createSearch(...searching(t, app), undefined, undefined, tuning)
     if (warm) await search.search(reader, {}, 'harbour', 3, 'words')
     for (const mode of ['words', 'hybrid'] as const) {
       t.same(names(await search.search(reader, { category: 'ops' }, 'harbour', 3, mode)), ['ops-1.txt 0'],
@@ -414,15 +414,16 @@ t.test('words with a filter of more documents than are walked inside: the walks 
   }
   const reader = { customerId: a.customerId, userId: a.userId, workspaceIds: [a.workspaceId] }
   const names = (hits: SearchHit[]) => hits.map((h) => `${h.document.fileName} ${h.chunk.chunkIndex}`)
-  const exact = createSearch(app.sqlite, app.knowledgeStore)
+  const exact = createSearch(...searching(t, app))
   const statements: string[] = []
-  const store = { ...app.knowledgeStore, prepared: (key: string, build?: () => string) => {
+  const [sqlite, readerStore] = searching(t, app)
+  const store = { ...readerStore, prepared: (key: string, build?: () => string) => {
     statements.push(build ? build() : key)
-    return app.knowledgeStore.prepared(key, build)
+    return readerStore.prepared(key, build)
   } }
   // "crane" is common (124 passages, 4 read); the 80 newest passages holding it (20 times 4 sought: the filter
   // keeps 4 of 124) are all outside the "keep" documents
-  const search = createSearch(app.sqlite, store, undefined, undefined,
+  const search = createSearch(sqlite, store, undefined, undefined,
     { exactPostings: 0, postingsPerTerm: 3, probe: 2, rescore: 4, filteredDocs: 1 })
   const expected = names(await exact.search(reader, { category: 'keep' }, 'crane', 3, 'words'))
   t.same(expected, ['keep-1.txt 0', 'keep-2.txt 0', 'keep-3.txt 0'])
@@ -469,11 +470,11 @@ t.test('words with a filter: a document\'s rowid range holding passages written 
     app.sqlite.prepare(`UPDATE knowledge_documents SET chunk_count = 2, indexed_count = 2, updated_at = ?
       WHERE id = ?`).run(new Date().toISOString(), k1.id)
   })()
-  const exact = createSearch(app.sqlite, app.knowledgeStore)
+  const exact = createSearch(...searching(t, app))
   const expected = names(await exact.search(reader, { category: 'keep' }, 'crane', 3, 'words')).sort()
   t.equal(expected.length, 3)
   for (const tuning of [{ filteredDocs: 1 }, {}]) {
-    const search = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined,
+    const search = createSearch(...searching(t, app), undefined, undefined,
       { exactPostings: 0, postingsPerTerm: 3, probe: 2, rescore: 4, ...tuning })
     t.same(names(await search.search(reader, { category: 'keep' }, 'crane', 3, 'words')).sort(), expected,
       tuning.filteredDocs ? 'walked as without the filter' : 'walked inside its ranges')
@@ -488,7 +489,7 @@ t.test('words with a filter: a document\'s rowid range holding passages written 
   { chunkSize: '50', chunkOverlap: '0', category: 'other' })
   const old = names(await exact.search(reader, { category: 'old' }, 'crane', 3, 'words')).sort()
   t.equal(old.length, 3)
-  const search = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined,
+  const search = createSearch(...searching(t, app), undefined, undefined,
     { exactPostings: 0, postingsPerTerm: 3, probe: 2, rescore: 4, filteredDocs: 1, fallbackRanges: 1 })
   t.same(names(await search.search(reader, { category: 'old' }, 'crane', 3, 'words')).sort(), old)
 })
@@ -508,10 +509,10 @@ async (t) => {
   }
   const reader = { customerId: a.customerId, userId: a.userId, workspaceIds: [a.workspaceId] }
   const first = (hits: SearchHit[]) => hits[0]?.chunk.text
-  const exact = createSearch(app.sqlite, app.knowledgeStore)
+  const exact = createSearch(...searching(t, app))
   t.equal(first(await exact.search(reader, { category: 'ops' }, 'harbour crane', 1, 'words')),
     'Ops: the crane gate is shut at night.')
-  const inside = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined, { exactPostings: 0, rescore: 2 })
+  const inside = createSearch(...searching(t, app), undefined, undefined, { exactPostings: 0, rescore: 2 })
   t.equal(first(await inside.search(reader, { category: 'ops' }, 'harbour crane', 1, 'words')),
     'Ops: the crane gate is shut at night.', 'the globally rarer word leads, as in bm25()')
 })
@@ -554,7 +555,7 @@ t.test('hybrid at scale: the words part may spare the substring look-up, never a
     await uploadDocument(app, a, { filename: 'filler.txt',
       content: Array.from({ length: 8 }, (_, i) => `Gamma note ${i}: the sky was clear.`).join('\n\n') },
     { chunkSize: '50', chunkOverlap: '0' })
-    const bounded = createSearch(app.sqlite, app.knowledgeStore, undefined, undefined,
+    const bounded = createSearch(...searching(t, app), undefined, undefined,
       { exactPostings: 0, postingsPerTerm: 4, probe: 2, rescore: 3 })
     const reader = { customerId: a.customerId, userId: a.userId, workspaceIds: [a.workspaceId] }
     // inner words "ray", "bursts", "outshine", "whole" are rare (read whole) and meet only in alpha.txt
@@ -586,7 +587,7 @@ t.test('words with a filter leaving out none of the reader\'s passages: what the
   await uploadDocument(app, b, { filename: 'b.txt', content: 'Harbour crane of another organization.' },
     { category: 'ops', tags: '["every"]' })
   const reader = { customerId: a.customerId, userId: a.userId, workspaceIds: [a.workspaceId] }
-  const search = createSearch(app.sqlite, app.knowledgeStore)
+  const search = createSearch(...searching(t, app))
   const found = (hits: SearchHit[]) => hits.map((h) => `${h.document.fileName} ${h.score}`)
   const without = found(await search.search(reader, {}, 'harbour quay', 10, 'words'))
   t.equal(without.length, 3)

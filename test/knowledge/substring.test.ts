@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, pairIndexCaughtUp, signup, uploadDocument, type TestUser } from '../helper.js'
+import { build, pairIndexCaughtUp, signup, uploadDocument, type TestUser, searching } from '../helper.js'
 import { queryGrams, substringFinder, type FinderTuning } from '../../src/knowledge/substring.js'
 import { readableParams, readableWhere } from '../../src/knowledge/readers.js'
 import { ftsPhrase } from '../../src/knowledge/query.js'
@@ -40,13 +40,13 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
       { chunkSize: '60', chunkOverlap: '0' })
 
     const reader = (u: TestUser) => ({ customerId: u.customerId, userId: u.userId, workspaceIds: [u.workspaceId] })
-    const phraseWalk = app.sqlite.prepare(`SELECT p.rowid FROM knowledge_passages_fts
+    const phraseWalk = searching(t, app)[0].prepare(`SELECT p.rowid FROM knowledge_passages_fts
       JOIN knowledge_passages p ON p.rowid = knowledge_passages_fts.rowid
       JOIN knowledge_documents d ON d.id = p.document_id
       WHERE knowledge_passages_fts MATCH @match AND ${readableWhere({})}
       ORDER BY knowledge_passages_fts.rowid DESC LIMIT @want`).pluck()
     // the same, only in two rowid ranges (a filter's documents)
-    const phraseWalkWithin = app.sqlite.prepare(`SELECT p.rowid FROM knowledge_passages_fts
+    const phraseWalkWithin = searching(t, app)[0].prepare(`SELECT p.rowid FROM knowledge_passages_fts
       JOIN knowledge_passages p ON p.rowid = knowledge_passages_fts.rowid
       JOIN knowledge_documents d ON d.id = p.document_id
       WHERE knowledge_passages_fts MATCH @match AND ${readableWhere({})}
@@ -92,8 +92,8 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
       'the counts change the pairs asked')
     t.ok(queries.filter((q) => pairMatch(q, madeUp)?.narrow).length >= 2, 'and leave out dense prefixes')
     // the pair index is asked: a passage whose pairs are gone (the mark kept) is not found through it
-    const byPairs = substringFinder(app.sqlite, app.knowledgeStore)
-    const byTrigrams = substringFinder(app.sqlite, app.knowledgeStore, { pairs: false })
+    const byPairs = substringFinder(...searching(t, app))
+    const byTrigrams = substringFinder(...searching(t, app), { pairs: false })
     const holding = byTrigrams(reader(a), {}, 'cleaning: hooks deferred', 200).map((r) => r.rowid)
     t.equal(holding.length, 2)
     t.same(byPairs(reader(a), {}, 'cleaning: hooks deferred', 200).map((r) => r.rowid), holding)
@@ -109,7 +109,7 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
         unindex.run(through)
         setThrough.run(through)
       })()
-      const find = substringFinder(app.sqlite, app.knowledgeStore, tuning)
+      const find = substringFinder(...searching(t, app), tuning)
       for (const q of queries) {
         for (const want of [1, 3, 200]) {
           const expected = phraseWalk.all({ ...readableParams(reader(a), {}), match: ftsPhrase(q), want }) as number[]

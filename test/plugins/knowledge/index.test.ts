@@ -1,7 +1,8 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import { build, signup, addUser, createKey, multipart, type TestUser, type FilePart, FIXTURES } from '../../helper.js'
+import { build, signup, addUser, createKey, multipart, type TestUser, type FilePart, FIXTURES, searching,
+  trigramsCaughtUp } from '../../helper.js'
 import { docxBomb } from '../../zip-helper.js'
 import type { App } from '../../../src/app.js'
 import { contentDisposition } from '../../../plugins/knowledge/disposition.js'
@@ -349,7 +350,8 @@ t.test('search: case, Unicode, short queries, FTS5 syntax, filters, limit, delet
   const left = app.sqlite.prepare('SELECT COUNT(*) AS n FROM knowledge_passages WHERE ' +
     'document_id = ?').get(many.id) as { n: number }
   t.equal(left.n, 0, 'passages purged')
-  const fts = app.sqlite.prepare(`SELECT COUNT(*) AS n FROM knowledge_passages_fts
+  await trigramsCaughtUp(t, app)
+  const fts = searching(t, app)[0].prepare(`SELECT COUNT(*) AS n FROM knowledge_passages_fts
     WHERE knowledge_passages_fts MATCH '"zebra"'`).get() as { n: number }
   t.equal(fts.n, 0, 'and out of the index')
   t.equal((await app.inject({ url: `/api/knowledge/document/${many.id}`, headers: u.auth })).statusCode, 404)

@@ -1,0 +1,205 @@
+// The trigram index in a database file of its own, beside the main one (migration 0023).
+//
+// SQLite lets one connection write a database file at a time, and the trigram index is most of an ingest's CPU
+// (~70 % of the SQLite work of a 50 MB text: passages and the word index ~2.7 s, trigrams ~8 s here). In a file of
+// its own, a thread of its own (src/knowledge/trigram-worker.ts) indexes the passages the index worker has just
+// written, while that worker writes the next ones: two cores instead of one.
+//
+// The file is derived from the main database and never holds anything that cannot be made again:
+// - `indexed_through`: every passage up to this rowid is indexed (passages are read in rowid order, and new ones
+//   always take rowids above every passage ever deleted: knowledge_trigram_state.rowid_high, passages.ts);
+// - `deleted_through`: the main database's queue of deleted passages (knowledge_trigram_deletes) is applied up to
+//   this entry (the index worker then removes the applied entries from the queue);
+// - `generation`: the main database it belongs to. A file of another database, or one ahead of the main database
+//   (a restored backup of only the main file), is emptied and made again (`openTrigrams`).
+// Searches join the trigram matches to the passages, so a passage deleted but not yet removed here is never
+// answered; a document is `indexed` only once this file has reached its last passage.
+import Database from 'better-sqlite3'
+import fs from 'node:fs'
+import path from 'node:path'
+import { FILE_MODE } from '../db/data-dir.js'
+
+/** the trigram index's table, in the trigram file (attached as `trigrams` to the connections that search) */
+export const TRIGRAM_TABLE = 'knowledge_passages_fts'
+
+/** `<dir>/cairn.db` -> `<dir>/cairn-trigrams.db` */
+export function trigramFile(mainFile: string): string {
+  return path.join(path.dirname(mainFile), `${path.basename(mainFile).replace(/\.db$/, '')}-trigrams.db`)
+}
+
+const SCHEMA = `
+CREATE VIRTUAL TABLE IF NOT EXISTS ${TRIGRAM_TABLE} USING fts5(text, content = '', contentless_delete = 1,
+  tokenize = 'trigram case_sensitive 0');
+CREATE TABLE IF NOT EXISTS trigram_state (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  generation TEXT NOT NULL,
+  indexed_through INTEGER NOT NULL,
+  deleted_through INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO trigram_state (id, generation, indexed_through, deleted_through) VALUES (1, '', 0, 0);`
+
+/** the cells of the BigInt64Array the trigram worker shares with the index worker */
+export const CELL = {
+  /** every passage up to this rowid is in the trigram index */
+  through: 0,
+  /** the delete queue is applied up to this entry */
+  deleted: 1,
+  /** raised by the index worker when there is new work (passages committed, passages deleted, closing) */
+  poke: 2,
+  /** 1 while the worker has nothing to do, merges included */
+  idle: 3,
+  /** 1 once the worker failed to start (the index worker's waits then fail) */
+  failed: 4
+} as const
+export const CELLS = 5
+
+/** passages read at a time by a catch-up */
+const BATCH = 256
+
+export interface TrigramProgress { indexedThrough: number; deletedThrough: number }
+
+/**
+ * A connection that writes the trigram file, with the main database attached as `cairn` (read only by it: its
+ * transactions are DEFERRED, so they never take the main file's write lock). Creates the file (0600) and its
+ * tables, and empties them when they do not belong to the main database as it is now.
+ */
+export function openTrigrams(mainFile: string) {
+  const file = trigramFile(mainFile)
+  fs.closeSync(fs.openSync(file, 'a', FILE_MODE))
+  const sqlite = new Database(file)
+  try {
+    sqlite.pragma('journal_mode = WAL')
+    sqlite.pragma('synchronous = NORMAL')
+    sqlite.pragma('busy_timeout = 5000')
+    sqlite.exec(SCHEMA)
+    sqlite.prepare('ATTACH DATABASE ? AS cairn').run(mainFile)
+  } catch (err) {
+    sqlite.close()
+    throw err
+  }
+  const state = sqlite.prepare(`SELECT generation, indexed_through AS indexedThrough, deleted_through AS deletedThrough
+    FROM trigram_state`)
+  const setState = sqlite.prepare(`INSERT OR REPLACE INTO trigram_state (id, generation, indexed_through,
+    deleted_through) VALUES (1, @generation, @indexedThrough, @deletedThrough)`)
+  const main = sqlite.prepare(`SELECT generation, max(rowid_high,
+    (SELECT coalesce(max(rowid), 0) FROM cairn.knowledge_passages)) AS high,
+    coalesce((SELECT seq FROM cairn.sqlite_sequence WHERE name = 'knowledge_trigram_deletes'), 0) AS lastDelete,
+    (SELECT min(seq) FROM cairn.knowledge_trigram_deletes) AS firstDelete
+    FROM cairn.knowledge_trigram_state`)
+  const deletes = sqlite.prepare(`SELECT seq, passage_rowid FROM cairn.knowledge_trigram_deletes WHERE seq > ?
+    ORDER BY seq LIMIT ${BATCH}`).raw(true)
+  const remove = sqlite.prepare(`DELETE FROM ${TRIGRAM_TABLE} WHERE rowid = ?`)
+  const fresh = sqlite.prepare(`SELECT rowid, text FROM cairn.knowledge_passages WHERE rowid > ? ORDER BY rowid
+    LIMIT ${BATCH}`).raw(true)
+  const insert = sqlite.prepare(`INSERT INTO ${TRIGRAM_TABLE} (rowid, text) VALUES (?, ?)`)
+  for (const s of [deletes, fresh]) s.safeIntegers(true)
+  const setProgress = sqlite.prepare(`UPDATE trigram_state SET indexed_through = @indexedThrough,
+    deleted_through = @deletedThrough`)
+  const totalChanges = sqlite.prepare('SELECT total_changes()').pluck()
+  // (FTS5 takes a command and its value as literals only)
+  const command = (key: string, value: number) =>
+    sqlite.prepare(`INSERT INTO ${TRIGRAM_TABLE} (${TRIGRAM_TABLE}, rank) VALUES ('${key}', ${value})`)
+  const merges = new Map<number, Database.Statement>()
+  const MERGING = {
+    ingest: [command('automerge', 0), command('crisismerge', 200)],
+    normal: [command('automerge', 4), command('crisismerge', 16)]
+  }
+
+  type Main = { generation: string; high: number; lastDelete: number; firstDelete: number | null }
+  /** makes the file match the main database: emptied when it belongs to another one or is ahead of it */
+  const reconcile = sqlite.transaction(() => {
+    const m = main.get() as Main
+    const mine = state.get() as { generation: string } & TrigramProgress
+    // deletes the file has not applied but the queue no longer holds (the file is older than the main database)
+    const lost = (d: number) => d < (m.firstDelete ?? m.lastDelete + 1) - 1
+    if (mine.generation === m.generation && mine.indexedThrough <= m.high &&
+      mine.deletedThrough <= m.lastDelete && !lost(mine.deletedThrough)) return false
+    sqlite.exec(`INSERT INTO ${TRIGRAM_TABLE} (${TRIGRAM_TABLE}) VALUES ('delete-all')`)
+    setState.run({ generation: m.generation, indexedThrough: 0, deletedThrough: m.lastDelete })
+    return true
+  })
+
+  /**
+   * One transaction: the queued deletes, then passages in rowid order for about `budgetMs`. Returns the
+   * progress and whether anything was left to do. Deferred: the main file is only read, in one snapshot.
+   */
+  const step = sqlite.transaction((budgetMs: number) => {
+    const s = state.get() as TrigramProgress
+    let { indexedThrough, deletedThrough } = s
+    let worked = false
+    for (;;) {
+      const rows = deletes.all(BigInt(deletedThrough)) as Array<[bigint, bigint]>
+      for (const [seq, rowid] of rows) {
+        // a passage above the mark was never indexed here
+        if (rowid <= BigInt(indexedThrough)) remove.run(rowid)
+        deletedThrough = Number(seq)
+      }
+      if (rows.length > 0) worked = true
+      if (rows.length < BATCH) break
+    }
+    const deadline = performance.now() + budgetMs
+    let more = false
+    for (;;) {
+      const rows = fresh.all(BigInt(indexedThrough)) as Array<[bigint, string]>
+      for (const [rowid, text] of rows) insert.run(rowid, text)
+      if (rows.length > 0) { indexedThrough = Number(rows[rows.length - 1][0]); worked = true }
+      if (rows.length < BATCH) break
+      if (performance.now() > deadline) { more = true; break }
+    }
+    if (worked) setProgress.run({ indexedThrough, deletedThrough })
+    return { progress: { indexedThrough, deletedThrough }, worked, more }
+  })
+
+  return {
+    sqlite,
+    reconcile: () => reconcile() as boolean,
+    step: (budgetMs: number) => step(budgetMs) as { progress: TrigramProgress; worked: boolean; more: boolean },
+    progress: () => { const s = state.get() as TrigramProgress; return { indexedThrough: s.indexedThrough,
+      deletedThrough: s.deletedThrough } },
+    /** one bounded merge step; false once there was nothing left to merge */
+    mergeStep(pages: number): boolean {
+      const before = totalChanges.get() as number
+      let merge = merges.get(pages)
+      if (!merge) merges.set(pages, merge = command('merge', pages))
+      merge.run()
+      return (totalChanges.get() as number) - before >= 2
+    },
+    /** FTS5's merge settings: `ingest` leaves merging to mergeStep while passages keep coming */
+    merging(mode: 'ingest' | 'normal') {
+      sqlite.transaction(() => { for (const s of MERGING[mode]) s.run() })()
+    },
+    /** catches up and merges, in one go (at startup, and for tests and benchmarks that write passages) */
+    catchUp() {
+      while (step(1000).more) { /* next step */ }
+      while (this.mergeStep(2000)) { /* next step */ }
+    },
+    close() {
+      if (!sqlite.open) return
+      try { sqlite.pragma('main.wal_checkpoint(TRUNCATE)') } catch { /* the next open folds it */ }
+      sqlite.close()
+    }
+  }
+}
+
+export type Trigrams = ReturnType<typeof openTrigrams>
+
+/**
+ * Attaches the trigram file as `trigrams` to a connection that searches: read only, for a read-only connection
+ * (a connection that writes with BEGIN IMMEDIATE would take the trigram file's write lock too).
+ */
+export function attachTrigrams(sqlite: Database.Database, mainFile = sqlite.name) {
+  sqlite.prepare('ATTACH DATABASE ? AS trigrams').run(trigramFile(mainFile))
+}
+
+/** Brings the trigram file up to date with the main database, at startup: made again when it does not match. */
+export function prepareTrigrams(mainFile: string): { rebuilt: boolean } {
+  const t = openTrigrams(mainFile)
+  try {
+    const rebuilt = t.reconcile()
+    t.merging('normal')
+    t.catchUp()
+    return { rebuilt }
+  } finally {
+    t.close()
+  }
+}

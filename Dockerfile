@@ -13,7 +13,7 @@ COPY schema ./schema
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
-ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 CAIRN_DATA_DIR=/data
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 CAIRN_DATA_DIR=/data MALLOC_ARENA_MAX=2
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules

@@ -4,6 +4,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import Database from 'better-sqlite3'
+import { attachTrigrams } from '../src/knowledge/trigrams.js'
 import { startServer, stopServer, table } from './lib.js'
 import { realMarkdown } from './markdown-corpus.js'
 
@@ -23,8 +24,11 @@ export async function run() {
   const { info, child } = await startServer<{ address: string; token: string; dataDir: string }>('cairn')
   const auth = { authorization: `Bearer ${info.token}` }
 
+  // the main file's and the trigram file's (src/knowledge/trigrams.ts)
   const db = new Database(path.join(info.dataDir, 'cairn.db'), { readonly: true })
-  const indexes = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'knowledge_passages_%'
+  attachTrigrams(db)
+  const indexes = (db.prepare(`SELECT name FROM (SELECT name, type, sql FROM main.sqlite_master UNION ALL
+    SELECT name, type, sql FROM trigrams.sqlite_master) WHERE type = 'table' AND name LIKE 'knowledge_passages_%'
     AND sql LIKE 'CREATE VIRTUAL TABLE%'`).all() as Array<{ name: string }>).map((r) => r.name)
   db.close()
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type Database from 'better-sqlite3'
 import { passageWriter } from '../src/knowledge/passages.js'
+import { openTrigrams } from '../src/knowledge/trigrams.js'
 
 const TYPES = ['task_plan', 'implementation_plan', 'walkthrough', 'verification_proof', 'decision_record', 'plan_mode',
   'code_change', 'research_summary']
@@ -141,6 +142,23 @@ export function seedPassages(sqlite: Database.Database, who: { customerId: strin
     writeDoc(d, count)
     made += count
   }
-  sqlite.exec(`INSERT INTO knowledge_passages_fts (knowledge_passages_fts) VALUES ('optimize')`)
+  optimizedTrigrams(sqlite.name)
   return { words: vocab.words }
+}
+
+/**
+ * The trigram file (src/knowledge/trigrams.ts) brought up to the passages written straight to the tables, its
+ * segments merged into one (as after FTS5's 'optimize'); seconds taken.
+ */
+export function optimizedTrigrams(mainFile: string): number {
+  const t0 = performance.now()
+  const trigrams = openTrigrams(mainFile)
+  try {
+    trigrams.reconcile()
+    trigrams.catchUp()
+    trigrams.sqlite.exec(`INSERT INTO knowledge_passages_fts (knowledge_passages_fts) VALUES ('optimize')`)
+  } finally {
+    trigrams.close()
+  }
+  return (performance.now() - t0) / 1000
 }

@@ -140,7 +140,10 @@ export interface Config {
   metrics: { enabled: boolean; token?: string }
   /** CAIRN_SHUTDOWN_TIMEOUT: the whole graceful shutdown on SIGTERM/SIGINT finishes within this */
   shutdownTimeoutMs: number
-  /** CAIRN_SEARCH_CACHE_MB: each search worker's own SQLite page cache, in MB (filled as pages are read) */
+  /**
+   * CAIRN_SEARCH_CACHE_MB: each search worker's own SQLite page cache, in MB (filled as pages are read; half for
+   * the main file, half for the trigram file)
+   */
   searchCacheMb: number
 }
 

@@ -13,7 +13,7 @@ import { schemaController } from './schema-compilers.js'
 import Database from 'better-sqlite3'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import * as tables from '../schema/tables/index.js'
-import { attachTrigrams } from '../src/knowledge/trigrams.js'
+import { attachTrigrams, trigramsBehind } from '../src/knowledge/trigrams.js'
 import { createKnowledgeStore, type KnowledgeStore } from '../src/knowledge/store.js'
 
 /** The repository's root, and test/fixtures/: for tests in any folder of test/ */
@@ -232,12 +232,8 @@ export async function pairIndexCaughtUp(app: App, within = 30_000): Promise<void
 
 /** Waits for the trigram file to hold every passage and apply every delete (src/knowledge/trigrams.ts). */
 export async function trigramsCaughtUp(t: Test, app: App, within = 30_000): Promise<void> {
-  const behind = searching(t, app)[0].prepare(`SELECT (SELECT indexed_through FROM trigrams.trigram_state) <
-      (SELECT coalesce(max(rowid), 0) FROM main.knowledge_passages)
-    OR (SELECT deleted_through FROM trigrams.trigram_state) <
-      coalesce((SELECT seq FROM main.sqlite_sequence WHERE name = 'knowledge_trigram_deletes'), 0)`).pluck()
   const until = Date.now() + within
-  while (behind.get() === 1) {
+  while (trigramsBehind(searching(t, app)[0])) {
     if (Date.now() > until) throw new Error('the trigram index did not catch up')
     await new Promise((resolve) => setTimeout(resolve, 5))
   }

@@ -1,5 +1,7 @@
 // `npm run backup -- <file>`: a consistent copy of the database while the service runs (SQLite's online
 // backup API). Stored files (knowledge originals, audio) are plain files under the data dir: copy those too.
+// The trigram index's file (cairn-trigrams.db, src/knowledge/trigrams.ts) is derived from the passages and is not
+// copied: the first start after a restore makes it again.
 import Database from 'better-sqlite3'
 import fs from 'node:fs'
 import path from 'node:path'

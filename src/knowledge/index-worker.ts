@@ -151,13 +151,15 @@ let trigramThread: { worker: Worker; exited: Promise<void> } | undefined
 /** how long a document's end waits for the trigram worker to move at all before its task fails (retried) */
 const TRIGRAM_STALL_MS = 60_000
 const trigramEntry = workerEntry(import.meta.url, 'trigram-worker')
+/** it holds a batch of 256 passages at a time: a small heap keeps a 50 MB ingest's peak RSS down */
+const TRIGRAM_HEAP = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 64 }
 
 function trigramWorker() {
   if (trigramThread) return trigramThread
   Atomics.store(trigramCells, CELL.failed, 0n)
   Atomics.store(trigramCells, CELL.idle, 0n)
   const worker = new Worker(trigramEntry.script, { eval: trigramEntry.eval, workerData: { file, shared: trigramCells },
-    resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 128 } })
+    resourceLimits: TRIGRAM_HEAP })
   const thread = { worker, exited: new Promise<void>((resolve) => worker.once('exit', () => resolve())) }
   worker.on('message', (m: { warning?: string }) => {
     if (m.warning) parentPort!.postMessage({ warning: m.warning } satisfies IndexReply)
@@ -428,15 +430,20 @@ parentPort!.on('message', (m: IndexMessage) => {
   const isUrgent = 'task' in m && m.task.text !== undefined
   pairsFailed = false
   active++
+  Atomics.store(trigramCells, CELL.tasks, BigInt(active))
   running.add(id)
   if (isUrgent) urgent++
-  // a catch-up is the idle work (settle) that follows any task
+  // a catch-up is the idle work (settle) that follows any task, and the trigram worker's
+  if ('catchUp' in m) poke()
   const work = 'task' in m ? index(m.task) : 'purge' in m ? purge(m.purge, m.documentId) : Promise.resolve()
   work.then(() => parentPort!.postMessage({ id } satisfies IndexReply),
     (err: Error) => parentPort!.postMessage({ id, error: err.message } satisfies IndexReply))
     .finally(() => {
       checkpoint()
       active--
+      Atomics.store(trigramCells, CELL.tasks, BigInt(active))
+      // the trigram worker merges once no task is in progress
+      if (active === 0 && trigramThread) poke()
       if (isUrgent) urgent--
       running.delete(id)
       stopped.delete(id)

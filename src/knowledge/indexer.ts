@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads'
 import { workerEntry } from '../worker-entry.js'
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
-import type Database from 'better-sqlite3'
+import Database from 'better-sqlite3'
 import type { FastifyBaseLogger } from 'fastify'
 import { passageRanges, type ChunkOptions } from '../ingest/chunker.js'
 import { PASSAGE_INDEXES, passageWindows } from './passages.js'
@@ -14,6 +14,7 @@ import { releaseHolder, writeIntentOf } from '../db/write-intent.js'
 import type { KnowledgeFiles } from './files.js'
 import type { IndexMessage, IndexReply, IndexTask } from './index-worker.js'
 import { PAIRS_BEHIND_SQL } from './pairs.js'
+import { attachTrigrams, trigramsBehind } from './trigrams.js'
 
 /** the characters of an upload's text counted per turn (with the 64 KB pieces of intake.ts): young garbage */
 const COUNT_WINDOW_CHARS = 64 * 1024
@@ -24,7 +25,7 @@ const entry = workerEntry(import.meta.url, 'index-worker')
  * The worker holds a 1 MB window of text and its passages at a time: a small young generation and a bounded old
  * one make its isolate collect early instead of growing towards V8's defaults (peak RSS of a 50 MB ingest).
  */
-const WORKER_HEAP = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 256 }
+const WORKER_HEAP = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 256 }
 /** an idle index worker (merges done) ends after this long; the next task starts another */
 const IDLE_CLOSE_MS = 5000
 
@@ -148,7 +149,16 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
   // stopped mid-ingest: FTS5 keeps them with the index, and its segments would pile up until the next upload
   const mergesLeftOff = sqlite.prepare(PASSAGE_INDEXES.map((t) => `SELECT 1 FROM ${t}_config
     WHERE k = 'automerge' AND v = 0`).join(' UNION ALL ')).pluck()
-  if (pairsBehind.get() === 1 || mergesLeftOff.get() === 1) {
+  // and passages or deletes the trigram file has not reached (a restart mid-ingest: src/knowledge/trigrams.ts)
+  const peek = new Database(sqlite.name, { readonly: true, fileMustExist: true })
+  let trigramsLate
+  try {
+    attachTrigrams(peek)
+    trigramsLate = trigramsBehind(peek)
+  } finally {
+    peek.close()
+  }
+  if (pairsBehind.get() === 1 || mergesLeftOff.get() === 1 || trigramsLate) {
     thread.catchUp().catch((err: unknown) => deps.log.warn({ err }, 'the pair index could not catch up'))
   }
 

@@ -23,8 +23,9 @@ attachTrigrams(sqlite)
 // a page cache of its own (SQLite's default is 2 MB): the pages every search reads (FTS5 structure, doclist
 // indexes, the newest segments, b-tree interiors) stay in the worker's memory, which the kernel does not reclaim
 // as it reclaims file cache a few seconds unused (bench/search.ts: a third fewer page reads per question)
+// (split between the main file and the trigram file: each attached file has a cache of its own)
 if (cacheMb !== undefined) {
-  for (const schema of ['main', 'trigrams']) sqlite.pragma(`${schema}.cache_size = -${cacheMb * 1024}`)
+  for (const schema of ['main', 'trigrams']) sqlite.pragma(`${schema}.cache_size = -${cacheMb * 512}`)
 }
 let semantic
 if (embeddings) {

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { PermanentJobError } from '../../src/jobs/queue.js'
 import fs from 'node:fs'
 import path from 'node:path'
-import { build, signup, tempDir, ROOT } from '../helper.js'
+import { build, signup, tempDir, uploadDocument, ROOT } from '../helper.js'
 import { loggerOptions } from '../../src/app.js'
 
 const root = ROOT
@@ -32,6 +32,7 @@ t.test('online backup while the service writes, then a restore that compares equ
     await app.inject({ method: 'POST', url: '/api/v2/artifacts', headers: h,
       payload: { type: 'task_plan', title: `before ${i}`, content: { i } } })
   }
+  const doc = await uploadDocument(app, u, { filename: 'kestrel.txt', content: 'Notes on the amber kestrel.' })
   // keep writing while the backup runs
   let writing = true
   const writer = (async () => {
@@ -59,6 +60,12 @@ t.test('online backup while the service writes, then a restore that compares equ
   const me = await copy.inject({ url: '/api/v2/auth/me', headers: u.auth })
   t.equal(me.statusCode, 200, 'the restored service accepts the same session')
   t.equal(me.json().data.user.id, u.userId)
+  // the copy is the main file alone: the trigram index's file is made again from its passages at the start
+  t.ok(fs.existsSync(path.join(restored, 'cairn-trigrams.db')))
+  const found = await copy.inject({ method: 'POST', url: '/api/knowledge/search', headers: u.auth,
+    payload: { query: 'amber kest', mode: 'substring' } })
+  t.same(found.json().results.map((r: { document: { id: string } }) => r.document.id), [doc.id],
+    'substring search finds the restored passages')
 })
 
 t.test('Prometheus metrics: off by default; on with a bearer token', async (t) => {

@@ -6,7 +6,6 @@ import { setImmediate, setTimeout as sleep } from 'node:timers/promises'
 import fs from 'node:fs'
 import { CELL, openTrigrams, trigramFile, type Trigrams, type TrigramProgress } from './trigrams.js'
 
-
 /**
  * How long one transaction indexes. Nothing waits for this file's write lock (searches read its log), only an
  * upload's answer for the worker to reach its passages; fewer, larger commits write fewer FTS5 segments.

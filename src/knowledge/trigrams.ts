@@ -158,8 +158,10 @@ export function openTrigrams(mainFile: string) {
     sqlite,
     reconcile: () => reconcile() as boolean,
     step: (budgetMs: number) => step(budgetMs) as { progress: TrigramProgress; worked: boolean; more: boolean },
-    progress: () => { const s = state.get() as TrigramProgress; return { indexedThrough: s.indexedThrough,
-      deletedThrough: s.deletedThrough } },
+    progress(): TrigramProgress {
+      const s = state.get() as TrigramProgress
+      return { indexedThrough: s.indexedThrough, deletedThrough: s.deletedThrough }
+    },
     /** one bounded merge step; false once there was nothing left to merge */
     mergeStep(pages: number): boolean {
       const before = totalChanges.get() as number

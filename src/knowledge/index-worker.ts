@@ -183,14 +183,15 @@ function poke() {
   Atomics.notify(trigramCells, CELL.poke)
 }
 
-/** Resolves once the trigram file holds every passage up to `rowid`. */
-async function trigramsReach(rowid: number) {
+/** Resolves once the trigram file holds every passage up to `rowid` (a stop or the worker's end interrupts it). */
+async function trigramsReach(task: IndexTask, rowid: number) {
   poke()
   let last = Atomics.load(trigramCells, CELL.through)
   let moved = performance.now()
   for (;;) {
     const through = Atomics.load(trigramCells, CELL.through)
     if (through >= BigInt(rowid)) return
+    if (stopped.has(task.id) || closing) throw new Error('interrupted by shutdown')
     if (through !== last) { last = through; moved = performance.now() }
     if (Atomics.load(trigramCells, CELL.failed) === 1n) throw new Error('the trigram worker stopped')
     if (performance.now() - moved > TRIGRAM_STALL_MS) throw new Error('the trigram index did not follow')
@@ -256,7 +257,7 @@ async function write(task: IndexTask, passages: Iterator<string>, from: number, 
       if (last) {
         const hi = lastPassage.get(task.documentId) as number | null | undefined
         if (hi !== undefined) {
-          if (hi !== null) await trigramsReach(hi)
+          if (hi !== null) await trigramsReach(task, hi)
           await locked(task, () => writeFinish(task.documentId, task.jobId))
         } else if (task.jobId) {
           await locked(task, () => completeJob.run(task.jobId))
@@ -406,6 +407,7 @@ function settle() {
 async function close() {
   closing = true
   for (const id of running) stopped.add(id)
+  Atomics.notify(trigramCells, CELL.through)
   while (active > 0) await sleep(GAP_MS)
   await idle
   // closed before its idle merges: FTS5's own settings back at least (the next worker's idle merges follow)
@@ -424,7 +426,12 @@ async function close() {
 }
 
 parentPort!.on('message', (m: IndexMessage) => {
-  if ('stop' in m) { if (running.has(m.stop)) stopped.add(m.stop); return }
+  if ('stop' in m) {
+    if (running.has(m.stop)) stopped.add(m.stop)
+    // a task waiting for the trigram worker sees it
+    Atomics.notify(trigramCells, CELL.through)
+    return
+  }
   if ('close' in m) { void close(); return }
   const id = 'task' in m ? m.task.id : 'purge' in m ? m.purge : m.catchUp
   const isUrgent = 'task' in m && m.task.text !== undefined

@@ -68,6 +68,9 @@ async function run() {
       const r = trigrams.step(STEP_MS)
       if (r.worked) {
         setIdle(false)
+        // the ingest settings still (the trigram worker of a retired index worker, closing meanwhile, sets FTS5's
+        // defaults back)
+        if (trigrams.mergingNow() !== 'ingest') trigrams.merging('ingest')
         merged = false
         publish(r.progress)
         if (walBytes() > WAL_MAX_BYTES) checkpoint()

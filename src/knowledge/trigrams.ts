@@ -73,6 +73,8 @@ export function openTrigrams(mainFile: string) {
     sqlite.pragma('journal_mode = WAL')
     sqlite.pragma('synchronous = NORMAL')
     sqlite.pragma('busy_timeout = 5000')
+    // its log back to 64 MB once checkpointed (the trigram worker checkpoints it itself, at 512 MB at most)
+    sqlite.pragma(`journal_size_limit = ${64 * 1024 * 1024}`)
     sqlite.exec(SCHEMA)
     sqlite.prepare('ATTACH DATABASE ? AS cairn').run(mainFile)
   } catch (err) {
@@ -93,6 +95,9 @@ export function openTrigrams(mainFile: string) {
   const remove = sqlite.prepare(`DELETE FROM ${TRIGRAM_TABLE} WHERE rowid = ?`)
   const fresh = sqlite.prepare(`SELECT rowid, text FROM cairn.knowledge_passages WHERE rowid > ? ORDER BY rowid
     LIMIT ${BATCH}`).raw(true)
+  // every rowid given so far: passages deleted or written, new ones take rowids above (passages.ts)
+  const given = sqlite.prepare(`SELECT max(rowid_high, (SELECT coalesce(max(rowid), 0) FROM cairn.knowledge_passages))
+    FROM cairn.knowledge_trigram_state`).pluck()
   const insert = sqlite.prepare(`INSERT INTO ${TRIGRAM_TABLE} (rowid, text) VALUES (?, ?)`)
   for (const s of [deletes, fresh]) s.safeIntegers(true)
   const setProgress = sqlite.prepare(`UPDATE trigram_state SET indexed_through = @indexedThrough,
@@ -102,6 +107,7 @@ export function openTrigrams(mainFile: string) {
   const command = (key: string, value: number) =>
     sqlite.prepare(`INSERT INTO ${TRIGRAM_TABLE} (${TRIGRAM_TABLE}, rank) VALUES ('${key}', ${value})`)
   const merges = new Map<number, Database.Statement>()
+  const automergeNow = sqlite.prepare(`SELECT v FROM ${TRIGRAM_TABLE}_config WHERE k = 'automerge'`).pluck()
   const MERGING = {
     // no merge inside a commit until a level holds 1,000 segments (a 50 MB ingest makes ~500): the indexing then
     // costs 5.3 s of CPU instead of 8.4 s with crisis merges at 200 (the merges, 4.5 s, follow once it has caught up)
@@ -147,7 +153,14 @@ export function openTrigrams(mainFile: string) {
       const rows = fresh.all(BigInt(indexedThrough)) as Array<[bigint, string]>
       for (const [rowid, text] of rows) insert.run(rowid, text)
       if (rows.length > 0) { indexedThrough = Number(rows[rows.length - 1][0]); worked = true }
-      if (rows.length < BATCH) break
+      if (rows.length < BATCH) {
+        // drained: the rowids above the last passage read belonged to passages deleted before this snapshot (their
+        // deletes are above too), so the mark moves past them: a document whose last passages were purged while
+        // its task waited is reached as well
+        const high = given.get() as number
+        if (high > indexedThrough) { indexedThrough = high; worked = true }
+        break
+      }
       if (performance.now() > deadline) { more = true; break }
     }
     if (worked) setProgress.run({ indexedThrough, deletedThrough })
@@ -169,6 +182,10 @@ export function openTrigrams(mainFile: string) {
       if (!merge) merges.set(pages, merge = command('merge', pages))
       merge.run()
       return (totalChanges.get() as number) - before >= 2
+    },
+    /** which of the two merge settings the index has */
+    mergingNow(): 'ingest' | 'normal' {
+      return automergeNow.get() === 0 ? 'ingest' : 'normal'
     },
     /** FTS5's merge settings: `ingest` leaves merging to mergeStep while passages keep coming */
     merging(mode: 'ingest' | 'normal') {
@@ -204,7 +221,16 @@ export function attachTrigrams(sqlite: Database.Database, mainFile = sqlite.name
  * to the trigram worker: `behind` says so.
  */
 export function prepareTrigrams(mainFile: string): { rebuilt: boolean; behind: boolean } {
-  const t = openTrigrams(mainFile)
+  let t: Trigrams
+  try {
+    t = openTrigrams(mainFile)
+  } catch (err) {
+    // a damaged file (derived data): removed and made again
+    const code = (err as { code?: string }).code ?? ''
+    if (!/^SQLITE_(CORRUPT|NOTADB)/.test(code)) throw err
+    for (const suffix of ['', '-wal', '-shm']) fs.rmSync(trigramFile(mainFile) + suffix, { force: true })
+    t = openTrigrams(mainFile)
+  }
   try {
     const rebuilt = t.reconcile()
     t.merging('normal')

@@ -90,14 +90,27 @@ export function openTrigrams(mainFile: string) {
     coalesce((SELECT seq FROM cairn.sqlite_sequence WHERE name = 'knowledge_trigram_deletes'), 0) AS lastDelete,
     (SELECT min(seq) FROM cairn.knowledge_trigram_deletes) AS firstDelete
     FROM cairn.knowledge_trigram_state`)
-  const deletes = sqlite.prepare(`SELECT seq, passage_rowid FROM cairn.knowledge_trigram_deletes WHERE seq > ?
+  // The main file is read on a connection of its own, each statement in its own snapshot: a read transaction held
+  // through this file's 200 ms transactions kept the main file's log from starting over while the index worker
+  // wrote (180 MB of log for a 50 MB ingest). Statement by statement is enough: passages only ever take rowids
+  // above all given before, and a delete read later than the passage it names is applied at the next step.
+  let reader: Database.Database
+  try {
+    reader = new Database(mainFile, { readonly: true, fileMustExist: true })
+    reader.pragma('busy_timeout = 5000')
+  } catch (err) {
+    sqlite.close()
+    throw err
+  }
+  const deletes = reader.prepare(`SELECT seq, passage_rowid FROM knowledge_trigram_deletes WHERE seq > ?
     ORDER BY seq LIMIT ${BATCH}`).raw(true)
   const remove = sqlite.prepare(`DELETE FROM ${TRIGRAM_TABLE} WHERE rowid = ?`)
-  const fresh = sqlite.prepare(`SELECT rowid, text FROM cairn.knowledge_passages WHERE rowid > ? ORDER BY rowid
-    LIMIT ${BATCH}`).raw(true)
-  // every rowid given so far: passages deleted or written, new ones take rowids above (passages.ts)
-  const given = sqlite.prepare(`SELECT max(rowid_high, (SELECT coalesce(max(rowid), 0) FROM cairn.knowledge_passages))
-    FROM cairn.knowledge_trigram_state`).pluck()
+  // the next passages, with every rowid given so far in the same snapshot (passages deleted or written: new ones
+  // take rowids above, passages.ts)
+  const fresh = reader.prepare(`SELECT g.given, p.rowid, p.text FROM (SELECT max(rowid_high,
+      (SELECT coalesce(max(rowid), 0) FROM knowledge_passages)) AS given FROM knowledge_trigram_state) g
+    LEFT JOIN (SELECT rowid, text FROM knowledge_passages WHERE rowid > ? ORDER BY rowid LIMIT ${BATCH}) p
+    ORDER BY p.rowid`).raw(true)
   const insert = sqlite.prepare(`INSERT INTO ${TRIGRAM_TABLE} (rowid, text) VALUES (?, ?)`)
   for (const s of [deletes, fresh]) s.safeIntegers(true)
   const setProgress = sqlite.prepare(`UPDATE trigram_state SET indexed_through = @indexedThrough,
@@ -130,8 +143,8 @@ export function openTrigrams(mainFile: string) {
   })
 
   /**
-   * One transaction: the queued deletes, then passages in rowid order for about `budgetMs`. Returns the
-   * progress and whether anything was left to do. Deferred: the main file is only read, in one snapshot.
+   * One transaction of this file: the queued deletes, then passages in rowid order for about `budgetMs`. Returns
+   * the progress and whether anything was left to do.
    */
   const step = sqlite.transaction((budgetMs: number) => {
     const s = state.get() as TrigramProgress
@@ -150,15 +163,21 @@ export function openTrigrams(mainFile: string) {
     const deadline = performance.now() + budgetMs
     let more = false
     for (;;) {
-      const rows = fresh.all(BigInt(indexedThrough)) as Array<[bigint, string]>
-      for (const [rowid, text] of rows) insert.run(rowid, text)
-      if (rows.length > 0) { indexedThrough = Number(rows[rows.length - 1][0]); worked = true }
-      if (rows.length < BATCH) {
+      const rows = fresh.all(BigInt(indexedThrough)) as Array<[bigint, bigint | null, string | null]>
+      let read = 0
+      for (const [, rowid, text] of rows) {
+        if (rowid === null) continue
+        insert.run(rowid, text)
+        indexedThrough = Number(rowid)
+        read++
+      }
+      if (read > 0) worked = true
+      if (read < BATCH) {
         // drained: the rowids above the last passage read belonged to passages deleted before this snapshot (their
-        // deletes are above too), so the mark moves past them: a document whose last passages were purged while
-        // its task waited is reached as well
-        const high = given.get() as number
-        if (high > indexedThrough) { indexedThrough = high; worked = true }
+        // deletes come after), so the mark moves past them: a document whose last passages were purged while its
+        // task waited is reached as well
+        const given = Number(rows[0][0])
+        if (given > indexedThrough) { indexedThrough = given; worked = true }
         break
       }
       if (performance.now() > deadline) { more = true; break }
@@ -197,6 +216,7 @@ export function openTrigrams(mainFile: string) {
       while (this.mergeStep(2000)) { /* next step */ }
     },
     close() {
+      if (reader.open) reader.close()
       if (!sqlite.open) return
       try { sqlite.pragma('main.wal_checkpoint(TRUNCATE)') } catch { /* the next open folds it */ }
       sqlite.close()

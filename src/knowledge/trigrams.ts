@@ -105,12 +105,11 @@ export function openTrigrams(mainFile: string) {
   const deletes = reader.prepare(`SELECT seq, passage_rowid FROM knowledge_trigram_deletes WHERE seq > ?
     ORDER BY seq LIMIT ${BATCH}`).raw(true)
   const remove = sqlite.prepare(`DELETE FROM ${TRIGRAM_TABLE} WHERE rowid = ?`)
-  // the next passages, with every rowid given so far in the same snapshot (passages deleted or written: new ones
-  // take rowids above, passages.ts)
-  const fresh = reader.prepare(`SELECT g.given, p.rowid, p.text FROM (SELECT max(rowid_high,
-      (SELECT coalesce(max(rowid), 0) FROM knowledge_passages)) AS given FROM knowledge_trigram_state) g
-    LEFT JOIN (SELECT rowid, text FROM knowledge_passages WHERE rowid > ? ORDER BY rowid LIMIT ${BATCH}) p
-    ORDER BY p.rowid`).raw(true)
+  const fresh = reader.prepare(`SELECT rowid, text FROM knowledge_passages WHERE rowid > ? ORDER BY rowid
+    LIMIT ${BATCH}`).raw(true)
+  // every rowid given so far (passages deleted or written: new ones take rowids above, passages.ts)
+  const given = reader.prepare(`SELECT max(rowid_high, (SELECT coalesce(max(rowid), 0) FROM knowledge_passages))
+    FROM knowledge_trigram_state`).pluck()
   const insert = sqlite.prepare(`INSERT INTO ${TRIGRAM_TABLE} (rowid, text) VALUES (?, ?)`)
   for (const s of [deletes, fresh]) s.safeIntegers(true)
   const setProgress = sqlite.prepare(`UPDATE trigram_state SET indexed_through = @indexedThrough,
@@ -163,21 +162,16 @@ export function openTrigrams(mainFile: string) {
     const deadline = performance.now() + budgetMs
     let more = false
     for (;;) {
-      const rows = fresh.all(BigInt(indexedThrough)) as Array<[bigint, bigint | null, string | null]>
-      let read = 0
-      for (const [, rowid, text] of rows) {
-        if (rowid === null) continue
-        insert.run(rowid, text)
-        indexedThrough = Number(rowid)
-        read++
-      }
-      if (read > 0) worked = true
-      if (read < BATCH) {
-        // drained: the rowids above the last passage read belonged to passages deleted before this snapshot (their
-        // deletes come after), so the mark moves past them: a document whose last passages were purged while its
-        // task waited is reached as well
-        const given = Number(rows[0][0])
-        if (given > indexedThrough) { indexedThrough = given; worked = true }
+      // read before the passages (a later snapshot): every rowid up to it is in them or was deleted
+      const high = given.get() as number
+      const rows = fresh.all(BigInt(indexedThrough)) as Array<[bigint, string]>
+      for (const [rowid, text] of rows) insert.run(rowid, text)
+      if (rows.length > 0) { indexedThrough = Number(rows[rows.length - 1][0]); worked = true }
+      if (rows.length < BATCH) {
+        // drained: the rowids up to `high` not read belonged to passages deleted meanwhile (their deletes come
+        // after), so the mark moves past them: a document whose last passages were purged while its task waited
+        // is reached as well
+        if (high > indexedThrough) { indexedThrough = high; worked = true }
         break
       }
       if (performance.now() > deadline) { more = true; break }

@@ -4,13 +4,8 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { setImmediate, setTimeout as sleep } from 'node:timers/promises'
 import fs from 'node:fs'
-import { CELL, openTrigrams, trigramFile, type Trigrams, type TrigramProgress } from './trigrams.js'
+import { CELL, openTrigrams, STEP_ROWS, trigramFile, type Trigrams, type TrigramProgress } from './trigrams.js'
 
-/**
- * How long one transaction indexes. Nothing waits for this file's write lock (searches read its log), only an
- * upload's answer for the worker to reach its passages; fewer, larger commits write fewer FTS5 segments.
- */
-const STEP_MS = 200
 /** pages merged per step when caught up (a step is ~1–20 ms of CPU; new passages are taken between steps) */
 const MERGE_PAGES = 500
 /** the wait after a failed step before the next */
@@ -65,7 +60,7 @@ async function run() {
   while (!closing) {
     const seen = Atomics.load(shared, CELL.poke)
     try {
-      const r = trigrams.step(STEP_MS)
+      const r = trigrams.step(STEP_ROWS)
       if (r.worked) {
         setIdle(false)
         // the ingest settings still (the trigram worker of a retired index worker, closing meanwhile, sets FTS5's

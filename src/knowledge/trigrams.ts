@@ -55,8 +55,14 @@ export const CELL = {
 } as const
 export const CELLS = 6
 
-/** passages read at a time by a catch-up */
-const BATCH = 256
+/** deletes applied at most per step */
+const BATCH = 4096
+/**
+ * Passages per step: ~200 ms of indexing, ~2 MB of text held. Nothing waits for this file's write lock (searches
+ * read its log), only an upload's answer for the worker to reach its passages; fewer, larger commits write fewer
+ * FTS5 segments.
+ */
+export const STEP_ROWS = 2048
 
 export interface TrigramProgress { indexedThrough: number; deletedThrough: number }
 
@@ -90,10 +96,9 @@ export function openTrigrams(mainFile: string) {
     coalesce((SELECT seq FROM cairn.sqlite_sequence WHERE name = 'knowledge_trigram_deletes'), 0) AS lastDelete,
     (SELECT min(seq) FROM cairn.knowledge_trigram_deletes) AS firstDelete
     FROM cairn.knowledge_trigram_state`)
-  // The main file is read on a connection of its own, each statement in its own snapshot: a read transaction held
+  // The main file is read on a connection of its own, a step's reads in one short read transaction: one held
   // through this file's 200 ms transactions kept the main file's log from starting over while the index worker
-  // wrote (180 MB of log for a 50 MB ingest). Statement by statement is enough: passages only ever take rowids
-  // above all given before, and a delete read later than the passage it names is applied at the next step.
+  // wrote (180 MB of log for a 50 MB ingest).
   let reader: Database.Database
   try {
     reader = new Database(mainFile, { readonly: true, fileMustExist: true })
@@ -106,7 +111,7 @@ export function openTrigrams(mainFile: string) {
     ORDER BY seq LIMIT ${BATCH}`).raw(true)
   const remove = sqlite.prepare(`DELETE FROM ${TRIGRAM_TABLE} WHERE rowid = ?`)
   const fresh = reader.prepare(`SELECT rowid, text FROM knowledge_passages WHERE rowid > ? ORDER BY rowid
-    LIMIT ${BATCH}`).raw(true)
+    LIMIT ?`).raw(true)
   // every rowid given so far (passages deleted or written: new ones take rowids above, passages.ts)
   const given = reader.prepare(`SELECT max(rowid_high, (SELECT coalesce(max(rowid), 0) FROM knowledge_passages))
     FROM knowledge_trigram_state`).pluck()
@@ -141,49 +146,49 @@ export function openTrigrams(mainFile: string) {
     return true
   })
 
-  /**
-   * One transaction of this file: the queued deletes, then passages in rowid order for about `budgetMs`. Returns
-   * the progress and whether anything was left to do.
-   */
-  const step = sqlite.transaction((budgetMs: number) => {
-    const s = state.get() as TrigramProgress
-    let { indexedThrough, deletedThrough } = s
-    let worked = false
-    for (;;) {
-      const rows = deletes.all(BigInt(deletedThrough)) as Array<[bigint, bigint]>
-      for (const [seq, rowid] of rows) {
-        // a passage above the mark was never indexed here
-        if (rowid <= BigInt(indexedThrough)) remove.run(rowid)
-        deletedThrough = Number(seq)
-      }
-      if (rows.length > 0) worked = true
-      if (rows.length < BATCH) break
+  /** what a step reads of the main file: one snapshot, held only while it reads */
+  const read = reader.transaction((indexedThrough: number, deletedThrough: number, rows: number) => ({
+    deleted: deletes.all(BigInt(deletedThrough)) as Array<[bigint, bigint]>,
+    // every rowid up to it is in `passages` or belonged to a passage deleted before this snapshot
+    high: given.get() as number,
+    passages: fresh.all(BigInt(indexedThrough), rows) as Array<[bigint, string]>
+  }))
+  const write = sqlite.transaction((progress: TrigramProgress, got: ReturnType<typeof read>, through?: number) => {
+    let { indexedThrough, deletedThrough } = progress
+    for (const [seq, rowid] of got.deleted) {
+      // a passage above the mark was never indexed here
+      if (rowid <= BigInt(indexedThrough)) remove.run(rowid)
+      deletedThrough = Number(seq)
     }
-    const deadline = performance.now() + budgetMs
-    let more = false
-    for (;;) {
-      // read before the passages (a later snapshot): every rowid up to it is in them or was deleted
-      const high = given.get() as number
-      const rows = fresh.all(BigInt(indexedThrough)) as Array<[bigint, string]>
-      for (const [rowid, text] of rows) insert.run(rowid, text)
-      if (rows.length > 0) { indexedThrough = Number(rows[rows.length - 1][0]); worked = true }
-      if (rows.length < BATCH) {
-        // drained: the rowids up to `high` not read belonged to passages deleted meanwhile (their deletes come
-        // after), so the mark moves past them: a document whose last passages were purged while its task waited
-        // is reached as well
-        if (high > indexedThrough) { indexedThrough = high; worked = true }
-        break
-      }
-      if (performance.now() > deadline) { more = true; break }
-    }
-    if (worked) setProgress.run({ indexedThrough, deletedThrough })
-    return { progress: { indexedThrough, deletedThrough }, worked, more }
+    for (const [rowid, text] of got.passages) insert.run(rowid, text)
+    if (got.passages.length > 0) indexedThrough = Number(got.passages[got.passages.length - 1][0])
+    if (through !== undefined && through > indexedThrough) indexedThrough = through
+    setProgress.run({ indexedThrough, deletedThrough })
+    return { indexedThrough, deletedThrough }
   })
+
+  /**
+   * One step: the queued deletes and up to `rows` passages in rowid order, read in one snapshot of the main file
+   * (released before this file's transaction, so that the main file's log can start over meanwhile), then written
+   * in one transaction here. Returns the progress, whether anything was done and whether more is left.
+   */
+  function step(rows: number) {
+    const before = state.get() as TrigramProgress
+    const got = read(before.indexedThrough, before.deletedThrough, rows)
+    const more = got.passages.length === rows || got.deleted.length === BATCH
+    // drained: the rowids up to `high` not read belonged to passages deleted before the snapshot (their deletes come
+    // after), so the mark moves past them: a document whose last passages were purged while its task waited is
+    // reached as well
+    const through = more ? undefined : got.high
+    if (got.deleted.length === 0 && got.passages.length === 0 &&
+      (through === undefined || through <= before.indexedThrough)) return { progress: before, worked: false, more }
+    return { progress: write(before, got, through), worked: true, more }
+  }
 
   return {
     sqlite,
     reconcile: () => reconcile() as boolean,
-    step: (budgetMs: number) => step(budgetMs) as { progress: TrigramProgress; worked: boolean; more: boolean },
+    step,
     progress(): TrigramProgress {
       const s = state.get() as TrigramProgress
       return { indexedThrough: s.indexedThrough, deletedThrough: s.deletedThrough }
@@ -206,7 +211,7 @@ export function openTrigrams(mainFile: string) {
     },
     /** catches up and merges, in one go (at startup, and for tests and benchmarks that write passages) */
     catchUp() {
-      while (step(1000).more) { /* next step */ }
+      while (step(STEP_ROWS).more) { /* next step */ }
       while (this.mergeStep(2000)) { /* next step */ }
     },
     close() {

@@ -4,7 +4,7 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { setImmediate, setTimeout as sleep } from 'node:timers/promises'
 import fs from 'node:fs'
-import { CELL, openTrigrams, STEP_ROWS, trigramFile, type Trigrams, type TrigramProgress } from './trigrams.js'
+import { CELL, openTrigrams, trigramFile, type Trigrams, type TrigramProgress } from './trigrams.js'
 
 /** pages merged per step when caught up (a step is ~1–20 ms of CPU; new passages are taken between steps) */
 const MERGE_PAGES = 500
@@ -60,7 +60,7 @@ async function run() {
   while (!closing) {
     const seen = Atomics.load(shared, CELL.poke)
     try {
-      const r = trigrams.step(STEP_ROWS)
+      const r = trigrams.step()
       if (r.worked) {
         setIdle(false)
         // the ingest settings still (the trigram worker of a retired index worker, closing meanwhile, sets FTS5's

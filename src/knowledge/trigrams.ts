@@ -62,7 +62,7 @@ const BATCH = 4096
  * read its log), only an upload's answer for the worker to reach its passages; fewer, larger commits write fewer
  * FTS5 segments.
  */
-export const STEP_ROWS = 2048
+const STEP_ROWS = 2048
 
 export interface TrigramProgress { indexedThrough: number; deletedThrough: number }
 
@@ -111,7 +111,7 @@ export function openTrigrams(mainFile: string) {
     ORDER BY seq LIMIT ${BATCH}`).raw(true)
   const remove = sqlite.prepare(`DELETE FROM ${TRIGRAM_TABLE} WHERE rowid = ?`)
   const fresh = reader.prepare(`SELECT rowid, text FROM knowledge_passages WHERE rowid > ? ORDER BY rowid
-    LIMIT ?`).raw(true)
+    LIMIT ${STEP_ROWS}`).raw(true)
   // every rowid given so far (passages deleted or written: new ones take rowids above, passages.ts)
   const given = reader.prepare(`SELECT max(rowid_high, (SELECT coalesce(max(rowid), 0) FROM knowledge_passages))
     FROM knowledge_trigram_state`).pluck()
@@ -147,11 +147,11 @@ export function openTrigrams(mainFile: string) {
   })
 
   /** what a step reads of the main file: one snapshot, held only while it reads */
-  const read = reader.transaction((indexedThrough: number, deletedThrough: number, rows: number) => ({
+  const read = reader.transaction((indexedThrough: number, deletedThrough: number) => ({
     deleted: deletes.all(BigInt(deletedThrough)) as Array<[bigint, bigint]>,
     // every rowid up to it is in `passages` or belonged to a passage deleted before this snapshot
     high: given.get() as number,
-    passages: fresh.all(BigInt(indexedThrough), rows) as Array<[bigint, string]>
+    passages: fresh.all(BigInt(indexedThrough)) as Array<[bigint, string]>
   }))
   const write = sqlite.transaction((progress: TrigramProgress, got: ReturnType<typeof read>, through?: number) => {
     let { indexedThrough, deletedThrough } = progress
@@ -168,14 +168,14 @@ export function openTrigrams(mainFile: string) {
   })
 
   /**
-   * One step: the queued deletes and up to `rows` passages in rowid order, read in one snapshot of the main file
+   * One step: the queued deletes and up to STEP_ROWS passages in rowid order, read in one snapshot of the main file
    * (released before this file's transaction, so that the main file's log can start over meanwhile), then written
    * in one transaction here. Returns the progress, whether anything was done and whether more is left.
    */
-  function step(rows: number) {
+  function step() {
     const before = state.get() as TrigramProgress
-    const got = read(before.indexedThrough, before.deletedThrough, rows)
-    const more = got.passages.length === rows || got.deleted.length === BATCH
+    const got = read(before.indexedThrough, before.deletedThrough)
+    const more = got.passages.length === STEP_ROWS || got.deleted.length === BATCH
     // drained: the rowids up to `high` not read belonged to passages deleted before the snapshot (their deletes come
     // after), so the mark moves past them: a document whose last passages were purged while its task waited is
     // reached as well
@@ -211,7 +211,7 @@ export function openTrigrams(mainFile: string) {
     },
     /** catches up and merges, in one go (at startup, and for tests and benchmarks that write passages) */
     catchUp() {
-      while (step(STEP_ROWS).more) { /* next step */ }
+      while (step().more) { /* next step */ }
       while (this.mergeStep(2000)) { /* next step */ }
     },
     close() {

@@ -48,9 +48,9 @@ t.test('passageWriter writes passages and the word index with the readers token,
     MATCH ?`).pluck()
   t.equal(trigrams.reconcile(), true, 'a new file is made for this database')
   t.same(trigram.all('"bracorn graz"'), [], 'the trigram file follows, it is not written with the passages')
-  t.same(trigrams.step(1000).progress, { indexedThrough: second, deletedThrough: 0 })
+  t.same(trigrams.step().progress, { indexedThrough: second, deletedThrough: 0 })
   t.same(trigram.all('"bracorn graz"'), [first], 'one step later it holds them')
-  t.same(trigrams.step(1000).worked, false, 'and then has nothing to do')
+  t.same(trigrams.step().worked, false, 'and then has nothing to do')
 
   sqlite.prepare(`DELETE FROM knowledge_passages WHERE rowid = ?`).run(second)
   sqlite.prepare(`DELETE FROM knowledge_passages WHERE rowid = ?`).run(first)
@@ -58,7 +58,7 @@ t.test('passageWriter writes passages and the word index with the readers token,
   t.same(trigram.all('"bracorn graz"'), [first], 'the trigram file still holds the deleted passage')
   const third = writer.insert(docId, readers!, 0, 'The Zebracorn grazes again.')
   t.ok(third > second, 'a new passage takes a rowid above every deleted one (never one the trigram file may hold)')
-  t.same(trigrams.step(1000).progress, { indexedThrough: third, deletedThrough: 2 }, 'the deletes queued are applied')
+  t.same(trigrams.step().progress, { indexedThrough: third, deletedThrough: 2 }, 'the deletes queued are applied')
   t.same(trigram.all('"bracorn graz"'), [third], 'only the new passage is found')
   trigrams.sqlite.exec(`INSERT INTO knowledge_passages_fts (knowledge_passages_fts) VALUES ('integrity-check')`)
   // the index worker forgets the applied deletes; a file that missed some (older than the main file) is made again
@@ -82,7 +82,7 @@ t.test('passageWriter writes passages and the word index with the readers token,
   // its document's last rowid, purged meanwhile, is not left waiting)
   const fourth = writer.insert(docId, readers!, 1, 'Short-lived.')
   sqlite.prepare(`DELETE FROM knowledge_passages WHERE rowid = ?`).run(fourth)
-  t.same(trigrams.step(1000).progress, { indexedThrough: fourth, deletedThrough: 3 })
+  t.same(trigrams.step().progress, { indexedThrough: fourth, deletedThrough: 3 })
   trigrams.sqlite.exec(`INSERT INTO knowledge_passages_fts (knowledge_passages_fts) VALUES ('integrity-check')`)
 })
 

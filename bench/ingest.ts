@@ -3,8 +3,7 @@
 // INGEST_MB=10 for a shorter run.
 import fs from 'node:fs'
 import path from 'node:path'
-import Database from 'better-sqlite3'
-import { attachTrigrams } from '../src/knowledge/trigrams.js'
+import { openSearchConnection } from '../src/knowledge/trigrams.js'
 import { startServer, stopServer, table } from './lib.js'
 import { realMarkdown } from './markdown-corpus.js'
 
@@ -25,8 +24,7 @@ export async function run() {
   const auth = { authorization: `Bearer ${info.token}` }
 
   // the main file's and the trigram file's (src/knowledge/trigrams.ts)
-  const db = new Database(path.join(info.dataDir, 'cairn.db'), { readonly: true })
-  attachTrigrams(db)
+  const db = openSearchConnection(path.join(info.dataDir, 'cairn.db'))
   const indexes = (db.prepare(`SELECT name FROM (SELECT name, type, sql FROM main.sqlite_master UNION ALL
     SELECT name, type, sql FROM trigrams.sqlite_master) WHERE type = 'table' AND name LIKE 'knowledge_passages_%'
     AND sql LIKE 'CREATE VIRTUAL TABLE%'`).all() as Array<{ name: string }>).map((r) => r.name)

@@ -10,10 +10,10 @@ import { lowerPasswordCostForTests } from '../src/auth/passwords.js'
 import { PAIRS_BEHIND_SQL } from '../src/knowledge/pairs.js'
 import { createExtractor, type Extractor } from '../src/ingest/run.js'
 import { schemaController } from './schema-compilers.js'
-import Database from 'better-sqlite3'
+import type Database from 'better-sqlite3'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import * as tables from '../schema/tables/index.js'
-import { attachTrigrams, trigramsBehind } from '../src/knowledge/trigrams.js'
+import { openSearchConnection, trigramsBehind } from '../src/knowledge/trigrams.js'
 import { createKnowledgeStore, type KnowledgeStore } from '../src/knowledge/store.js'
 
 /** The repository's root, and test/fixtures/: for tests in any folder of test/ */
@@ -249,9 +249,7 @@ const searchers = new WeakMap<App, readonly [Database.Database, KnowledgeStore]>
 export function searching(t: Test, app: App): readonly [Database.Database, KnowledgeStore] {
   let made = searchers.get(app)
   if (!made) {
-    const sqlite = new Database(path.join(app.config.dataDir, 'cairn.db'), { readonly: true, fileMustExist: true })
-    sqlite.pragma('busy_timeout = 5000')
-    attachTrigrams(sqlite)
+    const sqlite = openSearchConnection(path.join(app.config.dataDir, 'cairn.db'))
     t.teardown(() => sqlite.close())
     made = [sqlite, createKnowledgeStore(sqlite, drizzle(sqlite, { schema: tables }))] as const
     searchers.set(app, made)

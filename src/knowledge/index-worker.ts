@@ -75,7 +75,7 @@ const progress = sqlite.prepare(`UPDATE knowledge_documents SET indexed_count = 
 const finish = sqlite.prepare(`UPDATE knowledge_documents SET chunk_count = indexed_count, status = 'indexed',
   updated_at = @now WHERE id = @id`)
 const completeJob = sqlite.prepare(`DELETE FROM jobs WHERE id = ?`)
-// 50 at a time: the trigram index tokenizes a deleted passage's text again, and a server write waits for the batch
+// 50 at a time: a server write waits for the batch (the word index's deletes; the trigram file's follow from the queue)
 const purgeSome = sqlite.prepare(`DELETE FROM knowledge_passages WHERE rowid IN
   (SELECT rowid FROM knowledge_passages WHERE document_id = ? LIMIT 50)`)
 const totalChanges = sqlite.prepare('SELECT total_changes()').pluck()
@@ -151,7 +151,7 @@ let trigramThread: { worker: Worker; exited: Promise<void> } | undefined
 /** how long a document's end waits for the trigram worker to move at all before its task fails (retried) */
 const TRIGRAM_STALL_MS = 60_000
 const trigramEntry = workerEntry(import.meta.url, 'trigram-worker')
-/** it holds a batch of 256 passages at a time: a small heap keeps a 50 MB ingest's peak RSS down */
+/** it holds a step's 2,048 passages (~2 MB) at a time: a small heap keeps a 50 MB ingest's peak RSS down */
 const TRIGRAM_HEAP = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 64 }
 
 function trigramWorker() {

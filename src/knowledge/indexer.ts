@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads'
 import { workerEntry } from '../worker-entry.js'
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
-import Database from 'better-sqlite3'
+import type Database from 'better-sqlite3'
 import type { FastifyBaseLogger } from 'fastify'
 import { passageRanges, type ChunkOptions } from '../ingest/chunker.js'
 import { PASSAGE_INDEXES, passageWindows } from './passages.js'
@@ -14,7 +14,7 @@ import { releaseHolder, writeIntentOf } from '../db/write-intent.js'
 import type { KnowledgeFiles } from './files.js'
 import type { IndexMessage, IndexReply, IndexTask } from './index-worker.js'
 import { PAIRS_BEHIND_SQL } from './pairs.js'
-import { attachTrigrams, trigramsBehind } from './trigrams.js'
+import { openSearchConnection, trigramsBehind } from './trigrams.js'
 
 /** the characters of an upload's text counted per turn (with the 64 KB pieces of intake.ts): young garbage */
 const COUNT_WINDOW_CHARS = 64 * 1024
@@ -150,10 +150,9 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
   const mergesLeftOff = sqlite.prepare(PASSAGE_INDEXES.map((t) => `SELECT 1 FROM ${t}_config
     WHERE k = 'automerge' AND v = 0`).join(' UNION ALL ')).pluck()
   // and passages or deletes the trigram file has not reached (a restart mid-ingest: src/knowledge/trigrams.ts)
-  const peek = new Database(sqlite.name, { readonly: true, fileMustExist: true })
+  const peek = openSearchConnection(sqlite.name)
   let trigramsLate
   try {
-    attachTrigrams(peek)
     trigramsLate = trigramsBehind(peek)
   } finally {
     peek.close()

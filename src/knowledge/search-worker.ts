@@ -10,16 +10,14 @@ import { createSearch, EmbeddingsNotConfiguredError, type SearchMode, type Words
 import { embeddingClient, vectorSource, EmbeddingError, type EmbeddingConfig } from './embeddings.js'
 import type { DocFilters, Reader } from './readers.js'
 import { gramSweep } from './grams.js'
-import { attachTrigrams } from './trigrams.js'
+import { openSearchConnection } from './trigrams.js'
 
 export interface SearchRequest { id: number; reader: Reader; filters: DocFilters; query: string; limit: number;
   mode: SearchMode }
 
 const { file, embeddings, sweep, cacheMb } = workerData as { file: string; sweep?: boolean; cacheMb?: number;
   embeddings?: Required<Pick<EmbeddingConfig, 'baseUrl' | 'model'>> & EmbeddingConfig }
-const sqlite = new Database(file, { readonly: true, fileMustExist: true })
-sqlite.pragma('busy_timeout = 5000')
-attachTrigrams(sqlite)
+const sqlite = openSearchConnection(file)
 // a page cache of its own (SQLite's default is 2 MB): the pages every search reads (FTS5 structure, doclist
 // indexes, the newest segments, b-tree interiors) stay in the worker's memory, which the kernel does not reclaim
 // as it reclaims file cache a few seconds unused (bench/search.ts: a third fewer page reads per question)

@@ -233,6 +233,19 @@ export function attachTrigrams(sqlite: Database.Database, mainFile = sqlite.name
   sqlite.prepare('ATTACH DATABASE ? AS trigrams').run(trigramFile(mainFile))
 }
 
+/** A connection that searches (the search workers'): the main file read only, the trigram file attached with it. */
+export function openSearchConnection(mainFile: string): Database.Database {
+  const sqlite = new Database(mainFile, { readonly: true, fileMustExist: true })
+  try {
+    sqlite.pragma('busy_timeout = 5000')
+    attachTrigrams(sqlite, mainFile)
+  } catch (err) {
+    sqlite.close()
+    throw err
+  }
+  return sqlite
+}
+
 /**
  * Makes the trigram file match the main database at startup (emptied when it does not), and brings it up to date
  * there and then when an `indexed` document is not all in it (after an upgrade or a restore: a document is

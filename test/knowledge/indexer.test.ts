@@ -199,7 +199,7 @@ t.test('merge settings left by a process stopped mid-ingest (automerge off) are 
     await new Promise((r) => setTimeout(r, 10))
   }
   for (const [i, c] of settings().entries()) t.match(c, { automerge: 4, usermerge: 4, crisismerge: 16 }, tables[i])
-  const again = new Database(trigramFile(path.join(dataDir, 'cairn.db')), { readonly: true })
+  const again = new Database(trigramFile(path.join(dataDir, 'cairn.db')), { fileMustExist: true })
   t.teardown(() => again.close())
   t.match(Object.fromEntries((again.prepare(`SELECT k, v FROM knowledge_passages_fts_config`).all() as
     Array<{ k: string; v: number }>).map((r) => [r.k, r.v])), { automerge: 4, crisismerge: 16 },

@@ -151,7 +151,7 @@ let trigramThread: { worker: Worker; exited: Promise<void> } | undefined
 /** how long a document's end waits for the trigram worker to move at all before its task fails (retried) */
 const TRIGRAM_STALL_MS = 60_000
 const trigramEntry = workerEntry(import.meta.url, 'trigram-worker')
-/** it holds a step's 2,048 passages (~2 MB) at a time: a small heap keeps a 50 MB ingest's peak RSS down */
+/** it holds a step's 1,024 passages (~1 MB) at a time: a small heap keeps a 50 MB ingest's peak RSS down */
 const TRIGRAM_HEAP = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 64 }
 
 function trigramWorker() {

@@ -58,11 +58,11 @@ export const CELLS = 6
 /** deletes applied at most per step */
 const BATCH = 4096
 /**
- * Passages per step: ~200 ms of indexing, ~2 MB of text held. Nothing waits for this file's write lock (searches
- * read its log), only an upload's answer for the worker to reach its passages; fewer, larger commits write fewer
- * FTS5 segments.
+ * Passages per step: ~100 ms of indexing, ~1 MB of text held (2,048: peak RSS 300–301 MB in `bench ingest`, 293
+ * with 1,024, same time). Nothing waits for this file's write lock (searches read its log), only an upload's answer
+ * for the worker to reach its passages; fewer, larger commits write fewer FTS5 segments.
  */
-const STEP_ROWS = 2048
+const STEP_ROWS = 1024
 
 export interface TrigramProgress { indexedThrough: number; deletedThrough: number }
 
@@ -97,7 +97,7 @@ export function openTrigrams(mainFile: string) {
     (SELECT min(seq) FROM cairn.knowledge_trigram_deletes) AS firstDelete
     FROM cairn.knowledge_trigram_state`)
   // The main file is read on a connection of its own, a step's reads in one short read transaction: one held
-  // through this file's 200 ms transactions kept the main file's log from starting over while the index worker
+  // through this file's transactions (200 ms then) kept the main file's log from starting over while the index worker
   // wrote (180 MB of log for a 50 MB ingest).
   let reader: Database.Database
   try {

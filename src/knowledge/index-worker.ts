@@ -380,7 +380,7 @@ async function idleMerge() {
     const wait = Atomics.waitAsync(trigramCells, CELL.idle, 0n, 1000)
     if (wait.async) await wait.value
   }
-  const deleted = Atomics.load(trigramCells, CELL.deleted)
+  const deleted = Atomics.load(trigramCells, CELL.durable)
   if (deleted > 0n) {
     while (!holdingWriteLock(intent, () => forgetDeletes.run(deleted))) {
       await sleep(GAP_MS)

@@ -8,8 +8,9 @@ import { CELL, openTrigrams, trigramFile, type Trigrams, type TrigramProgress } 
 
 /** pages merged per step when caught up (a step is ~1–20 ms of CPU; new passages are taken between steps) */
 const MERGE_PAGES = 500
-/** the wait after a failed step before the next */
+/** the wait after a failed step before the next, doubled at each failure in a row up to RETRY_MAX_MS */
 const RETRY_MS = 200
+const RETRY_MAX_MS = 2000
 /**
  * The worker checkpoints its log itself once caught up (its commits are the ingest's critical path: SQLite's own
  * checkpoints inside them cost ~6 % of a 50 MB ingest's trigram work), or while it is still behind once the log
@@ -38,8 +39,13 @@ function walBytes() {
 
 let trigrams: Trigrams | undefined
 function checkpoint() {
-  // one that cannot finish now (a search reading an older snapshot) is only late: the next one copies the rest
-  try { trigrams?.sqlite.pragma('main.wal_checkpoint(PASSIVE)') } catch { /* next time */ }
+  // one that cannot finish now (a search reading an older snapshot) is only late: the next one copies the rest. Even
+  // so it syncs the log first: what was committed before it is on disk
+  const deleted = Atomics.load(shared, CELL.deleted)
+  try {
+    trigrams?.sqlite.pragma('main.wal_checkpoint(PASSIVE)')
+    Atomics.store(shared, CELL.durable, deleted)
+  } catch { /* next time */ }
 }
 
 async function run() {
@@ -57,6 +63,7 @@ async function run() {
   }
   publish(trigrams.progress())
   let merged = false
+  let failures = 0
   while (!closing) {
     const seen = Atomics.load(shared, CELL.poke)
     try {
@@ -69,6 +76,7 @@ async function run() {
         merged = false
         publish(r.progress)
         if (walBytes() > WAL_MAX_BYTES) checkpoint()
+        failures = 0
         await setImmediate()
         continue
       }
@@ -77,14 +85,21 @@ async function run() {
       if (!merged && Atomics.load(shared, CELL.tasks) === 0n) {
         merged = !trigrams.mergeStep(MERGE_PAGES)
         if (walBytes() > WAL_MAX_BYTES) checkpoint()
+        failures = 0
         await setImmediate()
         continue
       }
     } catch (err) {
-      parentPort!.postMessage({ warning: `the trigram index could not follow: ${(err as Error).message}` })
-      await sleep(RETRY_MS)
+      // said at the first failure and then at each doubling of their count; waits grow to RETRY_MAX_MS
+      failures++
+      if ((failures & (failures - 1)) === 0) {
+        parentPort!.postMessage({ warning: `the trigram index could not follow (${failures} time(s)): ` +
+          (err as Error).message })
+      }
+      await sleep(Math.min(RETRY_MS * 2 ** (failures - 1), RETRY_MAX_MS))
       continue
     }
+    failures = 0
     if (merged) checkpoint()
     setIdle(merged)
     // new passages, deletes, the index worker's tasks ended, or the end

@@ -16,6 +16,7 @@
 // answered; a document is `indexed` only once this file has reached its last passage.
 import Database from 'better-sqlite3'
 import fs from 'node:fs'
+import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 import { FILE_MODE } from '../db/data-dir.js'
 
@@ -51,9 +52,14 @@ export const CELL = {
   /** 1 once the worker failed to start (the index worker's waits then fail) */
   failed: 4,
   /** the index worker's tasks in progress: no merges meanwhile (they would take the core the ingest needs) */
-  tasks: 5
+  tasks: 5,
+  /**
+   * `deleted` as of the last checkpoint: on disk for sure (commits are synced at checkpoints, `synchronous` NORMAL).
+   * The index worker forgets queued deletes up to here only: after a power loss the file still finds the rest.
+   */
+  durable: 6
 } as const
-export const CELLS = 6
+export const CELLS = 7
 
 /** deletes applied at most per step */
 const BATCH = 4096
@@ -132,6 +138,7 @@ export function openTrigrams(mainFile: string) {
     normal: [command('automerge', 4), command('crisismerge', 16)]
   }
 
+  const newGeneration = sqlite.prepare(`UPDATE cairn.knowledge_trigram_state SET generation = ?`)
   type Main = { generation: string; high: number; lastDelete: number; firstDelete: number | null }
   /** makes the file match the main database: emptied when it belongs to another one or is ahead of it */
   const reconcile = sqlite.transaction(() => {
@@ -142,7 +149,12 @@ export function openTrigrams(mainFile: string) {
     if (mine.generation === m.generation && mine.indexedThrough <= m.high &&
       mine.deletedThrough <= m.lastDelete && !lost(mine.deletedThrough)) return false
     sqlite.exec(`INSERT INTO ${TRIGRAM_TABLE} (${TRIGRAM_TABLE}) VALUES ('delete-all')`)
-    setState.run({ generation: m.generation, indexedThrough: 0, deletedThrough: m.lastDelete })
+    // a new generation for both: a file made on this line of history never passes for one of another line that
+    // reuses its rowids (a second restore, of an older copy); should the two commits be parted by a crash, the next
+    // start finds the generations apart and empties the file again
+    const generation = randomBytes(16).toString('hex')
+    newGeneration.run(generation)
+    setState.run({ generation, indexedThrough: 0, deletedThrough: m.lastDelete })
     return true
   })
 

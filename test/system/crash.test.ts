@@ -5,7 +5,7 @@ import path from 'node:path'
 import { spawn } from 'node:child_process'
 import Database from 'better-sqlite3'
 import type { AddressInfo } from 'node:net'
-import { build, tempDir, FIXTURES } from '../helper.js'
+import { build, tempDir, FIXTURES, searching, trigramsCaughtUp } from '../helper.js'
 import { fakeStt } from '../fake-stt.js'
 
 t.test('SIGKILL during uploads, transcription and webhook fan-out: intact database, nothing ' +
@@ -122,6 +122,12 @@ t.test('SIGKILL during uploads, transcription and webhook fan-out: intact databa
     t.equal(passages.n, doc.chunk_count, `${r.file_name}: every passage once`)
     t.equal(passages.d, doc.chunk_count)
   }
+  // the trigram file (its own thread, killed mid-way too) holds every passage once, and nothing else
+  await trigramsCaughtUp(t, app)
+  const [search] = searching(t, app)
+  t.same(search.prepare('SELECT rowid FROM trigrams.knowledge_passages_fts ORDER BY rowid').pluck().all(),
+    search.prepare('SELECT rowid FROM main.knowledge_passages ORDER BY rowid').pluck().all(),
+    'the trigram index holds exactly the passages')
   const v = app.sqlite.prepare('SELECT status, transcript FROM ' +
     'voice_notes WHERE id = ?').get(note.id) as { status: string; transcript: string }
   t.equal(v.status, 'completed', 'the transcription resumed and finished')

@@ -223,18 +223,19 @@ export async function uploadDocument(app: App, user: TestUser, file: FilePart, f
  */
 export async function pairIndexCaughtUp(app: App, within = 30_000): Promise<void> {
   const behind = app.sqlite.prepare(PAIRS_BEHIND_SQL).pluck()
-  const until = Date.now() + within
-  while (behind.get() === 1) {
-    if (Date.now() > until) throw new Error('the pair index did not catch up')
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
+  await caughtUp(() => behind.get() === 1, 'the pair index', within)
 }
 
 /** Waits for the trigram file to hold every passage and apply every delete (src/knowledge/trigrams.ts). */
 export async function trigramsCaughtUp(t: Test, app: App, within = 30_000): Promise<void> {
+  await caughtUp(() => trigramsBehind(searching(t, app)[0]), 'the trigram index', within)
+}
+
+/** polls `behind` every 5 ms until it is false; fails after `within` ms */
+async function caughtUp(behind: () => boolean, what: string, within: number) {
   const until = Date.now() + within
-  while (trigramsBehind(searching(t, app)[0])) {
-    if (Date.now() > until) throw new Error('the trigram index did not catch up')
+  while (behind()) {
+    if (Date.now() > until) throw new Error(`${what} did not catch up`)
     await new Promise((resolve) => setTimeout(resolve, 5))
   }
 }

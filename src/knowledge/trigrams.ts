@@ -72,6 +72,13 @@ const STEP_ROWS = 1024
 
 export interface TrigramProgress { indexedThrough: number; deletedThrough: number }
 
+/** every passage rowid given so far, in the main file `db`: passages deleted or written (new ones take rowids above) */
+const givenSql = (db = '') => `max((SELECT rowid_high FROM ${db}knowledge_trigram_state),
+  (SELECT coalesce(max(rowid), 0) FROM ${db}knowledge_passages))`
+/** the last entry ever queued for deletion in the main file `db` (0: none) */
+const lastDeleteSql = (db = '') =>
+  `coalesce((SELECT seq FROM ${db}sqlite_sequence WHERE name = 'knowledge_trigram_deletes'), 0)`
+
 /**
  * A connection that writes the trigram file, with the main database attached as `cairn` (read only by it: its
  * transactions are DEFERRED, so they never take the main file's write lock). Creates the file (0600) and its
@@ -97,10 +104,8 @@ export function openTrigrams(mainFile: string) {
     FROM trigram_state`)
   const setState = sqlite.prepare(`INSERT OR REPLACE INTO trigram_state (id, generation, indexed_through,
     deleted_through) VALUES (1, @generation, @indexedThrough, @deletedThrough)`)
-  const main = sqlite.prepare(`SELECT generation, max(rowid_high,
-    (SELECT coalesce(max(rowid), 0) FROM cairn.knowledge_passages)) AS high,
-    coalesce((SELECT seq FROM cairn.sqlite_sequence WHERE name = 'knowledge_trigram_deletes'), 0) AS lastDelete,
-    (SELECT min(seq) FROM cairn.knowledge_trigram_deletes) AS firstDelete
+  const main = sqlite.prepare(`SELECT generation, ${givenSql('cairn.')} AS high,
+    ${lastDeleteSql('cairn.')} AS lastDelete, (SELECT min(seq) FROM cairn.knowledge_trigram_deletes) AS firstDelete
     FROM cairn.knowledge_trigram_state`)
   // The main file is read on a connection of its own, a step's reads in one short read transaction: one held
   // through this file's transactions (200 ms then) kept the main file's log from starting over while the index worker
@@ -118,9 +123,7 @@ export function openTrigrams(mainFile: string) {
   const remove = sqlite.prepare(`DELETE FROM ${TRIGRAM_TABLE} WHERE rowid = ?`)
   const fresh = reader.prepare(`SELECT rowid, text FROM knowledge_passages WHERE rowid > ? ORDER BY rowid
     LIMIT ${STEP_ROWS}`).raw(true)
-  // every rowid given so far (passages deleted or written: new ones take rowids above, passages.ts)
-  const given = reader.prepare(`SELECT max(rowid_high, (SELECT coalesce(max(rowid), 0) FROM knowledge_passages))
-    FROM knowledge_trigram_state`).pluck()
+  const given = reader.prepare(`SELECT ${givenSql()}`).pluck()
   const insert = sqlite.prepare(`INSERT INTO ${TRIGRAM_TABLE} (rowid, text) VALUES (?, ?)`)
   for (const s of [deletes, fresh]) s.safeIntegers(true)
   const setProgress = sqlite.prepare(`UPDATE trigram_state SET indexed_through = @indexedThrough,
@@ -262,9 +265,9 @@ export function openSearchConnection(mainFile: string): Database.Database {
  * Makes the trigram file match the main database at startup (emptied when it does not), and brings it up to date
  * there and then when an `indexed` document is not all in it (after an upgrade or a restore: a document is
  * `indexed` only once its passages are). Passages of documents still being indexed (a restart mid-ingest) are left
- * to the trigram worker: `behind` says so.
+ * to the trigram worker (the indexer starts it: trigramsBehind).
  */
-export function prepareTrigrams(mainFile: string): { rebuilt: boolean; behind: boolean } {
+export function prepareTrigrams(mainFile: string): { rebuilt: boolean } {
   let t: Trigrams
   try {
     t = openTrigrams(mainFile)
@@ -281,20 +284,15 @@ export function prepareTrigrams(mainFile: string): { rebuilt: boolean; behind: b
     const newestIndexed = t.sqlite.prepare(`SELECT coalesce(max(last_passage_rowid), 0)
       FROM cairn.knowledge_documents WHERE status = 'indexed'`).pluck()
     if ((newestIndexed.get() as number) > t.progress().indexedThrough) t.catchUp()
-    return { rebuilt, behind: trigramsBehind(t.sqlite, 'main', 'cairn') }
+    return { rebuilt }
   } finally {
     t.close()
   }
 }
 
-/**
- * Whether the trigram file has passages to index or deletes to apply, on a connection with both files (as
- * `trigrams` and `main` named).
- */
-export function trigramsBehind(sqlite: Database.Database, trigrams = 'trigrams', main = 'main'): boolean {
-  return sqlite.prepare(`SELECT (SELECT indexed_through FROM ${trigrams}.trigram_state) <
-      (SELECT coalesce(max(rowid), 0) FROM ${main}.knowledge_passages)
-    OR (SELECT deleted_through FROM ${trigrams}.trigram_state) <
-      coalesce((SELECT seq FROM ${main}.sqlite_sequence WHERE name = 'knowledge_trigram_deletes'), 0)`).pluck()
-    .get() === 1
+/** Whether the trigram file has passages to index or deletes to apply, on a searching connection (both files). */
+export function trigramsBehind(sqlite: Database.Database): boolean {
+  return sqlite.prepare(`SELECT (SELECT indexed_through FROM trigrams.trigram_state) <
+      (SELECT coalesce(max(rowid), 0) FROM main.knowledge_passages)
+    OR (SELECT deleted_through FROM trigrams.trigram_state) < ${lastDeleteSql('main.')}`).pluck().get() === 1
 }

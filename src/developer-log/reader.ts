@@ -69,7 +69,7 @@ export function createLogStore(sqlite: Database.Database) {
         // out of bytes: the next page starts with this chunk, whole
         if (decoded >= LOG_SCAN_BYTES) { more = true; cursor = { seq: row.seq, index: row.count }; break }
         decoded += row.entries.length
-        const entries = decodeChunk(row.entries)
+        const entries = decodeChunk(row.entries, row.seq)
         let i = entries.length - 1
         if (q.before && row.seq === q.before.seq) i = Math.min(i, q.before.index - 1)
         for (; i >= 0; i--) {

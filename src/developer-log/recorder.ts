@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { routeAction, routeGroup } from '../http/route-group.js'
-import { encodeEntry, type LogEntry } from './format.js'
+import { encodeEntry, type EntryAt } from './format.js'
 import { and, eq, isNull, lt, or, sql } from 'drizzle-orm'
 import { apiKeys } from '../../schema/tables/api-keys.js'
 import { developerLogChunks, keyUsageDaily } from '../../schema/tables/developer.js'
@@ -44,11 +44,10 @@ const FLUSH_AT = 500
 const CHUNK_BYTES = 1 << 20
 
 /**
- * An entry waiting for the next batch: a LogEntry whose id (for a request entry) and ISO time are made by the
- * batch (nobody reads them sooner), with the user and key it is filed under.
+ * An entry waiting for the next batch, in epoch ms (its ISO time is made when it is read), with the user and key
+ * it is filed under. A request entry has no id: its place in the log is its id (format.ts, placeId).
  */
-type Queued = Omit<LogEntry, 'id' | 'createdAt'> & {
-  id: string | null
+type Queued = EntryAt & {
   userId: string
   apiKeyId: string | null
   /** epoch ms */
@@ -92,37 +91,41 @@ async function requestLogPlugin(app: FastifyInstance) {
     }
     for (const group of chunks.values()) {
       const { userId, apiKeyId } = group[0]
-      // entries are serialised one by one so that a chunk stays under CHUNK_BYTES (activity metadata can be large)
+      // entries are serialised one by one so that a chunk stays under CHUNK_BYTES (activity metadata can be large);
+      // each against the one before it in its chunk (format.ts)
       let parts: string[] = []
       let bytes = 0
       let categories = new Set<string>()
-      let firstAt = ''
-      let lastAt = ''
+      let first: Queued | undefined
+      let previous: EntryAt | undefined
       const perDay = new Map<string, number>()
       const write = () => {
         insertChunk.run({
-          userId, apiKeyId, categories: `,${[...categories].join(',')},`, firstAt, lastAt, count: parts.length,
-          entries: `[${parts.join(',')}]`
+          userId, apiKeyId, categories: `,${[...categories].join(',')},`, firstAt: stamp.iso(first!.at),
+          lastAt: stamp.iso(previous!.at), count: parts.length, entries: `[${parts.join(',')}]`
         })
         parts = []
         bytes = 0
         categories = new Set()
+        first = undefined
+        previous = undefined
       }
       for (const e of group) {
-        const createdAt = stamp.iso(e.at)
-        const json = JSON.stringify(encodeEntry({
-          id: e.id ?? randomUUID(), category: e.category, action: e.action, method: e.method, path: e.path,
-          statusCode: e.statusCode, durationMs: e.durationMs, metadata: e.metadata, createdAt
-        }))
-        if (parts.length > 0 && bytes + json.length > CHUNK_BYTES) write()
-        if (parts.length === 0) firstAt = createdAt
+        const entry: EntryAt = e
+        let json = JSON.stringify(encodeEntry(entry, previous))
+        if (parts.length > 0 && bytes + json.length > CHUNK_BYTES) {
+          write()
+          json = JSON.stringify(encodeEntry(entry))
+        }
+        first ??= e
         parts.push(json)
         bytes += json.length + 1
         categories.add(e.category)
-        lastAt = createdAt
+        previous = entry
         const day = stamp.day(e.at)
         perDay.set(day, (perDay.get(day) ?? 0) + 1)
       }
+      const lastAt = stamp.iso(previous!.at)
       write()
       if (apiKeyId) {
         for (const [day, n] of perDay) bumpUsage.run({ keyId: apiKeyId, day, count: n })

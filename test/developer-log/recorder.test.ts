@@ -3,16 +3,15 @@ import { randomBytes } from 'node:crypto'
 import { build, signup, createKey } from '../helper.js'
 import { loggerOptions, type App } from '../../src/app.js'
 import { createTimestamps } from '../../src/developer-log/recorder.js'
-import { decodeChunk, decodeEntry, encodeEntry, type StoredEntry } from '../../src/developer-log/format.js'
+import { decodeChunk, encodeEntry, placeId } from '../../src/developer-log/format.js'
 
 /** every stored developer-log entry, oldest first, with its chunk's key and user */
 function storedEntries(app: App) {
-  const chunks = app.sqlite.prepare('SELECT user_id, api_key_id, entries FROM ' +
-    'developer_log_chunks ORDER BY seq').all() as Array<{ user_id: string; api_key_id: string | null; entries: string }>
-  return chunks.flatMap((c) => (JSON.parse(c.entries) as StoredEntry[]).map(([id, category, action, method, path,
-    status_code, duration_ms, metadata, created_at]) =>
-    ({ user_id: c.user_id, api_key_id: c.api_key_id, id, category, action, method, path, status_code, duration_ms,
-      metadata, created_at })))
+  const chunks = app.sqlite.prepare('SELECT seq, user_id, api_key_id, entries FROM developer_log_chunks ORDER BY seq')
+    .all() as Array<{ seq: number; user_id: string; api_key_id: string | null; entries: string }>
+  return chunks.flatMap((c) => decodeChunk(c.entries, c.seq).map((e) => ({ user_id: c.user_id, api_key_id: c.api_key_id,
+    id: e.id, category: e.category, action: e.action, method: e.method, path: e.path, status_code: e.statusCode,
+    duration_ms: e.durationMs, metadata: e.metadata, created_at: e.createdAt })))
 }
 
 t.test('every API-key request is recorded with key, group, action, status and duration; usage ' +
@@ -107,15 +106,40 @@ t.test('timestamps of queued entries: ISO text and UTC day of each millisecond, 
   }
 })
 
-t.test('the entry format: named fields in code, the stored tuple on disk, and back', async (t) => {
+t.test('the entry format: named fields in code, the stored tuple on disk, and back; fields an entry shares with ' +
+  'the one before it in its chunk are stored once; chunks of earlier versions decode as they are', async (t) => {
+  const at = Date.UTC(2026, 0, 1)
   const entry = {
     id: 'e1', category: 'knowledge', action: 'knowledge.list', method: 'GET', path: '/api/knowledge/documents',
-    statusCode: 200, durationMs: 3, metadata: { n: 1 }, createdAt: '2026-01-01T00:00:00.000Z'
+    statusCode: 200, durationMs: 3, metadata: { n: 1 }, at
   }
+  const createdAt = '2026-01-01T00:00:00.000Z'
+  const { at: _, ...named } = { ...entry, createdAt }
   const stored = encodeEntry(entry)
-  t.same(stored,
-    ['e1', 'knowledge', 'knowledge.list', 'GET', '/api/knowledge/documents', 200, 3, { n: 1 },
-      '2026-01-01T00:00:00.000Z'])
-  t.same(decodeChunk(JSON.stringify([stored])), [entry])
-  t.same(decodeEntry(encodeEntry({ ...entry, metadata: undefined })).metadata, null, 'no metadata is stored as null')
+  t.same(stored, ['e1', 'knowledge', 'knowledge.list', 'GET', '/api/knowledge/documents', 200, 3, { n: 1 }, at])
+  t.same(decodeChunk(JSON.stringify([stored]), 1), [named])
+
+  // a request entry has no id of its own: its place in the log (chunk seq, index) is its id
+  const second = { ...entry, id: null, metadata: undefined, at: at + 5 }
+  const third = { ...entry, id: 'e3', method: null, path: null, action: 'knowledge.read', at: at + 5 }
+  const fourth = { ...entry, id: 'e4', method: null, path: null, action: 'knowledge.read', category: 'x', at: at + 7 }
+  const chunk = [encodeEntry(entry), encodeEntry(second, entry), encodeEntry(third, second), encodeEntry(fourth, third)]
+  t.equal(placeId(0xfedcba987654, 0xabc), 'fedcba98-7654-8000-8000-000000000abc')
+  t.same(chunk.slice(1), [
+    [0, 0, 0, 0, 0, 200, 3, null, at + 5],
+    ['e3', 0, 'knowledge.read', null, null, 200, 3, { n: 1 }, at + 5],
+    ['e4', 'x', 0, 0, 0, 200, 3, { n: 1 }, at + 7]
+  ], 'repeated text fields (null too) are stored as 0; no metadata is stored as null')
+  t.same(decodeChunk(JSON.stringify(chunk), 42).map((e) => [e.id, e.category, e.action, e.method, e.path, e.metadata,
+    e.createdAt]), [
+    ['e1', 'knowledge', 'knowledge.list', 'GET', '/api/knowledge/documents', { n: 1 }, createdAt],
+    ['00000000-002a-8000-8000-000000000001', 'knowledge', 'knowledge.list', 'GET', '/api/knowledge/documents', null,
+      '2026-01-01T00:00:00.005Z'],
+    ['e3', 'knowledge', 'knowledge.read', null, null, { n: 1 }, '2026-01-01T00:00:00.005Z'],
+    ['e4', 'x', 'knowledge.read', null, null, { n: 1 }, '2026-01-01T00:00:00.007Z']
+  ])
+  const older = [['o1', 'sync', 'sync.done', null, null, 201, 1, { items: 1 }, createdAt],
+    ['o2', 'sync', 'sync.done', null, null, 201, 1, null, createdAt]]
+  t.same(decodeChunk(JSON.stringify(older), 1).map((e) => [e.id, e.category, e.action, e.method, e.createdAt]),
+    [['o1', 'sync', 'sync.done', null, createdAt], ['o2', 'sync', 'sync.done', null, createdAt]])
 })

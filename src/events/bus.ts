@@ -3,7 +3,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm'
 import { setMaxListeners } from 'node:events'
 import type { FastifyInstance } from 'fastify'
 import type { DeliveryAttempt } from './delivery.js'
-import { createWorkerDeliverer, failedAttempt } from './worker-deliverer.js'
+import { createWorkerDeliverer } from './worker-deliverer.js'
 import { createRecorder } from './recorder.js'
 import { secretBox, type SecretBox } from './secret-box.js'
 import { keptSecret } from '../kept-secret.js'
@@ -72,33 +72,25 @@ const LINGER_MS = 100
 async function eventsPlugin(app: FastifyInstance) {
   const sqlite = app.sqlite
   const log = app.log
-  // HTTP attempts run in a thread of their own: a burst of deliveries does not compete with requests for the loop
-  const deliverer = createWorkerDeliverer({ allowPrivate: app.config.allowPrivateUrls })
+  const webhookKey = keptSecret(app.config.dataDir, 'webhook-key')
+  const box = secretBox(webhookKey)
+  app.decorate('webhookSecrets', box)
+  sealOlderSecrets(app, box)
+
+  // HTTP attempts run in a thread of their own, which opens the sealed secrets too: a burst of deliveries does not
+  // compete with requests for the loop
+  const deliverer = createWorkerDeliverer({ allowPrivate: app.config.allowPrivateUrls,
+    webhookKey,
+    onUnreadable: (webhookId, error) => log.error({ webhookId, error }, 'webhook signing secret unreadable') })
   const outbox = createOutboxStore(app.db, sqlite, {
     schedule: app.config.webhookRetrySchedule,
     scheduleRetry: (seq, retry, runAt) => { app.jobs.enqueue('webhook.retry', { seq, retry }, { runAt }) },
     onDeactivated: (webhookId) => log.warn({ webhookId }, 'webhook set inactive: every attempt failed for 5 days')
   })
 
-  const box = secretBox(keptSecret(app.config.dataDir, 'webhook-key'))
-  app.decorate('webhookSecrets', box)
-  sealOlderSecrets(app, box)
-
   const attempt = (row: OutboxMessage, deliveryId: string, signal?: AbortSignal) => {
     const message = { id: row.id, deliveryId, event: row.event, timestamp: row.timestamp, body: row.body }
-    const [current, ...replaced] = signingSecrets(row)
-    let secrets: string[]
-    try {
-      // (a replaced secret that cannot be read only loses its second signature: rotating is the way out)
-      secrets = [box.open(current, row.webhookId), ...replaced.flatMap((s) => {
-        try { return [box.open(s, row.webhookId)] } catch { return [] }
-      })]
-    } catch (err) {
-      // recorded as a failed attempt (retried, then the webhook goes inactive) and logged
-      log.error({ err, webhookId: row.webhookId }, 'webhook signing secret unreadable')
-      return Promise.resolve(failedAttempt(message, (err as Error).message))
-    }
-    return deliverer.deliver(row.url, secrets, message, signal)
+    return deliverer.deliver(row.url, row.webhookId, signingSecrets(row), message, signal)
   }
 
   // finished attempts wait here (a few ms) to be recorded together. A crash before that means the attempt is made

@@ -43,6 +43,11 @@ declare module 'fastify' {
  * of the last expansion, so that a burst never holds the loop and SQLite's write lock for long
  */
 const EXPAND_MESSAGES = 64
+/**
+ * after an expansion that emptied the outbox, the next waits this long (ms): under a stream of events (50 a second)
+ * a transaction then expands a few of them, not one each; a burst (expansions that leave events behind) is not held
+ */
+const EXPAND_EVERY_MS = 40
 /** outbox events expanded per transaction at most */
 const EXPAND_BATCH = 200
 /** messages read per query, and kept waiting for a free slot at most about twice that */
@@ -156,12 +161,17 @@ async function eventsPlugin(app: FastifyInstance) {
     })
     // the signal is this run's own (see fanout()): the listener ends with it
     signal.addEventListener('abort', () => wake?.(), { once: true })
+    /** when the last expansion that emptied the outbox ran (performance.now()), or -Infinity */
+    let drainedAt = -Infinity
+    /** ms until the next expansion may run: a stream of single events is expanded a few at a time */
+    const expandIn = () => outboxDirty ? Math.max(0, drainedAt + EXPAND_EVERY_MS - performance.now()) : Infinity
     while (!signal.aborted) {
-      if (outboxDirty) {
+      if (outboxDirty && expandIn() === 0) {
         lingered = false
         outboxDirty = false
         const { events, messages } = outbox.expand(expandEvents)
         if (events === expandEvents) outboxDirty = true
+        else drainedAt = performance.now()
         if (messages > 0) morePending = true
         if (events > 0) expandEvents = eventsPerExpansion(events, messages, EXPAND_MESSAGES, EXPAND_BATCH)
       }
@@ -205,7 +215,8 @@ async function eventsPlugin(app: FastifyInstance) {
       if (started === STARTS_PER_TURN) await new Promise((r) => setImmediate(r))
       // a finished attempt or a new event wakes the loop (one waiter, whatever the number of attempts in flight):
       // a slow receiver's attempts never hold up the others' events
-      else if (inFlight.size > 0) await sleep()
+      else if (inFlight.size > 0) await sleep(outboxDirty ? expandIn() : undefined)
+      else if (waitingCount === 0 && !morePending && outboxDirty) await sleep(expandIn())
       else if (waitingCount === 0 && !morePending && !outboxDirty) {
         if (!lingered) {
           lingered = true

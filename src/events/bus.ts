@@ -163,15 +163,23 @@ async function eventsPlugin(app: FastifyInstance) {
     signal.addEventListener('abort', () => wake?.(), { once: true })
     /** when the last expansion that emptied the outbox ran (performance.now()), or -Infinity */
     let drainedAt = -Infinity
-    /** ms until the next expansion may run: a stream of single events is expanded a few at a time */
-    const expandIn = () => outboxDirty ? Math.max(0, drainedAt + EXPAND_EVERY_MS - performance.now()) : Infinity
+    /**
+     * ms until the next expansion may run (0: now), Infinity with nothing to expand: a stream of single events is
+     * expanded a few at a time. Within 1 ms counts as due: a timer measures from the loop's clock, which lags
+     * performance.now() by the turn's own work, so it often fires a little early.
+     */
+    const expandIn = () => {
+      if (!outboxDirty) return Infinity
+      const ms = drainedAt + EXPAND_EVERY_MS - performance.now()
+      return ms <= 1 ? 0 : ms
+    }
     while (!signal.aborted) {
-      if (outboxDirty && expandIn() === 0) {
+      if (expandIn() === 0) {
         lingered = false
-        outboxDirty = false
         const { events, messages } = outbox.expand(expandEvents)
-        if (events === expandEvents) outboxDirty = true
-        else drainedAt = performance.now()
+        // cleared only once the expansion is done: one that throws leaves the events for the retried run
+        outboxDirty = events === expandEvents
+        if (!outboxDirty) drainedAt = performance.now()
         if (messages > 0) morePending = true
         if (events > 0) expandEvents = eventsPerExpansion(events, messages, EXPAND_MESSAGES, EXPAND_BATCH)
       }
@@ -215,8 +223,9 @@ async function eventsPlugin(app: FastifyInstance) {
       if (started === STARTS_PER_TURN) await new Promise((r) => setImmediate(r))
       // a finished attempt or a new event wakes the loop (one waiter, whatever the number of attempts in flight):
       // a slow receiver's attempts never hold up the others' events
-      else if (inFlight.size > 0) await sleep(outboxDirty ? expandIn() : undefined)
-      else if (waitingCount === 0 && !morePending && outboxDirty) await sleep(expandIn())
+      // (an expansion held back by EXPAND_EVERY_MS wakes it too; a backlog left by a full one waits for an attempt)
+      else if (inFlight.size > 0) await sleep(outboxDirty && expandIn() > 0 ? expandIn() : undefined)
+      else if (waitingCount === 0 && !morePending && outboxDirty && expandIn() > 0) await sleep(expandIn())
       else if (waitingCount === 0 && !morePending && !outboxDirty) {
         if (!lingered) {
           lingered = true

@@ -1,10 +1,9 @@
 // The delivery thread: makes the HTTP attempts the event bus hands it (signing, address guard, timeouts), so
 // the request thread spends a message each way on a delivery instead of an HTTP exchange.
 import { parentPort, workerData } from 'node:worker_threads'
-import { createDeliverer, type DeliveryAttempt, type OutgoingMessage } from './delivery.js'
+import { createDeliverer, failedAttempt, type DeliveryAttempt, type OutgoingMessage } from './delivery.js'
 import { lowerThreadPriority } from './thread-priority.js'
 import { secretBox } from './secret-box.js'
-import { failedAttempt } from './worker-deliverer.js'
 
 /** `secrets` as stored (sealed to `webhookId`), the current one first */
 export interface SendRequest { n: number; url: string; webhookId: string; secrets: string[]; message: OutgoingMessage }

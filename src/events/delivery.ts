@@ -45,6 +45,16 @@ export interface DeliveryAttempt {
   sentAt: number
 }
 
+/** an attempt that ended before any byte was sent */
+export const failedAttempt = (message: OutgoingMessage, error: string,
+  started = performance.now()): DeliveryAttempt => ({
+  id: message.deliveryId, eventType: message.event, statusCode: 0, success: false,
+  latencyMs: Math.round(performance.now() - started),
+  request: { event: message.event, timestamp: message.timestamp, body_sha256: '',
+    body_bytes: Buffer.byteLength(message.body), truncated: false, body_preview: '' },
+  responseBody: '', error, sentAt: Math.floor(Date.now() / 1000)
+})
+
 /** The first `max` bytes of a UTF-8 buffer, cut back to a character boundary. */
 export function utf8Prefix(buf: Buffer, max: number): string {
   if (buf.length <= max) return buf.toString('utf8')

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads'
 import { workerEntry } from '../worker-entry.js'
-import type { DeliveryAttempt, OutgoingMessage } from './delivery.js'
+import { failedAttempt, type DeliveryAttempt, type OutgoingMessage } from './delivery.js'
 import type { FromWorker, SendRequest, ToWorker } from './delivery-worker.js'
 
 const entry = workerEntry(import.meta.url, 'delivery-worker')
@@ -24,16 +24,6 @@ export interface SealedDeliverer {
     signal?: AbortSignal): Promise<DeliveryAttempt>
   close(): void
 }
-
-/** an attempt that ended before any byte was sent */
-export const failedAttempt = (message: OutgoingMessage, error: string,
-  started = performance.now()): DeliveryAttempt => ({
-  id: message.deliveryId, eventType: message.event, statusCode: 0, success: false,
-  latencyMs: Math.round(performance.now() - started),
-  request: { event: message.event, timestamp: message.timestamp, body_sha256: '',
-    body_bytes: Buffer.byteLength(message.body), truncated: false, body_preview: '' },
-  responseBody: '', error, sentAt: Math.floor(Date.now() / 1000)
-})
 
 /**
  * A deliverer whose attempts run in a worker thread: the HTTP exchanges, signatures, address checks and the

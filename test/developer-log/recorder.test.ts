@@ -138,6 +138,8 @@ t.test('the entry format: named fields in code, the stored tuple on disk, and ba
     ['e3', 'knowledge', 'knowledge.read', null, null, { n: 1 }, '2026-01-01T00:00:00.005Z'],
     ['e4', 'x', 'knowledge.read', null, null, { n: 1 }, '2026-01-01T00:00:00.007Z']
   ])
+  t.same(decodeChunk('[[0,0,0,0,0,200,1,null,0]]', 7).map((e) => [e.category, e.action, e.method, e.path]),
+    [['', '', null, null]], 'a damaged chunk whose first entry says "same as before" still decodes')
   const older = [['o1', 'sync', 'sync.done', null, null, 201, 1, { items: 1 }, createdAt],
     ['o2', 'sync', 'sync.done', null, null, 201, 1, null, createdAt]]
   t.same(decodeChunk(JSON.stringify(older), 1).map((e) => [e.id, e.category, e.action, e.method, e.createdAt]),

@@ -578,7 +578,9 @@ async (t) => {
 
   // a restored database without its key file: a new key is made, and the sealed secret cannot be opened
   fs.rmSync(path.join(dataDir, 'webhook-key'))
-  const third = await build(t, { dataDir, config })
+  const lines: string[] = []
+  const third = await build(t, { dataDir, config,
+    logger: loggerOptions('info', { write: (line: string) => { lines.push(line) } }) })
   t.equal((await post(third, u, channel.id, 'unreadable')).statusCode, 201, 'the request does not fail')
   for (let i = 0; i < 1000 && !(await deliveries(third, u, hook.id)).some((d) => !d.success); i++) {
     await new Promise((r) => setTimeout(r, 10))
@@ -587,6 +589,11 @@ async (t) => {
     .data.find((d: { success: boolean }) => !d.success) as { status_code: number; error: string }
   t.match(failed, { status_code: 0, error: /cannot be read .*webhook-key.*rotate/ })
   t.equal(rx.got.length, 2, 'nothing was sent unsigned')
+  // the delivery thread opens the secrets; the request thread logs the failure, with the webhook and no secret
+  const logged = lines.map((l) => JSON.parse(l) as { msg: string; webhookId?: string; error?: string })
+    .filter((l) => l.msg === 'webhook signing secret unreadable')
+  t.ok(logged.length > 0, 'the unreadable secret is logged')
+  t.match(logged[0], { webhookId: hook.id, error: /cannot be read .*webhook-key/ })
   // rotating gives a readable secret again: the next retry is signed with it
   const fresh = (await third.inject({ method: 'POST', url: `${BASE}/webhooks/${hook.id}/rotate-secret`,
     headers: ws(u) })).json().data.signing_secret as string

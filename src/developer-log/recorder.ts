@@ -50,8 +50,6 @@ const CHUNK_BYTES = 1 << 20
 type Queued = EntryAt & {
   userId: string
   apiKeyId: string | null
-  /** epoch ms */
-  at: number
 }
 
 /**
@@ -97,7 +95,7 @@ async function requestLogPlugin(app: FastifyInstance) {
       let bytes = 0
       let categories = new Set<string>()
       let first: Queued | undefined
-      let previous: EntryAt | undefined
+      let previous: Queued | undefined
       const perDay = new Map<string, number>()
       const write = () => {
         insertChunk.run({
@@ -111,17 +109,16 @@ async function requestLogPlugin(app: FastifyInstance) {
         previous = undefined
       }
       for (const e of group) {
-        const entry: EntryAt = e
-        let json = JSON.stringify(encodeEntry(entry, previous))
+        let json = JSON.stringify(encodeEntry(e, previous))
         if (parts.length > 0 && bytes + json.length > CHUNK_BYTES) {
           write()
-          json = JSON.stringify(encodeEntry(entry))
+          json = JSON.stringify(encodeEntry(e))
         }
         first ??= e
         parts.push(json)
         bytes += json.length + 1
         categories.add(e.category)
-        previous = entry
+        previous = e
         const day = stamp.day(e.at)
         perDay.set(day, (perDay.get(day) ?? 0) + 1)
       }

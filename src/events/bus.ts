@@ -220,12 +220,15 @@ async function eventsPlugin(app: FastifyInstance) {
           progress = true
         }
       }
+      // an expansion held back by EXPAND_EVERY_MS: how long until it is due
+      const due = expandIn()
+      const heldFor = due > 0 && due !== Infinity ? due : undefined
       if (started === STARTS_PER_TURN) await new Promise((r) => setImmediate(r))
       // a finished attempt or a new event wakes the loop (one waiter, whatever the number of attempts in flight):
-      // a slow receiver's attempts never hold up the others' events
-      // (an expansion held back by EXPAND_EVERY_MS wakes it too; a backlog left by a full one waits for an attempt)
-      else if (inFlight.size > 0) await sleep(outboxDirty && expandIn() > 0 ? expandIn() : undefined)
-      else if (waitingCount === 0 && !morePending && outboxDirty && expandIn() > 0) await sleep(expandIn())
+      // a slow receiver's attempts never hold up the others' events (a held-back expansion wakes it too; a backlog
+      // left by a full one waits for an attempt, as before)
+      else if (inFlight.size > 0) await sleep(heldFor)
+      else if (waitingCount === 0 && !morePending && heldFor !== undefined) await sleep(heldFor)
       else if (waitingCount === 0 && !morePending && !outboxDirty) {
         if (!lingered) {
           lingered = true

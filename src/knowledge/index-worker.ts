@@ -9,7 +9,8 @@ import { passageRanges, type Passage } from '../ingest/chunker.js'
 import { textFilePieces } from '../ingest/text.js'
 import { PASSAGE_INDEXES, passageWindows, passageWriter } from './passages.js'
 import { holdingWriteLock, INTENT } from '../db/write-intent.js'
-import { pairTokens, PAIRS_BEHIND_SQL } from './pairs.js'
+import { passageTokens, PAIRS_BEHIND_SQL } from './pairs.js'
+import { runsWriter } from './runs.js'
 import { Worker } from 'node:worker_threads'
 import { workerEntry } from '../worker-entry.js'
 import { CELL, CELLS } from './trigrams.js'
@@ -304,7 +305,8 @@ async function purge(id: number, documentId: string) {
 }
 
 const pairsThrough = sqlite.prepare(`SELECT indexed_through FROM knowledge_pairs_state`).pluck()
-const insertPairs = sqlite.prepare(`INSERT INTO knowledge_passages_pairs (rowid, near, far) VALUES (?, @near, @far)`)
+const insertPairs = sqlite.prepare(`INSERT INTO knowledge_passages_pairs (rowid, near, far) VALUES (?, ?, ?)`)
+const runs = runsWriter(sqlite)
 const setPairsThrough = sqlite.prepare(`UPDATE knowledge_pairs_state SET indexed_through = ?`)
 const pairsBehind = sqlite.prepare(PAIRS_BEHIND_SQL).pluck()
 /** passages read at a time by the pair index's catch-up (each costs ~0.1 ms to index) */
@@ -312,25 +314,34 @@ const PAIRS_BATCH = 64
 const unpaired = sqlite.prepare(`SELECT rowid, text FROM knowledge_passages WHERE rowid > ? ORDER BY rowid
   LIMIT ${PAIRS_BATCH}`)
 
-/** One transaction of the pair index's catch-up: the next passages in rowid order, for about TXN_MS. */
+/**
+ * One transaction of the catch-up of the pair and run indexes (src/knowledge/runs.ts), which share the mark: the
+ * next passages in rowid order, for about TXN_MS.
+ */
 const pairSlice = sqlite.transaction(() => {
   let through = pairsThrough.get() as number
   const deadline = performance.now() + TXN_MS
   let added = 0
+  const seen = new Set<string>()
   do {
     const rows = unpaired.all(through) as Array<{ rowid: number; text: string }>
-    for (const row of rows) insertPairs.run(row.rowid, pairTokens(row.text))
+    for (const row of rows) {
+      const tokens = passageTokens(row.text)
+      insertPairs.run(row.rowid, tokens.near, tokens.far)
+      runs.insert(row.rowid, tokens.runs, seen)
+    }
     added += rows.length
     if (rows.length > 0) through = rows[rows.length - 1].rowid
     if (rows.length < PAIRS_BATCH) break
   } while (performance.now() < deadline && Atomics.load(intent, INTENT) === 0)
+  runs.vocabulary(seen)
   if (added > 0) setPairsThrough.run(through)
   return added
 }).immediate
 
 /**
- * The pair index (src/knowledge/pairs.ts) follows the passages while nothing is to be indexed: a slice at a
- * time, stopping for a new task. Restart-safe: `indexed_through` moves in the slice's transaction.
+ * The pair and run indexes (src/knowledge/pairs.ts, runs.ts) follow the passages while nothing is to be indexed: a
+ * slice at a time, stopping for a new task. Restart-safe: `indexed_through` moves in the slice's transaction.
  */
 async function catchUpPairs() {
   for (;;) {

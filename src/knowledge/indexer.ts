@@ -132,13 +132,17 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
   const thread = indexThread(sqlite.name, writeIntentOf(sqlite) ?? new Int32Array(new SharedArrayBuffer(8)), deps.log,
     deps.onTaskEnd ?? (() => {}))
 
-  // pair tokens made by another Node.js (its Unicode version splits the words) or SQLite (its case folding) might
-  // not match this one's queries: the index is made again
+  // pair and run tokens made by another Node.js (its Unicode version splits the words) or SQLite (its case folding)
+  // might not match this one's queries: the indexes are made again (and the runs' vocabulary, which shed the words
+  // of deleted passages)
   const madeWith = `unicode ${process.versions.unicode}, sqlite ${sqlite.prepare('SELECT sqlite_version()').pluck()
     .get() as string}`
   if (sqlite.prepare(`SELECT made_with FROM knowledge_pairs_state`).pluck().get() !== madeWith) {
     sqlite.transaction(() => {
-      sqlite.exec(`INSERT INTO knowledge_passages_pairs (knowledge_passages_pairs) VALUES ('delete-all')`)
+      sqlite.exec(`INSERT INTO knowledge_passages_pairs (knowledge_passages_pairs) VALUES ('delete-all');
+        INSERT INTO knowledge_passages_runs (knowledge_passages_runs) VALUES ('delete-all');
+        INSERT INTO knowledge_run_terms_fts (knowledge_run_terms_fts) VALUES ('delete-all');
+        DELETE FROM knowledge_run_terms`)
       sqlite.prepare(`UPDATE knowledge_pairs_state SET indexed_through = 0, made_with = ?`).run(madeWith)
     })()
   }

@@ -13,7 +13,8 @@
 import { indexFold, isAscii } from './fold.js'
 import { bestWindow } from './query.js'
 
-const RUN = /[\p{L}\p{N}\p{M}]+/gu
+/** a word: a run of letters, digits and marks (in text folded as the trigram index folds) */
+export const RUN = /[\p{L}\p{N}\p{M}]+/gu
 /** a pair's second word is cut to this many characters */
 export const PAIR_WORD_MAX = 32
 /**
@@ -44,14 +45,25 @@ const firstMax = (run: string, ascii: boolean) => run.length <= PAIR_WORD_MAX ? 
 
 /** The pair tokens of a passage's text, space-separated, in order: the index's two columns. */
 export function pairTokens(text: string): { near: string; far: string } {
+  const { near, far } = passageTokens(text)
+  return { near, far }
+}
+
+/**
+ * The pair index's two columns, and the passage's runs in order (the run index's tokens, src/knowledge/runs.ts):
+ * the text folded and split once for both.
+ */
+export function passageTokens(text: string): { near: string; far: string; runs: string[] } {
   const lower = indexFold(text)
   const ascii = isAscii(lower)
   const near: string[] = []
   const far: string[] = []
+  const runs: string[] = []
   let prev = ''
   let prevEnd = -1
   for (const m of lower.matchAll(RUN)) {
     const run = m[0]
+    runs.push(run)
     if (prevEnd >= 0) {
       const sep = m.index - prevEnd === 1 && lower.charCodeAt(prevEnd) === 32 ? '_' : '|'
       const next = sep + firstMax(run, ascii)
@@ -61,7 +73,7 @@ export function pairTokens(text: string): { near: string; far: string } {
     prev = run
     prevEnd = m.index + run.length
   }
-  return { near: near.join(' '), far: far.join(' ') }
+  return { near: near.join(' '), far: far.join(' '), runs }
 }
 
 /** the passages estimated to hold a pair token exactly, in a column (sampled from the index) */

@@ -42,8 +42,8 @@ export async function* passageWindows(pieces: AsyncIterable<string>, options: Ch
   }
 }
 
-/** the FTS5 indexes over the passages in the main database: words, word pairs (the trigrams: trigrams.ts) */
-export const PASSAGE_INDEXES = ['knowledge_passages_words', 'knowledge_passages_pairs']
+/** the FTS5 indexes over the passages in the main database: words, word pairs, runs (the trigrams: trigrams.ts) */
+export const PASSAGE_INDEXES = ['knowledge_passages_words', 'knowledge_passages_pairs', 'knowledge_passages_runs']
 
 const idBytes = Buffer.alloc(16)
 /** random bytes drawn 4 KB at a time: one `randomFillSync` per passage cost ~2.5–11 µs, a copy from here ~0.2 */

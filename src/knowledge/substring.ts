@@ -18,6 +18,7 @@ import type Database from 'better-sqlite3'
 import { readableWhere, readableParams, type Reader, type DocFilters } from './readers.js'
 import { ftsPhrase } from './query.js'
 import { pairMatch, type PairDensity } from './pairs.js'
+import { MAX_RUN_TERMS, queryRun, runsMatch, vocabularyMatch } from './runs.js'
 import { indexFold } from './fold.js'
 import type { KnowledgeStore } from './store.js'
 import type { SqlRow } from '../db/prepared.js'
@@ -51,6 +52,10 @@ export interface SubstringTuning {
   pairBudget: number
   /** whether queries of several words use the pair index */
   pairs: boolean
+  /** whether queries of one word use the run index (src/knowledge/runs.ts) */
+  runs: boolean
+  /** a query's word in more words of the vocabulary than this goes to the trigram index */
+  runTerms: number
   /** candidates of the pairs read before a dense prefix left out of them is weighed (pairWalk) */
   pairProbe: number
   /** the pair tokens' counts (tests); by default sampled from the index */
@@ -69,7 +74,7 @@ export interface SubstringTuning {
   costs: { candidate: number; rarePosting: number; posting: number; prefixPosting: number }
 }
 export const SUBSTRING_TUNING: SubstringTuning = { rareEnough: 3000, budget: 3000, pairBudget: 20_000, pairs: true,
-  pairProbe: 64,
+  runs: true, runTerms: MAX_RUN_TERMS, pairProbe: 64,
   probeUpTo: 500_000, costs: { candidate: 5000, rarePosting: 100, posting: 20, prefixPosting: 80 } }
 /** a finder's tuning: any of SubstringTuning, any of its costs */
 export type FinderTuning = Partial<Omit<SubstringTuning, 'costs'>> & { costs?: Partial<SubstringTuning['costs']> }
@@ -88,8 +93,8 @@ export function queryGrams(query: string): string[] {
 
 export function substringFinder(sqlite: Database.Database, store: KnowledgeStore,
   tuning: FinderTuning = {}) {
-  const { rareEnough, budget, pairBudget, pairs: usePairs, pairDensity: givenDensity, probeUpTo, pairProbe } =
-    { ...SUBSTRING_TUNING, ...tuning }
+  const { rareEnough, budget, pairBudget, pairs: usePairs, runs: useRuns, runTerms, pairDensity: givenDensity,
+    probeUpTo, pairProbe } = { ...SUBSTRING_TUNING, ...tuning }
   const costs = { ...SUBSTRING_TUNING.costs, ...tuning.costs }
   // rowids are bound as BigInts: FTS5 uses a rowid constraint only when its value is an INTEGER; a JavaScript
   // number binds a REAL, and then `rowid > ?` walks the doclist from its start and `rowid = ?` answers every
@@ -106,13 +111,14 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
   // a candidate's text first, the rest of its row only once it holds the query: most candidates do not, and the
   // document's six columns cost more than the text (2.5 µs a candidate against 5.2 at 1,000,000 passages)
   const textsSql = (filters: DocFilters) => rowsSql(filters, 'p.rowid, p.text')
-  const phraseSql = (filters: DocFilters) => `SELECT ${COLUMNS}
-    FROM knowledge_passages_fts
-    JOIN knowledge_passages p ON p.rowid = knowledge_passages_fts.rowid
+  /** the readable passages matching `@match` in an index (the trigrams; the runs, whose matches are exact) */
+  const matchSql = (filters: DocFilters, index = 'knowledge_passages_fts') => `SELECT ${COLUMNS}
+    FROM ${index}
+    JOIN knowledge_passages p ON p.rowid = ${index}.rowid
     JOIN knowledge_documents d ON d.id = p.document_id
-    WHERE knowledge_passages_fts MATCH @match AND knowledge_passages_fts.rowid < @before
-      AND knowledge_passages_fts.rowid > @after AND ${readableWhere(filters)}
-    ORDER BY knowledge_passages_fts.rowid DESC
+    WHERE ${index} MATCH @match AND ${index}.rowid < @before
+      AND ${index}.rowid > @after AND ${readableWhere(filters)}
+    ORDER BY ${index}.rowid DESC
     LIMIT +@rest`
 
   const pairSample = sqlite.prepare(`SELECT count(*) AS n, min(rowid) AS oldest FROM (SELECT rowid
@@ -141,6 +147,10 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
   const pairsThrough = sqlite.prepare(`SELECT indexed_through FROM knowledge_pairs_state`).pluck()
   const pairCandidates = sqlite.prepare(`SELECT rowid FROM knowledge_passages_pairs
     WHERE knowledge_passages_pairs MATCH ? AND rowid < ? AND rowid > ? ORDER BY rowid DESC LIMIT +?`).pluck()
+  const runCandidates = sqlite.prepare(`SELECT rowid FROM knowledge_passages_runs
+    WHERE knowledge_passages_runs MATCH ? AND rowid < ? AND rowid > ? ORDER BY rowid DESC LIMIT +?`).pluck()
+  const wordsHolding = sqlite.prepare(`SELECT term FROM knowledge_run_terms_fts WHERE knowledge_run_terms_fts MATCH ?
+    LIMIT ${runTerms + 1}`).pluck()
   const begin = sqlite.prepare('BEGIN')
   const commit = sqlite.prepare('COMMIT')
   /**
@@ -160,8 +170,8 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
 
   /**
    * The `want` newest readable passages holding `query` (3+ code points), newest first. `mayExist` (whether any
-   * readable passage may hold it, a cheaper test) is asked before the trigram index, not before the pair index,
-   * which is cheaper still. `within`: only in the rowid ranges [from, to) it gives, newest first (a filter's
+   * readable passage may hold it, a cheaper test) is asked before the trigram index, not before the pair or run
+   * index, which are cheaper still. `within`: only in the rowid ranges [from, to) it gives, newest first (a filter's
    * documents), or everywhere when it gives none; asked inside the search's read transaction.
    */
   return function rows(reader: Reader, filters: DocFilters, query: string, want: number,
@@ -171,10 +181,12 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     const needle = indexFold(query)
     return snapshot(() => {
       const pairs = usePairs ? pairMatch(query, pairDensity) : undefined
-      if (pairs === undefined && mayExist && !mayExist()) return []
-      // the passages the pair index has not reached yet (normally none: it follows the index worker)
-      const through = pairs === undefined ? 0n : BigInt(pairsThrough.get() as number)
-      const above = pairs !== undefined && through < BigInt(newest.get() as number)
+      const word = pairs === undefined && useRuns ? wordsOf(query) : undefined
+      if (pairs === undefined && word === undefined && mayExist && !mayExist()) return []
+      // the passages the pair and run indexes have not reached yet (normally none: they follow the index worker)
+      const indexed = pairs !== undefined || word !== undefined
+      const through = indexed ? BigInt(pairsThrough.get() as number) : 0n
+      const above = indexed && through < BigInt(newest.get() as number)
       const found: HitRow[] = []
       for (const [from, to] of within?.() ?? [[1n, BigInt(Number.MAX_SAFE_INTEGER)]]) {
         found.push(...between(to, from - 1n, want - found.length))
@@ -184,15 +196,29 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
 
       /** the newest `wanted` between the rowids `after` and `before` */
       function between(before: bigint, after: bigint, wanted: number): HitRow[] {
-        if (pairs === undefined) return trigramRows(before, after, wanted)
+        if (!indexed) return trigramRows(before, after, wanted)
         // (a walk over an empty range still reads the trigrams' doclists: ~10 ms for a 3-word phrase at 1M passages)
         const got = above && through < before ? trigramRows(before, through > after ? through : after, wanted) : []
         if (got.length >= wanted) return got
         const rest = wanted - got.length
         const below = through + 1n < before ? through + 1n : before
-        const walk = pairWalk(pairs!, below, after, rest)
+        const walk = pairs ? pairWalk(pairs, below, after, rest) : runWalk(word!, below, after, rest)
         return got.concat(walk.found.length >= rest || walk.done ? walk.found
           : walk.found.concat(phraseWalk(walk.before, rest - walk.found.length, after)))
+      }
+
+      /**
+       * Through the run index: the passages holding any of the words that hold the query. Those are its matches
+       * when the query is one word alone (read with the read rule, newest first); else candidates, whose text is
+       * checked, as the pairs' are.
+       */
+      function runWalk(w: NonNullable<typeof word>, below: bigint, after: bigint, rest: number): Walk {
+        if (w.terms.length === 0) return { found: [], before: after, done: true, read: 0 }
+        const match = runsMatch(w.terms)
+        if (!w.exact) return candidateWalk(runCandidates, match, below, after, rest, pairBudget)
+        const found = store.prepared(matchSql(filters, 'knowledge_passages_runs')).all({ ...params, match,
+          before: below, after, rest }) as HitRow[]
+        return { found, before: after, done: true, read: found.length }
       }
 
       /**
@@ -222,6 +248,17 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
         }
       }
     })
+
+    /**
+     * The words of the run index's vocabulary that hold the query's one run (src/knowledge/runs.ts); undefined when
+     * the query has not exactly one run of 3+ code points, or when that run is in more than `runTerms` words
+     */
+    function wordsOf(q: string): { terms: string[]; exact: boolean } | undefined {
+      const run = queryRun(q)
+      if (run === undefined) return undefined
+      const terms = wordsHolding.all(vocabularyMatch(run.run)) as string[]
+      return terms.length > runTerms ? undefined : { terms, exact: run.exact }
+    }
 
     /** through the trigram index alone, between the rowids `after` and `before` */
     function trigramRows(before: bigint, after: bigint, wanted: number): HitRow[] {
@@ -315,7 +352,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     }
 
     function phraseWalk(below: bigint, rest: number, above: bigint) {
-      return store.prepared(phraseSql(filters)).all({ ...params, match: phrase, before: below, after: above,
+      return store.prepared(matchSql(filters)).all({ ...params, match: phrase, before: below, after: above,
         rest }) as HitRow[]
     }
   }

@@ -5,6 +5,7 @@ import Database from 'better-sqlite3'
 import fs from 'node:fs'
 import { openDatabase, projectRoot } from '../../src/db/index.js'
 import { passageId, passageWriter } from '../../src/knowledge/passages.js'
+import { passageTokens } from '../../src/knowledge/pairs.js'
 import { build, multipart, pairIndexCaughtUp, signup, tempDir, trigramsCaughtUp } from '../helper.js'
 import { openTrigrams, trigramFile } from '../../src/knowledge/trigrams.js'
 
@@ -175,7 +176,7 @@ t.test('FTS5\'s own merge settings are back once the index worker has indexed an
   const trigrams = new Database(trigramFile(file), { fileMustExist: true })
   t.teardown(() => trigrams.close())
   for (const [table, on] of [['knowledge_passages_fts', trigrams], ['knowledge_passages_words', db],
-    ['knowledge_passages_pairs', db]] as const) {
+    ['knowledge_passages_pairs', db], ['knowledge_passages_runs', db]] as const) {
     const config = Object.fromEntries((on.prepare(`SELECT k, v FROM ${table}_config`).all() as Array<{ k: string;
       v: number }>).map((r) => [r.k, r.v]))
     t.match(config, { automerge: 4, crisismerge: 16 }, `${table}: FTS5's defaults`)
@@ -185,7 +186,7 @@ t.test('FTS5\'s own merge settings are back once the index worker has indexed an
 t.test('merge settings left by a process stopped mid-ingest (automerge off) are set back at the next start, ' +
   'without an upload', async (t) => {
   const dataDir = tempDir(t)
-  const tables = ['knowledge_passages_words', 'knowledge_passages_pairs']
+  const tables = ['knowledge_passages_words', 'knowledge_passages_pairs', 'knowledge_passages_runs']
   const first = await build(t, { dataDir })
   // the trigram file's, as the trigram worker leaves them (src/knowledge/trigram-worker.ts)
   const trigrams = openTrigrams(path.join(dataDir, 'cairn.db'))
@@ -214,8 +215,8 @@ t.test('merge settings left by a process stopped mid-ingest (automerge off) are 
   'the trigram file\'s, at the start')
 })
 
-t.test('the pair index follows the passages: after indexing, after deletes (a rowid taken again), after a ' +
-  'restart, after another Node.js or SQLite',
+t.test('the pair and run indexes follow the passages: after indexing, after deletes (a rowid taken again), ' +
+  'after a restart, after another Node.js or SQLite',
 async (t) => {
   const dataDir = tempDir(t)
   const config = { rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 } }
@@ -231,6 +232,17 @@ async (t) => {
   const pairsOf = (a: typeof app, match: string) => (a.sqlite.prepare(`SELECT p.document_id
       FROM knowledge_passages_pairs JOIN knowledge_passages p ON p.rowid = knowledge_passages_pairs.rowid
       WHERE knowledge_passages_pairs MATCH ?`).pluck().all(match) as string[]).sort()
+  const runsOf = (a: typeof app, match: string) => (a.sqlite.prepare(`SELECT p.document_id
+      FROM knowledge_passages_runs JOIN knowledge_passages p ON p.rowid = knowledge_passages_runs.rowid
+      WHERE knowledge_passages_runs MATCH ?`).pluck().all(match) as string[]).sort()
+  const wordsHolding = (a: typeof app, part: string) => (a.sqlite.prepare(`SELECT term FROM knowledge_run_terms_fts
+      WHERE knowledge_run_terms_fts MATCH ?`).pluck().all(`"${part}"`) as string[]).sort()
+  // every run of 3+ characters of every passage is in the vocabulary
+  const vocabularyWhole = (a: typeof app) => {
+    const terms = new Set(a.sqlite.prepare(`SELECT term FROM knowledge_run_terms`).pluck().all() as string[])
+    const texts = a.sqlite.prepare(`SELECT text FROM knowledge_passages`).pluck().all() as string[]
+    return texts.flatMap((text) => passageTokens(text).runs).filter((r) => r.length >= 3 && !terms.has(r))
+  }
   const line = 'A heron waits by the slow river while the lighthouse keeper counts the boats.\n'
   const older = await upload('older.txt', line.repeat(400) + 'the amber kestrel')
   const newer = await upload('newer.txt', 'Notes on the amber kestrel.')
@@ -238,11 +250,17 @@ async (t) => {
   t.same(pairsOf(app, '{near}: ("he_amber" + "er_kestrel")'), [older.id, newer.id].sort(), 'both documents are in it')
   const passages = app.sqlite.prepare(`SELECT count(*) FROM knowledge_passages WHERE document_id = ?`).pluck()
   t.equal(pairsOf(app, '{far}: "the_slow"').length, passages.get(older.id), 'every passage of the large one')
+  t.same(runsOf(app, '"kestrel"'), [older.id, newer.id].sort(), 'both documents are in the run index')
+  t.equal(runsOf(app, '"lighthouse"').length, passages.get(older.id), 'every passage of the large one')
+  t.same(wordsHolding(app, 'ghthou'), ['lighthouse'], 'the vocabulary has the words')
+  t.same(wordsHolding(app, 'kes'), ['kestrel'])
+  t.same(vocabularyWhole(app), [], 'every word of every passage')
 
   const del = await app.inject({ method: 'DELETE', url: `/api/knowledge/document/${newer.id}`, headers: u.auth })
   t.equal(del.statusCode, 200)
   await app.jobs.idle()
   t.same(pairsOf(app, '{near}: ("he_amber" + "er_kestrel")'), [older.id], 'a deleted passage leaves the index')
+  t.same(runsOf(app, '"kestrel" OR "notes"'), [older.id], 'and the run index')
   const state = app.sqlite.prepare(`SELECT indexed_through FROM knowledge_pairs_state`).pluck()
   const newest = app.sqlite.prepare(`SELECT max(rowid) FROM knowledge_passages`).pluck()
   t.equal(state.get(), newest.get(), 'the mark comes down to the newest passage left')
@@ -252,28 +270,42 @@ async (t) => {
     number) > left + 1, 'its passage takes a rowid above the deleted one (migration 0023)')
   await pairIndexCaughtUp(app)
   t.same(pairsOf(app, '{near}: "et_zebracorn" AND {far}: "violet_zebracorn"'), [again.id], 'and is indexed')
+  t.same(runsOf(app, '"zebracorn"'), [again.id])
+  t.same(wordsHolding(app, 'zebrac'), ['zebracorn'])
 
   // a database whose pair index is behind (from before migration 0019, or stopped mid-way)
   app.sqlite.exec(`INSERT INTO knowledge_passages_pairs (knowledge_passages_pairs) VALUES ('delete-all');
+      INSERT INTO knowledge_passages_runs (knowledge_passages_runs) VALUES ('delete-all');
       UPDATE knowledge_pairs_state SET indexed_through = 0`)
   await app.close()
   app = await build(t, { dataDir, config })
   await pairIndexCaughtUp(app)
   t.same(pairsOf(app, '{near}: ("he_amber" + "er_kestrel")'), [older.id], 'a restart catches up')
   t.same(pairsOf(app, '{near}: "et_zebracorn" AND {far}: "violet_zebracorn"'), [again.id])
+  t.same(runsOf(app, '"kestrel" OR "zebracorn"'), [older.id, again.id].sort(), 'the run index too')
 
   // tokens made by another Node.js or SQLite are made again (a pair the current code would not make shows it)
   const madeWith = app.sqlite.prepare(`SELECT made_with FROM knowledge_pairs_state`).pluck()
   t.match(madeWith.get(), /^unicode [\d.]+, sqlite 3\.\d+\.\d+$/)
   app.sqlite.exec(`INSERT INTO knowledge_passages_pairs (rowid, near, far) VALUES (999999, 'zz_stale', 'zz_stale');
+      INSERT INTO knowledge_passages_runs (rowid, runs) VALUES (999999, 'zzstale');
+      INSERT INTO knowledge_run_terms (id, term) VALUES (999999, 'zzstale');
+      INSERT INTO knowledge_run_terms_fts (rowid, term) VALUES (999999, 'zzstale');
       UPDATE knowledge_pairs_state SET made_with = 'unicode 1.0, sqlite 3.0.0'`)
+  t.same(wordsHolding(app, 'zzst'), ['zzstale'])
   await app.close()
   app = await build(t, { dataDir, config })
   await pairIndexCaughtUp(app)
   t.same(pairsOf(app, '{near}: "zz_stale"'), [], 'the old tokens are gone')
+  t.same(runsOf(app, '"zzstale"'), [], 'the old runs too')
+  t.same(wordsHolding(app, 'zzst'), [], 'and the old vocabulary')
   t.same(pairsOf(app, '{near}: ("he_amber" + "er_kestrel")'), [older.id], 'the index is made again')
+  t.same(runsOf(app, '"kestrel" OR "zebracorn"'), [older.id, again.id].sort(), 'the run index too')
+  t.same(vocabularyWhole(app), [], 'and the vocabulary')
   t.not(app.sqlite.prepare(`SELECT made_with FROM knowledge_pairs_state`).pluck().get(), 'unicode 1.0, sqlite 3.0.0')
-  app.sqlite.exec(`INSERT INTO knowledge_passages_pairs (knowledge_passages_pairs) VALUES ('integrity-check')`)
+  app.sqlite.exec(`INSERT INTO knowledge_passages_pairs (knowledge_passages_pairs) VALUES ('integrity-check');
+    INSERT INTO knowledge_passages_runs (knowledge_passages_runs) VALUES ('integrity-check');
+    INSERT INTO knowledge_run_terms_fts (knowledge_run_terms_fts) VALUES ('integrity-check')`)
 })
 
 t.test('a damaged trigram file is made again at the start', async (t) => {

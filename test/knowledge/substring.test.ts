@@ -3,7 +3,7 @@ import { build, pairIndexCaughtUp, signup, uploadDocument, type TestUser, search
 import { queryGrams, substringFinder, type FinderTuning } from '../../src/knowledge/substring.js'
 import { readableParams, readableWhere } from '../../src/knowledge/readers.js'
 import { ftsPhrase } from '../../src/knowledge/query.js'
-import { pairMatch, pairTokens } from '../../src/knowledge/pairs.js'
+import { pairMatch, pairTokens, passageTokens } from '../../src/knowledge/pairs.js'
 
 const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
 
@@ -56,21 +56,24 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
     await pairIndexCaughtUp(app)
     const newest = app.sqlite.prepare(`SELECT max(rowid) FROM knowledge_passages`).pluck().get() as number
     const setThrough = app.sqlite.prepare(`UPDATE knowledge_pairs_state SET indexed_through = ?`)
-    const unindex = app.sqlite.prepare(`DELETE FROM knowledge_passages_pairs WHERE rowid > ?`)
+    const unindex = [app.sqlite.prepare(`DELETE FROM knowledge_passages_pairs WHERE rowid > ?`),
+      app.sqlite.prepare(`DELETE FROM knowledge_passages_runs WHERE rowid > ?`)]
     const madeUp = (_: string, token: string) => [10, 1_000, 1_000_000][[...token].reduce((n, c) =>
       n * 31 + c.codePointAt(0)!, 7) % 3]
     // [name, tuning, how far the pair index has come (decreasing: the passages above leave it)]
     const tunings: Array<[string, FinderTuning, number]> = [
       ['candidates', {}, newest],
       ['candidates, then the phrase walk below them', { budget: 2, pairBudget: 2 }, newest],
-      ['the phrase walk', { rareEnough: 0, probeUpTo: 0, pairBudget: 0 }, newest],
+      ['the phrase walk', { rareEnough: 0, probeUpTo: 0, pairBudget: 0, runs: false }, newest],
       // a first chunk of candidates, then the rest through candidates (costs say so), or the phrase walk below it
-      ['a probe, then candidates', { rareEnough: 0, pairs: false, costs: { candidate: 0, rarePosting: 0, posting: 1 } },
-        newest],
-      ['a probe, then candidates up to a budget', { rareEnough: 0, pairs: false, budget: 2,
+      ['a probe, then candidates', { rareEnough: 0, pairs: false, runs: false,
         costs: { candidate: 0, rarePosting: 0, posting: 1 } }, newest],
-      ['a probe, then the phrase walk', { rareEnough: 0, pairs: false,
+      ['a probe, then candidates up to a budget', { rareEnough: 0, pairs: false, runs: false, budget: 2,
+        costs: { candidate: 0, rarePosting: 0, posting: 1 } }, newest],
+      ['a probe, then the phrase walk', { rareEnough: 0, pairs: false, runs: false,
         costs: { candidate: 1e9, rarePosting: 0, posting: 0 } }, newest],
+      // the run index for words in at most 2 words of the vocabulary, the trigram index for the rest
+      ['runs for a few words', { runTerms: 2 }, newest],
       // made-up counts of the pair tokens: prefixes left out, pairs of `near` asked alone
       ['pairs by their counts', { pairDensity: madeUp }, newest],
       // a dense last prefix left out: after a first chunk, the rest through the phrase with it, or without it
@@ -87,7 +90,10 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
       'straße', 'ΟΔΟΣ', 'οδος', 'of the best', 'of the', 'zebra', 'cleaning and', 'Filler line 1', 'absent words',
       'ing', 'the fold.', 'des masses', 'SAGTE', 'DES MAS', 'of the fold', 'ne 1', 'line 12 about c',
       'Filler line 1'.repeat(20), 'abcdefghijklmnopqrstuvwxyz'.repeat(5), 'µs per run', 'μs per run', 's per run',
-      'one of the be', 'it is one of', 'calls take', 'line 12 about cl', 'plans of th', 'the lot', 'hooks deferred un']
+      'one of the be', 'it is one of', 'calls take', 'line 12 about cl', 'plans of th', 'the lot', 'hooks deferred un',
+      // one word: the run index (exact when the query is the word alone, else its candidates are checked)
+      'documented', 'OCUMENT', 'undocumented', 'ſagte', 'Maſses', 'ΑΘΗΝΑΣ', 'rénovée', 'façade,', '(first', 'first,',
+      '"first', 'line', 'lle', 'µs', 'µsp', 'Fluß;', 'absent', 'zzzzz', '12 ', ' 123']
     t.ok(queries.filter((q) => pairMatch(q, madeUp)?.match !== pairMatch(q)?.match).length >= 3,
       'the counts change the pairs asked')
     t.ok(queries.filter((q) => pairMatch(q, madeUp)?.narrow).length >= 2, 'and leave out dense prefixes')
@@ -102,11 +108,25 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
       'the pairs are what is asked')
     app.sqlite.prepare(`INSERT INTO knowledge_passages_pairs (rowid, near, far) VALUES (?, @near, @far)`)
       .run(holding[0], pairTokens(textOf.get(holding[0]) as string))
+    // and the run index for one word: a passage whose runs are gone is not found through it, unless the word is in
+    // more words of the vocabulary than the finder asks for
+    const zebras = byTrigrams(reader(a), {}, 'zebra', 200).map((r) => r.rowid)
+    t.equal(zebras.length, 2)
+    const byRuns = substringFinder(...searching(t, app))
+    t.same(byRuns(reader(a), {}, 'zebra', 200).map((r) => r.rowid), zebras)
+    app.sqlite.prepare(`DELETE FROM knowledge_passages_runs WHERE rowid = ?`).run(zebras[0])
+    t.same(byRuns(reader(a), {}, 'zebra', 200).map((r) => r.rowid), zebras.slice(1), 'the runs are what is asked')
+    t.same(byRuns(reader(a), {}, 'zebra ', 200).map((r) => r.rowid), zebras.slice(1),
+      'the runs give the candidates of a word with more around it')
+    t.same(substringFinder(...searching(t, app), { runTerms: 0 })(reader(a), {}, 'zebra', 200).map((r) => r.rowid),
+      zebras, 'a word in more words than asked for goes to the trigram index')
+    app.sqlite.prepare(`INSERT INTO knowledge_passages_runs (rowid, runs) VALUES (?, ?)`)
+      .run(zebras[0], passageTokens(textOf.get(zebras[0]) as string).runs.join(' '))
 
     for (const [name, tuning, through] of tunings) {
       // one transaction: the index worker never sees the mark below pairs it would index again
       app.sqlite.transaction(() => {
-        unindex.run(through)
+        for (const u of unindex) u.run(through)
         setThrough.run(through)
       })()
       const find = substringFinder(...searching(t, app), tuning)

@@ -1,0 +1,65 @@
+/**
+ * The run index (migration 0024): each passage's runs of letters, digits and marks (its words, folded as the
+ * trigram index folds case: the pair index's runs, src/knowledge/pairs.ts) without positions, and the vocabulary
+ * of every run indexed, under a trigram index of its own. No server-side imports: the index worker loads this.
+ *
+ * A substring query of one run (a word, or part of one) lies inside one run of any passage holding it, so such a
+ * passage holds a word of the vocabulary that holds the query. The vocabulary is small beside the passages (10,268
+ * words in the 1,000,000 passages of `bench search`), so its trigram index finds those words in well under a
+ * millisecond, and the passages holding any of them are the query's matches, newest first. The trigram index of
+ * the passages cannot do this for a word whose parts are common: "separation" is in 326 passages, its rarest
+ * trigrams in the 97,453 with "separat", and the ones that tell them apart in 80–99 % of all.
+ */
+import type Database from 'better-sqlite3'
+import { indexFold } from './fold.js'
+import { RUN } from './pairs.js'
+
+/**
+ * A query whose run is in more words than this goes to the trigram index (a 3-character fragment: "ion" is in
+ * thousands of words); FTS5 starts a doclist per word of an OR (42 words: ~0.4 ms at 1,000,000 passages)
+ */
+export const MAX_RUN_TERMS = 256
+
+/** The run index's writer, for the index worker's transactions. */
+export function runsWriter(sqlite: Database.Database) {
+  const insertRuns = sqlite.prepare(`INSERT INTO knowledge_passages_runs (rowid, runs) VALUES (?, ?)`)
+  const addTerm = sqlite.prepare(`INSERT INTO knowledge_run_terms (term) VALUES (?) ON CONFLICT DO NOTHING
+    RETURNING id`).pluck()
+  const indexTerm = sqlite.prepare(`INSERT INTO knowledge_run_terms_fts (rowid, term) VALUES (?, ?)`)
+  return {
+    /** a passage's runs (passageTokens), each added to `seen` for `vocabulary` */
+    insert(rowid: number | bigint, runs: string[], seen: Set<string>) {
+      insertRuns.run(rowid, runs.join(' '))
+      for (const run of runs) seen.add(run)
+    },
+    /**
+     * The runs the vocabulary does not have yet, added in the same transaction as their passages (a passage in the
+     * index always has its words there). Once per transaction: one look-up per distinct run, ~2 µs each.
+     */
+    vocabulary(seen: Set<string>) {
+      for (const term of seen) {
+        // (a run of fewer than 3 code points is never asked for: queries of 1–2 characters scan)
+        if (term.length < 3) continue
+        const id = addTerm.get(term) as number | undefined
+        if (id !== undefined) indexTerm.run(id, term)
+      }
+    }
+  }
+}
+
+/**
+ * The one run of a query, when it has exactly one of at least 3 code points (folded as the index folds); `exact`
+ * when the query is that run alone (its matches are then exactly the passages holding a word that holds it).
+ */
+export function queryRun(query: string): { run: string; exact: boolean } | undefined {
+  const folded = indexFold(query)
+  const runs = folded.match(RUN)
+  if (runs === null || runs.length !== 1 || [...runs[0]].length < 3) return undefined
+  return { run: runs[0], exact: runs[0] === folded }
+}
+
+/** the vocabulary's MATCH for the words holding `run` (a trigram phrase: exact for 3+ code points) */
+export const vocabularyMatch = (run: string) => `"${run}"`
+
+/** the run index's MATCH for the passages holding any of `terms` (runs: no quote, no space in them) */
+export const runsMatch = (terms: string[]) => terms.map((t) => `"${t}"`).join(' OR ')

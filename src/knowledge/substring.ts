@@ -149,6 +149,8 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     WHERE knowledge_passages_pairs MATCH ? AND rowid < ? AND rowid > ? ORDER BY rowid DESC LIMIT +?`).pluck()
   const runCandidates = sqlite.prepare(`SELECT rowid FROM knowledge_passages_runs
     WHERE knowledge_passages_runs MATCH ? AND rowid < ? AND rowid > ? ORDER BY rowid DESC LIMIT +?`).pluck()
+  const runSample = sqlite.prepare(`SELECT count(*) AS n, min(rowid) AS oldest FROM (SELECT rowid
+    FROM knowledge_passages_runs WHERE knowledge_passages_runs MATCH ? ORDER BY rowid DESC LIMIT ${SAMPLE_HITS})`)
   const wordsHolding = sqlite.prepare(`SELECT term FROM knowledge_run_terms_fts WHERE knowledge_run_terms_fts MATCH ?
     LIMIT ${runTerms + 1}`).pluck()
   const begin = sqlite.prepare('BEGIN')
@@ -179,6 +181,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     const params = readableParams(reader, filters)
     const phrase = ftsPhrase(query)
     const needle = indexFold(query)
+    let grams: { sampled: Array<{ g: string; n: number }>; step: number } | undefined
     return snapshot(() => {
       const pairs = usePairs ? pairMatch(query, pairDensity) : undefined
       const word = pairs === undefined && useRuns ? wordsOf(query) : undefined
@@ -249,24 +252,39 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
       }
     })
 
+    /** the query's trigrams (a long query's sampled: at most SAMPLED_GRAMS, spread over it) with their counts */
+    function gramCounts() {
+      if (grams) return grams
+      const all = queryGrams(query)
+      const step = Math.ceil(all.length / SAMPLED_GRAMS)
+      const sampled = all.filter((_, i) => i % step === 0).map((g) => ({ g, n: passagesWith(g) }))
+        .sort((a, b) => a.n - b.n)
+      grams = { sampled, step }
+      return grams
+    }
+
     /**
      * The words of the run index's vocabulary that hold the query's one run (src/knowledge/runs.ts); undefined when
-     * the query has not exactly one run of 3+ code points, or when that run is in more than `runTerms` words
+     * the query has not exactly one run of 3+ code points, or when that run is in more than `runTerms` words. When
+     * the query has more than the run (`key: - -`), the passages holding those words are only candidates: the
+     * trigram index's rarest trigram is asked instead when it is in fewer passages (`: -` against every `key`).
      */
     function wordsOf(q: string): { terms: string[]; exact: boolean } | undefined {
       const run = queryRun(q)
       if (run === undefined) return undefined
       const terms = wordsHolding.all(vocabularyMatch(run.run)) as string[]
-      return terms.length > runTerms ? undefined : { terms, exact: run.exact }
+      if (terms.length > runTerms) return undefined
+      if (!run.exact && terms.length > 0) {
+        const inRuns = estimate(runSample, `runs ${run.run}`, runsMatch(terms))
+        const rarest = gramCounts().sampled[0]
+        if (rarest !== undefined && rarest.n < inRuns) return undefined
+      }
+      return { terms, exact: run.exact }
     }
 
     /** through the trigram index alone, between the rowids `after` and `before` */
     function trigramRows(before: bigint, after: bigint, wanted: number): HitRow[] {
-      // a long query's trigrams are sampled at most SAMPLED_GRAMS, spread over it (each new one costs a look-up)
-      const all = queryGrams(query)
-      const step = Math.ceil(all.length / SAMPLED_GRAMS)
-      const sampled = all.filter((_, i) => i % step === 0).map((g) => ({ g, n: passagesWith(g) }))
-        .sort((a, b) => a.n - b.n)
+      const { sampled, step } = gramCounts()
       const rare = sampled.slice(0, RARE_GRAMS)
       if (rare.length === 0 || rare[0].n > probeUpTo) return phraseWalk(before, wanted, after)
       // every trigram ANDed (a query of up to 5 characters): the candidates are nearly the matches, which the phrase

@@ -93,7 +93,7 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
       'one of the be', 'it is one of', 'calls take', 'line 12 about cl', 'plans of th', 'the lot', 'hooks deferred un',
       // one word: the run index (exact when the query is the word alone, else its candidates are checked)
       'documented', 'OCUMENT', 'undocumented', 'ſagte', 'Maſses', 'ΑΘΗΝΑΣ', 'rénovée', 'façade,', '(first', 'first,',
-      '"first', 'line', 'lle', 'µs', 'µsp', 'Fluß;', 'absent', 'zzzzz', '12 ', ' 123']
+      '"first', 'line', 'lle', 'µs', 'µsp', 'Fluß;', 'absent', 'zzzzz', '12 ', ' 123', 'cleaning:', 'fold.']
     t.ok(queries.filter((q) => pairMatch(q, madeUp)?.match !== pairMatch(q)?.match).length >= 3,
       'the counts change the pairs asked')
     t.ok(queries.filter((q) => pairMatch(q, madeUp)?.narrow).length >= 2, 'and leave out dense prefixes')
@@ -120,8 +120,15 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
       'the runs give the candidates of a word with more around it')
     t.same(substringFinder(...searching(t, app), { runTerms: 0 })(reader(a), {}, 'zebra', 200).map((r) => r.rowid),
       zebras, 'a word in more words than asked for goes to the trigram index')
-    app.sqlite.prepare(`INSERT INTO knowledge_passages_runs (rowid, runs) VALUES (?, ?)`)
-      .run(zebras[0], passageTokens(textOf.get(zebras[0]) as string).runs.join(' '))
+    const reindexRuns = app.sqlite.prepare(`INSERT INTO knowledge_passages_runs (rowid, runs) VALUES (?, ?)`)
+    reindexRuns.run(zebras[0], passageTokens(textOf.get(zebras[0]) as string).runs.join(' '))
+    // a word with a rarer part around it: `cleaning` is in every filler line, `ng:` in one passage of ours
+    const colons = byTrigrams(reader(a), {}, 'cleaning:', 200).map((r) => r.rowid)
+    t.equal(colons.length, 2)
+    app.sqlite.prepare(`DELETE FROM knowledge_passages_runs WHERE rowid = ?`).run(colons[0])
+    t.same(byRuns(reader(a), {}, 'cleaning:', 200).map((r) => r.rowid), colons,
+      'a word with a rarer part around it goes to the trigram index')
+    reindexRuns.run(colons[0], passageTokens(textOf.get(colons[0]) as string).runs.join(' '))
 
     for (const [name, tuning, through] of tunings) {
       // one transaction: the index worker never sees the mark below pairs it would index again

@@ -58,6 +58,22 @@ export function queryRun(query: string): { run: string; exact: boolean } | undef
   return { run: runs[0], exact: runs[0] === folded }
 }
 
+/**
+ * What a passage holding a query of several runs must hold, run by run: an inner run, or one with more of the
+ * query on both sides, is a whole word (`whole`); the first may be the end of a longer word (`end`), the last the
+ * start of one (`start`). Undefined for fewer than two runs.
+ */
+export function queryRuns(query: string): Array<{ run: string; is: 'whole' | 'end' | 'start' }> | undefined {
+  const folded = indexFold(query)
+  const runs = [...folded.matchAll(RUN)]
+  if (runs.length < 2) return undefined
+  return runs.map((m, i) => {
+    const before = i > 0 || m.index > 0
+    const after = i < runs.length - 1 || m.index + m[0].length < folded.length
+    return { run: m[0], is: before && after ? 'whole' : before ? 'start' : 'end' }
+  })
+}
+
 /** the vocabulary's MATCH for the words holding `run` (a trigram phrase: exact for 3+ code points) */
 export const vocabularyMatch = (run: string) => `"${run}"`
 

@@ -18,7 +18,7 @@ import type Database from 'better-sqlite3'
 import { readableWhere, readableParams, type Reader, type DocFilters } from './readers.js'
 import { ftsPhrase } from './query.js'
 import { pairMatch, type PairDensity } from './pairs.js'
-import { MAX_RUN_TERMS, queryRun, runsMatch, vocabularyMatch } from './runs.js'
+import { MAX_RUN_TERMS, queryRun, queryRuns, runsMatch, vocabularyMatch } from './runs.js'
 import { indexFold } from './fold.js'
 import type { KnowledgeStore } from './store.js'
 import type { SqlRow } from '../db/prepared.js'
@@ -37,6 +37,11 @@ const COLUMNS = `p.rowid, p.id, p.text, p.chunk_index, ${DOC_COLUMNS}`
 const SAMPLE_HITS = 256
 /** at most this many of a query's trigrams are looked at */
 const SAMPLED_GRAMS = 48
+/**
+ * A query of several runs is weighed through the run index only when its runs are estimated in at most this many
+ * passages (above, the pair phrase or the trigrams are asked without weighing: the pairs' estimate costs a sample)
+ */
+const RUNS_AGAINST = 20_000
 /** how many of the rarest trigrams are ANDed */
 const RARE_GRAMS = 3
 /** candidates read by a walk's first step (then twice as many, or what the matches so far say the rest takes) */
@@ -56,6 +61,11 @@ export interface SubstringTuning {
   runs: boolean
   /** a query's word in more words of the vocabulary than this goes to the trigram index */
   runTerms: number
+  /**
+   * whether a query of several words is weighed through the run index against the pairs or trigrams (`weigh`), or
+   * asked there whenever it can be (`always`, tests), or never
+   */
+  phraseRuns: 'weigh' | 'always' | 'never'
   /** candidates of the pairs read before a dense prefix left out of them is weighed (pairWalk) */
   pairProbe: number
   /** the pair tokens' counts (tests); by default sampled from the index */
@@ -74,7 +84,7 @@ export interface SubstringTuning {
   costs: { candidate: number; rarePosting: number; posting: number; prefixPosting: number }
 }
 export const SUBSTRING_TUNING: SubstringTuning = { rareEnough: 3000, budget: 3000, pairBudget: 20_000, pairs: true,
-  runs: true, runTerms: MAX_RUN_TERMS, pairProbe: 64,
+  runs: true, runTerms: MAX_RUN_TERMS, phraseRuns: 'weigh', pairProbe: 64,
   probeUpTo: 500_000, costs: { candidate: 5000, rarePosting: 100, posting: 20, prefixPosting: 80 } }
 /** a finder's tuning: any of SubstringTuning, any of its costs */
 export type FinderTuning = Partial<Omit<SubstringTuning, 'costs'>> & { costs?: Partial<SubstringTuning['costs']> }
@@ -93,8 +103,8 @@ export function queryGrams(query: string): string[] {
 
 export function substringFinder(sqlite: Database.Database, store: KnowledgeStore,
   tuning: FinderTuning = {}) {
-  const { rareEnough, budget, pairBudget, pairs: usePairs, runs: useRuns, runTerms, pairDensity: givenDensity,
-    probeUpTo, pairProbe } = { ...SUBSTRING_TUNING, ...tuning }
+  const { rareEnough, budget, pairBudget, pairs: usePairs, runs: useRuns, runTerms, phraseRuns,
+    pairDensity: givenDensity, probeUpTo, pairProbe } = { ...SUBSTRING_TUNING, ...tuning }
   const costs = { ...SUBSTRING_TUNING.costs, ...tuning.costs }
   // rowids are bound as BigInts: FTS5 uses a rowid constraint only when its value is an INTEGER; a JavaScript
   // number binds a REAL, and then `rowid > ?` walks the doclist from its start and `rowid = ?` answers every
@@ -182,10 +192,12 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     const phrase = ftsPhrase(query)
     const needle = indexFold(query)
     let grams: { sampled: Array<{ g: string; n: number }>; step: number } | undefined
+    let phraseRuns$: { match: string | undefined; n: number } | undefined | null = null
     return snapshot(() => {
-      const pairs = usePairs ? pairMatch(query, pairDensity) : undefined
-      const word = pairs === undefined && useRuns ? wordsOf(query) : undefined
-      if (pairs === undefined && word === undefined && mayExist && !mayExist()) return []
+      const asked = usePairs ? pairMatch(query, pairDensity) : undefined
+      const word = useRuns ? runsOf(asked) : undefined
+      const pairs = word === undefined ? asked : undefined
+      if (asked === undefined && word === undefined && mayExist && !mayExist()) return []
       // the passages the pair and run indexes have not reached yet (normally none: they follow the index worker)
       const indexed = pairs !== undefined || word !== undefined
       const through = indexed ? BigInt(pairsThrough.get() as number) : 0n
@@ -211,15 +223,13 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
       }
 
       /**
-       * Through the run index: the passages holding any of the words that hold the query. Those are its matches
-       * when the query is one word alone (read with the read rule, newest first); else candidates, whose text is
-       * checked, as the pairs' are.
+       * Through the run index (runsOf). A query of one word alone: its matches, read with the read rule, newest
+       * first; else candidates, whose text is checked, as the pairs' are.
        */
       function runWalk(w: NonNullable<typeof word>, below: bigint, after: bigint, rest: number): Walk {
-        if (w.terms.length === 0) return { found: [], before: after, done: true, read: 0 }
-        const match = runsMatch(w.terms)
-        if (!w.exact) return candidateWalk(runCandidates, match, below, after, rest, pairBudget)
-        const found = store.prepared(matchSql(filters, 'knowledge_passages_runs')).all({ ...params, match,
+        if (w.match === undefined) return { found: [], before: after, done: true, read: 0 }
+        if (!w.exact) return candidateWalk(runCandidates, w.match, below, after, rest, pairBudget)
+        const found = store.prepared(matchSql(filters, 'knowledge_passages_runs')).all({ ...params, match: w.match,
           before: below, after, rest }) as HitRow[]
         return { found, before: after, done: true, read: found.length }
       }
@@ -232,20 +242,34 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
        * documents, so a first chunk alone misjudges)
        */
       function pairWalk(p: NonNullable<typeof pairs>, below: bigint, after: bigint, rest: number): Walk {
-        if (!p.narrow) return candidateWalk(pairCandidates, p.match, below, after, rest, pairBudget)
         const found: HitRow[] = []
         let read = 0
         let before = below
+        // the run index is weighed once, after the first chunk (phraseRunsOf)
+        let weighed = phraseRuns !== 'weigh'
         for (let chunk = pairProbe; ; chunk *= 2) {
-          const walk = candidateWalk(pairCandidates, p.match, before, after, rest - found.length,
-            Math.min(chunk, pairBudget - read))
+          // (without a prefix left out, the rest once the runs are weighed: FTS5 merges a prefix again per statement)
+          const limit = !p.narrow && weighed ? pairBudget - read : Math.min(chunk, pairBudget - read)
+          const walk = candidateWalk(pairCandidates, p.match, before, after, rest - found.length, limit)
           found.push(...walk.found)
           read += walk.read
           before = walk.before
           if (found.length >= rest || walk.done || read >= pairBudget) return { found, before, done: walk.done, read }
           const need = rest - found.length
-          if (p.narrow.postings * costs.prefixPosting < need * (read / Math.max(1, found.length)) * costs.candidate) {
-            const next = candidateWalk(pairCandidates, p.narrow.match, before, after, need, pairBudget - read)
+          // the candidates the rest takes at the density of matches so far
+          const more = need * (read / Math.max(1, found.length))
+          let next: Walk | undefined
+          if (p.narrow && p.narrow.postings * costs.prefixPosting < more * costs.candidate) {
+            next = candidateWalk(pairCandidates, p.narrow.match, before, after, need, pairBudget - read)
+          } else if (!weighed) {
+            weighed = true
+            const runs = more > rareEnough ? phraseRunsOf() : undefined
+            if (runs !== undefined && runs.n < more) {
+              next = runs.match === undefined ? { found: [], before: after, done: true, read: 0 }
+                : candidateWalk(runCandidates, runs.match, before, after, need, pairBudget - read)
+            }
+          }
+          if (next) {
             return { found: found.concat(next.found), before: next.before, done: next.done, read: read + next.read }
           }
         }
@@ -263,23 +287,75 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
       return grams
     }
 
+    /** the words of the vocabulary holding `run` (3+ code points), or undefined when more than `runTerms` */
+    function vocabulary(run: string): string[] | undefined {
+      if ([...run].length < 3) return undefined
+      const terms = wordsHolding.all(vocabularyMatch(run)) as string[]
+      return terms.length > runTerms ? undefined : terms
+    }
+
     /**
-     * The words of the run index's vocabulary that hold the query's one run (src/knowledge/runs.ts); undefined when
-     * the query has not exactly one run of 3+ code points, or when that run is in more than `runTerms` words. When
-     * the query has more than the run (`key: - -`), the passages holding those words are only candidates: the
-     * trigram index's rarest trigram is asked instead when it is in fewer passages (`: -` against every `key`).
+     * The run index's MATCH for the query (src/knowledge/runs.ts), when it is asked: `match` undefined when no
+     * passage it has holds the query; `exact` when its matches are the query's (one word alone).
+     *
+     * One run of 3+ code points: the words of the vocabulary that hold it, when at most `runTerms`. When the query
+     * has more than the run (`key: - -`), the passages holding those words are only candidates: the trigram index's
+     * rarest trigram is asked instead when it is in fewer passages (`: -` against every `key`).
+     *
+     * Several runs (phraseRunsOf): without pairs, asked when estimated in fewer passages than the rarest trigram
+     * (`pin to a`: one `near` pair, too common, and every trigram common: `("pin" OR "spin") AND "to"`); with pairs,
+     * weighed by pairWalk once their first candidates prove sparse in matches (`a routeOptions object`: the pairs
+     * keep 6 characters of `routeoptions`, and `ptions_object` is in thousands of passages).
      */
-    function wordsOf(q: string): { terms: string[]; exact: boolean } | undefined {
-      const run = queryRun(q)
-      if (run === undefined) return undefined
-      const terms = wordsHolding.all(vocabularyMatch(run.run)) as string[]
-      if (terms.length > runTerms) return undefined
-      if (!run.exact && terms.length > 0) {
-        const inRuns = estimate(runSample, `runs ${run.run}`, runsMatch(terms))
+    function runsOf(pairs: ReturnType<typeof pairMatch>): { match: string | undefined; exact: boolean } | undefined {
+      const one = queryRun(query)
+      if (one !== undefined) {
+        const terms = vocabulary(one.run)
+        if (terms === undefined) return undefined
+        if (terms.length === 0) return { match: undefined, exact: one.exact }
+        const match = runsMatch(terms)
+        if (one.exact) return { match, exact: true }
         const rarest = gramCounts().sampled[0]
-        if (rarest !== undefined && rarest.n < inRuns) return undefined
+        return rarest !== undefined && rarest.n < estimate(runSample, `runs ${match}`, match) ? undefined
+          : { match, exact: false }
       }
-      return { terms, exact: run.exact }
+      if (phraseRuns === 'never') return undefined
+      if (phraseRuns === 'always') {
+        const runs = phraseRunsOf()
+        return runs && { match: runs.match, exact: false }
+      }
+      // a phrase the pairs can ask: weighed in pairWalk, once its first candidates tell how sparse the matches are
+      if (pairs !== undefined) return undefined
+      // else the trigrams' candidates: at most as many as the passages of the rarest (each count sampled once,
+      // cached); when few, the runs are not looked at
+      const other = gramCounts().sampled[0]?.n
+      if (other === undefined || other <= rareEnough) return undefined
+      const runs = phraseRunsOf()
+      return runs !== undefined && runs.n <= RUNS_AGAINST && runs.n < other ? { match: runs.match, exact: false }
+        : undefined
+    }
+
+    /**
+     * The run index's MATCH for a query of several runs: every whole run as a word, the first as the words that end
+     * with it, the last as the words that start with it (when the vocabulary gives them: 3+ code points, at most
+     * `runTerms` words holding it), ANDed; with the fewest passages one of its parts is in (each
+     * part's count sampled once, cached; the candidates are at most that many): undefined when no part can be
+     * asked; `match` undefined when no passage it has holds the query (a part in no word of the vocabulary).
+     */
+    function phraseRunsOf(): { match: string | undefined; n: number } | undefined {
+      if (phraseRuns$ !== null) return phraseRuns$
+      const runs = queryRuns(query)
+      const parts: string[] = []
+      for (const { run, is } of runs ?? []) {
+        if (is === 'whole') { parts.push(runsMatch([run])); continue }
+        const terms = vocabulary(run)?.filter((t) => is === 'end' ? t.endsWith(run) : t.startsWith(run))
+        if (terms === undefined) continue
+        if (terms.length === 0) return (phraseRuns$ = { match: undefined, n: 0 })
+        parts.push(`(${runsMatch(terms)})`)
+      }
+      phraseRuns$ = parts.length === 0 ? undefined : { match: parts.join(' AND '),
+        n: Math.min(...parts.map((part) => estimate(runSample, `runs ${part}`, part))) }
+      return phraseRuns$
     }
 
     /** through the trigram index alone, between the rowids `after` and `before` */

@@ -74,6 +74,13 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
         costs: { candidate: 1e9, rarePosting: 0, posting: 0 } }, newest],
       // the run index for words in at most 2 words of the vocabulary, the trigram index for the rest
       ['runs for a few words', { runTerms: 2 }, newest],
+      // the run index for every query of several words it can narrow (else the pairs, or the trigrams)
+      ['runs for phrases', { phraseRuns: 'always' }, newest],
+      ['runs for phrases, few words each', { phraseRuns: 'always', runTerms: 2 }, newest],
+      ['runs for phrases, then the phrase walk below them', { phraseRuns: 'always', pairBudget: 2 }, newest],
+      ['no runs for phrases', { phraseRuns: 'never' }, newest],
+      // the pairs' first candidate, then the runs whenever they are estimated in fewer passages than the rest takes
+      ['pairs, then the runs', { rareEnough: 0, pairProbe: 1 }, newest],
       // made-up counts of the pair tokens: prefixes left out, pairs of `near` asked alone
       ['pairs by their counts', { pairDensity: madeUp }, newest],
       // a dense last prefix left out: after a first chunk, the rest through the phrase with it, or without it
@@ -84,6 +91,7 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
       ['pairs by their counts, then the prefix up to a budget', { pairDensity: madeUp, pairBudget: 2,
         costs: { prefixPosting: 0 } }, newest],
       ['the pair index halfway, the trigram index above it', {}, Math.floor(newest / 2)],
+      ['runs for phrases halfway, the trigram index above them', { phraseRuns: 'always' }, Math.floor(newest / 2)],
       ['no pair index yet', {}, 0]
     ]
     const queries = ['documented below', 'hooks def', 'first,last', 'école normale', 'ÉCOLE NORMALE', 'strasse',
@@ -93,7 +101,10 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
       'one of the be', 'it is one of', 'calls take', 'line 12 about cl', 'plans of th', 'the lot', 'hooks deferred un',
       // one word: the run index (exact when the query is the word alone, else its candidates are checked)
       'documented', 'OCUMENT', 'undocumented', 'ſagte', 'Maſses', 'ΑΘΗΝΑΣ', 'rénovée', 'façade,', '(first', 'first,',
-      '"first', 'line', 'lle', 'µs', 'µsp', 'Fluß;', 'absent', 'zzzzz', '12 ', ' 123', 'cleaning:', 'fold.']
+      '"first', 'line', 'lle', 'µs', 'µsp', 'Fluß;', 'absent', 'zzzzz', '12 ', ' 123', 'cleaning:', 'fold.',
+      // several words through the runs: whole inner words, a first that ends one, a last that starts one
+      'ebra cross', 'rebuilding plan was undoc', 'a b', 'ng: hooks', 'ilbo ne', 'plan  was', 'Straße und Flu',
+      'ſagte er', 'Maſses wegen', 'normale à pa', ' best of ', 'of the best of', 'ine 1 ab']
     t.ok(queries.filter((q) => pairMatch(q, madeUp)?.match !== pairMatch(q)?.match).length >= 3,
       'the counts change the pairs asked')
     t.ok(queries.filter((q) => pairMatch(q, madeUp)?.narrow).length >= 2, 'and leave out dense prefixes')
@@ -129,6 +140,23 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
     t.same(byRuns(reader(a), {}, 'cleaning:', 200).map((r) => r.rowid), colons,
       'a word with a rarer part around it goes to the trigram index')
     reindexRuns.run(colons[0], passageTokens(textOf.get(colons[0]) as string).runs.join(' '))
+    // several words: the runs as words, the first as the end of one, the last as the start of one
+    const phrase = 'hooks deferred un'
+    const deferred = byTrigrams(reader(a), {}, phrase, 200).map((r) => r.rowid)
+    t.equal(deferred.length, 2)
+    app.sqlite.prepare(`DELETE FROM knowledge_passages_runs WHERE rowid = ?`).run(deferred[0])
+    t.same(substringFinder(...searching(t, app), { phraseRuns: 'always' })(reader(a), {}, phrase, 200)
+      .map((r) => r.rowid), deferred.slice(1), 'a phrase through the runs')
+    t.same(substringFinder(...searching(t, app), { phraseRuns: 'never' })(reader(a), {}, phrase, 200)
+      .map((r) => r.rowid), deferred, 'or not')
+    reindexRuns.run(deferred[0], passageTokens(textOf.get(deferred[0]) as string).runs.join(' '))
+    // the pairs first, and the runs below them once the pairs' first candidates (here 1) prove sparser than them
+    app.sqlite.prepare(`DELETE FROM knowledge_passages_runs WHERE rowid = ?`).run(deferred[1])
+    t.same(substringFinder(...searching(t, app), { rareEnough: 0, pairProbe: 1 })(reader(a), {}, phrase, 200)
+      .map((r) => r.rowid), deferred.slice(0, 1), 'the pairs, then the runs')
+    t.same(substringFinder(...searching(t, app), { pairProbe: 1 })(reader(a), {}, phrase, 200)
+      .map((r) => r.rowid), deferred, 'the pairs alone while they take few candidates')
+    reindexRuns.run(deferred[1], passageTokens(textOf.get(deferred[1]) as string).runs.join(' '))
 
     for (const [name, tuning, through] of tunings) {
       // one transaction: the index worker never sees the mark below pairs it would index again

@@ -1,6 +1,6 @@
 -- The word index of substring search (src/knowledge/runs.ts): each passage's runs of letters, digits and marks,
 -- folded as the trigram index folds case, made in JavaScript, without positions; and their vocabulary, every run
--- ever indexed once, under a trigram index of its own. A substring query of one word asks the vocabulary for the
+-- of 3+ characters ever indexed, once, under a trigram index of its own. A substring query of one word asks the vocabulary for the
 -- words that hold it (a few among thousands) and the passages for any of them: its matches exactly, where the
 -- trigram index read every passage holding its commonest part ("separation": 326 passages, 97,453 with "separat").
 -- Filled with the pair index, by the index worker when idle, up to knowledge_pairs_state.indexed_through.

@@ -322,19 +322,20 @@ const pairSlice = sqlite.transaction(() => {
   let through = pairsThrough.get() as number
   const deadline = performance.now() + TXN_MS
   let added = 0
-  const seen = new Set<string>()
   do {
     const rows = unpaired.all(through) as Array<{ rowid: number; text: string }>
+    // (the batch's new words within the time budget: text of ids and numbers brings thousands, ~12 µs each)
+    const seen = new Set<string>()
     for (const row of rows) {
       const tokens = passageTokens(row.text)
       insertPairs.run(row.rowid, tokens.near, tokens.far)
       runs.insert(row.rowid, tokens.runs, seen)
     }
+    runs.vocabulary(seen)
     added += rows.length
     if (rows.length > 0) through = rows[rows.length - 1].rowid
     if (rows.length < PAIRS_BATCH) break
   } while (performance.now() < deadline && Atomics.load(intent, INTENT) === 0)
-  runs.vocabulary(seen)
   if (added > 0) setPairsThrough.run(through)
   return added
 }).immediate

@@ -4,11 +4,11 @@
  * of every run indexed, under a trigram index of its own. No server-side imports: the index worker loads this.
  *
  * A substring query of one run (a word, or part of one) lies inside one run of any passage holding it, so such a
- * passage holds a word of the vocabulary that holds the query. The vocabulary is small beside the passages (10,268
- * words in the 1,000,000 passages of `bench search`), so its trigram index finds those words in well under a
- * millisecond, and the passages holding any of them are the query's matches, newest first. The trigram index of
- * the passages cannot do this for a word whose parts are common: "separation" is in 326 passages, its rarest
- * trigrams in the 97,453 with "separat", and the ones that tell them apart in 80–99 % of all.
+ * passage holds a word of the vocabulary that holds the query. The vocabulary is small beside the passages (10,027
+ * words of 3+ characters in the 1,000,000 passages of `bench search`), so its trigram index finds those words in
+ * well under a millisecond, and the passages holding any of them are the query's matches, newest first. The
+ * trigram index of the passages cannot do this for a word whose parts are common: "separation" is in 326 passages,
+ * its rarest trigrams in the 97,453 with "separat", and the ones that tell them apart in 80–99 % of all.
  */
 import type Database from 'better-sqlite3'
 import { indexFold } from './fold.js'
@@ -34,11 +34,11 @@ export function runsWriter(sqlite: Database.Database) {
     },
     /**
      * The runs the vocabulary does not have yet, added in the same transaction as their passages (a passage in the
-     * index always has its words there). Once per transaction: one look-up per distinct run, ~2 µs each.
+     * index always has its words there): one look-up per distinct run, ~2 µs each (~12 µs a new one).
      */
     vocabulary(seen: Set<string>) {
       for (const term of seen) {
-        // (a run of fewer than 3 code points is never asked for: queries of 1–2 characters scan)
+        // (a run of fewer than 3 UTF-16 units has fewer than 3 code points: never looked up in the vocabulary)
         if (term.length < 3) continue
         const id = addTerm.get(term) as number | undefined
         if (id !== undefined) indexTerm.run(id, term)

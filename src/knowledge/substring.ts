@@ -1,7 +1,9 @@
 /**
  * The newest readable passages holding a 3+ character query (case-insensitive substring, folded as the trigram
- * index folds), from the word-pair index for a query of several words (src/knowledge/pairs.ts; the trigram index
- * above its mark), else from the trigram index without a phrase walk over common trigrams.
+ * index folds), from the run index for a query of one word (src/knowledge/runs.ts: the passages holding the words
+ * of its vocabulary that hold it), from the word-pair index for a query of several words (src/knowledge/pairs.ts)
+ * or the run index when its words are rarer (runsOf, pairWalk); the trigram index above those indexes' mark, and
+ * else without a phrase walk over common trigrams.
  *
  * FTS5 evaluates a phrase by stepping every one of its trigrams' doclists in step; at 1,000,000 passages most
  * trigrams of English words are in tens of thousands of passages, so a phrase with few matches reads nearly
@@ -42,6 +44,10 @@ const SAMPLED_GRAMS = 48
  * passages (above, the pair phrase or the trigrams are asked without weighing: the pairs' estimate costs a sample)
  */
 const RUNS_AGAINST = 20_000
+/** a run longer than this (code points) is looked up in the vocabulary by its start */
+const VOCABULARY_PROBE = 64
+/** FTS5 keeps a token's first this many bytes (FTS5_MAX_TOKEN_SIZE) */
+const MAX_TOKEN_BYTES = 32_768
 /** how many of the rarest trigrams are ANDed */
 const RARE_GRAMS = 3
 /** candidates read by a walk's first step (then twice as many, or what the matches so far say the rest takes) */
@@ -139,14 +145,14 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
    */
   const counts = new Map<string, number>()
   let corpus = { at: -Infinity, newest: 0 }
-  function estimate(source: Database.Statement, key: string, match: string): number {
+  function estimate(source: Database.Statement, key: string, match: string, cache = true): number {
     if (performance.now() - corpus.at > 60_000) corpus = { at: performance.now(), newest: newest.get() as number }
     let n = counts.get(key)
     if (n === undefined) {
       const { n: hits, oldest } = source.get(match) as { n: number; oldest: number | null }
       n = hits < SAMPLE_HITS ? hits : Math.round(hits * corpus.newest / Math.max(1, corpus.newest - oldest! + 1))
       if (counts.size >= MAX_CACHED) counts.clear()
-      counts.set(key, n)
+      if (cache) counts.set(key, n)
     }
     return n
   }
@@ -188,6 +194,8 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
    */
   return function rows(reader: Reader, filters: DocFilters, query: string, want: number,
     mayExist?: () => boolean, within?: () => Array<[bigint, bigint]> | undefined): HitRow[] {
+    // a lone surrogate reaches SQLite as U+FFFD, as it reached the passages: the text check must see it so
+    query = query.toWellFormed()
     const params = readableParams(reader, filters)
     const phrase = ftsPhrase(query)
     const needle = indexFold(query)
@@ -195,13 +203,15 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     let phraseRuns$: { match: string | undefined; n: number } | undefined | null = null
     return snapshot(() => {
       const asked = usePairs ? pairMatch(query, pairDensity) : undefined
-      const word = useRuns ? runsOf(asked) : undefined
-      const pairs = word === undefined ? asked : undefined
-      if (asked === undefined && word === undefined && mayExist && !mayExist()) return []
+      if (asked === undefined && mayExist && !mayExist()) return []
       // the passages the pair and run indexes have not reached yet (normally none: they follow the index worker)
+      const mark = BigInt(pairsThrough.get() as number)
+      const behind = mark < BigInt(newest.get() as number)
+      const word = useRuns ? runsOf(asked, behind) : undefined
+      const pairs = word === undefined ? asked : undefined
       const indexed = pairs !== undefined || word !== undefined
-      const through = indexed ? BigInt(pairsThrough.get() as number) : 0n
-      const above = indexed && through < BigInt(newest.get() as number)
+      const through = indexed ? mark : 0n
+      const above = indexed && behind
       const found: HitRow[] = []
       for (const [from, to] of within?.() ?? [[1n, BigInt(Number.MAX_SAFE_INTEGER)]]) {
         found.push(...between(to, from - 1n, want - found.length))
@@ -263,7 +273,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
             next = candidateWalk(pairCandidates, p.narrow.match, before, after, need, pairBudget - read)
           } else if (!weighed) {
             weighed = true
-            const runs = more > rareEnough ? phraseRunsOf() : undefined
+            const runs = more > rareEnough ? phraseRunsOf(behind) : undefined
             if (runs !== undefined && runs.n < more) {
               next = runs.match === undefined ? { found: [], before: after, done: true, read: 0 }
                 : candidateWalk(runCandidates, runs.match, before, after, need, pairBudget - read)
@@ -287,11 +297,18 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
       return grams
     }
 
-    /** the words of the vocabulary holding `run` (3+ code points), or undefined when more than `runTerms` */
+    /**
+     * The words of the vocabulary holding `run` (3+ code points), or undefined when more than `runTerms`. A long run
+     * is looked up by its first VOCABULARY_PROBE code points (its trigram phrase would step every trigram's
+     * doclist), the words then checked whole.
+     */
     function vocabulary(run: string): string[] | undefined {
-      if ([...run].length < 3) return undefined
-      const terms = wordsHolding.all(vocabularyMatch(run)) as string[]
-      return terms.length > runTerms ? undefined : terms
+      const cps = [...run]
+      if (cps.length < 3) return undefined
+      const probe = cps.length > VOCABULARY_PROBE ? cps.slice(0, VOCABULARY_PROBE).join('') : run
+      const terms = wordsHolding.all(vocabularyMatch(probe)) as string[]
+      if (terms.length > runTerms) return undefined
+      return probe === run ? terms : terms.filter((t) => t.includes(run))
     }
 
     /**
@@ -307,21 +324,23 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
      * weighed by pairWalk once their first candidates prove sparse in matches (`a routeOptions object`: the pairs
      * keep 6 characters of `routeoptions`, and `ptions_object` is in thousands of passages).
      */
-    function runsOf(pairs: ReturnType<typeof pairMatch>): { match: string | undefined; exact: boolean } | undefined {
+    function runsOf(pairs: ReturnType<typeof pairMatch>, behind: boolean):
+      { match: string | undefined; exact: boolean } | undefined {
       const one = queryRun(query)
       if (one !== undefined) {
         const terms = vocabulary(one.run)
         if (terms === undefined) return undefined
         if (terms.length === 0) return { match: undefined, exact: one.exact }
         const match = runsMatch(terms)
-        if (one.exact) return { match, exact: true }
+        // FTS5 keeps a token's first 32,768 bytes (FTS5_MAX_TOKEN_SIZE): a longer word's passages are candidates
+        if (one.exact && terms.every((t) => t.length * 3 <= MAX_TOKEN_BYTES)) return { match, exact: true }
         const rarest = gramCounts().sampled[0]
-        return rarest !== undefined && rarest.n < estimate(runSample, `runs ${match}`, match) ? undefined
-          : { match, exact: false }
+        return rarest !== undefined && rarest.n < estimate(runSample, `runs any ${one.run}`, match, !behind)
+          ? undefined : { match, exact: false }
       }
       if (phraseRuns === 'never') return undefined
       if (phraseRuns === 'always') {
-        const runs = phraseRunsOf()
+        const runs = phraseRunsOf(behind)
         return runs && { match: runs.match, exact: false }
       }
       // a phrase the pairs can ask: weighed in pairWalk, once its first candidates tell how sparse the matches are
@@ -330,7 +349,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
       // cached); when few, the runs are not looked at
       const other = gramCounts().sampled[0]?.n
       if (other === undefined || other <= rareEnough) return undefined
-      const runs = phraseRunsOf()
+      const runs = phraseRunsOf(behind)
       return runs !== undefined && runs.n <= RUNS_AGAINST && runs.n < other ? { match: runs.match, exact: false }
         : undefined
     }
@@ -342,19 +361,20 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
      * part's count sampled once, cached; the candidates are at most that many): undefined when no part can be
      * asked; `match` undefined when no passage it has holds the query (a part in no word of the vocabulary).
      */
-    function phraseRunsOf(): { match: string | undefined; n: number } | undefined {
+    function phraseRunsOf(behind: boolean): { match: string | undefined; n: number } | undefined {
       if (phraseRuns$ !== null) return phraseRuns$
       const runs = queryRuns(query)
-      const parts: string[] = []
+      const parts: Array<{ key: string; match: string }> = []
       for (const { run, is } of runs ?? []) {
-        if (is === 'whole') { parts.push(runsMatch([run])); continue }
+        if (is === 'whole') { parts.push({ key: `runs whole ${run}`, match: runsMatch([run]) }); continue }
         const terms = vocabulary(run)?.filter((t) => is === 'end' ? t.endsWith(run) : t.startsWith(run))
         if (terms === undefined) continue
         if (terms.length === 0) return (phraseRuns$ = { match: undefined, n: 0 })
-        parts.push(`(${runsMatch(terms)})`)
+        parts.push({ key: `runs ${is} ${run}`, match: `(${runsMatch(terms)})` })
       }
-      phraseRuns$ = parts.length === 0 ? undefined : { match: parts.join(' AND '),
-        n: Math.min(...parts.map((part) => estimate(runSample, `runs ${part}`, part))) }
+      // (the counts of an index still catching up are not kept: they would stay too low)
+      phraseRuns$ = parts.length === 0 ? undefined : { match: parts.map((p) => p.match).join(' AND '),
+        n: Math.min(...parts.map((p) => estimate(runSample, p.key, p.match, !behind))) }
       return phraseRuns$
     }
 

@@ -193,3 +193,32 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
       t.same(find(reader(b), {}, 'Filler line', 200), [], `${name}: and never ours`)
     }
   })
+
+t.test('a word longer than FTS5 keeps of a token (32,768 bytes) and a lone surrogate in the query', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const u = await signup(app)
+  // two words of 17,003 Cyrillic letters (34,006 bytes) that differ only after their first 32,768 bytes
+  const base = 'д'.repeat(17_000)
+  await uploadDocument(app, u, { filename: 'long.txt', content: `Intro ${base}кот end\n\nOther ${base}пёс end` },
+    { chunkSize: '20000', chunkOverlap: '0' })
+  await pairIndexCaughtUp(app)
+  const reader = { customerId: u.customerId, userId: u.userId, workspaceIds: [u.workspaceId] }
+  const find = substringFinder(...searching(t, app))
+  const byTrigrams = substringFinder(...searching(t, app), { runs: false })
+  const ids = (rows: Array<{ rowid: number }>) => rows.map((r) => r.rowid)
+  const cat = byTrigrams(reader, {}, 'дкот', 10)
+  t.equal(cat.length, 1)
+  t.match(cat[0].text, /дкот/)
+  t.same(ids(find(reader, {}, 'дкот', 10)), ids(cat),
+    'the run index\'s candidates are checked: FTS5 cut both words to the same token')
+  t.same(ids(find(reader, {}, 'ддпёс', 10)), ids(byTrigrams(reader, {}, 'ддпёс', 10)))
+  // a lone surrogate: SQLite reads it as U+FFFD, and so does the check after
+  await uploadDocument(app, u, { filename: 'fffd.txt', content: 'broken \ufffd here' })
+  await pairIndexCaughtUp(app)
+  for (const q of ['n \ud800 h', 'broken \ud800', '\ud800 here', 'roken\ud800']) {
+    const expected = ids(byTrigrams(reader, {}, q.toWellFormed(), 10))
+    t.same(ids(find(reader, {}, q, 10)), expected, JSON.stringify(q))
+    t.same(ids(byTrigrams(reader, {}, q, 10)), expected)
+  }
+  t.equal(find(reader, {}, 'broken \ud800', 10).length, 1)
+})

@@ -35,6 +35,10 @@ const MAX_PAIR_TERMS = 6
  */
 const narrowest = (terms: string[]) => bestWindow(terms, MAX_PAIR_TERMS,
   (w) => [...new Set(w)].reduce((n, t) => n + t.length, 0))
+/** the words a query's first run may end (src/knowledge/runs.ts: the vocabulary), or undefined when unknown */
+export type WordEnds = (run: string) => string[] | undefined
+/** at most this many distinct last 6 characters of those words are asked for a first run (else `near`) */
+const MAX_FIRST_FORMS = 16
 /** a query's last word shorter than this (and not known whole) is left out */
 const SHORT_PREFIX = 2
 /** how much of a pair's first word each column keeps: its last 2 characters (`near`), its last 6 (`far`) */
@@ -101,9 +105,10 @@ const NEAR_ALONE = 5_000
  * own counts), a dense last prefix is left out and one `near` pair is asked when it is rare; the phrase with that
  * prefix is given too (`narrow`), with the passages holding the prefix's exact token (FTS5 merges at least their
  * postings for it): the candidates of `match` may prove so sparse in matches that merging the prefix once costs less
- * than reading them (substring.ts decides).
+ * than reading them (substring.ts decides). With `endings`, a first run of 3–5 characters that may end a longer
+ * word is asked in `far` as each of the last 6 characters of the words it ends (when at most MAX_FIRST_FORMS).
  */
-export function pairMatch(query: string, density?: PairDensity):
+export function pairMatch(query: string, density?: PairDensity, endings?: WordEnds):
   { match: string; narrow?: { match: string; postings: number } } | undefined {
   const lower = indexFold(query)
   const ascii = isAscii(lower)
@@ -113,10 +118,17 @@ export function pairMatch(query: string, density?: PairDensity):
   // the first run may end a longer word, the last may begin one
   const firstWhole = runs[0].at > 0
   const first = length(runs[0].run)
-  const chosen: PairColumn | undefined = firstWhole || first >= PAIR_ENDS.far ? 'far'
+  // a first run of 3–5 characters that may end a longer word: the words of the vocabulary that end with it give
+  // the last 6 characters it may stand for (`check` → `check`, `echeck`, `lcheck`), each asked in `far`
+  let firstForms: string[] | undefined
+  if (!firstWhole && first >= 3 && first < PAIR_ENDS.far && endings) {
+    const forms = endings(runs[0].run)?.map((w) => lastOf(w, PAIR_ENDS.far, isAscii(w)))
+    if (forms && forms.length > 0 && new Set(forms).size <= MAX_FIRST_FORMS) firstForms = [...new Set(forms)]
+  }
+  const chosen: PairColumn | undefined = firstWhole || first >= PAIR_ENDS.far || firstForms ? 'far'
     : first >= PAIR_ENDS.near ? 'near' : undefined
   const column = chosen ?? 'far'
-  const terms: Array<{ token: string; prefix: boolean }> = []
+  const terms: Array<{ token: string; prefix: boolean; alts?: string[] }> = []
   for (let i = chosen ? 0 : 1; i + 1 < runs.length; i++) {
     const x = runs[i]
     const y = runs[i + 1]
@@ -126,19 +138,33 @@ export function pairMatch(query: string, density?: PairDensity):
     // of two or three characters costs up to ~100 ms at 1,000,000 passages, "ed_to" *; leaving it out, more)
     if (!yWhole && yChars < SHORT_PREFIX) break
     const sep = lower.slice(x.end, y.at) === ' ' ? '_' : '|'
+    const alts = i === 0 && firstForms ? firstForms.map((f) => `${f}${sep}${firstMax(y.run, ascii)}`) : undefined
     terms.push({ token: `${lastOf(x.run, PAIR_ENDS[column], ascii)}${sep}${firstMax(y.run, ascii)}`,
-      prefix: !yWhole && yChars < PAIR_WORD_MAX })
+      prefix: !yWhole && yChars < PAIR_WORD_MAX, alts })
   }
   const last = terms[terms.length - 1]
-  const phraseOf = (ts: typeof terms) =>
-    `{${column}}: (${narrowest(ts.map((t) => `"${t.token}"${t.prefix ? ' *' : ''}`)).join(' + ')})`
+  const keyOf = (token: string, prefix: boolean) => `"${token}"${prefix ? ' *' : ''}`
+  // the phrase of the narrowest window of pairs; a first pair of several forms makes one phrase per form, ORed
+  const phraseOf = (ts: typeof terms) => {
+    const keys = ts.map((t) => keyOf(t.token, t.prefix))
+    const kept = narrowest(keys)
+    const alts = ts[0].alts
+    if (alts === undefined || keys.slice(0, kept.length).some((k, i) => k !== kept[i])) {
+      return `{${column}}: (${kept.join(' + ')})`
+    }
+    const rest = kept.slice(1)
+    return `{${column}}: (${alts.map((a) => `(${[keyOf(a, ts[0].prefix), ...rest].join(' + ')})`).join(' OR ')})`
+  }
+  // the passages holding a pair (all forms of the first)
+  const densityOf = (t: (typeof terms)[number]) => t.alts ? t.alts.reduce((n, a) => n + density!(column, a), 0)
+    : density!(column, t.token)
   let narrow: { match: string; postings: number } | undefined
   if (density && terms.length > 1 && last.prefix) {
     // left out when the other pairs narrow far more than it would, and can be asked without it
     // (the count is the exact token's: those it begins add to what FTS5 merges)
-    const dense = density(column, last.token)
+    const dense = densityOf(last)
     if (dense > DENSE_PREFIX) {
-      const rest = Math.min(...terms.slice(0, -1).map((t) => density(column, t.token)))
+      const rest = Math.min(...terms.slice(0, -1).map(densityOf))
       // one `near` pair left must be rare enough to be asked alone
       if (rest * 4 <= dense && (terms.length > 2 || column === 'far' || rest <= DENSE_PREFIX)) {
         narrow = { match: phraseOf(terms), postings: dense }

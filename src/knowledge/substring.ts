@@ -203,7 +203,8 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     let phraseRuns$: { match: string | undefined; n: number } | undefined | null = null
     let rareAnd: { match: string; n: number } | undefined | null = null
     return snapshot(() => {
-      const asked = usePairs ? pairMatch(query, pairDensity) : undefined
+      const asked = usePairs ? pairMatch(query, pairDensity,
+        useRuns ? (run) => vocabulary(run)?.filter((t) => t.endsWith(run)) : undefined) : undefined
       if (asked === undefined && mayExist && !mayExist()) return []
       // the passages the pair and run indexes have not reached yet (normally none: they follow the index worker)
       const mark = BigInt(pairsThrough.get() as number)
@@ -253,13 +254,12 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
        * documents, so a first chunk alone misjudges)
        */
       function pairWalk(p: NonNullable<typeof pairs>, below: bigint, after: bigint, rest: number): Walk {
-        // once, after the first candidates: the rest through the narrowest of these pairs, the runs (phraseRunsOf)
-        // and the rarest trigrams (`(rather than`: its pairs are common, its `(ra` rare)
-        let weighed = phraseRuns !== 'weigh'
+        // after each chunk of candidates: the rest through the narrowest of these pairs, the runs (phraseRunsOf) and
+        // the rarest trigrams (`(rather than`: its pairs are common, its `(ra` rare; each estimated once)
+        const weighs = phraseRuns === 'weigh'
         let instead: 'runs' | 'trigrams' | undefined
         const weigh = (found: number, read: number) => {
-          weighed = true
-          // the candidates the rest takes at the density of matches so far
+          // the candidates the rest takes at the density of matches so far (with none yet, at least this many)
           const more = (rest - found) * (read / Math.max(1, found))
           if (more <= rareEnough) return false
           // (by a margin: matches cluster in documents, and a first chunk misjudges their density)
@@ -281,8 +281,9 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
         }
         // one statement (FTS5 merges a prefix's doclists again for each)
         if (!p.narrow) {
-          const walk = weighed ? candidateWalk(pairCandidates, p.match, below, after, rest, pairBudget)
-            : candidateWalk(pairCandidates, p.match, below, after, rest, pairBudget, weigh, pairProbe * 2)
+          const walk = weighs
+            ? candidateWalk(pairCandidates, p.match, below, after, rest, pairBudget, weigh, pairProbe * 2)
+            : candidateWalk(pairCandidates, p.match, below, after, rest, pairBudget)
           return instead ? otherwise(walk) : walk
         }
         const found: HitRow[] = []
@@ -300,7 +301,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
             const next = candidateWalk(pairCandidates, p.narrow.match, before, after, need, pairBudget - read)
             return { found: found.concat(next.found), before: next.before, done: next.done, read: read + next.read }
           }
-          if (!weighed && weigh(found.length, read)) return otherwise({ found, before, done: false, read })
+          if (weighs && weigh(found.length, read)) return otherwise({ found, before, done: false, read })
         }
       }
     })
@@ -452,7 +453,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
      * read (at most `limit` are read).
      */
     function candidateWalk(source: Database.Statement, match: string, before: bigint, after: bigint,
-      wanted: number, limit: number, stopAfterFirst?: (found: number, read: number) => boolean,
+      wanted: number, limit: number, stopAfter?: (found: number, read: number) => boolean,
       first = FIRST_CHUNK): Walk {
       const found: HitRow[] = []
       let read = 0
@@ -488,9 +489,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
             if (found.length >= wanted) return { found, before, done: false, read }
           }
           if (ids.length < asked) return { found, before, done: true, read }
-          if (stopAfterFirst && read === ids.length && stopAfterFirst(found.length, read)) {
-            return { found, before, done: false, read }
-          }
+          if (stopAfter?.(found.length, read)) return { found, before, done: false, read }
           // twice as many next time, or about what the matches so far say the rest takes (a chunk read whole where
           // its first quarter held the rest costs ~4 µs a candidate for nothing)
           const rest = Math.ceil(((wanted - found.length) * read / Math.max(1, found.length)) * 1.25)

@@ -1,9 +1,10 @@
 import t from 'tap'
 import Database from 'better-sqlite3'
-import { pairMatch, pairTokens, PAIR_WORD_MAX, type PairDensity } from '../../src/knowledge/pairs.js'
+import { pairMatch, pairTokens, passageTokens, PAIR_WORD_MAX, type PairDensity, type WordEnds } from
+  '../../src/knowledge/pairs.js'
 
 /** pairMatch's expression (the one asked first) */
-const matchOf = (query: string, density?: PairDensity) => pairMatch(query, density)?.match
+const matchOf = (query: string, density?: PairDensity, endings?: WordEnds) => pairMatch(query, density, endings)?.match
 import { indexFold, isAscii } from '../../src/knowledge/fold.js'
 import { ftsPhrase } from '../../src/knowledge/query.js'
 
@@ -52,6 +53,21 @@ t.test('pairMatch: a phrase of the query\'s pairs in one column, the last a pref
   t.equal(matchOf('s o'), undefined, 'nothing left')
   t.equal(matchOf('ΟΔΟΣ ΑΘΗΝΑΣ ODOS'), '{near}: ("οσ_αθηνασ" + "ασ_odos" *)', 'folded as the passages are')
 })
+
+t.test('pairMatch with the vocabulary: a first run that may end a longer word, asked as each word\'s end',
+  async (t) => {
+    const checks = () => ['check', 'typecheck', 'spellcheck', 'recheck']
+    t.equal(matchOf('check in a', undefined, checks),
+      '{far}: (("check_in") OR ("echeck_in") OR ("lcheck_in"))', 'one pair: `far` for each distinct last 6')
+    t.equal(matchOf('check in the', undefined, checks),
+      '{far}: (("check_in" + "in_the" *) OR ("echeck_in" + "in_the" *) OR ("lcheck_in" + "in_the" *))')
+    t.equal(matchOf('check in a'), undefined, 'without it: one `near` pair, not asked')
+    t.equal(matchOf(' check in a', undefined, checks), '{far}: ("check_in")', 'a whole first word needs none')
+    t.equal(matchOf('check in a', undefined, () => []), undefined, 'no such word: as without')
+    const many = () => Array.from({ length: 17 }, (_, i) => `${'abcdefghijklmnopq'[i]}check`)
+    t.equal(matchOf('check in the', undefined, many), '{near}: ("ck_in" + "in_the" *)', 'more than 16 forms: `near`')
+    t.equal(matchOf('ck in the', undefined, checks), '{near}: ("ck_in" + "in_the" *)', '2 characters: `near`')
+  })
 
 t.test('pairMatch with the index\'s counts: a dense last prefix left out, one rare `near` pair asked', async (t) => {
   const counts = (known: Record<string, number>) => (column: string, token: string) => {
@@ -109,6 +125,13 @@ t.test('every passage the trigram index finds is among the pair index\'s matches
     const insertText = db.prepare('INSERT INTO trigrams (rowid, text) VALUES (?, ?)')
     texts.forEach((text, i) => { insert.run(i + 1, pairTokens(text)); insertText.run(i + 1, text) })
     const folded = texts.map(indexFold)
+    const vocabulary = [...new Set(texts.flatMap((text) => passageTokens(text).runs))]
+    let expanded = 0
+    const endings: WordEnds = (run) => {
+      const words = vocabulary.filter((w) => w.endsWith(run))
+      if (words.length > 0) expanded++
+      return words
+    }
     const matches = db.prepare('SELECT rowid FROM pair_index WHERE pair_index MATCH ?').pluck()
     const trigramMatches = db.prepare('SELECT rowid FROM trigrams WHERE trigrams MATCH ?').pluck()
     let checked = 0
@@ -126,7 +149,9 @@ t.test('every passage the trigram index finds is among the pair index\'s matches
       // without counts, and with made-up counts (every token as dense or as rare as a coin says): prefixes left
       // out, pairs of `near` asked alone
       const counts = () => random() < 0.5 ? 10 : 1_000_000
-      const forms = new Set([matchOf(variant), matchOf(variant, counts), matchOf(variant, counts)])
+      // and with the words of the texts: a first run that may end a longer word asked as each word's end
+      const forms = new Set([matchOf(variant), matchOf(variant, counts), matchOf(variant, counts),
+        matchOf(variant, undefined, endings), matchOf(variant, counts, endings)])
       if (!forms.has(undefined)) checked++
       for (const match of forms) {
         if (match === undefined) continue
@@ -137,5 +162,6 @@ t.test('every passage the trigram index finds is among the pair index\'s matches
       }
     }
     t.ok(checked > 1000, `${checked} queries checked`)
+    t.ok(expanded > 300, `${expanded} first runs asked as the ends of words`)
     t.ok(narrowed > checked, `the pairs narrow most of them (${narrowed} of the forms)`)
   })

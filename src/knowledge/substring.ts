@@ -39,10 +39,7 @@ const COLUMNS = `p.rowid, p.id, p.text, p.chunk_index, ${DOC_COLUMNS}`
 const SAMPLE_HITS = 256
 /** at most this many of a query's trigrams are looked at */
 const SAMPLED_GRAMS = 48
-/**
- * A query of several runs is weighed through the run index only when its runs are estimated in at most this many
- * passages (above, the pair phrase or the trigrams are asked without weighing: the pairs' estimate costs a sample)
- */
+/** a query of several runs without pairs goes through the run index only when estimated in at most this many */
 const RUNS_AGAINST = 20_000
 /** a run longer than this (code points) is looked up in the vocabulary by its start */
 const VOCABULARY_PROBE = 64
@@ -247,11 +244,13 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
       }
 
       /**
-       * Through the pair index. When a dense last prefix was left out of the phrase, its candidates are read in
-       * growing chunks, and after each the matches so far say how many the rest takes; once that costs more than
-       * the phrase with the prefix (its tokens merged once), the rest goes through that ("receives the and": 6,894
-       * candidates read for 33 matches, 90 ms with the file's pages cached and 530 ms without; matches cluster in
-       * documents, so a first chunk alone misjudges)
+       * Through the pair index; after each chunk of candidates, the rest through the run index or the rarest
+       * trigrams when the matches so far say the pairs would take more than twice their candidates. When a dense
+       * last prefix was left out of the phrase, its candidates are read in growing chunks, and after each the
+       * matches so far say how many the rest takes; once that costs more than the phrase with the prefix (its tokens
+       * merged once), the rest goes through that ("receives the and": 6,894 candidates read for 33 matches, 90 ms
+       * with the file's pages cached and 530 ms without; matches cluster in documents, so a first chunk alone
+       * misjudges)
        */
       function pairWalk(p: NonNullable<typeof pairs>, below: bigint, after: bigint, rest: number): Walk {
         // after each chunk of candidates: the rest through the narrowest of these pairs, the runs (phraseRunsOf) and
@@ -391,9 +390,9 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     /**
      * The run index's MATCH for a query of several runs: every whole run as a word, the first as the words that end
      * with it, the last as the words that start with it (when the vocabulary gives them: 3+ code points, at most
-     * `runTerms` words holding it), ANDed; with the fewest passages one of its parts is in (each
-     * part's count sampled once, cached; the candidates are at most that many): undefined when no part can be
-     * asked; `match` undefined when no passage it has holds the query (a part in no word of the vocabulary).
+     * `runTerms` words holding it), ANDed; with the fewest passages one of its parts is in (each part's count sampled
+     * once, cached; the candidates are at most that many): undefined when no part can be asked; `match` undefined
+     * when no passage it has holds the query (a part in no word of the vocabulary).
      */
     function phraseRunsOf(behind: boolean): { match: string | undefined; n: number } | undefined {
       if (phraseRuns$ !== null) return phraseRuns$

@@ -122,8 +122,8 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   // the last 6 characters it may stand for (`check` → `check`, `echeck`, `lcheck`), each asked in `far`
   let firstForms: string[] | undefined
   if (!firstWhole && first >= 3 && first < PAIR_ENDS.far && endings) {
-    const forms = endings(runs[0].run)?.map((w) => lastOf(w, PAIR_ENDS.far, isAscii(w)))
-    if (forms && forms.length > 0 && new Set(forms).size <= MAX_FIRST_FORMS) firstForms = [...new Set(forms)]
+    const forms = [...new Set(endings(runs[0].run)?.map((w) => lastOf(w, PAIR_ENDS.far, isAscii(w))))]
+    if (forms.length > 0 && forms.length <= MAX_FIRST_FORMS) firstForms = forms
   }
   const chosen: PairColumn | undefined = firstWhole || first >= PAIR_ENDS.far || firstForms ? 'far'
     : first >= PAIR_ENDS.near ? 'near' : undefined
@@ -142,9 +142,14 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
     terms.push({ token: `${lastOf(x.run, PAIR_ENDS[column], ascii)}${sep}${firstMax(y.run, ascii)}`,
       prefix: !yWhole && yChars < PAIR_WORD_MAX, alts })
   }
+  // one pair whose second word may go on (`this is`): its prefix alone is merged whole for each form (`this_is` *:
+  // 11 ms, where the trigram walk finds such a common phrase at once); asked as without the vocabulary
+  if (firstForms && terms.length === 1 && terms[0].prefix) return pairMatch(query, density)
   const last = terms[terms.length - 1]
   const keyOf = (token: string, prefix: boolean) => `"${token}"${prefix ? ' *' : ''}`
-  // the phrase of the narrowest window of pairs; a first pair of several forms makes one phrase per form, ORed
+  // the phrase of the narrowest window of pairs; a first pair of several forms is their OR, ANDed with the phrase
+  // of the rest (one phrase per form would make FTS5 merge a last prefix's doclists once per form: 16 forms of
+  // `… in_the *`, 2.5 s on 400,000 passages against 155 ms; the text is checked after, adjacency or not)
   const phraseOf = (ts: typeof terms) => {
     const keys = ts.map((t) => keyOf(t.token, t.prefix))
     const kept = narrowest(keys)
@@ -152,8 +157,8 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
     if (alts === undefined || keys.slice(0, kept.length).some((k, i) => k !== kept[i])) {
       return `{${column}}: (${kept.join(' + ')})`
     }
-    const rest = kept.slice(1)
-    return `{${column}}: (${alts.map((a) => `(${[keyOf(a, ts[0].prefix), ...rest].join(' + ')})`).join(' OR ')})`
+    const first = `(${alts.map((a) => keyOf(a, ts[0].prefix)).join(' OR ')})`
+    return `{${column}}: (${kept.length > 1 ? `${first} AND (${kept.slice(1).join(' + ')})` : first})`
   }
   // the passages holding a pair (all forms of the first)
   const densityOf = (t: (typeof terms)[number]) => t.alts ? t.alts.reduce((n, a) => n + density!(column, a), 0)

@@ -13,7 +13,7 @@
  * when their text holds the query, folded as the index folds (src/knowledge/fold.ts); when even the rarest trigrams
  * are common, a first chunk of candidates measures how densely they lie, and the walk goes on through them or
  * through the phrase walk, whichever costs less at that density. Exact: every passage
- * holding the query holds those trigrams (or pairs); and once `budget` candidates have not yielded enough
+ * holding the query holds those trigrams (or pairs, or runs); and once `budget` candidates have not yielded enough
  * matches, the phrase walk takes over below the last candidate read.
  */
 import type Database from 'better-sqlite3'
@@ -41,6 +41,8 @@ const SAMPLE_HITS = 256
 const SAMPLED_GRAMS = 48
 /** a query of several runs without pairs goes through the run index only when estimated in at most this many */
 const RUNS_AGAINST = 20_000
+/** a phrase asks the run index for at most this many of its runs */
+const MAX_RUN_PARTS = 8
 /** a run longer than this (code points) is looked up in the vocabulary by its start */
 const VOCABULARY_PROBE = 64
 /** FTS5 keeps a token's first this many bytes (FTS5_MAX_TOKEN_SIZE) */
@@ -56,11 +58,14 @@ export interface SubstringTuning {
   rareEnough: number
   /** candidates read before the phrase walk takes over (each costs a passage read) */
   budget: number
-  /** the same for the pair index's candidates */
+  /** the same for the pair index's candidates (and the run index's or trigrams' after a switch from them) */
   pairBudget: number
   /** whether queries of several words use the pair index */
   pairs: boolean
-  /** whether queries of one word use the run index (src/knowledge/runs.ts) */
+  /**
+   * whether the run index and its vocabulary are asked (src/knowledge/runs.ts): for queries of one word, for
+   * phrases (see phraseRuns) and for the forms of a phrase's first word in the pair index
+   */
   runs: boolean
   /** a query's word in more words of the vocabulary than this goes to the trigram index */
   runTerms: number
@@ -69,7 +74,10 @@ export interface SubstringTuning {
    * asked there whenever it can be (`always`, tests), or never
    */
   phraseRuns: 'weigh' | 'always' | 'never'
-  /** candidates of the pairs read before a dense prefix left out, the runs and the trigrams are weighed (pairWalk) */
+  /**
+   * candidates of the pairs read before a dense prefix left out, the runs and the trigrams are weighed (pairWalk;
+   * twice as many when no prefix was left out)
+   */
   pairProbe: number
   /** the pair tokens' counts (tests); by default sampled from the index */
   pairDensity?: PairDensity
@@ -107,7 +115,9 @@ export function queryGrams(query: string): string[] {
 export function substringFinder(sqlite: Database.Database, store: KnowledgeStore,
   tuning: FinderTuning = {}) {
   const { rareEnough, budget, pairBudget, pairs: usePairs, runs: useRuns, runTerms, phraseRuns,
-    pairDensity: givenDensity, probeUpTo, pairProbe } = { ...SUBSTRING_TUNING, ...tuning }
+    pairDensity: givenDensity, probeUpTo } = { ...SUBSTRING_TUNING, ...tuning }
+  // (a first chunk of none would read as the candidates' end)
+  const pairProbe = Math.max(1, tuning.pairProbe ?? SUBSTRING_TUNING.pairProbe)
   const costs = { ...SUBSTRING_TUNING.costs, ...tuning.costs }
   // rowids are bound as BigInts: FTS5 uses a rowid constraint only when its value is an INTEGER; a JavaScript
   // number binds a REAL, and then `rowid > ?` walks the doclist from its start and `rowid = ?` answers every
@@ -197,8 +207,9 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     const phrase = ftsPhrase(query)
     const needle = indexFold(query)
     let grams: { sampled: Array<{ g: string; n: number }>; step: number } | undefined
-    let phraseRuns$: { match: string | undefined; n: number } | undefined | null = null
+    let phraseRunsMemo: { match: string | undefined; n: number } | undefined | null = null
     let rareAnd: { match: string; n: number } | undefined | null = null
+    const vocabularyMemo = new Map<string, string[] | undefined>()
     return snapshot(() => {
       const asked = usePairs ? pairMatch(query, pairDensity,
         useRuns ? (run) => vocabulary(run)?.filter((t) => t.endsWith(run)) : undefined) : undefined
@@ -318,28 +329,32 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
 
     /**
      * The passages estimated to hold the query's rarest trigrams (their AND: the trigram walk's candidates), sampled
-     * once per search, not kept; undefined for a query of fewer than 3 characters
+     * once and cached; undefined for a query of fewer than 3 characters
      */
     function rareTrigrams(): { match: string; n: number } | undefined {
       if (rareAnd !== null) return rareAnd
       const rare = gramCounts().sampled.slice(0, RARE_GRAMS)
       const match = rare.map(({ g }) => ftsPhrase(g)).join(' AND ')
-      rareAnd = rare.length === 0 ? undefined : { match, n: estimate(sample, `and ${match}`, match, false) }
+      rareAnd = rare.length === 0 ? undefined : { match, n: estimate(sample, `and ${match}`, match) }
       return rareAnd
     }
 
     /**
-     * The words of the vocabulary holding `run` (3+ code points), or undefined when more than `runTerms`. A long run
-     * is looked up by its first VOCABULARY_PROBE code points (its trigram phrase would step every trigram's
-     * doclist), the words then checked whole.
+     * The words of the vocabulary holding `run`, or undefined when it has fewer than 3 code points or is in more
+     * than `runTerms` words (looked up once per search). A long run is looked up by its first VOCABULARY_PROBE code
+     * points (its trigram phrase would step every trigram's doclist), the words then checked whole.
      */
     function vocabulary(run: string): string[] | undefined {
+      if (vocabularyMemo.has(run)) return vocabularyMemo.get(run)
       const cps = [...run]
-      if (cps.length < 3) return undefined
-      const probe = cps.length > VOCABULARY_PROBE ? cps.slice(0, VOCABULARY_PROBE).join('') : run
-      const terms = wordsHolding.all(vocabularyMatch(probe)) as string[]
-      if (terms.length > runTerms) return undefined
-      return probe === run ? terms : terms.filter((t) => t.includes(run))
+      let words: string[] | undefined
+      if (cps.length >= 3) {
+        const probe = cps.length > VOCABULARY_PROBE ? cps.slice(0, VOCABULARY_PROBE).join('') : run
+        const terms = wordsHolding.all(vocabularyMatch(probe)) as string[]
+        words = terms.length > runTerms ? undefined : probe === run ? terms : terms.filter((t) => t.includes(run))
+      }
+      vocabularyMemo.set(run, words)
+      return words
     }
 
     /**
@@ -395,20 +410,24 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
      * when no passage it has holds the query (a part in no word of the vocabulary).
      */
     function phraseRunsOf(behind: boolean): { match: string | undefined; n: number } | undefined {
-      if (phraseRuns$ !== null) return phraseRuns$
+      if (phraseRunsMemo !== null) return phraseRunsMemo
       const runs = queryRuns(query)
       const parts: Array<{ key: string; match: string }> = []
       for (const { run, is } of runs ?? []) {
         if (is === 'whole') { parts.push({ key: `runs whole ${run}`, match: runsMatch([run]) }); continue }
         const terms = vocabulary(run)?.filter((t) => is === 'end' ? t.endsWith(run) : t.startsWith(run))
         if (terms === undefined) continue
-        if (terms.length === 0) return (phraseRuns$ = { match: undefined, n: 0 })
+        if (terms.length === 0) return (phraseRunsMemo = { match: undefined, n: 0 })
         parts.push({ key: `runs ${is} ${run}`, match: `(${runsMatch(terms)})` })
       }
+      // a long query's first and last runs and its longest whole ones (any of them narrow: a pasted paragraph's
+      // hundred words would cost a hundred samples)
+      const kept = parts.length <= MAX_RUN_PARTS ? parts : [parts[0], parts[parts.length - 1],
+        ...parts.slice(1, -1).sort((a, b) => b.key.length - a.key.length).slice(0, MAX_RUN_PARTS - 2)]
       // (the counts of an index still catching up are not kept: they would stay too low)
-      phraseRuns$ = parts.length === 0 ? undefined : { match: parts.map((p) => p.match).join(' AND '),
-        n: Math.min(...parts.map((p) => estimate(runSample, p.key, p.match, !behind))) }
-      return phraseRuns$
+      phraseRunsMemo = kept.length === 0 ? undefined : { match: kept.map((p) => p.match).join(' AND '),
+        n: Math.min(...kept.map((p) => estimate(runSample, p.key, p.match, !behind))) }
+      return phraseRunsMemo
     }
 
     /** through the trigram index alone, between the rowids `after` and `before` */

@@ -58,15 +58,17 @@ t.test('pairMatch with the vocabulary: a first run that may end a longer word, a
   async (t) => {
     const checks = () => ['check', 'typecheck', 'spellcheck', 'recheck']
     t.equal(matchOf('check in a', undefined, checks),
-      '{far}: (("check_in") OR ("echeck_in") OR ("lcheck_in"))', 'one pair: `far` for each distinct last 6')
+      '{far}: (("check_in" OR "echeck_in" OR "lcheck_in"))', 'one pair: `far` for each distinct last 6')
     t.equal(matchOf('check in the', undefined, checks),
-      '{far}: (("check_in" + "in_the" *) OR ("echeck_in" + "in_the" *) OR ("lcheck_in" + "in_the" *))')
+      '{far}: (("check_in" OR "echeck_in" OR "lcheck_in") AND ("in_the" *))', 'the rest\'s phrase, ANDed')
     t.equal(matchOf('check in a'), undefined, 'without it: one `near` pair, not asked')
     t.equal(matchOf(' check in a', undefined, checks), '{far}: ("check_in")', 'a whole first word needs none')
     t.equal(matchOf('check in a', undefined, () => []), undefined, 'no such word: as without')
     const many = () => Array.from({ length: 17 }, (_, i) => `${'abcdefghijklmnopq'[i]}check`)
     t.equal(matchOf('check in the', undefined, many), '{near}: ("ck_in" + "in_the" *)', 'more than 16 forms: `near`')
     t.equal(matchOf('ck in the', undefined, checks), '{near}: ("ck_in" + "in_the" *)', '2 characters: `near`')
+    t.equal(matchOf('check in', undefined, checks), undefined, 'one pair, its second word a prefix: as without')
+    t.equal(matchOf('check inner', undefined, checks), matchOf('check inner'))
   })
 
 t.test('pairMatch with the index\'s counts: a dense last prefix left out, one rare `near` pair asked', async (t) => {

@@ -28,7 +28,8 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
       'It is one of the best of the lot.', // a phrase with stop words: "of the best"
       'Plain words repeat: zebra zebra crossing.',
       'Des Maſses wegen, ſagte er.', // long s: the index folds it to s, JavaScript's toLowerCase does not
-      'Each call takes 5 µs per run of the loop.' // micro sign: the index folds it to a Greek mu
+      'Each call takes 5 µs per run of the loop.', // micro sign: the index folds it to a Greek mu
+      'A string and a spring and a ring and more.' // `ing and`: a first word ending several words (their forms)
     ]
     const filler = Array.from({ length: 400 }, (_, i) => `Filler line ${i} about cleaning and plans of the fold.`)
     const lines = filler.flatMap((f, i) => (i % 57 === 3 ? [f, special[(i / 57) | 0]] : [f]))
@@ -81,6 +82,9 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
       ['no runs for phrases', { phraseRuns: 'never' }, newest],
       // the pairs' first candidate, then the runs whenever they are estimated in fewer passages than the rest takes
       ['pairs, then the runs', { rareEnough: 0, pairProbe: 1 }, newest],
+      ['pairs, then the runs up to a budget', { rareEnough: 0, pairProbe: 1, pairBudget: 3 }, newest],
+      ['a probe of none (read as one)', { pairProbe: 0 }, newest],
+      ['a probe of none, the runs weighed', { pairProbe: 0, rareEnough: 0 }, newest],
       // made-up counts of the pair tokens: prefixes left out, pairs of `near` asked alone
       ['pairs by their counts', { pairDensity: madeUp }, newest],
       // a dense last prefix left out: after a first chunk, the rest through the phrase with it, or without it
@@ -104,7 +108,9 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
       '"first', 'line', 'lle', 'µs', 'µsp', 'Fluß;', 'absent', 'zzzzz', '12 ', ' 123', 'cleaning:', 'fold.',
       // several words through the runs: whole inner words, a first that ends one, a last that starts one
       'ebra cross', 'rebuilding plan was undoc', 'a b', 'ng: hooks', 'ilbo ne', 'plan  was', 'Straße und Flu',
-      'ſagte er', 'Maſses wegen', 'normale à pa', ' best of ', 'of the best of', 'ine 1 ab']
+      'ſagte er', 'Maſses wegen', 'normale à pa', ' best of ', 'of the best of', 'ine 1 ab',
+      // a first word that ends several words of the vocabulary (cleaning, Spring, rebuilding): its forms ORed
+      'ing and pla', 'ing: hooks', 'lding plan', 'ing and', 'ler line 3 about', 'ler line']
     t.ok(queries.filter((q) => pairMatch(q, madeUp)?.match !== pairMatch(q)?.match).length >= 3,
       'the counts change the pairs asked')
     t.ok(queries.filter((q) => pairMatch(q, madeUp)?.narrow).length >= 2, 'and leave out dense prefixes')

@@ -6,6 +6,8 @@ import { ftsPhrase } from '../../src/knowledge/query.js'
 import { pairMatch, pairTokens, passageTokens } from '../../src/knowledge/pairs.js'
 
 const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
+/** the rowids of a finder's rows, in order */
+const ids = (rows: Array<{ rowid: number }>) => rows.map((r) => r.rowid)
 
 t.test('queryGrams: every three code points, distinct', async (t) => {
   t.same(queryGrams('abcab'), ['abc', 'bca', 'cab'])
@@ -127,45 +129,52 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
       .run(holding[0], pairTokens(textOf.get(holding[0]) as string))
     // and the run index for one word: a passage whose runs are gone is not found through it, unless the word is in
     // more words of the vocabulary than the finder asks for
-    const zebras = byTrigrams(reader(a), {}, 'zebra', 200).map((r) => r.rowid)
+    const dropRuns = app.sqlite.prepare(`DELETE FROM knowledge_passages_runs WHERE rowid = ?`)
+    const reindexRuns = app.sqlite.prepare(`INSERT INTO knowledge_passages_runs (rowid, runs) VALUES (?, ?)`)
+    /** `check` with the passage `rowid` left out of the run index (and in it again after) */
+    const withoutRuns = (rowid: number, check: () => void) => {
+      dropRuns.run(rowid)
+      try {
+        check()
+      } finally {
+        reindexRuns.run(rowid, passageTokens(textOf.get(rowid) as string).runs.join(' '))
+      }
+    }
+    const findWith = (tuning: FinderTuning) => substringFinder(...searching(t, app), tuning)
+    const zebras = ids(byTrigrams(reader(a), {}, 'zebra', 200))
     t.equal(zebras.length, 2)
     const byRuns = substringFinder(...searching(t, app))
-    t.same(byRuns(reader(a), {}, 'zebra', 200).map((r) => r.rowid), zebras)
-    app.sqlite.prepare(`DELETE FROM knowledge_passages_runs WHERE rowid = ?`).run(zebras[0])
-    t.same(byRuns(reader(a), {}, 'zebra', 200).map((r) => r.rowid), zebras.slice(1), 'the runs are what is asked')
-    // (when its rarest trigram is in more passages than `rareEnough`: 0 here)
-    t.same(substringFinder(...searching(t, app), { rareEnough: 0 })(reader(a), {}, 'zebra ', 200).map((r) => r.rowid),
-      zebras.slice(1), 'the runs give the candidates of a word with more around it')
-    t.same(byRuns(reader(a), {}, 'zebra ', 200).map((r) => r.rowid), zebras,
-      'unless its rarest trigrams are rare')
-    t.same(substringFinder(...searching(t, app), { runTerms: 0 })(reader(a), {}, 'zebra', 200).map((r) => r.rowid),
-      zebras, 'a word in more words than asked for goes to the trigram index')
-    const reindexRuns = app.sqlite.prepare(`INSERT INTO knowledge_passages_runs (rowid, runs) VALUES (?, ?)`)
-    reindexRuns.run(zebras[0], passageTokens(textOf.get(zebras[0]) as string).runs.join(' '))
+    t.same(ids(byRuns(reader(a), {}, 'zebra', 200)), zebras)
+    withoutRuns(zebras[0], () => {
+      t.same(ids(byRuns(reader(a), {}, 'zebra', 200)), zebras.slice(1), 'the runs are what is asked')
+      // (when its rarest trigram is in more passages than `rareEnough`: 0 here)
+      t.same(ids(findWith({ rareEnough: 0 })(reader(a), {}, 'zebra ', 200)), zebras.slice(1),
+        'the runs give the candidates of a word with more around it')
+      t.same(ids(byRuns(reader(a), {}, 'zebra ', 200)), zebras, 'unless its rarest trigrams are rare')
+      t.same(ids(findWith({ runTerms: 0 })(reader(a), {}, 'zebra', 200)), zebras,
+        'a word in more words than asked for goes to the trigram index')
+    })
     // a word with a rarer part around it: `cleaning` is in every filler line, `ng:` in one passage of ours
-    const colons = byTrigrams(reader(a), {}, 'cleaning:', 200).map((r) => r.rowid)
+    const colons = ids(byTrigrams(reader(a), {}, 'cleaning:', 200))
     t.equal(colons.length, 2)
-    app.sqlite.prepare(`DELETE FROM knowledge_passages_runs WHERE rowid = ?`).run(colons[0])
-    t.same(byRuns(reader(a), {}, 'cleaning:', 200).map((r) => r.rowid), colons,
-      'a word with a rarer part around it goes to the trigram index')
-    reindexRuns.run(colons[0], passageTokens(textOf.get(colons[0]) as string).runs.join(' '))
+    withoutRuns(colons[0], () => t.same(ids(byRuns(reader(a), {}, 'cleaning:', 200)), colons,
+      'a word with a rarer part around it goes to the trigram index'))
     // several words: the runs as words, the first as the end of one, the last as the start of one
     const phrase = 'hooks deferred un'
-    const deferred = byTrigrams(reader(a), {}, phrase, 200).map((r) => r.rowid)
+    const deferred = ids(byTrigrams(reader(a), {}, phrase, 200))
     t.equal(deferred.length, 2)
-    app.sqlite.prepare(`DELETE FROM knowledge_passages_runs WHERE rowid = ?`).run(deferred[0])
-    t.same(substringFinder(...searching(t, app), { phraseRuns: 'always' })(reader(a), {}, phrase, 200)
-      .map((r) => r.rowid), deferred.slice(1), 'a phrase through the runs')
-    t.same(substringFinder(...searching(t, app), { phraseRuns: 'never' })(reader(a), {}, phrase, 200)
-      .map((r) => r.rowid), deferred, 'or not')
-    reindexRuns.run(deferred[0], passageTokens(textOf.get(deferred[0]) as string).runs.join(' '))
+    withoutRuns(deferred[0], () => {
+      t.same(ids(findWith({ phraseRuns: 'always' })(reader(a), {}, phrase, 200)), deferred.slice(1),
+        'a phrase through the runs')
+      t.same(ids(findWith({ phraseRuns: 'never' })(reader(a), {}, phrase, 200)), deferred, 'or not')
+    })
     // the pairs first, and the runs below them once the pairs' first candidates (here 1) prove sparser than them
-    app.sqlite.prepare(`DELETE FROM knowledge_passages_runs WHERE rowid = ?`).run(deferred[1])
-    t.same(substringFinder(...searching(t, app), { rareEnough: 0, pairProbe: 1 })(reader(a), {}, phrase, 200)
-      .map((r) => r.rowid), deferred.slice(0, 1), 'the pairs, then the runs')
-    t.same(substringFinder(...searching(t, app), { pairProbe: 1 })(reader(a), {}, phrase, 200)
-      .map((r) => r.rowid), deferred, 'the pairs alone while they take few candidates')
-    reindexRuns.run(deferred[1], passageTokens(textOf.get(deferred[1]) as string).runs.join(' '))
+    withoutRuns(deferred[1], () => {
+      t.same(ids(findWith({ rareEnough: 0, pairProbe: 1 })(reader(a), {}, phrase, 200)), deferred.slice(0, 1),
+        'the pairs, then the runs')
+      t.same(ids(findWith({ pairProbe: 1 })(reader(a), {}, phrase, 200)), deferred,
+        'the pairs alone while they take few candidates')
+    })
 
     for (const [name, tuning, through] of tunings) {
       // one transaction: the index worker never sees the mark below pairs it would index again
@@ -214,7 +223,6 @@ t.test('a word longer than FTS5 keeps of a token (32,768 bytes) and a lone surro
   const reader = { customerId: u.customerId, userId: u.userId, workspaceIds: [u.workspaceId] }
   const find = substringFinder(...searching(t, app))
   const byTrigrams = substringFinder(...searching(t, app), { runs: false })
-  const ids = (rows: Array<{ rowid: number }>) => rows.map((r) => r.rowid)
   const cat = byTrigrams(reader, {}, 'дкот', 10)
   t.equal(cat.length, 1)
   t.match(cat[0].text, /дкот/)

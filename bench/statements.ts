@@ -10,7 +10,7 @@ import { and, desc, eq, inArray, lte, sql } from 'drizzle-orm'
 import { openDatabase, nowIso } from '../src/db/index.js'
 import { boundLimit, preparedWrite } from '../src/db/prepared.js'
 import { channelMessages, channels, jobs, organizations, users, workspaces } from '../schema/tables/index.js'
-import { createOutboxStore } from '../src/events/outbox.js'
+import { createOutboxStore, createOutboxWriter } from '../src/events/outbox.js'
 import { table } from './lib.js'
 
 const ROUNDS = Number(process.env.BENCH_STATEMENT_ROUNDS ?? 15)
@@ -152,13 +152,14 @@ export async function run() {
     const rawEvent = sqlite.prepare(`INSERT INTO webhook_events (workspace_id, event, body, expanded, created_at)
       VALUES (?, ?, ?, ?, ?)`)
     const clearEvents = sqlite.prepare(`DELETE FROM webhook_events WHERE event = 'bench.event'`)
+    const writer = createOutboxWriter(db, sqlite)
     console.log('\nwebhook outbox: the event row of an emit, a round in one transaction')
     table(interleaved({
       'raw statement (before)': () => {
         const timestamp = new Date().toISOString()
         rawEvent.run('w', 'bench.event', JSON.stringify({ event: 'bench.event', timestamp, data: {} }), 0, timestamp)
       },
-      'preparedWrite (after)': () => outbox.addEvent('w', 'bench.event', {})
+      'preparedWrite (after)': () => writer.addEvent('w', 'bench.event', {})
     }, { between: () => clearEvents.run(), transaction: (fn) => sqlite.transaction(fn)() }))
     console.log(`load average after: ${load()}`)
   } finally {

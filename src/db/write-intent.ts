@@ -4,8 +4,25 @@ const intents = new WeakMap<Database.Database, Int32Array>()
 
 /** the slots of the shared array: this connection's writes in progress or waiting for the lock */
 export const INTENT = 0
-/** 1 while a writer on another thread (the index worker) holds SQLite's write lock or is about to take it */
+/**
+ * 1 while a writer on another thread holds SQLite's write lock or is about to take it: one slot per such writer
+ * (each sets and clears only its own, so one's commit never clears the other's flag)
+ */
 export const HOLDER = 1
+/** the index worker's slot */
+export const INDEX_HOLDER = HOLDER
+/** the webhook outbox thread's slot (src/events/outbox-worker.ts) */
+export const OUTBOX_HOLDER = 2
+const HOLDERS = [INDEX_HOLDER, OUTBOX_HOLDER] as const
+const SLOTS = 3
+
+/** the shared array of a connection that counts its writes (or a stand-in for one that does not) */
+export function newWriteIntent(): Int32Array {
+  return new Int32Array(new SharedArrayBuffer(SLOTS * Int32Array.BYTES_PER_ELEMENT))
+}
+
+/** whether a writer on another thread holds the lock or is about to */
+const held = (intent: Int32Array) => HOLDERS.some((slot) => Atomics.load(intent, slot) !== 0)
 /**
  * The longest a write here waits for that writer's signal. Its transactions end at the next passage once a write
  * waits, so this is only reached if it is stuck; SQLite's busy handler (busy_timeout) takes over after it.
@@ -19,10 +36,12 @@ const HOLDER_WAIT_MS = 1000
  */
 function awaitHolder(intent: Int32Array) {
   const deadline = performance.now() + HOLDER_WAIT_MS
-  while (Atomics.load(intent, HOLDER) !== 0) {
-    const left = deadline - performance.now()
-    if (left <= 0) return
-    Atomics.wait(intent, HOLDER, 1, left)
+  for (const slot of HOLDERS) {
+    while (Atomics.load(intent, slot) !== 0) {
+      const left = deadline - performance.now()
+      if (left <= 0) return
+      Atomics.wait(intent, slot, 1, left)
+    }
   }
 }
 
@@ -38,13 +57,13 @@ function awaitHolder(intent: Int32Array) {
 export function countWriteIntent(sqlite: Database.Database): Int32Array {
   const existing = intents.get(sqlite)
   if (existing) return existing
-  const intent = new Int32Array(new SharedArrayBuffer(8))
+  const intent = newWriteIntent()
   intents.set(sqlite, intent)
   const counted = <A extends unknown[], R>(fn: (...args: A) => R) => function (this: unknown, ...args: A): R {
     Atomics.add(intent, INTENT, 1)
     try {
       // inside a transaction this connection holds the lock already, or cannot wait without deadlock
-      if (Atomics.load(intent, HOLDER) !== 0 && !sqlite.inTransaction) awaitHolder(intent)
+      if (held(intent) && !sqlite.inTransaction) awaitHolder(intent)
       return fn.apply(this, args)
     } finally {
       Atomics.sub(intent, INTENT, 1)
@@ -86,18 +105,19 @@ export function writeIntentOf(sqlite: Database.Database): Int32Array | undefined
  * before the count is read, and the count raised before the flag is read: one of the two sides always sees
  * the other.
  */
-export function holdingWriteLock<T>(intent: Int32Array, write: () => T, anyway = false): { value: T } | undefined {
-  Atomics.store(intent, HOLDER, 1)
+export function holdingWriteLock<T>(intent: Int32Array, write: () => T, anyway = false,
+  slot: number = INDEX_HOLDER): { value: T } | undefined {
+  Atomics.store(intent, slot, 1)
   try {
     if (!anyway && Atomics.load(intent, INTENT) > 0) return undefined
     return { value: write() }
   } finally {
-    releaseHolder(intent)
+    releaseHolder(intent, slot)
   }
 }
 
 /** clears the flag and wakes the waiting writes (also when the other thread ends while holding it) */
-export function releaseHolder(intent: Int32Array) {
-  Atomics.store(intent, HOLDER, 0)
-  Atomics.notify(intent, HOLDER)
+export function releaseHolder(intent: Int32Array, slot: number = INDEX_HOLDER) {
+  Atomics.store(intent, slot, 0)
+  Atomics.notify(intent, slot)
 }

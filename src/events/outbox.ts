@@ -57,6 +57,9 @@ export function signingSecrets(row: Secrets, now = Date.now()) {
 
 const FAILING_LIMIT_MS = 5 * 86_400_000
 
+/** runs of a `webhook.retry` job (one attempt each) before it is marked failed: a thread that died, mostly */
+export const RETRY_MAX_ATTEMPTS = 3
+
 /**
  * How many events the next expansion takes so that it makes about `messages` messages, given the last one's
  * fan-out (`lastMessages` from `lastEvents`): at least 1, at most `max`.
@@ -66,10 +69,50 @@ export function eventsPerExpansion(lastEvents: number, lastMessages: number, mes
 }
 
 /**
- * The outbox and its messages: events written by the request's transaction, expanded in batches into one message
- * per subscribed webhook, and attempts recorded in batches. Conditions a partial index is defined by (`expanded =
- * 0`, `state = 'pending'`) are written as SQL literals: Drizzle's eq() binds its value, and SQLite cannot use a
- * partial index for a bound value without recompiling the statement at every call.
+ * The request thread's side of the outbox: an event written by the request's transaction (one row, when a webhook
+ * subscribes), a message added for one webhook (test pings, jobs of an earlier version), and the message of a
+ * recorded delivery (redeliveries). The rest is the outbox thread's (createOutboxStore).
+ */
+export function createOutboxWriter(db: Db, sqlite: Database.Database) {
+  const p = sql.placeholder
+  // json_each over the webhook's event list: Drizzle has no table-valued functions
+  const subscribers = sqlite.prepare<[string, string], number>(`SELECT COUNT(*) FROM webhooks w
+    WHERE w.workspace_id = ? AND w.active = 1
+    AND EXISTS (SELECT 1 FROM json_each(w.events) e WHERE e.value = ?)`).pluck()
+  const insertEvent = preparedWrite(sqlite, db.insert(webhookEvents).values({ workspaceId: p('workspaceId'),
+    event: p('event'), body: p('body'), expanded: p('expanded'), createdAt: p('createdAt') }))
+  const insertMessage = preparedWrite(sqlite, db.insert(webhookMessages).values({ id: p('id'),
+    eventSeq: p('eventSeq'), webhookId: p('webhookId'), state: 'pending', attempts: 0, createdAt: p('now'),
+    updatedAt: p('now') }))
+  const deliveryMessage = db.select({ seq: webhookMessages.seq }).from(webhookDeliveries)
+    .innerJoin(webhookMessages, eq(webhookMessages.id, webhookDeliveries.messageId))
+    .where(and(eq(webhookDeliveries.id, p('deliveryId')), eq(webhookDeliveries.webhookId, p('webhookId')))).prepare()
+  return {
+    /** webhooks of the workspace subscribed to the event now */
+    subscribers: (workspaceId: string, event: string) => subscribers.get(workspaceId, event) ?? 0,
+    /** the outbox row; the caller's transaction holds it with the change that caused the event */
+    addEvent(workspaceId: string, event: string, data: object, expanded = false) {
+      const timestamp = new Date().toISOString()
+      const body = JSON.stringify({ event, timestamp, data })
+      return { seq: Number(insertEvent.run({ workspaceId, event, body, expanded, createdAt: timestamp })
+        .lastInsertRowid), body, timestamp }
+    },
+    /** a message of one event for one webhook (test pings, jobs of an earlier version) */
+    addMessage(eventSeq: number, webhookId: string) {
+      const now = new Date().toISOString()
+      return Number(insertMessage.run({ id: newMessageId(), eventSeq, webhookId, now }).lastInsertRowid)
+    },
+    /** the message of one of the webhook's recorded deliveries */
+    deliveryMessage: (deliveryId: string, webhookId: string) => deliveryMessage.get({ deliveryId, webhookId })?.seq
+  }
+}
+
+/**
+ * The outbox thread's side (outbox-worker.ts): events expanded in batches into one message per subscribed
+ * webhook, pending messages read with what their attempts need, and attempts recorded in batches. Conditions a
+ * partial index is defined by (`expanded = 0`, `state = 'pending'`) are written as SQL literals: Drizzle's eq()
+ * binds its value, and SQLite cannot use a partial index for a bound value without recompiling the statement at
+ * every call.
  */
 export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
   schedule: readonly number[]
@@ -79,12 +122,6 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
 }) {
   const p = sql.placeholder
   const notExpanded = sql`${webhookEvents.expanded} = 0`
-  // json_each over the webhook's event list: Drizzle has no table-valued functions
-  const subscribers = sqlite.prepare<[string, string], number>(`SELECT COUNT(*) FROM webhooks w
-    WHERE w.workspace_id = ? AND w.active = 1
-    AND EXISTS (SELECT 1 FROM json_each(w.events) e WHERE e.value = ?)`).pluck()
-  const insertEvent = preparedWrite(sqlite, db.insert(webhookEvents).values({ workspaceId: p('workspaceId'),
-    event: p('event'), body: p('body'), expanded: p('expanded'), createdAt: p('createdAt') }))
   const outboxBatch = db.select({ seq: webhookEvents.seq }).from(webhookEvents).where(notExpanded)
     .orderBy(webhookEvents.seq).limit(boundLimit('limit')).prepare()
   // INSERT … SELECT with json_each and randomblob(): one statement for the whole batch, which Drizzle cannot build
@@ -96,9 +133,6 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
     ORDER BY e.seq`)
   const markExpanded = preparedWrite(sqlite, db.update(webhookEvents).set({ expanded: true })
     .where(and(notExpanded, lte(webhookEvents.seq, p('last')))))
-  const insertMessage = preparedWrite(sqlite, db.insert(webhookMessages).values({ id: p('id'),
-    eventSeq: p('eventSeq'), webhookId: p('webhookId'), state: 'pending', attempts: 0, createdAt: p('now'),
-    updatedAt: p('now') }))
   const messages = () => db.select({
     seq: webhookMessages.seq, id: webhookMessages.id, webhookId: webhookMessages.webhookId,
     state: webhookMessages.state, event: webhookEvents.event, body: webhookEvents.body,
@@ -112,9 +146,6 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
     .where(and(sql`${webhookMessages.state} = 'pending'`, gt(webhookMessages.seq, p('after'))))
     .orderBy(webhookMessages.seq).limit(boundLimit('limit')).prepare()
   const bySeq = messages().where(eq(webhookMessages.seq, p('seq'))).prepare()
-  const deliveryMessage = db.select({ seq: webhookMessages.seq }).from(webhookDeliveries)
-    .innerJoin(webhookMessages, eq(webhookMessages.id, webhookDeliveries.messageId))
-    .where(and(eq(webhookDeliveries.id, p('deliveryId')), eq(webhookDeliveries.webhookId, p('webhookId')))).prepare()
   const countAttempt = db.update(webhookMessages).set({ attempts: sql`${webhookMessages.attempts} + 1`,
     state: sql`COALESCE(${p('state')}, ${webhookMessages.state})`, updatedAt: sql`${p('now')}` })
     .where(eq(webhookMessages.seq, p('seq'))).returning({ attempts: webhookMessages.attempts }).prepare()
@@ -141,10 +172,13 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
     return { events: seqs.length, messages }
   })
 
-  const record = sqlite.transaction((outcomes: Outcome[]) => {
+  const record = sqlite.transaction((outcomes: Outcome[], enough?: () => boolean) => {
     const nowMs = Date.now()
     const now = new Date(nowMs).toISOString()
+    let recorded = 0
     for (const { row, attempt, kind, retry } of outcomes) {
+      if (recorded > 0 && enough?.()) break
+      recorded++
       let active = row.active
       if (attempt.success) succeeded.run({ id: row.webhookId })
       else {
@@ -173,31 +207,20 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
         requestBody: JSON.stringify(attempt.request), responseBody: attempt.responseBody, error: attempt.error ?? null,
         now })
     }
+    return recorded
   })
 
   return {
-    /** webhooks of the workspace subscribed to the event now */
-    subscribers: (workspaceId: string, event: string) => subscribers.get(workspaceId, event) ?? 0,
-    /** the outbox row; the caller's transaction holds it with the change that caused the event */
-    addEvent(workspaceId: string, event: string, data: object, expanded = false) {
-      const timestamp = new Date().toISOString()
-      const body = JSON.stringify({ event, timestamp, data })
-      return { seq: Number(insertEvent.run({ workspaceId, event, body, expanded, createdAt: timestamp })
-        .lastInsertRowid), body, timestamp }
-    },
-    /** a message of one event for one webhook (test pings, jobs of an earlier version) */
-    addMessage(eventSeq: number, webhookId: string) {
-      const now = new Date().toISOString()
-      return Number(insertMessage.run({ id: newMessageId(), eventSeq, webhookId, now }).lastInsertRowid)
-    },
     /** expands up to `batch` outbox events into messages */
     expand: (batch: number) => expand(batch),
     pendingAfter: (seq: number, limit: number): OutboxMessage[] => pendingAfter.all({ after: seq, limit }),
     message: (seq: number): OutboxMessage | undefined => bySeq.get({ seq }),
-    /** the message of one of the webhook's recorded deliveries */
-    deliveryMessage: (deliveryId: string, webhookId: string) => deliveryMessage.get({ deliveryId, webhookId })?.seq,
     fail: (seq: number) => setState.run({ state: 'failed', now: new Date().toISOString(), seq }),
-    record: (outcomes: Outcome[]) => record(outcomes)
+    /**
+     * records finished attempts in one transaction, in order: all of them, or (given `enough`, asked after each)
+     * the first ones until it answers true. Returns how many were recorded.
+     */
+    record: (outcomes: Outcome[], enough?: () => boolean): number => record(outcomes, enough)
   }
 }
 

@@ -17,23 +17,35 @@ export interface Recorder<T> {
 }
 
 /**
+ * Records `items` (in order): all of them, or as many of the first as it answers, at least one (the rest are
+ * handed to it again, at the next turn).
+ */
+export type RecordFn<T> = (items: T[]) => number | void
+
+/**
  * Batches writes that may wait a little (finished webhook attempts): a commit costs far more than a row, so they
  * are recorded together, in transactions of `chunk` items with a turn of the event loop between two, so that the
  * requests that came in meanwhile are served between them instead of after the whole batch. Each item is
- * handed to `record` exactly once, in the order it came.
+ * recorded exactly once, in the order it came.
  */
-export function createRecorder<T>(record: (items: T[]) => void, opts: RecorderOptions): Recorder<T> {
+export function createRecorder<T>(record: RecordFn<T>, opts: RecorderOptions): Recorder<T> {
   const waiting: T[] = []
   let timer: NodeJS.Timeout | undefined
   let inTurns = false
 
+  /** hands `record` the next chunk, and removes what it recorded */
+  function recordChunk() {
+    const chunk = waiting.slice(0, opts.chunk)
+    const n = record(chunk) ?? chunk.length
+    waiting.splice(0, Math.max(1, Math.min(n, chunk.length)))
+  }
   function flush() {
     if (timer) { clearTimeout(timer); timer = undefined }
-    while (waiting.length > 0) record(waiting.splice(0, opts.chunk))
+    while (waiting.length > 0) recordChunk()
   }
   function chunkPerTurn() {
     if (timer) { clearTimeout(timer); timer = undefined }
-    if (waiting.length > 0) record(waiting.splice(0, opts.chunk))
+    if (waiting.length > 0) recordChunk()
     inTurns = waiting.length > 0
     if (inTurns) setImmediate(chunkPerTurn)
   }

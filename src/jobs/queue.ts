@@ -61,11 +61,27 @@ export interface JobQueue {
   stop(): Promise<void>
   /** resolves once no job is due or running (tests and benchmarks) */
   idle(): Promise<void>
+  /** jobs were queued by another connection: looks for due ones now (and when the next one is due) */
+  poke(): void
 }
 
 const MAX_BACKOFF_MS = 5 * 60_000
 /** the longest the runner sleeps when nothing is due, so jobs added by another connection are seen */
 const MAX_SLEEP_MS = 1000
+
+/**
+ * The insert of a job row, queued or running (claimed by its caller): `run({id, type, payload, maxAttempts, runAt,
+ * now})`, payload as JSON. For the queue, and for a writer on another connection that queues jobs in its own
+ * transactions (the webhook outbox thread); the queue sees those within MAX_SLEEP_MS, or at once after `poke()`.
+ * A preparedWrite: Drizzle's own prepared run() costs a third more per enqueue.
+ */
+export function jobInsert(db: Db, sqlite: Database.Database, status: 'queued' | 'running') {
+  const p = sql.placeholder
+  return preparedWrite(sqlite, db.insert(jobs).values({
+    id: p('id'), type: p('type'), payload: p('payload'), status, attempts: status === 'running' ? 1 : 0,
+    maxAttempts: p('maxAttempts'), runAt: p('runAt'), createdAt: p('now'), updatedAt: p('now')
+  }))
+}
 
 /** `sqlite` is db's connection: the writes of every job are preparedWrite statements on it */
 export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBaseLogger): JobQueue {
@@ -80,13 +96,8 @@ export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBa
   let timer: NodeJS.Timeout | undefined
 
   const p = sql.placeholder
-  // the writes every job makes run as preparedWrite: Drizzle's own prepared run() costs a third more per enqueue
-  const newJob = (status: 'queued' | 'running') => preparedWrite(sqlite, db.insert(jobs).values({
-    id: p('id'), type: p('type'), payload: p('payload'), status, attempts: status === 'running' ? 1 : 0,
-    maxAttempts: p('maxAttempts'), runAt: p('runAt'), createdAt: p('now'), updatedAt: p('now')
-  }))
-  const insert = newJob('queued')
-  const insertClaimed = newJob('running')
+  const insert = jobInsert(db, sqlite, 'queued')
+  const insertClaimed = jobInsert(db, sqlite, 'running')
   const markDone = preparedWrite(sqlite, db.delete(jobs).where(eq(jobs.id, p('id'))))
   const markRetry = preparedWrite(sqlite, db.update(jobs)
     .set({ status: 'queued', runAt: sql`${p('runAt')}`, lastError: sql`${p('error')}`, updatedAt: sql`${p('now')}` })
@@ -244,6 +255,9 @@ export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBa
       abort.abort()
       await Promise.allSettled([...running])
       for (const w of idleWaiters.splice(0)) w()
+    },
+    poke() {
+      schedule()
     },
     idle() {
       if (stopped) return Promise.resolve()

@@ -10,7 +10,7 @@ import { preparedWrite } from '../db/prepared.js'
 import { and, eq, ne, sql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { knowledgeDocuments } from '../../schema/tables/knowledge.js'
-import { releaseHolder, writeIntentOf } from '../db/write-intent.js'
+import { newWriteIntent, releaseHolder, writeIntentOf } from '../db/write-intent.js'
 import type { KnowledgeFiles } from './files.js'
 import type { IndexMessage, IndexReply, IndexTask } from './index-worker.js'
 import { PAIRS_BEHIND_SQL } from './pairs.js'
@@ -129,7 +129,7 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
     .set({ status: 'processing', updatedAt: sql`${sql.placeholder('now')}` })
     .where(and(eq(docs.id, sql.placeholder('id')), ne(docs.status, 'processing'))))
   // the server connection's writes in progress (src/db/write-intent.ts): the worker lets them in first
-  const thread = indexThread(sqlite.name, writeIntentOf(sqlite) ?? new Int32Array(new SharedArrayBuffer(8)), deps.log,
+  const thread = indexThread(sqlite.name, writeIntentOf(sqlite) ?? newWriteIntent(), deps.log,
     deps.onTaskEnd ?? (() => {}))
 
   // pair and run tokens made by another Node.js (its Unicode version splits the words) or SQLite (its case folding)

@@ -3,7 +3,8 @@ import path from 'node:path'
 import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
 import Database from 'better-sqlite3'
-import { countWriteIntent, HOLDER, INTENT, releaseHolder, writeIntentOf } from '../../src/db/write-intent.js'
+import { countWriteIntent, HOLDER, INDEX_HOLDER, INTENT, OUTBOX_HOLDER, releaseHolder, writeIntentOf }
+  from '../../src/db/write-intent.js'
 import { tempDir } from '../helper.js'
 
 t.test('the write intent counts statements that may write and transactions while they run, and only then',
@@ -36,17 +37,17 @@ t.test('the write intent counts statements that may write and transactions while
 const HOLDER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads')
 const Database = require(workerData.driver)
-const { intent, file } = workerData
+const { intent, file, slot } = workerData
 const db = new Database(file)
 const nap = new Int32Array(new SharedArrayBuffer(4))
 parentPort.on('message', () => {
-  Atomics.store(intent, 1, 1)
+  Atomics.store(intent, slot, 1)
   db.exec("BEGIN IMMEDIATE; INSERT INTO rows (who) VALUES ('worker')")
   parentPort.postMessage('holding')
   while (Atomics.load(intent, 0) === 0) Atomics.wait(nap, 0, 0, 1)
   db.exec('COMMIT')
-  Atomics.store(intent, 1, 0)
-  Atomics.notify(intent, 1)
+  Atomics.store(intent, slot, 0)
+  Atomics.notify(intent, slot)
 })
 `
 
@@ -58,12 +59,15 @@ t.test('a write waits for the other thread\'s commit signal instead of meeting i
   const intent = countWriteIntent(sqlite)
   sqlite.exec('CREATE TABLE rows (who TEXT)')
   const driver = createRequire(import.meta.url).resolve('better-sqlite3')
-  const worker = new Worker(HOLDER_SOURCE, { eval: true, workerData: { intent, file, driver } })
-  t.teardown(() => worker.terminate())
-  const holding = () => new Promise<void>((resolve) => {
-    worker.once('message', () => resolve())
-    worker.postMessage('go')
-  })
+  const writer = (slot: number) => {
+    const worker = new Worker(HOLDER_SOURCE, { eval: true, workerData: { intent, file, driver, slot } })
+    t.teardown(() => worker.terminate())
+    return () => new Promise<void>((resolve) => {
+      worker.once('message', () => resolve())
+      worker.postMessage('go')
+    })
+  }
+  const holding = writer(INDEX_HOLDER)
   const insert = sqlite.prepare('INSERT INTO rows (who) VALUES (?)')
   const count = sqlite.prepare('SELECT count(*) FROM rows').pluck()
 
@@ -79,9 +83,19 @@ t.test('a write waits for the other thread\'s commit signal instead of meeting i
     ['worker', 'server', 'worker', 'server after 3'], 'each write went in after the other thread\'s commit')
   t.equal(Atomics.load(intent, INTENT), 0)
 
+  // each writer of another thread has a flag of its own: one's end never clears the other's
+  const outboxHolding = writer(OUTBOX_HOLDER)
+  sqlite.pragma('busy_timeout = 0')
+  await outboxHolding()
+  releaseHolder(intent, INDEX_HOLDER)
+  insert.run('server after the outbox thread')
+  t.same(sqlite.prepare('SELECT who FROM rows ORDER BY rowid DESC LIMIT 2').pluck().all(),
+    ['server after the outbox thread', 'worker'], 'the write waited for the second writer\'s commit')
+  sqlite.pragma('busy_timeout = 5000')
+
   // a flag nobody clears (a writer that died holding it) delays a write by a bounded wait, no more
   Atomics.store(intent, HOLDER, 1)
   insert.run('late')
-  t.equal(count.get(), 5)
+  t.equal(count.get(), 7)
   releaseHolder(intent)
 })

@@ -3,6 +3,7 @@ import http from 'node:http'
 import fs from 'node:fs'
 import path from 'node:path'
 import { spawn } from 'node:child_process'
+import { Worker } from 'node:worker_threads'
 import { createHmac } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import { Webhook } from 'standardwebhooks'
@@ -512,21 +513,57 @@ t.test('a stream of events is fanned out by one run of the fan-out job', async (
   t.same(made.map((d) => d.id), [...made.map((d) => d.id)].sort().reverse(), 'newest first, in id order too')
 })
 
-t.test('an event wakes a waiting fan-out run after its request has answered, not in the microtasks before the ' +
-  'answer is written', async (t) => {
+t.test('an event wakes the fan-out after its request has answered, not in the microtasks before the answer is ' +
+  'written', async (t) => {
   const app = await build(t, { config: { allowPrivateUrls: true } })
   const rx = await receiver(t)
   const u = await signup(app)
   const { channel } = await hookAndChannel(app, u, `${rx.base}/ok`)
-  const messages = () => app.sqlite.prepare('SELECT COUNT(*) FROM webhook_messages').pluck().get() as number
-  await post(app, u, channel.id, 'first')
-  await rx.received(1)
-  // the run now waits for the next event (it lingers 100 ms): this one would wake it at once
-  const res = await post(app, u, channel.id, 'second')
-  t.equal(res.statusCode, 201)
-  t.equal(messages(), 1, 'not expanded yet when the answer arrives')
-  await rx.received(2)
-  t.equal(messages(), 2)
+  // the wake of a waiting run (a message to the outbox thread), or a new run's job
+  let notified = 0
+  const postMessage = Worker.prototype.postMessage
+  Worker.prototype.postMessage = function (this: Worker, ...args: Parameters<Worker['postMessage']>) {
+    if ((args[0] as { wake?: true }).wake) notified++
+    return postMessage.apply(this, args)
+  }
+  t.teardown(() => { Worker.prototype.postMessage = postMessage })
+  const enqueue = app.jobs.enqueue.bind(app.jobs)
+  app.jobs.enqueue = ((type, payload, options) => {
+    if (type === 'webhook.fanout') notified++
+    return enqueue(type, payload, options)
+  }) as typeof app.jobs.enqueue
+  for (const [i, content] of ['first', 'second'].entries()) {
+    const res = await post(app, u, channel.id, content)
+    t.equal(res.statusCode, 201)
+    t.equal(notified, i, `${content}: not notified yet when the answer arrives`)
+    await rx.received(i + 1)
+    t.equal(notified, i + 1, `${content}: notified once after it`)
+  }
+})
+
+t.test('the fan-out, its attempts and their recording run on the outbox thread\'s own connection: the request ' +
+  'thread\'s writes only the event', async (t) => {
+  const app = await build(t, { config: { allowPrivateUrls: true, webhookRetrySchedule: [0.05] } })
+  const rx = await receiver(t)
+  const u = await signup(app)
+  const { hook, channel } = await hookAndChannel(app, u, `${rx.base}/ok`)
+  const failing = (await app.inject({ method: 'POST', url: `${BASE}/webhooks`, headers: ws(u),
+    payload: { url: `${rx.base}/fail`, events: ['message.created'] } })).json().data
+  // temporary triggers belong to the connection that makes them: these refuse the request thread's writes only
+  for (const [table, op] of [['webhook_messages', 'INSERT'], ['webhook_messages', 'UPDATE'],
+    ['webhook_deliveries', 'INSERT'], ['webhook_events', 'UPDATE'], ['webhooks', 'UPDATE']]) {
+    app.sqlite.exec(`CREATE TEMP TRIGGER not_here_${table}_${op} BEFORE ${op} ON ${table} BEGIN
+      SELECT RAISE(ABORT, 'written on the request thread'); END`)
+  }
+  for (let i = 0; i < 3; i++) t.equal((await post(app, u, channel.id, `m${i}`)).statusCode, 201)
+  await rx.received(9) // 3 to /ok, 3 first attempts and 3 retries to /fail
+  await app.jobs.idle()
+  t.same((await deliveries(app, u, hook.id)).map((d) => d.success), [true, true, true], 'recorded')
+  t.same((await deliveries(app, u, failing.id)).map((d) => d.attempt).sort(), [1, 1, 1, 2, 2, 2],
+    'the failed attempts recorded, their retries queued and made')
+  t.equal(app.sqlite.prepare(`SELECT COUNT(*) FROM webhook_events WHERE expanded = 0`).pluck().get(), 0)
+  for (const name of app.sqlite.prepare(`SELECT name FROM sqlite_temp_master WHERE type = 'trigger'`).pluck()
+    .all()) app.sqlite.exec(`DROP TRIGGER ${name as string}`)
 })
 
 t.test('signing secrets are sealed at rest: cairn.db never holds them; secrets written in clear by an earlier ' +

@@ -1,0 +1,336 @@
+// The webhook outbox thread: its own write connection to cairn.db. It expands the outbox into messages, hands
+// their attempts to the delivery thread (niced, started from here) and records the outcomes. The request thread
+// writes one outbox row per event in the request's transaction and wakes this thread: none of a fan-out's
+// reads, writes and messages run on the event loop that serves requests.
+import { parentPort, workerData } from 'node:worker_threads'
+import { randomUUID } from 'node:crypto'
+import { setMaxListeners } from 'node:events'
+import Database from 'better-sqlite3'
+import { drizzle } from 'drizzle-orm/better-sqlite3'
+import * as tables from '../../schema/tables/index.js'
+import { holdingWriteLock, INTENT, OUTBOX_HOLDER } from '../db/write-intent.js'
+import { jobInsert } from '../jobs/queue.js'
+import type { DeliveryAttempt } from './delivery.js'
+import { createWorkerDeliverer } from './worker-deliverer.js'
+import { createRecorder } from './recorder.js'
+import { createOutboxStore, eventsPerExpansion, newDeliveryId, RETRY_MAX_ATTEMPTS, signingSecrets,
+  type AttemptKind, type OutboxMessage, type Outcome } from './outbox.js'
+
+export interface OutboxThreadData {
+  file: string
+  /** the server connection's write count (src/db/write-intent.ts) */
+  intent: Int32Array
+  /** seconds before each retry */
+  schedule: number[]
+  allowPrivate: boolean
+  webhookKey: string
+  timeoutMs?: number
+}
+
+/** an attempt asked for by a job or a route: a retry, a redelivery or a test ping of one message */
+export interface SingleRequest {
+  n: number
+  seq: number
+  kind: Exclude<AttemptKind, 'first'>
+  retry: number
+  deliveryId: string
+}
+
+export type ToOutbox =
+  /** a fan-out run: expand and make first attempts until nothing is left, then `done` */
+  | { run: true }
+  /** an event was written */
+  | { wake: true }
+  /** aborts the run and every attempt in flight (their messages stay pending); the run answers `done` */
+  | { stop: true }
+  | { single: SingleRequest }
+  /** records what has finished, closes the connection and ends the thread */
+  | { close: true }
+
+export type FromOutbox =
+  | { done: true; error?: string }
+  /** a wake came with no run: the request thread queues one */
+  | { kick: true }
+  /** a single attempt's end: `attempt` undefined when there was nothing to attempt */
+  | { single: number; attempt?: DeliveryAttempt; error?: string }
+  /** retry jobs were queued on this connection */
+  | { retries: true }
+  | { log: 'warn' | 'error'; msg: string; fields: Record<string, unknown> }
+
+/**
+ * after an expansion that emptied the outbox, the next waits this long (ms): under a stream of events (50 a second)
+ * a transaction then expands a few of them, not one each; a burst (expansions that leave events behind) is not held
+ */
+const EXPAND_EVERY_MS = 40
+/**
+ * messages made per expansion (one transaction), about: the events of a transaction are chosen from the fan-out
+ * of the last expansion, so that the server's writes never wait long for the write lock
+ */
+const EXPAND_MESSAGES = 32
+/** outbox events expanded per transaction at most */
+const EXPAND_BATCH = 200
+/** messages read per query, and kept waiting for a free slot at most about twice that */
+const FETCH_BATCH = 256
+/** first attempts in flight at once, in all and per webhook (a slow receiver takes only its own slots) */
+const MAX_IN_FLIGHT = 64
+const MAX_PER_HOOK = 16
+/** attempts started per event-loop turn, so that finished ones are taken in between */
+const STARTS_PER_TURN = 16
+/**
+ * finished attempts are recorded once this many wait, or the oldest has waited RECORD_DELAY_MS: a commit writes the
+ * same few pages (the new deliveries' and their indexes' last leaves) whether it records 5 attempts or 50
+ */
+const RECORD_BATCH = 100
+const RECORD_DELAY_MS = 100
+/** attempts recorded per transaction at most; a transaction ends sooner when a write of the server waits */
+const RECORD_CHUNK = 50
+/**
+ * how long a fan-out run with nothing left waits for the next event before it ends: under a stream of events
+ * (10 a second or more) one run serves them all, instead of a job written, claimed and deleted for each event
+ */
+const LINGER_MS = 100
+/** the step of this thread's waits for the server's writes, and the longest it lets them go first */
+const GAP_MS = 1
+const YIELD_MAX_MS = 1000
+
+const port = parentPort!
+const options = workerData as OutboxThreadData
+const { intent } = options
+const sqlite = new Database(options.file, { fileMustExist: true })
+sqlite.pragma('busy_timeout = 5000')
+sqlite.pragma('synchronous = NORMAL')
+sqlite.pragma('foreign_keys = ON')
+// the server's checkpoint thread folds the log (src/db/checkpointer.ts): a commit here never runs a checkpoint
+sqlite.pragma('wal_autocheckpoint = 0')
+const db = drizzle(sqlite, { schema: tables })
+
+const post = (message: FromOutbox) => port.postMessage(message)
+const nap = new Int32Array(new SharedArrayBuffer(4))
+
+/**
+ * Runs `write` (a transaction) when no write of the server's connection waits, flagged so that the server's writes
+ * wait for its commit (src/db/write-intent.ts); after YIELD_MAX_MS of the server's writes, runs it anyway.
+ */
+function locked<T>(write: () => T): T {
+  for (let waited = 0; ; waited += GAP_MS) {
+    const done = holdingWriteLock(intent, write, waited >= YIELD_MAX_MS, OUTBOX_HOLDER)
+    if (done) return done.value
+    Atomics.wait(nap, 0, 0, GAP_MS)
+  }
+}
+const serverWaits = () => Atomics.load(intent, INTENT) > 0
+
+const queueJob = jobInsert(db, sqlite, 'queued')
+let retriesQueued = false
+const outbox = createOutboxStore(db, sqlite, {
+  schedule: options.schedule,
+  scheduleRetry(seq, retry, runAt) {
+    queueJob.run({ id: randomUUID(), type: 'webhook.retry', payload: JSON.stringify({ seq, retry }),
+      maxAttempts: RETRY_MAX_ATTEMPTS, runAt, now: new Date().toISOString() })
+    retriesQueued = true
+  },
+  onDeactivated: (webhookId) => post({ log: 'warn', msg: 'webhook set inactive: every attempt failed for 5 days',
+    fields: { webhookId } })
+})
+
+const deliverer = createWorkerDeliverer({ allowPrivate: options.allowPrivate, timeoutMs: options.timeoutMs,
+  webhookKey: options.webhookKey,
+  onUnreadable: (webhookId, error) => post({ log: 'error', msg: 'webhook signing secret unreadable',
+    fields: { webhookId, error } }) })
+
+const attempt = (row: OutboxMessage, deliveryId: string, signal?: AbortSignal) => {
+  const message = { id: row.id, deliveryId, event: row.event, timestamp: row.timestamp, body: row.body }
+  return deliverer.deliver(row.url, row.webhookId, signingSecrets(row), message, signal)
+}
+
+// finished attempts wait here (a few ms) to be recorded together. A crash before that means the attempt is made
+// again (receivers de-duplicate on webhook-id).
+const recorder = createRecorder<Outcome>((outcomes) => {
+  try {
+    return locked(() => outbox.record(outcomes, serverWaits))
+  } catch (err) {
+    // their messages stay pending: the next run attempts them again
+    post({ log: 'error', msg: 'webhook attempts not recorded', fields: { error: (err as Error).message,
+      attempts: outcomes.length } })
+    return outcomes.length
+  } finally {
+    if (retriesQueued) {
+      retriesQueued = false
+      post({ retries: true })
+    }
+  }
+}, { batch: RECORD_BATCH, delayMs: RECORD_DELAY_MS, chunk: RECORD_CHUNK })
+
+/** aborted by `stop` and `close`: the run's attempts and the single ones in flight */
+let stopping = new AbortController()
+setMaxListeners(MAX_IN_FLIGHT + 64, stopping.signal)
+let running = false
+/** set by an event: the run expands the outbox (a new run always looks) */
+let outboxDirty = true
+/** set while the run waits: for an attempt to finish, or for a new event */
+let wake: (() => void) | undefined
+
+/**
+ * Expands the outbox and makes the first attempt of every pending message, until neither is left and no event
+ * came for LINGER_MS. Messages of a crashed process are still pending and are sent by the next run. A stop
+ * aborts the attempts in flight; their messages stay pending.
+ */
+async function fanoutUntilDone(signal: AbortSignal) {
+  const waiting = new Map<string, OutboxMessage[]>()
+  const perHook = new Map<string, number>()
+  const inFlight = new Set<Promise<void>>()
+  let waitingCount = 0
+  let cursor = 0
+  let morePending = true
+  /** set once the run has waited LINGER_MS with nothing to do; work coming in starts the wait over */
+  let lingered = false
+  /** events per expansion: about EXPAND_MESSAGES messages at the last expansion's fan-out (16 at first) */
+  let expandEvents = eventsPerExpansion(1, 16, EXPAND_MESSAGES, EXPAND_BATCH)
+  outboxDirty = true
+  /** until wake() (or, given `ms`, that long; or the run is stopped) */
+  const sleep = (ms?: number) => new Promise<void>((resolve) => {
+    if (signal.aborted) { resolve(); return }
+    const timer = ms === undefined ? undefined : setTimeout(() => wake?.(), ms)
+    wake = () => {
+      wake = undefined
+      clearTimeout(timer)
+      resolve()
+    }
+  })
+  const onAbort = () => wake?.()
+  signal.addEventListener('abort', onAbort, { once: true })
+  /** when the last expansion that emptied the outbox ran (performance.now()), or -Infinity */
+  let drainedAt = -Infinity
+  /**
+   * ms until the next expansion may run (0: now), Infinity with nothing to expand: a stream of single events is
+   * expanded a few at a time. Within 1 ms counts as due: a timer measures from the loop's clock, which lags
+   * performance.now() by the turn's own work, so it often fires a little early.
+   */
+  const expandIn = () => {
+    if (!outboxDirty) return Infinity
+    const ms = drainedAt + EXPAND_EVERY_MS - performance.now()
+    return ms <= 1 ? 0 : ms
+  }
+  try {
+    while (!signal.aborted) {
+      if (expandIn() === 0) {
+        lingered = false
+        const { events, messages } = locked(() => outbox.expand(expandEvents))
+        // cleared only once the expansion is done: one that throws leaves the events for the retried run
+        outboxDirty = events === expandEvents
+        if (!outboxDirty) drainedAt = performance.now()
+        if (messages > 0) morePending = true
+        if (events > 0) expandEvents = eventsPerExpansion(events, messages, EXPAND_MESSAGES, EXPAND_BATCH)
+      }
+      if (morePending && waitingCount < FETCH_BATCH) {
+        const rows = outbox.pendingAfter(cursor, FETCH_BATCH)
+        if (rows.length < FETCH_BATCH) morePending = false
+        for (const row of rows) {
+          cursor = row.seq
+          if (!row.active) { locked(() => outbox.fail(row.seq)); continue }
+          const list = waiting.get(row.webhookId)
+          if (list) list.push(row)
+          else waiting.set(row.webhookId, [row])
+          waitingCount++
+        }
+      }
+      // round robin over the webhooks with a free slot
+      let started = 0
+      let progress = true
+      while (progress && inFlight.size < MAX_IN_FLIGHT && started < STARTS_PER_TURN) {
+        progress = false
+        for (const [hookId, list] of waiting) {
+          if (inFlight.size >= MAX_IN_FLIGHT || started >= STARTS_PER_TURN) break
+          const busy = perHook.get(hookId) ?? 0
+          if (busy >= MAX_PER_HOOK) continue
+          const row = list.shift()!
+          if (list.length === 0) waiting.delete(hookId)
+          waitingCount--
+          perHook.set(hookId, busy + 1)
+          const p: Promise<void> = attempt(row, newDeliveryId(), signal).then((a) => {
+            if (!signal.aborted) recorder.later({ row, attempt: a, kind: 'first', retry: 0 })
+          }).finally(() => {
+            inFlight.delete(p)
+            perHook.set(hookId, perHook.get(hookId)! - 1)
+            wake?.()
+          })
+          inFlight.add(p)
+          started++
+          progress = true
+        }
+      }
+      // an expansion held back by EXPAND_EVERY_MS: how long until it is due
+      const due = expandIn()
+      const heldFor = due > 0 && due !== Infinity ? due : undefined
+      if (started === STARTS_PER_TURN) await new Promise((r) => setImmediate(r))
+      // a finished attempt or a new event wakes the loop (one waiter, whatever the number of attempts in flight):
+      // a slow receiver's attempts never hold up the others' events
+      else if (inFlight.size > 0) await sleep(heldFor)
+      else if (waitingCount === 0 && !morePending && heldFor !== undefined) await sleep(heldFor)
+      else if (waitingCount === 0 && !morePending && !outboxDirty) {
+        if (!lingered) {
+          lingered = true
+          await sleep(LINGER_MS)
+          continue
+        }
+        // nothing left: the run ends (a wake that comes after this asks the server for a new run)
+        break
+      } else {
+        lingered = false
+        await new Promise((r) => setImmediate(r))
+      }
+    }
+    await Promise.allSettled(inFlight)
+    recorder.flush()
+    if (signal.aborted) throw new Error('stopped')
+  } finally {
+    signal.removeEventListener('abort', onAbort)
+  }
+}
+
+async function single({ n, seq, kind, retry, deliveryId }: SingleRequest) {
+  const signal = stopping.signal
+  try {
+    const row = outbox.message(seq)
+    if (!row) { post({ single: n }); return }
+    if (kind === 'retry') {
+      if (row.state !== 'retrying') { post({ single: n }); return }
+      if (!row.active) {
+        locked(() => outbox.fail(seq))
+        post({ single: n })
+        return
+      }
+    }
+    const a = await attempt(row, deliveryId, signal)
+    if (signal.aborted) { post({ single: n, error: 'stopped' }); return }
+    recorder.now({ row, attempt: a, kind, retry })
+    post({ single: n, attempt: a })
+  } catch (err) {
+    post({ single: n, error: (err as Error).message })
+  }
+}
+
+port.on('message', (msg: ToOutbox) => {
+  if ('run' in msg) {
+    if (running) return
+    running = true
+    fanoutUntilDone(stopping.signal).then(() => post({ done: true }),
+      (err: Error) => post({ done: true, error: err.message })).finally(() => { running = false })
+  } else if ('wake' in msg) {
+    outboxDirty = true
+    if (running) wake?.()
+    else post({ kick: true })
+  } else if ('stop' in msg) {
+    stopping.abort()
+    stopping = new AbortController()
+    setMaxListeners(MAX_IN_FLIGHT + 64, stopping.signal)
+  } else if ('single' in msg) {
+    void single(msg.single)
+  } else if ('close' in msg) {
+    stopping.abort()
+    try { recorder.flush() } catch { /* attempted again after the next start */ }
+    deliverer.close()
+    sqlite.close()
+    process.exit(0)
+  }
+})

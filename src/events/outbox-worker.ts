@@ -64,9 +64,9 @@ export type FromOutbox =
 const EXPAND_EVERY_MS = 40
 /**
  * messages made per expansion (one transaction), about: the events of a transaction are chosen from the fan-out
- * of the last expansion, so that the server's writes never wait long for the write lock
+ * of the last expansion (a transaction also ends between two events once a write of the server waits)
  */
-const EXPAND_MESSAGES = 32
+const EXPAND_MESSAGES = 64
 /** outbox events expanded per transaction at most */
 const EXPAND_BATCH = 200
 /** messages read per query, and kept waiting for a free slot at most about twice that */
@@ -83,7 +83,7 @@ const STARTS_PER_TURN = 16
 const RECORD_BATCH = 100
 const RECORD_DELAY_MS = 100
 /** attempts recorded per transaction at most; a transaction ends sooner when a write of the server waits */
-const RECORD_CHUNK = 50
+const RECORD_CHUNK = 100
 /**
  * how long a fan-out run with nothing left waits for the next event before it ends: under a stream of events
  * (10 a second or more) one run serves them all, instead of a job written, claimed and deleted for each event
@@ -215,9 +215,9 @@ async function fanoutUntilDone(signal: AbortSignal) {
     while (!signal.aborted) {
       if (expandIn() === 0) {
         lingered = false
-        const { events, messages } = locked(() => outbox.expand(expandEvents))
+        const { events, messages, more } = locked(() => outbox.expand(expandEvents, serverWaits))
         // cleared only once the expansion is done: one that throws leaves the events for the retried run
-        outboxDirty = events === expandEvents
+        outboxDirty = more
         if (!outboxDirty) drainedAt = performance.now()
         if (messages > 0) morePending = true
         if (events > 0) expandEvents = eventsPerExpansion(events, messages, EXPAND_MESSAGES, EXPAND_BATCH)

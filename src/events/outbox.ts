@@ -162,14 +162,20 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
   const failing = preparedWrite(sqlite, db.update(webhooks).set({ failingSince: sql`${p('now')}` })
     .where(and(eq(webhooks.id, p('id')), isNull(webhooks.failingSince))))
 
-  const expand = sqlite.transaction((batch: number) => {
+  const expand = sqlite.transaction((batch: number, enough?: () => boolean) => {
     const seqs = outboxBatch.all({ limit: batch })
-    if (seqs.length === 0) return { events: 0, messages: 0 }
-    const last = seqs[seqs.length - 1].seq
     const ms = Date.now()
-    const messages = expandUpTo.run({ now: new Date(ms).toISOString(), ms: msHex(ms), last }).changes
-    markExpanded.run({ last })
-    return { events: seqs.length, messages }
+    const at = { now: new Date(ms).toISOString(), ms: msHex(ms) }
+    let events = 0
+    let messages = 0
+    // an event at a time, so that the transaction can end between two (its events stay in order)
+    for (const { seq: last } of seqs) {
+      if (events > 0 && enough?.()) break
+      messages += expandUpTo.run({ ...at, last }).changes
+      markExpanded.run({ last })
+      events++
+    }
+    return { events, messages, more: events < seqs.length || seqs.length === batch }
   })
 
   const record = sqlite.transaction((outcomes: Outcome[], enough?: () => boolean) => {
@@ -211,8 +217,12 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
   })
 
   return {
-    /** expands up to `batch` outbox events into messages */
-    expand: (batch: number) => expand(batch),
+    /**
+     * expands up to `batch` outbox events into messages, in one transaction, the oldest first; given `enough`
+     * (asked after each event), it ends when that answers true. `more`: events may be left.
+     */
+    expand: (batch: number, enough?: () => boolean): { events: number; messages: number; more: boolean } =>
+      expand(batch, enough),
     pendingAfter: (seq: number, limit: number): OutboxMessage[] => pendingAfter.all({ after: seq, limit }),
     message: (seq: number): OutboxMessage | undefined => bySeq.get({ seq }),
     fail: (seq: number) => setState.run({ state: 'failed', now: new Date().toISOString(), seq }),

@@ -1,5 +1,7 @@
 import t from 'tap'
-import { eventsPerExpansion, newDeliveryId, newMessageId } from '../../src/events/outbox.js'
+import { createOutboxStore, createOutboxWriter, eventsPerExpansion, newDeliveryId, newMessageId }
+  from '../../src/events/outbox.js'
+import { build, signup } from '../helper.js'
 
 t.test('an expansion takes the events that make about the messages asked for, at the last fan-out', async (t) => {
   t.equal(eventsPerExpansion(1, 16, 64, 200), 4, 'the first guess: 16 webhooks an event')
@@ -24,4 +26,35 @@ t.test('message and delivery ids: the time first (ms), then random digits; a del
     // the random digits are spread: every hex digit turns up in each random position of a delivery id
     for (const at of [15, 21, 35]) t.equal(new Set(deliveries.map((id) => id[at])).size, 16, `position ${at}`)
     t.ok(newDeliveryId(at + 1) > newDeliveryId(at), 'later ids sort after')
+  })
+
+t.test('an expansion and a recording end their transaction early when asked, and leave the rest in order',
+  async (t) => {
+    const app = await build(t, { config: { allowPrivateUrls: true } })
+    const u = await signup(app)
+    for (let i = 0; i < 2; i++) {
+      t.equal((await app.inject({ method: 'POST', url: '/api/v2/developer/webhooks',
+        headers: { ...u.auth, 'x-workspace-id': u.workspaceId },
+        payload: { url: `http://127.0.0.1:9/h${i}`, events: ['message.created'] } })).statusCode, 201)
+    }
+    const writer = createOutboxWriter(app.db, app.sqlite)
+    for (const i of [1, 2, 3]) app.sqlite.transaction(() => writer.addEvent(u.workspaceId, 'message.created', { i }))()
+    const store = createOutboxStore(app.db, app.sqlite, { schedule: [], scheduleRetry: () => {},
+      onDeactivated: () => {} })
+    t.same(store.expand(10, () => true), { events: 1, messages: 2, more: true }, 'one event, then it stops')
+    t.same(store.expand(10), { events: 2, messages: 4, more: false }, 'the rest')
+    t.same(store.expand(10), { events: 0, messages: 0, more: false })
+    const rows = store.pendingAfter(0, 10)
+    t.same(rows.map((r) => JSON.parse(r.body).data.i), [1, 1, 2, 2, 3, 3], 'messages in the events\' order')
+    t.equal(rows.length, 6)
+    const outcome = (row: (typeof rows)[number]) => ({ row, kind: 'first' as const, retry: 0,
+      attempt: { id: newDeliveryId(), eventType: row.event, statusCode: 204, success: true, latencyMs: 1,
+        request: { event: row.event, timestamp: row.timestamp, body_sha256: '', body_bytes: 0, truncated: false,
+          body_preview: '' }, responseBody: '', sentAt: 0 } })
+    const delivered = () => app.sqlite.prepare(`SELECT COUNT(*) FROM webhook_deliveries`).pluck().get()
+    t.equal(store.record(rows.map(outcome), () => true), 1, 'one attempt, then it stops')
+    t.equal(delivered(), 1)
+    t.equal(store.record(rows.slice(1).map(outcome)), 5)
+    t.equal(delivered(), 6)
+    t.same(store.pendingAfter(0, 10), [], 'every message delivered')
   })

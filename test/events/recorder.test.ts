@@ -63,3 +63,25 @@ t.test('flush() and now() write everything waiting before they return, and nothi
   for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r))
   t.same(writes().flat(), range(0, 9), 'each item once')
 })
+
+t.test('a write that records only the first items of its chunk gets the rest again, in order, each once',
+  async (t) => {
+    const calls: number[][] = []
+    const recorded: number[] = []
+    // records two of what it is handed (its transaction ended early), and at least one
+    const recorder = createRecorder<number>((items) => {
+      calls.push([...items])
+      recorded.push(...items.slice(0, 2))
+      return Math.min(2, items.length)
+    }, { batch: 100, delayMs: 1, chunk: 3 })
+    for (const i of range(0, 7)) recorder.later(i)
+    await new Promise((r) => setTimeout(r, 5))
+    for (let i = 0; i < 10 && recorded.length < 7; i++) await new Promise((r) => setImmediate(r))
+    t.same(recorded, range(0, 7), 'each item once, in order')
+    t.same(calls, [[0, 1, 2], [2, 3, 4], [4, 5, 6], [6]], 'the unrecorded ones lead the next chunk')
+    recorder.later(7)
+    recorder.later(8)
+    recorder.later(9)
+    recorder.flush()
+    t.same(recorded, range(0, 10), 'flush() too, until nothing waits')
+  })

@@ -86,22 +86,26 @@ export function createOutboxThread(data: OutboxThreadData, hooks: {
     if (busy()) worker.ref()
     worker.postMessage(message)
   }
+  /** sends `message`; settles with the thread's answer, as `register` files it; `signal` stops the thread's work */
+  function answer<T>(signal: AbortSignal | undefined, register: (waiting: Waiting<T>) => void, message: ToOutbox) {
+    return new Promise<T>((resolve, reject) => {
+      const stop = () => worker?.postMessage({ stop: true } satisfies ToOutbox)
+      const settle = <A extends unknown[]>(fn: (...a: A) => void) => (...a: A) => {
+        signal?.removeEventListener('abort', stop)
+        fn(...a)
+      }
+      register({ resolve: settle(resolve), reject: settle(reject) })
+      signal?.addEventListener('abort', stop, { once: true })
+      send(message)
+      if (signal?.aborted) stop()
+    })
+  }
 
   return {
     fanout(signal) {
       if (closed) return Promise.reject(new Error('outbox thread closed'))
       if (run) return Promise.reject(new Error('a fan-out run is already under way'))
-      return new Promise<void>((resolve, reject) => {
-        const stop = () => worker?.postMessage({ stop: true } satisfies ToOutbox)
-        const settle = <A extends unknown[]>(fn: (...a: A) => void) => (...a: A) => {
-          signal.removeEventListener('abort', stop)
-          fn(...a)
-        }
-        run = { resolve: settle(resolve), reject: settle(reject) }
-        signal.addEventListener('abort', stop, { once: true })
-        send({ run: true })
-        if (signal.aborted) stop()
-      })
+      return answer<void>(signal, (waiting) => { run = waiting }, { run: true })
     },
     wake() {
       if (closed || !worker) return
@@ -110,15 +114,8 @@ export function createOutboxThread(data: OutboxThreadData, hooks: {
     single(request, signal) {
       if (closed) return Promise.reject(new Error('outbox thread closed'))
       const n = ++next
-      return new Promise<DeliveryAttempt | undefined>((resolve, reject) => {
-        const stop = () => worker?.postMessage({ stop: true } satisfies ToOutbox)
-        singles.set(n, {
-          resolve: (a) => { signal?.removeEventListener('abort', stop); resolve(a) },
-          reject: (e) => { signal?.removeEventListener('abort', stop); reject(e) }
-        })
-        signal?.addEventListener('abort', stop, { once: true })
-        send({ single: { ...request, n } })
-      })
+      return answer<DeliveryAttempt | undefined>(signal, (waiting) => singles.set(n, waiting),
+        { single: { ...request, n } })
     },
     async close() {
       closed = true

@@ -161,9 +161,14 @@ const recorder = createRecorder<Outcome>((outcomes) => {
   }
 }, { batch: RECORD_BATCH, delayMs: RECORD_DELAY_MS, chunk: RECORD_CHUNK })
 
+/** a run's attempts in flight and the single ones listen to it (one listener each) */
+function stopper() {
+  const controller = new AbortController()
+  setMaxListeners(MAX_IN_FLIGHT + 64, controller.signal)
+  return controller
+}
 /** aborted by `stop` and `close`: the run's attempts and the single ones in flight */
-let stopping = new AbortController()
-setMaxListeners(MAX_IN_FLIGHT + 64, stopping.signal)
+let stopping = stopper()
 let running = false
 /** set by an event: the run expands the outbox (a new run always looks) */
 let outboxDirty = true
@@ -322,8 +327,7 @@ port.on('message', (msg: ToOutbox) => {
     else post({ kick: true })
   } else if ('stop' in msg) {
     stopping.abort()
-    stopping = new AbortController()
-    setMaxListeners(MAX_IN_FLIGHT + 64, stopping.signal)
+    stopping = stopper()
   } else if ('single' in msg) {
     void single(msg.single)
   } else if ('close' in msg) {

@@ -5,8 +5,9 @@
 //    off and on between two, once their deliveries have arrived), so that both meet the same moments of the
 //    machine's load: p50/p99 of the pooled latencies and their ratio, with the server's CPU time per message
 //    (the whole process, and its main thread: the request thread);
-//  - a burst of BENCH_WEBHOOK_BURST messages (x 10 webhooks) posted as fast as 10 connections allow, quiet and
-//    while the 50 msg/s stream runs: deliveries per second, from the first post to the last delivery received.
+//  - a burst of BENCH_WEBHOOK_BURST messages (x 10 webhooks; 0: no burst) posted as fast as 10 connections allow,
+//    quiet and while the 50 msg/s stream runs: deliveries per second, from the first post to the last delivery
+//    received.
 // The steady stream sends one message every 20 ms and times each from the moment it was due (a late send counts
 // against the server, never for it). The receiver runs in a process of its own. Both conditions follow a 2 s
 // warm-up of their own, and report the server's event-loop delay (the worst segment's p99, and the max).
@@ -236,8 +237,8 @@ export async function run() {
       'send late p99': ms(hooked.lateP99),
       'p99 ratio': ratio.toFixed(2), deliveries: deliveredInRuns })
 
-    // bursts: quiet, then under the steady stream
-    for (const loaded of [false, true]) {
+    // bursts: quiet, then under the steady stream (BENCH_WEBHOOK_BURST=0: none)
+    for (const loaded of burst > 0 ? [false, true] : []) {
       const background = loaded ? steady(seconds) : undefined
       if (loaded) await new Promise((r) => setTimeout(r, 1000))
       const allDelivered = ask<{ burstDone?: true }>({ burst: burst * HOOKS }, (m) => m.burstDone === true)
@@ -256,6 +257,7 @@ export async function run() {
   table(rows)
   const summary = (xs: number[], digits: number) => {
     const s = [...xs].sort((a, b) => a - b)
+    if (s.length === 0) return 'not measured'
     return `min ${s[0].toFixed(digits)}, median ${s[Math.floor(s.length / 2)].toFixed(digits)}, ` +
       `max ${s[s.length - 1].toFixed(digits)}`
   }

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url'
 import * as tables from '../../schema/tables/index.js'
 import { startCheckpointer, type CheckpointerOptions } from './checkpointer.js'
 import { countWriteIntent } from './write-intent.js'
+import { writerPragmas } from './connection.js'
 
 export type Db = BetterSQLite3Database<typeof tables>
 
@@ -40,9 +41,7 @@ export function openDatabase(file: string, options: OpenOptions = {}): DatabaseH
   fs.closeSync(fs.openSync(file, 'a', 0o600))
   const sqlite = new Database(file)
   sqlite.pragma('journal_mode = WAL')
-  sqlite.pragma('synchronous = NORMAL')
-  sqlite.pragma('foreign_keys = ON')
-  sqlite.pragma('busy_timeout = 5000')
+  writerPragmas(sqlite)
   countWriteIntent(sqlite)
   const db = drizzle(sqlite, { schema: tables })
   migrate(db, { migrationsFolder: path.join(projectRoot(), 'schema', 'migrations') })

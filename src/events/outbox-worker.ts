@@ -5,10 +5,10 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { randomUUID } from 'node:crypto'
 import { setMaxListeners } from 'node:events'
-import Database from 'better-sqlite3'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import * as tables from '../../schema/tables/index.js'
 import { holdingWriteLock, INTENT, OUTBOX_HOLDER } from '../db/write-intent.js'
+import { openThreadWriter } from '../db/connection.js'
 import { jobInsert } from '../jobs/queue.js'
 import type { DeliveryAttempt } from './delivery.js'
 import { createWorkerDeliverer } from './worker-deliverer.js'
@@ -96,12 +96,8 @@ const YIELD_MAX_MS = 1000
 const port = parentPort!
 const options = workerData as OutboxThreadData
 const { intent } = options
-const sqlite = new Database(options.file, { fileMustExist: true })
-sqlite.pragma('busy_timeout = 5000')
-sqlite.pragma('synchronous = NORMAL')
-sqlite.pragma('foreign_keys = ON')
-// the server's checkpoint thread folds the log (src/db/checkpointer.ts): a commit here never runs a checkpoint
-sqlite.pragma('wal_autocheckpoint = 0')
+// the server's checkpoint thread folds the log (src/db/checkpointer.ts)
+const sqlite = openThreadWriter(options.file)
 const db = drizzle(sqlite, { schema: tables })
 
 const post = (message: FromOutbox) => port.postMessage(message)

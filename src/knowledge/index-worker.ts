@@ -9,6 +9,7 @@ import { passageRanges, type Passage } from '../ingest/chunker.js'
 import { textFilePieces } from '../ingest/text.js'
 import { PASSAGE_INDEXES, passageWindows, passageWriter } from './passages.js'
 import { holdingWriteLock, INTENT } from '../db/write-intent.js'
+import { openThreadWriter } from '../db/connection.js'
 import { passageTokens, PAIRS_BEHIND_SQL } from './pairs.js'
 import { runsWriter } from './runs.js'
 import { Worker } from 'node:worker_threads'
@@ -56,13 +57,9 @@ const YIELD_MAX_MS = 1000
 const CHECKPOINT_MS = 250
 
 const { file, intent } = workerData as { file: string; intent: Int32Array }
-const sqlite = new Database(file, { fileMustExist: true })
-sqlite.pragma('busy_timeout = 5000')
-sqlite.pragma('synchronous = NORMAL')
-sqlite.pragma('foreign_keys = ON')
 // this connection checkpoints the log itself between its transactions (see checkpoint): under a sustained ingest
 // the checkpoint thread's PASSIVE pass never catches up with the writer, and the log would never restart
-sqlite.pragma('wal_autocheckpoint = 0')
+const sqlite = openThreadWriter(file)
 
 const byId = sqlite.prepare(`SELECT status, indexed_count, chunk_size, chunk_overlap FROM knowledge_documents
   WHERE id = ?`)

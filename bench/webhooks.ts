@@ -11,8 +11,9 @@
 // The steady stream sends one message every 20 ms and times each from the moment it was due (a late send counts
 // against the server, never for it). The receiver runs in a process of its own. Both conditions follow a 2 s
 // warm-up of their own, and report the server's event-loop delay (the worst segment's p99, and the max).
-// BENCH_WEBHOOK_SECONDS (default 20: 1,000 messages per condition) per condition, BENCH_WEBHOOK_ROUNDS
-// (default 3). BENCH_WEBHOOK_CLIENT=autocannon paces the stream as this bench did before (autocannon's
+// BENCH_WEBHOOK_SECONDS (default 60: 3,000 messages per condition; with 1,000 the p99 ratio of one round moved
+// by ±0.15 between rounds of the same code) per condition, BENCH_WEBHOOK_ROUNDS (default 3).
+// BENCH_WEBHOOK_CLIENT=autocannon paces the stream as this bench did before (autocannon's
 // overallRate: each connection sends its 10 messages of a second back to back, and latencies are recorded with
 // its coordinated-omission correction for an expected interval of 1 ms), for comparison.
 import fs from 'node:fs'
@@ -94,7 +95,7 @@ async function paced(url: string, headers: Record<string, string>, body: string,
 }
 
 export async function run() {
-  const seconds = Number(process.env.BENCH_WEBHOOK_SECONDS ?? 20)
+  const seconds = Number(process.env.BENCH_WEBHOOK_SECONDS ?? 60)
   const rounds = Number(process.env.BENCH_WEBHOOK_ROUNDS ?? 3)
   const burst = Number(process.env.BENCH_WEBHOOK_BURST ?? 300)
   const useAutocannon = process.env.BENCH_WEBHOOK_CLIENT === 'autocannon'

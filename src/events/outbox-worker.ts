@@ -14,7 +14,7 @@ import type { DeliveryAttempt } from './delivery.js'
 import { createWorkerDeliverer } from './worker-deliverer.js'
 import { createRecorder } from './recorder.js'
 import { createOutboxStore, eventsPerExpansion, newDeliveryId, RETRY_MAX_ATTEMPTS, signingSecrets,
-  type AttemptKind, type OutboxMessage, type Outcome } from './outbox.js'
+  type AttemptKind, type OutboxMessage, type Outcome, type StepAside } from './outbox.js'
 
 export interface OutboxThreadData {
   file: string
@@ -92,6 +92,11 @@ const LINGER_MS = 100
 /** the step of this thread's waits for the server's writes, and the longest it lets them go first */
 const GAP_MS = 1
 const YIELD_MAX_MS = 1000
+/**
+ * how long a transaction is rolled back for a write of the server (about a request's: a stream of requests is
+ * rarely met twice), before it commits what it has done instead (under a load of writes it still moves on)
+ */
+const ROLL_BACK_FOR_MS = 20
 
 const port = parentPort!
 const options = workerData as OutboxThreadData
@@ -103,18 +108,24 @@ const db = drizzle(sqlite, { schema: tables })
 const post = (message: FromOutbox) => port.postMessage(message)
 const nap = new Int32Array(new SharedArrayBuffer(4))
 
+const serverWaits = () => Atomics.load(intent, INTENT) > 0
+
 /**
  * Runs `write` (a transaction) when no write of the server's connection waits, flagged so that the server's writes
- * wait for its commit (src/db/write-intent.ts); after YIELD_MAX_MS of the server's writes, runs it anyway.
+ * wait for its commit (src/db/write-intent.ts). It steps aside for a write of the server that comes meanwhile
+ * (StepAside in outbox.ts): by rolling back for ROLL_BACK_FOR_MS after the first try, then by committing what it
+ * has done; after YIELD_MAX_MS of the server's writes, it runs anyway.
  */
-function locked<T>(write: () => T): T {
-  for (let waited = 0; ; waited += GAP_MS) {
-    const done = holdingWriteLock(intent, write, waited >= YIELD_MAX_MS, OUTBOX_HOLDER)
-    if (done) return done.value
+function locked<T>(write: (aside: StepAside) => T | undefined): T {
+  const since = performance.now()
+  for (;;) {
+    const waited = performance.now() - since
+    const aside: StepAside = { waits: serverWaits, rollBack: waited < ROLL_BACK_FOR_MS }
+    const done = holdingWriteLock(intent, () => write(aside), waited >= YIELD_MAX_MS, OUTBOX_HOLDER)
+    if (done?.value !== undefined) return done.value
     Atomics.wait(nap, 0, 0, GAP_MS)
   }
 }
-const serverWaits = () => Atomics.load(intent, INTENT) > 0
 
 const queueJob = jobInsert(db, sqlite, 'queued')
 let retriesQueued = false
@@ -143,7 +154,7 @@ const attempt = (row: OutboxMessage, deliveryId: string, signal?: AbortSignal) =
 // again (receivers de-duplicate on webhook-id).
 const recorder = createRecorder<Outcome>((outcomes) => {
   try {
-    return locked(() => outbox.record(outcomes, serverWaits))
+    return locked((aside) => outbox.record(outcomes, aside))
   } catch (err) {
     // their messages stay pending: the next run attempts them again
     post({ log: 'error', msg: 'webhook attempts not recorded', fields: { error: (err as Error).message,
@@ -216,7 +227,7 @@ async function fanoutUntilDone(signal: AbortSignal) {
     while (!signal.aborted) {
       if (expandIn() === 0) {
         lingered = false
-        const { events, messages, more } = locked(() => outbox.expand(expandEvents, serverWaits))
+        const { events, messages, more } = locked((aside) => outbox.expand(expandEvents, aside))
         // cleared only once the expansion is done: one that throws leaves the events for the retried run
         outboxDirty = more
         if (!outboxDirty) drainedAt = performance.now()

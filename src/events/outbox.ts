@@ -108,6 +108,43 @@ export function createOutboxWriter(db: Db, sqlite: Database.Database) {
 }
 
 /**
+ * How a transaction of the outbox thread makes way for the server's writes, which wait for its end (a write
+ * that finds it holding SQLite's lock waits for its commit, src/db/write-intent.ts). `waits` is asked before
+ * each event or attempt and before the commit. With `rollBack`, once it answers true the transaction is rolled
+ * back, which costs next to nothing, where a commit writes every page it changed: the waiting write goes on
+ * at once and the work is done again afterwards. Without, the transaction ends and commits what it has done,
+ * at least one event or attempt (the thread's turn when the server's writes keep coming).
+ */
+export interface StepAside {
+  waits(): boolean
+  rollBack: boolean
+}
+
+const ROLLED_BACK = Symbol('rolled back')
+
+/** true when the loop should end here (after `done` items); throws ROLLED_BACK to roll the transaction back */
+function stepsAside(aside: StepAside | undefined, done: number): boolean {
+  if (!aside?.waits()) return false
+  if (aside.rollBack) throw ROLLED_BACK
+  return done > 0
+}
+
+/** rolls the transaction back (throws ROLLED_BACK) if a write of the server waits, given `rollBack` */
+function beforeCommit(aside: StepAside | undefined) {
+  if (aside?.rollBack && aside.waits()) throw ROLLED_BACK
+}
+
+/** the transaction's result, or undefined when it was rolled back to make way */
+function rolledBack<T>(transaction: () => T): T | undefined {
+  try {
+    return transaction()
+  } catch (err) {
+    if (err === ROLLED_BACK) return undefined
+    throw err
+  }
+}
+
+/**
  * The outbox thread's side (outbox-worker.ts): events expanded in batches into one message per subscribed
  * webhook, pending messages read with what their attempts need, and attempts recorded in batches. Conditions a
  * partial index is defined by (`expanded = 0`, `state = 'pending'`) are written as SQL literals: Drizzle's eq()
@@ -162,7 +199,7 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
   const failing = preparedWrite(sqlite, db.update(webhooks).set({ failingSince: sql`${p('now')}` })
     .where(and(eq(webhooks.id, p('id')), isNull(webhooks.failingSince))))
 
-  const expand = sqlite.transaction((batch: number, enough?: () => boolean) => {
+  const expand = sqlite.transaction((batch: number, aside?: StepAside) => {
     const seqs = outboxBatch.all({ limit: batch })
     const ms = Date.now()
     const at = { now: new Date(ms).toISOString(), ms: msHex(ms) }
@@ -170,20 +207,21 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
     let messages = 0
     // an event at a time, so that the transaction can end between two (its events stay in order)
     for (const { seq: last } of seqs) {
-      if (events > 0 && enough?.()) break
+      if (stepsAside(aside, events)) break
       messages += expandUpTo.run({ ...at, last }).changes
       markExpanded.run({ last })
       events++
     }
+    beforeCommit(aside)
     return { events, messages, more: events < seqs.length || seqs.length === batch }
   })
 
-  const record = sqlite.transaction((outcomes: Outcome[], enough?: () => boolean) => {
+  const record = sqlite.transaction((outcomes: Outcome[], aside?: StepAside) => {
     const nowMs = Date.now()
     const now = new Date(nowMs).toISOString()
     let recorded = 0
     for (const { row, attempt, kind, retry } of outcomes) {
-      if (recorded > 0 && enough?.()) break
+      if (stepsAside(aside, recorded)) break
       recorded++
       let active = row.active
       if (attempt.success) succeeded.run({ id: row.webhookId })
@@ -213,24 +251,26 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
         requestBody: JSON.stringify(attempt.request), responseBody: attempt.responseBody, error: attempt.error ?? null,
         now })
     }
+    beforeCommit(aside)
     return recorded
   })
 
   return {
     /**
-     * expands up to `batch` outbox events into messages, in one transaction, the oldest first; given `enough`
-     * (asked after each event), it ends when that answers true. `more`: events may be left.
+     * expands up to `batch` outbox events into messages, in one transaction, the oldest first. `more`: events may
+     * be left. Given `aside`, undefined when it rolled back (see StepAside).
      */
-    expand: (batch: number, enough?: () => boolean): { events: number; messages: number; more: boolean } =>
-      expand(batch, enough),
+    expand: (batch: number, aside?: StepAside): { events: number; messages: number; more: boolean } | undefined =>
+      rolledBack(() => expand(batch, aside)),
     pendingAfter: (seq: number, limit: number): OutboxMessage[] => pendingAfter.all({ after: seq, limit }),
     message: (seq: number): OutboxMessage | undefined => bySeq.get({ seq }),
     fail: (seq: number) => setState.run({ state: 'failed', now: new Date().toISOString(), seq }),
     /**
-     * records finished attempts in one transaction, in order: all of them, or (given `enough`, asked after each)
-     * the first ones until it answers true. Returns how many were recorded.
+     * records finished attempts in one transaction, in order: all of them, or (given `aside`) the first ones, and
+     * returns how many were recorded; undefined when it rolled back (see StepAside).
      */
-    record: (outcomes: Outcome[], enough?: () => boolean): number => record(outcomes, enough)
+    record: (outcomes: Outcome[], aside?: StepAside): number | undefined =>
+      rolledBack(() => record(outcomes, aside))
   }
 }
 

@@ -28,7 +28,7 @@ t.test('message and delivery ids: the time first (ms), then random digits; a del
     t.ok(newDeliveryId(at + 1) > newDeliveryId(at), 'later ids sort after')
   })
 
-t.test('an expansion and a recording end their transaction early when asked, and leave the rest in order',
+t.test('an expansion and a recording make way for a waiting write: rolled back, or ended early, the rest in order',
   async (t) => {
     const app = await build(t, { config: { allowPrivateUrls: true } })
     const u = await signup(app)
@@ -41,8 +41,19 @@ t.test('an expansion and a recording end their transaction early when asked, and
     for (const i of [1, 2, 3]) app.sqlite.transaction(() => writer.addEvent(u.workspaceId, 'message.created', { i }))()
     const store = createOutboxStore(app.db, app.sqlite, { schedule: [], scheduleRetry: () => {},
       onDeactivated: () => {} })
-    t.same(store.expand(10, () => true), { events: 1, messages: 2, more: true }, 'one event, then it stops')
-    t.same(store.expand(10), { events: 2, messages: 4, more: false }, 'the rest')
+    const messageCount = () => app.sqlite.prepare(`SELECT COUNT(*) FROM webhook_messages`).pluck().get()
+    /** a server's write that comes after `n` questions */
+    const waitsAfter = (n: number, rollBack: boolean) => ({ waits: () => n-- <= 0, rollBack })
+    t.equal(store.expand(10, waitsAfter(0, true)), undefined, 'a write waits from the start: rolled back')
+    t.equal(store.expand(10, waitsAfter(1, true)), undefined, 'after one event: rolled back')
+    t.equal(store.expand(10, waitsAfter(3, true)), undefined, 'after the last event, before the commit: rolled back')
+    t.equal(messageCount(), 0, 'nothing of the rolled-back expansions is left')
+    t.same(store.expand(10, waitsAfter(1, false)), { events: 1, messages: 2, more: true },
+      'without rolling back: one event, then it stops and commits')
+    t.same(store.expand(10, waitsAfter(0, false)), { events: 1, messages: 2, more: true },
+      'a write waiting from the start: still one event (the thread\'s turn)')
+    t.equal(messageCount(), 4)
+    t.same(store.expand(10, waitsAfter(1000, true)), { events: 1, messages: 2, more: false }, 'the rest')
     t.same(store.expand(10), { events: 0, messages: 0, more: false })
     const rows = store.pendingAfter(0, 10)
     t.same(rows.map((r) => JSON.parse(r.body).data.i), [1, 1, 2, 2, 3, 3], 'messages in the events\' order')
@@ -52,9 +63,16 @@ t.test('an expansion and a recording end their transaction early when asked, and
         request: { event: row.event, timestamp: row.timestamp, body_sha256: '', body_bytes: 0, truncated: false,
           body_preview: '' }, responseBody: '', sentAt: 0 } })
     const delivered = () => app.sqlite.prepare(`SELECT COUNT(*) FROM webhook_deliveries`).pluck().get()
-    t.equal(store.record(rows.map(outcome), () => true), 1, 'one attempt, then it stops')
+    const states = () => app.sqlite.prepare(`SELECT state || ':' || attempts FROM webhook_messages ORDER BY seq`)
+      .pluck().all()
+    t.equal(store.record(rows.map(outcome), waitsAfter(3, true)), undefined, 'a write waits: rolled back')
+    t.equal(store.record(rows.map(outcome), waitsAfter(6, true)), undefined, 'before the commit too')
+    t.equal(delivered(), 0, 'no delivery of the rolled-back recordings')
+    t.same(states(), Array(6).fill('pending:0'), 'and no message counted or changed')
+    t.equal(store.record(rows.map(outcome), waitsAfter(0, false)), 1,
+      'without rolling back: one attempt, then it stops')
     t.equal(delivered(), 1)
-    t.equal(store.record(rows.slice(1).map(outcome)), 5)
+    t.equal(store.record(rows.slice(1).map(outcome), waitsAfter(7, true)), 5)
     t.equal(delivered(), 6)
     t.same(store.pendingAfter(0, 10), [], 'every message delivered')
   })

@@ -155,6 +155,7 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
   schedule: readonly number[]
   /** queues the retry of a message (a job), inside the transaction that records the failed attempt */
   scheduleRetry(seq: number, retry: number, runAt: number): void
+  /** told after the commit of a recording that set the webhook inactive */
   onDeactivated(webhookId: string): void
 }) {
   const p = sql.placeholder
@@ -216,7 +217,7 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
     return { events, messages, more: events < seqs.length || seqs.length === batch }
   })
 
-  const record = sqlite.transaction((outcomes: Outcome[], aside?: StepAside) => {
+  const record = sqlite.transaction((outcomes: Outcome[], aside: StepAside | undefined, deactivated: string[]) => {
     const nowMs = Date.now()
     const now = new Date(nowMs).toISOString()
     let recorded = 0
@@ -229,7 +230,7 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
         if (deactivate.run({ now, id: row.webhookId, limit: new Date(nowMs - FAILING_LIMIT_MS).toISOString() })
           .changes > 0) {
           active = false
-          opts.onDeactivated(row.webhookId)
+          deactivated.push(row.webhookId)
         }
         failing.run({ now, id: row.webhookId })
       }
@@ -269,8 +270,13 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
      * records finished attempts in one transaction, in order: all of them, or (given `aside`) the first ones, and
      * returns how many were recorded; undefined when it rolled back (see StepAside).
      */
-    record: (outcomes: Outcome[], aside?: StepAside): number | undefined =>
-      rolledBack(() => record(outcomes, aside))
+    record(outcomes: Outcome[], aside?: StepAside): number | undefined {
+      // told once committed: a rolled-back recording deactivates nothing (and is made again)
+      const deactivated: string[] = []
+      const recorded = rolledBack(() => record(outcomes, aside, deactivated))
+      if (recorded !== undefined) for (const id of deactivated) opts.onDeactivated(id)
+      return recorded
+    }
   }
 }
 

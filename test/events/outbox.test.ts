@@ -76,3 +76,34 @@ t.test('an expansion and a recording make way for a waiting write: rolled back, 
     t.equal(delivered(), 6)
     t.same(store.pendingAfter(0, 10), [], 'every message delivered')
   })
+
+t.test('a webhook set inactive by a recording is told once, after the commit, not for a rolled-back one',
+  async (t) => {
+    const app = await build(t, { config: { allowPrivateUrls: true } })
+    const u = await signup(app)
+    const hook = (await app.inject({ method: 'POST', url: '/api/v2/developer/webhooks',
+      headers: { ...u.auth, 'x-workspace-id': u.workspaceId },
+      payload: { url: 'http://127.0.0.1:9/h', events: ['message.created'] } })).json().data.id as string
+    // failing for six days: the next failed attempt sets it inactive
+    app.sqlite.prepare('UPDATE webhooks SET failing_since = ? WHERE id = ?')
+      .run(new Date(Date.now() - 6 * 86_400_000).toISOString(), hook)
+    const writer = createOutboxWriter(app.db, app.sqlite)
+    app.sqlite.transaction(() => writer.addEvent(u.workspaceId, 'message.created', { i: 1 }))()
+    const told: string[] = []
+    const store = createOutboxStore(app.db, app.sqlite, { schedule: [60], scheduleRetry: () => {},
+      onDeactivated: (id) => told.push(id) })
+    t.ok(store.expand(10))
+    const [row] = store.pendingAfter(0, 10)
+    const failed = { row, kind: 'first' as const, retry: 0,
+      attempt: { id: newDeliveryId(), eventType: row.event, statusCode: 500, success: false, latencyMs: 1,
+        request: { event: row.event, timestamp: row.timestamp, body_sha256: '', body_bytes: 0, truncated: false,
+          body_preview: '' }, responseBody: '', sentAt: 0 } }
+    const active = () => app.sqlite.prepare('SELECT active FROM webhooks WHERE id = ?').pluck().get(hook)
+    let asked = 0
+    t.equal(store.record([failed], { waits: () => asked++ > 0, rollBack: true }), undefined, 'rolled back')
+    t.equal(active(), 1, 'still active')
+    t.same(told, [], 'nothing told')
+    t.equal(store.record([failed], { waits: () => false, rollBack: true }), 1)
+    t.equal(active(), 0, 'inactive once committed')
+    t.same(told, [hook], 'told once')
+  })

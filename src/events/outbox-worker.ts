@@ -154,17 +154,19 @@ const attempt = (row: OutboxMessage, deliveryId: string, signal?: AbortSignal) =
 // again (receivers de-duplicate on webhook-id).
 const recorder = createRecorder<Outcome>((outcomes) => {
   try {
-    return locked((aside) => outbox.record(outcomes, aside))
+    // cleared before each try: once locked() returns, it tells whether the committed one queued a retry (a
+    // rolled-back or failed one queued nothing)
+    const recorded = locked((aside) => {
+      retriesQueued = false
+      return outbox.record(outcomes, aside)
+    })
+    if (retriesQueued) post({ retries: true })
+    return recorded
   } catch (err) {
     // their messages stay pending: the next run attempts them again
     post({ log: 'error', msg: 'webhook attempts not recorded', fields: { error: (err as Error).message,
       attempts: outcomes.length } })
     return outcomes.length
-  } finally {
-    if (retriesQueued) {
-      retriesQueued = false
-      post({ retries: true })
-    }
   }
 }, { batch: RECORD_BATCH, delayMs: RECORD_DELAY_MS, chunk: RECORD_CHUNK })
 

@@ -13,6 +13,7 @@ import { jobInsert } from '../jobs/queue.js'
 import type { DeliveryAttempt } from './delivery.js'
 import { createWorkerDeliverer } from './worker-deliverer.js'
 import { createRecorder } from './recorder.js'
+import { createPacer } from './pacer.js'
 import { createOutboxStore, eventsPerExpansion, newDeliveryId, RETRY_MAX_ATTEMPTS, signingSecrets,
   type AttemptKind, type OutboxMessage, type Outcome, type StepAside } from './outbox.js'
 
@@ -76,6 +77,12 @@ const MAX_IN_FLIGHT = 64
 const MAX_PER_HOOK = 16
 /** attempts started per event-loop turn, so that finished ones are taken in between */
 const STARTS_PER_TURN = 16
+/**
+ * under a stream of events, first attempts start a few every PACE_MS, spread over EXPAND_EVERY_MS, while fewer
+ * than PACE_UNDER wait and the outbox is drained (pacer.ts); a burst is not paced
+ */
+const PACE_MS = 4
+const PACE_UNDER = 48
 /**
  * finished attempts are recorded once this many wait, or the oldest has waited RECORD_DELAY_MS: a commit writes the
  * same few pages (the new deliveries' and their indexes' last leaves) whether it records 5 attempts or 50
@@ -196,6 +203,9 @@ async function fanoutUntilDone(signal: AbortSignal) {
   let waitingCount = 0
   let cursor = 0
   let morePending = true
+  /** the last expansion left events in the outbox: a burst, whose attempts are not paced */
+  let expansionLeftMore = false
+  const pacer = createPacer({ stepMs: PACE_MS, spreadMs: EXPAND_EVERY_MS, under: PACE_UNDER })
   /** set once the run has waited LINGER_MS with nothing to do; work coming in starts the wait over */
   let lingered = false
   /** events per expansion: about EXPAND_MESSAGES messages at the last expansion's fan-out (16 at first) */
@@ -232,6 +242,7 @@ async function fanoutUntilDone(signal: AbortSignal) {
         const { events, messages, more } = locked((aside) => outbox.expand(expandEvents, aside))
         // cleared only once the expansion is done: one that throws leaves the events for the retried run
         outboxDirty = more
+        expansionLeftMore = more
         if (!outboxDirty) drainedAt = performance.now()
         if (messages > 0) morePending = true
         if (events > 0) expandEvents = eventsPerExpansion(events, messages, EXPAND_MESSAGES, EXPAND_BATCH)
@@ -247,14 +258,18 @@ async function fanoutUntilDone(signal: AbortSignal) {
           else waiting.set(row.webhookId, [row])
           waitingCount++
         }
+        if (rows.length > 0) pacer.spread(waitingCount)
       }
+      const allowed = pacer.allowed(performance.now(), waitingCount, morePending || expansionLeftMore)
+      const paced = allowed !== Infinity
+      const limit = Math.min(allowed, STARTS_PER_TURN)
       // round robin over the webhooks with a free slot
       let started = 0
       let progress = true
-      while (progress && inFlight.size < MAX_IN_FLIGHT && started < STARTS_PER_TURN) {
+      while (progress && inFlight.size < MAX_IN_FLIGHT && started < limit) {
         progress = false
         for (const [hookId, list] of waiting) {
-          if (inFlight.size >= MAX_IN_FLIGHT || started >= STARTS_PER_TURN) break
+          if (inFlight.size >= MAX_IN_FLIGHT || started >= limit) break
           const busy = perHook.get(hookId) ?? 0
           if (busy >= MAX_PER_HOOK) continue
           const row = list.shift()!
@@ -273,13 +288,20 @@ async function fanoutUntilDone(signal: AbortSignal) {
           progress = true
         }
       }
+      pacer.started(performance.now(), started)
+      /** paced, with attempts waiting and a free slot: ms until the next step (undefined when due: a finished
+       * attempt frees the slot it waits for) */
+      const step = pacer.dueIn(performance.now())
+      const paceIn = paced && waitingCount > 0 && inFlight.size < MAX_IN_FLIGHT && step > 0 ? step : undefined
       // an expansion held back by EXPAND_EVERY_MS: how long until it is due
       const due = expandIn()
       const heldFor = due > 0 && due !== Infinity ? due : undefined
-      if (started === STARTS_PER_TURN) await new Promise((r) => setImmediate(r))
+      /** the loop's next timed step: an expansion or paced starts coming due */
+      const timed = heldFor === undefined ? paceIn : paceIn === undefined ? heldFor : Math.min(heldFor, paceIn)
+      if (!paced && started === STARTS_PER_TURN) await new Promise((r) => setImmediate(r))
       // a finished attempt or a new event wakes the loop (one waiter, whatever the number of attempts in flight):
       // a slow receiver's attempts never hold up the others' events
-      else if (inFlight.size > 0) await sleep(heldFor)
+      else if (inFlight.size > 0) await sleep(timed)
       else if (waitingCount === 0 && !morePending && heldFor !== undefined) await sleep(heldFor)
       else if (waitingCount === 0 && !morePending && !outboxDirty) {
         if (!lingered) {
@@ -291,7 +313,8 @@ async function fanoutUntilDone(signal: AbortSignal) {
         break
       } else {
         lingered = false
-        await new Promise((r) => setImmediate(r))
+        if (paceIn !== undefined) await sleep(paceIn)
+        else await new Promise((r) => setImmediate(r))
       }
     }
     await Promise.allSettled(inFlight)

@@ -32,6 +32,11 @@ interface Steady {
   loopP99: number; loopMax: number
   /** p99 of how late the client sent a message (ms): part of every latency, the client's and not the server's */
   lateP99: number
+  /**
+   * per thread of the server, per message (ms): CPU, and time runnable but waiting for a core (the request thread's
+   * is what other threads and processes cost its requests)
+   */
+  threads: Array<{ tid: number; cpu: number; waited: number; nice: number }>
 }
 
 /** CPU time (user + system, ms) of a process, or of one of its threads, from /proc (Linux; NaN elsewhere). */
@@ -50,6 +55,47 @@ function processCpuMs(pid: number): number {
   } catch {
     return NaN
   }
+}
+
+/** per thread of a process: CPU time and time spent runnable but waiting for a core (run delay), in ms */
+interface ThreadTimes { cpu: number; waited: number; nice: number }
+function threadTimes(pid: number): Map<number, ThreadTimes> {
+  const out = new Map<number, ThreadTimes>()
+  let tids: string[] = []
+  try { tids = fs.readdirSync(`/proc/${pid}/task`) } catch { return out }
+  for (const tid of tids) {
+    try {
+      const fields = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')
+      // schedstat: ns on a core, ns runnable and waiting for one, timeslices
+      const waited = Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]) / 1e6
+      out.set(Number(tid), { cpu: (Number(fields[11]) + Number(fields[12])) * 10, waited, nice: Number(fields[16]) })
+    } catch { /* the thread ended */ }
+  }
+  return out
+}
+/** what each thread spent between two snapshots: the main thread (tid = pid) first, then by CPU */
+function threadDeltas(pid: number, before: Map<number, ThreadTimes>, after: Map<number, ThreadTimes>) {
+  const rows: Array<{ tid: number; cpu: number; waited: number; nice: number }> = []
+  for (const [tid, a] of after) {
+    const b = before.get(tid) ?? { cpu: 0, waited: 0, nice: a.nice }
+    rows.push({ tid, cpu: a.cpu - b.cpu, waited: a.waited - b.waited, nice: a.nice })
+  }
+  return rows.sort((x, y) => (y.tid === pid ? 1 : 0) - (x.tid === pid ? 1 : 0) || y.cpu - x.cpu)
+}
+
+/** the threads' deltas of several runs of one server, summed by thread, per message */
+function threadSums(runs: Array<ReturnType<typeof threadDeltas>>, count: number) {
+  const by = new Map<number, { tid: number; cpu: number; waited: number; nice: number }>()
+  for (const run of runs) {
+    for (const t of run) {
+      const s = by.get(t.tid) ?? { tid: t.tid, cpu: 0, waited: 0, nice: t.nice }
+      s.cpu += t.cpu / count
+      s.waited += t.waited / count
+      by.set(t.tid, s)
+    }
+  }
+  const first = runs[0]?.[0]?.tid
+  return [...by.values()].sort((x, y) => (y.tid === first ? 1 : 0) - (x.tid === first ? 1 : 0) || y.cpu - x.cpu)
 }
 
 const percentile = (sorted: number[], p: number) =>
@@ -143,6 +189,8 @@ export async function run() {
   const rows: Array<Record<string, string | number>> = []
   const ratios: number[] = []
   const p50Ratios: number[] = []
+  const waited: { bare: number[]; hooked: number[] } = { bare: [], hooked: [] }
+  const threadLines: string[] = []
   const rates: { quiet: number[]; loaded: number[] } = { quiet: [], loaded: [] }
   const cpu: { bare: number[]; hooked: number[]; bareMain: number[]; hookedMain: number[] } =
     { bare: [], hooked: [], bareMain: [], hookedMain: [] }
@@ -164,11 +212,13 @@ export async function run() {
       Promise<{ maxMs: number; p99Ms: number }>
     /** one steady run, or the sum of several: latencies, CPU and loop delays of each */
     interface Part { latencies: number[]; late: number[]; p50?: number; p99?: number; non2xx: number;
-      cpuMs: number; mainCpuMs: number; loopP99: number; loopMax: number }
+      cpuMs: number; mainCpuMs: number; loopP99: number; loopMax: number
+      threads: ReturnType<typeof threadDeltas> }
     const stream = async (duration: number): Promise<Part> => {
       await loopDelay()
       const cpuBefore = processCpuMs(pid)
       const mainBefore = cpuMs(pid)
+      const threadsBefore = threadTimes(pid)
       let r: Pick<Part, 'latencies' | 'late' | 'p50' | 'p99' | 'non2xx'>
       if (useAutocannon) {
         const a = await messages({ connections: 5, overallRate: RATE, duration })
@@ -177,7 +227,7 @@ export async function run() {
       } else r = await paced(messageUrl, headers, messageBody('steady message'), duration)
       const loop = await loopDelay()
       return { ...r, cpuMs: processCpuMs(pid) - cpuBefore, mainCpuMs: cpuMs(pid) - mainBefore,
-        loopP99: loop.p99Ms, loopMax: loop.maxMs }
+        loopP99: loop.p99Ms, loopMax: loop.maxMs, threads: threadDeltas(pid, threadsBefore, threadTimes(pid)) }
     }
     const summed = (parts: Part[]): Steady => {
       const sorted = parts.flatMap((x) => x.latencies).sort((a, b) => a - b)
@@ -188,7 +238,8 @@ export async function run() {
         p99: parts.length === 1 && parts[0].p99 !== undefined ? parts[0].p99 : percentile(sorted, 99),
         cpuMs: sum((x) => x.cpuMs) / count, mainCpuMs: sum((x) => x.mainCpuMs) / count,
         loopP99: Math.max(...parts.map((x) => x.loopP99)), loopMax: Math.max(...parts.map((x) => x.loopMax)),
-        lateP99: percentile(parts.flatMap((x) => x.late).sort((a, b) => a - b), 99) ?? NaN }
+        lateP99: percentile(parts.flatMap((x) => x.late).sort((a, b) => a - b), 99) ?? NaN,
+        threads: threadSums(parts.map((x) => x.threads), count) }
     }
     const steady = async (duration: number) => summed([await stream(duration)])
 
@@ -228,13 +279,22 @@ export async function run() {
     cpu.hooked.push(hooked.cpuMs)
     cpu.bareMain.push(bare.mainCpuMs)
     cpu.hookedMain.push(hooked.mainCpuMs)
+    waited.bare.push(bare.threads[0]?.waited ?? NaN)
+    waited.hooked.push(hooked.threads[0]?.waited ?? NaN)
+    // the busiest threads: µs of CPU and of waiting for a core per message (the first is the request thread)
+    const busiest = (x: Steady) => x.threads.filter((t) => t.cpu > 0.005).slice(0, 6)
+      .map((t) => `${Math.round(t.cpu * 1000)}/${Math.round(t.waited * 1000)}${t.nice ? ` (nice ${t.nice})` : ''}`)
+      .join(', ')
+    threadLines.push(`round ${round}: no webhook ${busiest(bare)}; ${HOOKS} webhooks ${busiest(hooked)}`)
     const ms = (x: number) => Number(x.toFixed(2))
     rows.push({ round, case: 'no webhook', messages: bare.count, 'p50 ms': ms(bare.p50), 'p99 ms': ms(bare.p99),
       non2xx: bare.non2xx, 'CPU ms/msg': ms(bare.cpuMs), 'main thread': ms(bare.mainCpuMs),
+      'main waited': ms(bare.threads[0]?.waited ?? NaN),
       'loop p99/max ms': `${ms(bare.loopP99)}/${ms(bare.loopMax)}`, 'send late p99': ms(bare.lateP99) })
     rows.push({ round, case: `${HOOKS} webhooks`, messages: hooked.count, 'p50 ms': ms(hooked.p50),
       'p99 ms': ms(hooked.p99), non2xx: hooked.non2xx, 'CPU ms/msg': ms(hooked.cpuMs),
-      'main thread': ms(hooked.mainCpuMs), 'loop p99/max ms': `${ms(hooked.loopP99)}/${ms(hooked.loopMax)}`,
+      'main thread': ms(hooked.mainCpuMs), 'main waited': ms(hooked.threads[0]?.waited ?? NaN),
+      'loop p99/max ms': `${ms(hooked.loopP99)}/${ms(hooked.loopMax)}`,
       'send late p99': ms(hooked.lateP99),
       'p99 ratio': ratio.toFixed(2), deliveries: deliveredInRuns })
 
@@ -269,6 +329,10 @@ export async function run() {
   console.log(`p50 with ${HOOKS} webhooks / without: ${summary(p50Ratios, 2)}`)
   console.log(`server CPU ms per message without webhooks: ${summary(cpu.bare, 2)} (main thread ${
     summary(cpu.bareMain, 2)}); with: ${summary(cpu.hooked, 2)} (main thread ${summary(cpu.hookedMain, 2)})`)
+  console.log(`request thread runnable but waiting for a core, ms per message: without webhooks ${
+    summary(waited.bare, 3)}; with: ${summary(waited.hooked, 3)}`)
+  console.log('server threads, µs per message of CPU / of waiting for a core (request thread first):')
+  for (const line of threadLines) console.log(`  ${line}`)
   console.log(`deliveries/s in a burst, quiet: ${summary(rates.quiet, 0)}; ` +
     `under ${RATE} msg/s (target ≥ 1,000): ${summary(rates.loaded, 0)}`)
   console.log(`load average at the end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`)

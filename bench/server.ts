@@ -40,6 +40,19 @@ if (mode === 'bare') {
     loop.reset()
     return out
   })
+  // bench only: how long each POST /api/v2/messages took inside the server, from its parsed headers to the end of
+  // its response (ms); read and reset by GET /bench/request-times
+  let requestTimes: number[] = []
+  app.server.on('request', (req, res) => {
+    if (req.method !== 'POST' || req.url !== '/api/v2/messages') return
+    const start = performance.now()
+    res.on('finish', () => { requestTimes.push(performance.now() - start) })
+  })
+  app.get('/bench/request-times', { config: { auth: 'public' } }, async () => {
+    const out = requestTimes
+    requestTimes = []
+    return { ms: out }
+  })
   // a small write on the server's connection, timed: what a request's write waits while a worker holds the lock
   app.sqlite.exec('CREATE TABLE IF NOT EXISTS bench_write_probe (at INTEGER)')
   const probeWrite = app.sqlite.prepare('INSERT INTO bench_write_probe (at) VALUES (?)')

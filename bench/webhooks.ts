@@ -32,6 +32,8 @@ interface Steady {
   loopP99: number; loopMax: number
   /** p99 of how late the client sent a message (ms): part of every latency, the client's and not the server's */
   lateP99: number
+  /** p99 of the messages' time inside the server, from their parsed headers to the end of the response (ms) */
+  serverP99: number
   /**
    * per thread of the server, per message (ms): CPU, and time runnable but waiting for a core (the request thread's
    * is what other threads and processes cost its requests)
@@ -189,6 +191,7 @@ export async function run() {
   const rows: Array<Record<string, string | number>> = []
   const ratios: number[] = []
   const p50Ratios: number[] = []
+  const serverRatios: number[] = []
   const waited: { bare: number[]; hooked: number[] } = { bare: [], hooked: [] }
   const threadLines: string[] = []
   const rates: { quiet: number[]; loaded: number[] } = { quiet: [], loaded: [] }
@@ -213,9 +216,14 @@ export async function run() {
     /** one steady run, or the sum of several: latencies, CPU and loop delays of each */
     interface Part { latencies: number[]; late: number[]; p50?: number; p99?: number; non2xx: number;
       cpuMs: number; mainCpuMs: number; loopP99: number; loopMax: number
+      /** each message's time inside the server (ms) */
+      inServer: number[]
       threads: ReturnType<typeof threadDeltas> }
+    const serverTimes = async () => ((await (await fetch(`${info.address}/bench/request-times`)).json()) as
+      { ms: number[] }).ms
     const stream = async (duration: number): Promise<Part> => {
       await loopDelay()
+      await serverTimes()
       const cpuBefore = processCpuMs(pid)
       const mainBefore = cpuMs(pid)
       const threadsBefore = threadTimes(pid)
@@ -226,8 +234,10 @@ export async function run() {
           p99: a.latency.p99, non2xx: a.non2xx }
       } else r = await paced(messageUrl, headers, messageBody('steady message'), duration)
       const loop = await loopDelay()
+      const inServer = await serverTimes()
       return { ...r, cpuMs: processCpuMs(pid) - cpuBefore, mainCpuMs: cpuMs(pid) - mainBefore,
-        loopP99: loop.p99Ms, loopMax: loop.maxMs, threads: threadDeltas(pid, threadsBefore, threadTimes(pid)) }
+        loopP99: loop.p99Ms, loopMax: loop.maxMs, inServer,
+        threads: threadDeltas(pid, threadsBefore, threadTimes(pid)) }
     }
     const summed = (parts: Part[]): Steady => {
       const sorted = parts.flatMap((x) => x.latencies).sort((a, b) => a - b)
@@ -239,6 +249,7 @@ export async function run() {
         cpuMs: sum((x) => x.cpuMs) / count, mainCpuMs: sum((x) => x.mainCpuMs) / count,
         loopP99: Math.max(...parts.map((x) => x.loopP99)), loopMax: Math.max(...parts.map((x) => x.loopMax)),
         lateP99: percentile(parts.flatMap((x) => x.late).sort((a, b) => a - b), 99) ?? NaN,
+        serverP99: percentile(parts.flatMap((x) => x.inServer).sort((a, b) => a - b), 99) ?? NaN,
         threads: threadSums(parts.map((x) => x.threads), count) }
     }
     const steady = async (duration: number) => summed([await stream(duration)])
@@ -275,6 +286,7 @@ export async function run() {
     const ratio = hooked.p99 / bare.p99
     ratios.push(ratio)
     p50Ratios.push(hooked.p50 / bare.p50)
+    serverRatios.push(hooked.serverP99 / bare.serverP99)
     cpu.bare.push(bare.cpuMs)
     cpu.hooked.push(hooked.cpuMs)
     cpu.bareMain.push(bare.mainCpuMs)
@@ -289,11 +301,12 @@ export async function run() {
     const ms = (x: number) => Number(x.toFixed(2))
     rows.push({ round, case: 'no webhook', messages: bare.count, 'p50 ms': ms(bare.p50), 'p99 ms': ms(bare.p99),
       non2xx: bare.non2xx, 'CPU ms/msg': ms(bare.cpuMs), 'main thread': ms(bare.mainCpuMs),
-      'main waited': ms(bare.threads[0]?.waited ?? NaN),
+      'main waited': ms(bare.threads[0]?.waited ?? NaN), 'in server p99': ms(bare.serverP99),
       'loop p99/max ms': `${ms(bare.loopP99)}/${ms(bare.loopMax)}`, 'send late p99': ms(bare.lateP99) })
     rows.push({ round, case: `${HOOKS} webhooks`, messages: hooked.count, 'p50 ms': ms(hooked.p50),
       'p99 ms': ms(hooked.p99), non2xx: hooked.non2xx, 'CPU ms/msg': ms(hooked.cpuMs),
       'main thread': ms(hooked.mainCpuMs), 'main waited': ms(hooked.threads[0]?.waited ?? NaN),
+      'in server p99': ms(hooked.serverP99),
       'loop p99/max ms': `${ms(hooked.loopP99)}/${ms(hooked.loopMax)}`,
       'send late p99': ms(hooked.lateP99),
       'p99 ratio': ratio.toFixed(2), deliveries: deliveredInRuns })
@@ -327,6 +340,7 @@ export async function run() {
   console.log(`p99 with ${HOOKS} webhooks / without (target ≤ 1.1): ${summary(ratios, 2)}`)
   // on a loaded machine the p99s are the machine's (see `send late p99`); the median moves far less with it
   console.log(`p50 with ${HOOKS} webhooks / without: ${summary(p50Ratios, 2)}`)
+  console.log(`p99 of the time inside the server with ${HOOKS} webhooks / without: ${summary(serverRatios, 2)}`)
   console.log(`server CPU ms per message without webhooks: ${summary(cpu.bare, 2)} (main thread ${
     summary(cpu.bareMain, 2)}); with: ${summary(cpu.hooked, 2)} (main thread ${summary(cpu.hookedMain, 2)})`)
   console.log(`request thread runnable but waiting for a core, ms per message: without webhooks ${

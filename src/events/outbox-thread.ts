@@ -3,6 +3,7 @@ import { workerEntry } from '../worker-entry.js'
 import { OUTBOX_HOLDER, releaseHolder } from '../db/write-intent.js'
 import type { DeliveryAttempt } from './delivery.js'
 import type { FromOutbox, OutboxThreadData, SingleRequest, ToOutbox } from './outbox-worker.js'
+import { eventWritten, LISTENING, newWakeFlags } from './wake-flags.js'
 
 const entry = workerEntry(import.meta.url, 'outbox-worker')
 
@@ -32,13 +33,14 @@ interface Waiting<T> { resolve(value: T): void; reject(err: Error): void }
  * The request thread's handle on the outbox thread (outbox-worker.ts), started at the first call. A thread that
  * dies fails what it was doing (the jobs are retried) and is started again by the next call.
  */
-export function createOutboxThread(data: OutboxThreadData, hooks: {
+export function createOutboxThread(given: Omit<OutboxThreadData, 'wakeFlags'>, hooks: {
   /** a wake found no run: queue one */
   onKick(): void
   /** the thread queued retry jobs */
   onRetries(): void
   log(level: 'warn' | 'error', fields: Record<string, unknown>, msg: string): void
 }): OutboxThread {
+  const data: OutboxThreadData = { ...given, wakeFlags: newWakeFlags() }
   let worker: Worker | undefined
   let run: Waiting<void> | undefined
   let next = 0
@@ -47,6 +49,8 @@ export function createOutboxThread(data: OutboxThreadData, hooks: {
 
   const busy = () => run !== undefined || singles.size > 0
   function spawn(): Worker {
+    // a new thread has no run: the next event's wake must reach it
+    Atomics.store(data.wakeFlags, LISTENING, 1)
     const w = new Worker(entry.script, { eval: entry.eval, workerData: data })
     w.on('message', (m: FromOutbox) => {
       if ('done' in m) {
@@ -109,7 +113,8 @@ export function createOutboxThread(data: OutboxThreadData, hooks: {
     },
     wake() {
       if (closed || !worker) return
-      worker.postMessage({ wake: true } satisfies ToOutbox)
+      // a message only when the thread asked for one (wake-flags.ts)
+      if (eventWritten(data.wakeFlags)) worker.postMessage({ wake: true } satisfies ToOutbox)
     },
     single(request, signal) {
       if (closed) return Promise.reject(new Error('outbox thread closed'))

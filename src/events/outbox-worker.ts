@@ -14,6 +14,7 @@ import type { DeliveryAttempt } from './delivery.js'
 import { createWorkerDeliverer } from './worker-deliverer.js'
 import { createRecorder } from './recorder.js'
 import { createPacer } from './pacer.js'
+import { EVENTS_WRITTEN, LISTENING } from './wake-flags.js'
 import { createOutboxStore, eventsPerExpansion, newDeliveryId, RETRY_MAX_ATTEMPTS, signingSecrets,
   type AttemptKind, type OutboxMessage, type Outcome, type StepAside } from './outbox.js'
 
@@ -21,6 +22,8 @@ export interface OutboxThreadData {
   file: string
   /** the server connection's write count (src/db/write-intent.ts) */
   intent: Int32Array
+  /** shared with the request thread: EVENTS_WRITTEN and LISTENING (outbox-thread.ts) */
+  wakeFlags: Int32Array
   /** seconds before each retry */
   schedule: number[]
   allowPrivate: boolean
@@ -107,7 +110,21 @@ const ROLL_BACK_FOR_MS = 20
 
 const port = parentPort!
 const options = workerData as OutboxThreadData
-const { intent } = options
+const { intent, wakeFlags } = options
+/** whether an event was written since the last look (the request thread sets the flag, this thread takes it) */
+const takeEvents = () => Atomics.exchange(wakeFlags, EVENTS_WRITTEN, 0) === 1
+/**
+ * Asks the request thread to post a wake at its next event. False when an event came first (then nothing is asked,
+ * and the caller looks at the outbox instead of waiting): the flag is raised before the events are looked at, so
+ * an event written in between is seen here or posts its wake.
+ */
+function listen(): boolean {
+  Atomics.store(wakeFlags, LISTENING, 1)
+  if (!takeEvents()) return true
+  Atomics.store(wakeFlags, LISTENING, 0)
+  outboxDirty = true
+  return false
+}
 // the server's checkpoint thread folds the log (src/db/checkpointer.ts)
 const sqlite = openThreadWriter(options.file)
 const db = drizzle(sqlite, { schema: tables })
@@ -210,14 +227,21 @@ async function fanoutUntilDone(signal: AbortSignal) {
   let lingered = false
   /** events per expansion: about EXPAND_MESSAGES messages at the last expansion's fan-out (16 at first) */
   let expandEvents = eventsPerExpansion(1, 16, EXPAND_MESSAGES, EXPAND_BATCH)
+  // a new run always looks at the outbox
+  takeEvents()
   outboxDirty = true
   /** until wake() (or, given `ms`, that long; or the run is stopped) */
   const sleep = (ms?: number) => new Promise<void>((resolve) => {
     if (signal.aborted) { resolve(); return }
+    // a wake for the next event, unless this one comes before an event could be expanded anyway (events are
+    // taken at each turn); none if an event came already
+    const listening = !outboxDirty && (ms === undefined || performance.now() + ms > drainedAt + EXPAND_EVERY_MS)
+    if (listening && !listen()) { resolve(); return }
     const timer = ms === undefined ? undefined : setTimeout(() => wake?.(), ms)
     wake = () => {
       wake = undefined
       clearTimeout(timer)
+      if (listening) Atomics.store(wakeFlags, LISTENING, 0)
       resolve()
     }
   })
@@ -237,6 +261,7 @@ async function fanoutUntilDone(signal: AbortSignal) {
   }
   try {
     while (!signal.aborted) {
+      if (takeEvents()) outboxDirty = true
       if (expandIn() === 0) {
         lingered = false
         const { events, messages, more } = locked((aside) => outbox.expand(expandEvents, aside))
@@ -309,7 +334,9 @@ async function fanoutUntilDone(signal: AbortSignal) {
           await sleep(LINGER_MS)
           continue
         }
-        // nothing left: the run ends (a wake that comes after this asks the server for a new run)
+        // nothing left: the run ends, unless an event came meanwhile (a wake that comes after this asks the server
+        // for a new run)
+        if (!listen()) continue
         break
       } else {
         lingered = false
@@ -322,6 +349,8 @@ async function fanoutUntilDone(signal: AbortSignal) {
     if (signal.aborted) throw new Error('stopped')
   } finally {
     signal.removeEventListener('abort', onAbort)
+    // without a run, every event's wake comes (and is answered by a kick)
+    Atomics.store(wakeFlags, LISTENING, 1)
   }
 }
 

@@ -233,9 +233,12 @@ async function fanoutUntilDone(signal: AbortSignal) {
   /** until wake() (or, given `ms`, that long; or the run is stopped) */
   const sleep = (ms?: number) => new Promise<void>((resolve) => {
     if (signal.aborted) { resolve(); return }
-    // a wake for the next event, unless this one comes before an event could be expanded anyway (events are
-    // taken at each turn); none if an event came already
-    const listening = !outboxDirty && (ms === undefined || performance.now() + ms > drainedAt + EXPAND_EVERY_MS)
+    // events are taken at each turn: until the next one could be expanded, a turn then serves as well as a wake
+    const expandable = drainedAt + EXPAND_EVERY_MS - performance.now()
+    if (ms === undefined && !outboxDirty && expandable > 1) ms = expandable
+    // a wake is asked for the next event when nothing else ends this wait, or it ends after the event could have
+    // been expanded; none if an event came already
+    const listening = ms === undefined || (!outboxDirty && ms > expandable)
     if (listening && !listen()) { resolve(); return }
     const timer = ms === undefined ? undefined : setTimeout(() => wake?.(), ms)
     wake = () => {

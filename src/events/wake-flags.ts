@@ -1,8 +1,8 @@
 // How the request thread tells the outbox thread that events were written, without a message per event. A message
-// to a thread costs the sender ~30 µs on this machine's two virtual cores (it wakes the thread), yet under a stream
-// of events the outbox thread looks at the outbox only every 40 ms and is awake several times in between: each
-// event raises EVENTS_WRITTEN, which the thread takes whenever it wakes, and a wake is posted only when the thread
-// asked for one (LISTENING): when it would otherwise sleep past the next expansion, or has no run under way.
+// wakes the thread (a profile of the request thread put ~30 µs on each post on a 2-core VM), yet under a stream of
+// events the outbox thread looks at the outbox only every 40 ms and is awake several times in between: each event
+// raises EVENTS_WRITTEN, which the thread takes whenever it wakes, and a wake is posted only when the thread asked
+// for one (LISTENING): when it would otherwise sleep past the moment the event could be expanded, or has no run.
 
 /** slot set to 1 by the request thread at each event, cleared by the outbox thread when it takes them */
 export const EVENTS_WRITTEN = 0

@@ -38,66 +38,57 @@ interface Steady {
    * per thread of the server, per message (ms): CPU, and time runnable but waiting for a core (the request thread's
    * is what other threads and processes cost its requests)
    */
-  threads: Array<{ tid: number; cpu: number; waited: number; nice: number }>
+  threads: ThreadCost[]
 }
+
+/** the fields of a /proc stat file after the command name (the state is [0], utime [11], stime [12], nice [16]) */
+const statFields = (file: string) => fs.readFileSync(file, 'utf8').split(') ')[1].split(' ')
+/** user + system CPU time (ms) of stat fields: clock ticks of 1/100 s */
+const statCpuMs = (fields: string[]) => (Number(fields[11]) + Number(fields[12])) * 10
 
 /** CPU time (user + system, ms) of a process, or of one of its threads, from /proc (Linux; NaN elsewhere). */
 function cpuMs(pid: number, tid = pid): number {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')
-    return (Number(fields[11]) + Number(fields[12])) * 10 // clock ticks of 1/100 s
-  } catch {
-    return NaN
-  }
+  try { return statCpuMs(statFields(`/proc/${pid}/task/${tid}/stat`)) } catch { return NaN }
 }
 function processCpuMs(pid: number): number {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-    return (Number(fields[11]) + Number(fields[12])) * 10
-  } catch {
-    return NaN
-  }
+  try { return statCpuMs(statFields(`/proc/${pid}/stat`)) } catch { return NaN }
 }
 
-/** per thread of a process: CPU time and time spent runnable but waiting for a core (run delay), in ms */
-interface ThreadTimes { cpu: number; waited: number; nice: number }
-function threadTimes(pid: number): Map<number, ThreadTimes> {
-  const out = new Map<number, ThreadTimes>()
+/** what a thread spent (ms): CPU time, and time runnable but waiting for a core (its run delay) */
+interface ThreadCost { tid: number; cpu: number; waited: number; nice: number }
+/** every thread of a process, as spent so far */
+function threadTimes(pid: number): Map<number, ThreadCost> {
+  const out = new Map<number, ThreadCost>()
   let tids: string[] = []
   try { tids = fs.readdirSync(`/proc/${pid}/task`) } catch { return out }
   for (const tid of tids) {
     try {
-      const fields = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')
+      const fields = statFields(`/proc/${pid}/task/${tid}/stat`)
       // schedstat: ns on a core, ns runnable and waiting for one, timeslices
       const waited = Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]) / 1e6
-      out.set(Number(tid), { cpu: (Number(fields[11]) + Number(fields[12])) * 10, waited, nice: Number(fields[16]) })
+      out.set(Number(tid), { tid: Number(tid), cpu: statCpuMs(fields), waited, nice: Number(fields[16]) })
     } catch { /* the thread ended */ }
   }
   return out
 }
-/** what each thread spent between two snapshots: the main thread (tid = pid) first, then by CPU */
-function threadDeltas(pid: number, before: Map<number, ThreadTimes>, after: Map<number, ThreadTimes>) {
-  const rows: Array<{ tid: number; cpu: number; waited: number; nice: number }> = []
-  for (const [tid, a] of after) {
-    const b = before.get(tid) ?? { cpu: 0, waited: 0, nice: a.nice }
-    rows.push({ tid, cpu: a.cpu - b.cpu, waited: a.waited - b.waited, nice: a.nice })
-  }
-  return rows.sort((x, y) => (y.tid === pid ? 1 : 0) - (x.tid === pid ? 1 : 0) || y.cpu - x.cpu)
+/** what each thread spent between two snapshots */
+function threadDeltas(before: Map<number, ThreadCost>, after: Map<number, ThreadCost>): ThreadCost[] {
+  return [...after.values()].map((a) => {
+    const b = before.get(a.tid)
+    return { ...a, cpu: a.cpu - (b?.cpu ?? 0), waited: a.waited - (b?.waited ?? 0) }
+  })
 }
-
-/** the threads' deltas of several runs of one server, summed by thread, per message */
-function threadSums(runs: Array<ReturnType<typeof threadDeltas>>, count: number) {
-  const by = new Map<number, { tid: number; cpu: number; waited: number; nice: number }>()
-  for (const run of runs) {
-    for (const t of run) {
-      const s = by.get(t.tid) ?? { tid: t.tid, cpu: 0, waited: 0, nice: t.nice }
-      s.cpu += t.cpu / count
-      s.waited += t.waited / count
-      by.set(t.tid, s)
-    }
+/** the deltas of several runs of one server, summed by thread, per message: the request thread (tid = pid) first,
+ * then by CPU */
+function threadSums(runs: ThreadCost[][], count: number, pid: number): ThreadCost[] {
+  const by = new Map<number, ThreadCost>()
+  for (const t of runs.flat()) {
+    const s = by.get(t.tid) ?? { ...t, cpu: 0, waited: 0 }
+    s.cpu += t.cpu / count
+    s.waited += t.waited / count
+    by.set(t.tid, s)
   }
-  const first = runs[0]?.[0]?.tid
-  return [...by.values()].sort((x, y) => (y.tid === first ? 1 : 0) - (x.tid === first ? 1 : 0) || y.cpu - x.cpu)
+  return [...by.values()].sort((x, y) => Number(y.tid === pid) - Number(x.tid === pid) || y.cpu - x.cpu)
 }
 
 const percentile = (sorted: number[], p: number) =>
@@ -220,7 +211,7 @@ export async function run() {
       cpuMs: number; mainCpuMs: number; loopP99: number; loopMax: number
       /** each message's time inside the server (ms) */
       inServer: number[]
-      threads: ReturnType<typeof threadDeltas> }
+      threads: ThreadCost[] }
     const serverTimes = async () => ((await (await fetch(`${info.address}/bench/request-times`)).json()) as
       { ms: number[] }).ms
     const stream = async (duration: number): Promise<Part> => {
@@ -239,7 +230,7 @@ export async function run() {
       const inServer = await serverTimes()
       return { ...r, cpuMs: processCpuMs(pid) - cpuBefore, mainCpuMs: cpuMs(pid) - mainBefore,
         loopP99: loop.p99Ms, loopMax: loop.maxMs, inServer,
-        threads: threadDeltas(pid, threadsBefore, threadTimes(pid)) }
+        threads: threadDeltas(threadsBefore, threadTimes(pid)) }
     }
     const summed = (parts: Part[]): Steady => {
       const sorted = parts.flatMap((x) => x.latencies).sort((a, b) => a - b)
@@ -252,7 +243,7 @@ export async function run() {
         loopP99: Math.max(...parts.map((x) => x.loopP99)), loopMax: Math.max(...parts.map((x) => x.loopMax)),
         lateP99: percentile(parts.flatMap((x) => x.late).sort((a, b) => a - b), 99) ?? NaN,
         serverP99: percentile(parts.flatMap((x) => x.inServer).sort((a, b) => a - b), 99) ?? NaN,
-        threads: threadSums(parts.map((x) => x.threads), count) }
+        threads: threadSums(parts.map((x) => x.threads), count, pid) }
     }
     const steady = async (duration: number) => summed([await stream(duration)])
 

@@ -3,7 +3,7 @@ import { workerEntry } from '../worker-entry.js'
 import { OUTBOX_HOLDER, releaseHolder } from '../db/write-intent.js'
 import type { DeliveryAttempt } from './delivery.js'
 import type { FromOutbox, OutboxThreadData, SingleRequest, ToOutbox } from './outbox-worker.js'
-import { eventWritten, LISTENING, newWakeFlags } from './wake-flags.js'
+import { eventWritten, listenWithoutRun, newWakeFlags } from './wake-flags.js'
 
 const entry = workerEntry(import.meta.url, 'outbox-worker')
 
@@ -49,8 +49,8 @@ export function createOutboxThread(given: Omit<OutboxThreadData, 'wakeFlags'>, h
 
   const busy = () => run !== undefined || singles.size > 0
   function spawn(): Worker {
-    // a new thread has no run: the next event's wake must reach it
-    Atomics.store(data.wakeFlags, LISTENING, 1)
+    // a new thread has no run (one that died may have left the flag down)
+    listenWithoutRun(data.wakeFlags)
     const w = new Worker(entry.script, { eval: entry.eval, workerData: data })
     w.on('message', (m: FromOutbox) => {
       if ('done' in m) {

@@ -14,7 +14,7 @@ import type { DeliveryAttempt } from './delivery.js'
 import { createWorkerDeliverer } from './worker-deliverer.js'
 import { createRecorder } from './recorder.js'
 import { createPacer } from './pacer.js'
-import { EVENTS_WRITTEN, LISTENING } from './wake-flags.js'
+import { askForWake, listenWithoutRun, stopListening, takeEvents } from './wake-flags.js'
 import { createOutboxStore, eventsPerExpansion, newDeliveryId, RETRY_MAX_ATTEMPTS, signingSecrets,
   type AttemptKind, type OutboxMessage, type Outcome, type StepAside } from './outbox.js'
 
@@ -111,17 +111,9 @@ const ROLL_BACK_FOR_MS = 20
 const port = parentPort!
 const options = workerData as OutboxThreadData
 const { intent, wakeFlags } = options
-/** whether an event was written since the last look (the request thread sets the flag, this thread takes it) */
-const takeEvents = () => Atomics.exchange(wakeFlags, EVENTS_WRITTEN, 0) === 1
-/**
- * Asks the request thread to post a wake at its next event. False when an event came first (then nothing is asked,
- * and the caller looks at the outbox instead of waiting): the flag is raised before the events are looked at, so
- * an event written in between is seen here or posts its wake.
- */
+/** asks for a wake at the next event (wake-flags.ts); false, with the outbox marked, when one came already */
 function listen(): boolean {
-  Atomics.store(wakeFlags, LISTENING, 1)
-  if (!takeEvents()) return true
-  Atomics.store(wakeFlags, LISTENING, 0)
+  if (askForWake(wakeFlags)) return true
   outboxDirty = true
   return false
 }
@@ -227,8 +219,7 @@ async function fanoutUntilDone(signal: AbortSignal) {
   let lingered = false
   /** events per expansion: about EXPAND_MESSAGES messages at the last expansion's fan-out (16 at first) */
   let expandEvents = eventsPerExpansion(1, 16, EXPAND_MESSAGES, EXPAND_BATCH)
-  // a new run always looks at the outbox
-  takeEvents()
+  // a new run always looks at the outbox (and takes the events at its first turn)
   outboxDirty = true
   /** until wake() (or, given `ms`, that long; or the run is stopped) */
   const sleep = (ms?: number) => new Promise<void>((resolve) => {
@@ -244,7 +235,7 @@ async function fanoutUntilDone(signal: AbortSignal) {
     wake = () => {
       wake = undefined
       clearTimeout(timer)
-      if (listening) Atomics.store(wakeFlags, LISTENING, 0)
+      if (listening) stopListening(wakeFlags)
       resolve()
     }
   })
@@ -264,7 +255,7 @@ async function fanoutUntilDone(signal: AbortSignal) {
   }
   try {
     while (!signal.aborted) {
-      if (takeEvents()) outboxDirty = true
+      if (takeEvents(wakeFlags)) outboxDirty = true
       if (expandIn() === 0) {
         lingered = false
         const { events, messages, more } = locked((aside) => outbox.expand(expandEvents, aside))
@@ -352,8 +343,7 @@ async function fanoutUntilDone(signal: AbortSignal) {
     if (signal.aborted) throw new Error('stopped')
   } finally {
     signal.removeEventListener('abort', onAbort)
-    // without a run, every event's wake comes (and is answered by a kick)
-    Atomics.store(wakeFlags, LISTENING, 1)
+    listenWithoutRun(wakeFlags)
   }
 }
 

@@ -11,8 +11,7 @@ export const LISTENING = 1
 
 export function newWakeFlags(): Int32Array {
   const flags = new Int32Array(new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT))
-  // a thread that has just started has no run: the first event must reach it
-  flags[LISTENING] = 1
+  listenWithoutRun(flags)
   return flags
 }
 
@@ -20,4 +19,31 @@ export function newWakeFlags(): Int32Array {
 export function eventWritten(flags: Int32Array): boolean {
   Atomics.store(flags, EVENTS_WRITTEN, 1)
   return Atomics.compareExchange(flags, LISTENING, 1, 0) === 1
+}
+
+/** The outbox thread's side: whether an event was written since its last look (and clears the flag). */
+export function takeEvents(flags: Int32Array): boolean {
+  return Atomics.exchange(flags, EVENTS_WRITTEN, 0) === 1
+}
+
+/**
+ * The outbox thread asks for a wake at the next event. False when an event came first: nothing is asked then, and
+ * the caller looks at the outbox instead of waiting. The flag is raised before the events are looked at, so an
+ * event written in between is seen here or posts its wake.
+ */
+export function askForWake(flags: Int32Array): boolean {
+  Atomics.store(flags, LISTENING, 1)
+  if (!takeEvents(flags)) return true
+  Atomics.store(flags, LISTENING, 0)
+  return false
+}
+
+/** The outbox thread no longer needs the wake it asked for (it woke for another reason). */
+export function stopListening(flags: Int32Array): void {
+  Atomics.store(flags, LISTENING, 0)
+}
+
+/** No run is under way (a new thread, or a run that ended): every event's wake must come, to be answered by a kick. */
+export function listenWithoutRun(flags: Int32Array): void {
+  Atomics.store(flags, LISTENING, 1)
 }

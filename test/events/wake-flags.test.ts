@@ -1,11 +1,12 @@
 import { test } from 'tap'
-import { EVENTS_WRITTEN, eventWritten, LISTENING, newWakeFlags } from '../../src/events/wake-flags.js'
+import { askForWake, eventWritten, listenWithoutRun, newWakeFlags, stopListening, takeEvents }
+  from '../../src/events/wake-flags.js'
 
 test('a new thread listens: the first event asks for a wake', async (t) => {
   const flags = newWakeFlags()
-  t.equal(Atomics.load(flags, LISTENING), 1)
   t.equal(eventWritten(flags), true, 'the first event posts a wake')
-  t.equal(Atomics.load(flags, EVENTS_WRITTEN), 1, 'and is recorded')
+  t.equal(takeEvents(flags), true, 'and is recorded')
+  t.equal(takeEvents(flags), false, 'once')
 })
 
 test('one wake per listening: later events are only recorded until the thread listens again', async (t) => {
@@ -13,10 +14,22 @@ test('one wake per listening: later events are only recorded until the thread li
   t.equal(eventWritten(flags), true)
   t.equal(eventWritten(flags), false, 'no second message while the first is on its way')
   t.equal(eventWritten(flags), false)
-  // the thread takes the events when it wakes
-  t.equal(Atomics.exchange(flags, EVENTS_WRITTEN, 0), 1)
+  t.equal(takeEvents(flags), true, 'the thread takes the events when it wakes')
   t.equal(eventWritten(flags), false, 'a thread that did not ask for a wake gets none')
-  t.equal(Atomics.load(flags, EVENTS_WRITTEN), 1, 'the event waits for its next look')
-  Atomics.store(flags, LISTENING, 1)
+  t.equal(askForWake(flags), false, 'an event that came before the thread asks is taken instead of waited for')
+  t.equal(eventWritten(flags), false, 'and that ask is withdrawn')
+  t.equal(takeEvents(flags), true)
+  t.equal(askForWake(flags), true, 'with no event waiting, the ask stands')
   t.equal(eventWritten(flags), true, 'a listening thread is woken again')
+})
+
+test('a thread that woke for another reason withdraws its ask; without a run every event wakes', async (t) => {
+  const flags = newWakeFlags()
+  stopListening(flags)
+  t.equal(askForWake(flags), true)
+  stopListening(flags)
+  t.equal(eventWritten(flags), false, 'withdrawn: the event waits for the next look')
+  t.equal(takeEvents(flags), true)
+  listenWithoutRun(flags)
+  t.equal(eventWritten(flags), true, 'no run: the wake is posted (and answered by a kick)')
 })

@@ -6,7 +6,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { loadConfig } from '../src/config.js'
 import { buildApp } from '../src/app.js'
-import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks'
 import { seedArtifacts, seedPassages } from './seed.js'
 
 const mode = process.argv[2]
@@ -42,16 +42,24 @@ if (mode === 'bare') {
   })
   // bench only: how long each POST /api/v2/messages took inside the server, from its parsed headers to the end of
   // its response (ms); read and reset by GET /bench/request-times
+  // its start, and the main thread's garbage-collection pauses meanwhile ([start, ms]) on the same clock
   let requestTimes: number[] = []
+  let requestStarts: number[] = []
+  let gcPauses: Array<[number, number]> = []
   app.server.on('request', (req, res) => {
     if (req.method !== 'POST' || req.url !== '/api/v2/messages') return
     const start = performance.now()
-    res.on('finish', () => { requestTimes.push(performance.now() - start) })
+    res.on('finish', () => { requestTimes.push(performance.now() - start); requestStarts.push(start) })
   })
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) gcPauses.push([e.startTime, e.duration])
+  }).observe({ entryTypes: ['gc'] })
   app.get('/bench/request-times', { config: { auth: 'public' } }, async () => {
-    const out = requestTimes
+    const out = { ms: requestTimes, starts: requestStarts, gc: gcPauses }
     requestTimes = []
-    return { ms: out }
+    requestStarts = []
+    gcPauses = []
+    return out
   })
   // a small write on the server's connection, timed: what a request's write waits while a worker holds the lock
   app.sqlite.exec('CREATE TABLE IF NOT EXISTS bench_write_probe (at INTEGER)')

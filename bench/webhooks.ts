@@ -34,6 +34,9 @@ interface Steady {
   lateP99: number
   /** p99 of the messages' time inside the server, from their parsed headers to the end of the response (ms) */
   serverP99: number
+  /** the main thread's GC pauses per message (ms), and of the slowest 1 % inside the server: how many had a pause
+   * within them, and those pauses' mean (ms) */
+  gcPerMsg: number; slowWithGc: string
   /**
    * per thread of the server, per message (ms): CPU, and time runnable but waiting for a core (the request thread's
    * is what other threads and processes cost its requests)
@@ -183,6 +186,7 @@ export async function run() {
   const ratios: number[] = []
   const p50Ratios: number[] = []
   const serverRatios: number[] = []
+  const gcLines: string[] = []
   /** every round's latencies, per condition (ms) */
   const pooled: { bare: number[]; hooked: number[] } = { bare: [], hooked: [] }
   const waited: { bare: number[]; hooked: number[] } = { bare: [], hooked: [] }
@@ -209,11 +213,19 @@ export async function run() {
     /** one steady run, or the sum of several: latencies, CPU and loop delays of each */
     interface Part { latencies: number[]; late: number[]; p50?: number; p99?: number; non2xx: number;
       cpuMs: number; mainCpuMs: number; loopP99: number; loopMax: number
-      /** each message's time inside the server (ms) */
+      /** each message's time inside the server (ms), and the main thread's GC pauses within it (ms) */
       inServer: number[]
+      gcIn: number[]
+      /** the main thread's GC pauses in all (ms) */
+      gcMs: number
       threads: ThreadCost[] }
-    const serverTimes = async () => ((await (await fetch(`${info.address}/bench/request-times`)).json()) as
-      { ms: number[] }).ms
+    const serverTimes = async () => {
+      const t = (await (await fetch(`${info.address}/bench/request-times`)).json()) as
+        { ms: number[]; starts: number[]; gc: Array<[number, number]> }
+      const gcIn = t.ms.map((ms, i) => t.gc.reduce((sum, [at, d]) =>
+        sum + Math.max(0, Math.min(at + d, t.starts[i] + ms) - Math.max(at, t.starts[i])), 0))
+      return { inServer: t.ms, gcIn, gcMs: t.gc.reduce((sum, [, d]) => sum + d, 0) }
+    }
     const stream = async (duration: number): Promise<Part> => {
       await loopDelay()
       await serverTimes()
@@ -227,9 +239,9 @@ export async function run() {
           p99: a.latency.p99, non2xx: a.non2xx }
       } else r = await paced(messageUrl, headers, messageBody('steady message'), duration)
       const loop = await loopDelay()
-      const inServer = await serverTimes()
+      const times = await serverTimes()
       return { ...r, cpuMs: processCpuMs(pid) - cpuBefore, mainCpuMs: cpuMs(pid) - mainBefore,
-        loopP99: loop.p99Ms, loopMax: loop.maxMs, inServer,
+        loopP99: loop.p99Ms, loopMax: loop.maxMs, ...times,
         threads: threadDeltas(threadsBefore, threadTimes(pid)) }
     }
     const summed = (parts: Part[]): Steady => {
@@ -243,7 +255,17 @@ export async function run() {
         loopP99: Math.max(...parts.map((x) => x.loopP99)), loopMax: Math.max(...parts.map((x) => x.loopMax)),
         lateP99: percentile(parts.flatMap((x) => x.late).sort((a, b) => a - b), 99) ?? NaN,
         serverP99: percentile(parts.flatMap((x) => x.inServer).sort((a, b) => a - b), 99) ?? NaN,
+        gcPerMsg: sum((x) => x.gcMs) / count, slowWithGc: slowestGc(parts),
         threads: threadSums(parts.map((x) => x.threads), count, pid) }
+    }
+    /** of the slowest 1 % inside the server: how many met a GC pause of the main thread, and its mean (ms) */
+    const slowestGc = (parts: Part[]) => {
+      const all = parts.flatMap((x) => x.inServer.map((ms, i) => [ms, x.gcIn[i]]))
+        .sort((a, b) => b[0] - a[0]).slice(0, Math.max(1, Math.round(parts.reduce((a, x) => a + x.inServer.length,
+          0) / 100)))
+      const met = all.filter(([, gc]) => gc > 0)
+      return `${met.length} of ${all.length}` +
+        (met.length ? ` (${(met.reduce((a, [, gc]) => a + gc, 0) / met.length).toFixed(2)} ms)` : '')
     }
     const steady = async (duration: number) => summed([await stream(duration)])
 
@@ -293,6 +315,8 @@ export async function run() {
       .map((t) => `${Math.round(t.cpu * 1000)}/${Math.round(t.waited * 1000)}${t.nice ? ` (nice ${t.nice})` : ''}`)
       .join(', ')
     threadLines.push(`round ${round}: no webhook ${busiest(bare)}; ${HOOKS} webhooks ${busiest(hooked)}`)
+    gcLines.push(`round ${round}: no webhook ${(bare.gcPerMsg * 1000).toFixed(0)} µs, slowest ${bare.slowWithGc}; ` +
+      `${HOOKS} webhooks ${(hooked.gcPerMsg * 1000).toFixed(0)} µs, slowest ${hooked.slowWithGc}`)
     const ms = (x: number) => Number(x.toFixed(2))
     rows.push({ round, case: 'no webhook', messages: bare.count, 'p50 ms': ms(bare.p50), 'p99 ms': ms(bare.p99),
       non2xx: bare.non2xx, 'CPU ms/msg': ms(bare.cpuMs), 'main thread': ms(bare.mainCpuMs),
@@ -350,6 +374,8 @@ export async function run() {
     summary(waited.bare, 3)}; with: ${summary(waited.hooked, 3)}`)
   console.log('server threads, µs per message of CPU / of waiting for a core (request thread first):')
   for (const line of threadLines) console.log(`  ${line}`)
+  console.log('main-thread GC pauses per message; of the slowest 1 % inside the server, those with a pause (mean):')
+  for (const line of gcLines) console.log(`  ${line}`)
   console.log(`deliveries/s in a burst, quiet: ${summary(rates.quiet, 0)}; ` +
     `under ${RATE} msg/s (target ≥ 1,000): ${summary(rates.loaded, 0)}`)
   console.log(`load average at the end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`)

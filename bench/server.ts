@@ -6,6 +6,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { loadConfig } from '../src/config.js'
 import { buildApp } from '../src/app.js'
+import { writeWaitsOf } from '../src/db/write-intent.js'
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks'
 import { seedArtifacts, seedPassages } from './seed.js'
 
@@ -43,21 +44,43 @@ if (mode === 'bare') {
   // bench only: how long each POST /api/v2/messages took inside the server, from its parsed headers to the end of
   // its response (ms); read and reset by GET /bench/request-times
   // its start, and the main thread's garbage-collection pauses meanwhile ([start, ms]) on the same clock
+  // BENCH_SCHEDSTAT=1: also the request thread's time on a core and waiting for one meanwhile ([cpu, wait] ms,
+  // from /proc/thread-self/schedstat; the rest of a request's time it was blocked: the disk, a lock)
+  const schedstat = process.env.BENCH_SCHEDSTAT === '1'
+    ? () => fs.readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ').slice(0, 2).map(Number)
+    : undefined
   let requestTimes: number[] = []
   let requestStarts: number[] = []
+  let requestSched: Array<[number, number]> = []
+  /** each request's waits for another thread's write lock (ms; the outbox thread's, the index worker's) */
+  let requestLockWaits: number[] = []
+  const lockWaitMs = () => writeWaitsOf(app.sqlite)?.ms ?? 0
   let gcPauses: Array<[number, number]> = []
   app.server.on('request', (req, res) => {
     if (req.method !== 'POST' || req.url !== '/api/v2/messages') return
+    const sched = schedstat?.()
     const start = performance.now()
-    res.on('finish', () => { requestTimes.push(performance.now() - start); requestStarts.push(start) })
+    const waitedBefore = lockWaitMs()
+    res.on('finish', () => {
+      requestTimes.push(performance.now() - start)
+      requestStarts.push(start)
+      requestLockWaits.push(lockWaitMs() - waitedBefore)
+      if (sched) {
+        const end = schedstat!()
+        requestSched.push([(end[0] - sched[0]) / 1e6, (end[1] - sched[1]) / 1e6])
+      }
+    })
   })
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) gcPauses.push([e.startTime, e.duration])
   }).observe({ entryTypes: ['gc'] })
   app.get('/bench/request-times', { config: { auth: 'public' } }, async () => {
-    const out = { ms: requestTimes, starts: requestStarts, gc: gcPauses }
+    const out = { ms: requestTimes, starts: requestStarts, gc: gcPauses, sched: requestSched,
+      lockWaits: requestLockWaits }
     requestTimes = []
+    requestLockWaits = []
     requestStarts = []
+    requestSched = []
     gcPauses = []
     return out
   })

@@ -1,7 +1,7 @@
 // `npm run bench -- webhooks`: what webhook fan-out costs the request that causes it, and how fast it delivers.
 // Each round starts a fresh server and measures, neighbours in time:
 //  - `POST /api/v2/messages` at a steady 50 msg/s with no webhook and with 10 webhooks subscribed (each message
-//    fans out to 10 deliveries), in BENCH_WEBHOOK_SEGMENTS (5) alternate segments of each (the webhooks switched
+//    fans out to 10 deliveries), in BENCH_WEBHOOK_SEGMENTS (15) alternate segments of each (the webhooks switched
 //    off and on between two, once their deliveries have arrived), so that both meet the same moments of the
 //    machine's load: p50/p99 of the pooled latencies and their ratio, with the server's CPU time per message
 //    (the whole process, and its main thread: the request thread);
@@ -98,6 +98,29 @@ const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
 
 /**
+ * A 95 % interval of the pooled p99 ratio: the pairs of neighbouring segments (one without webhooks, the next
+ * with) drawn with replacement, 2,000 times (a fixed seed). Segments, not messages, are drawn: the machine's slow
+ * moments last seconds, so messages near each other are not independent, and a pair shares its moment.
+ */
+function pairedInterval(pairs: Array<{ bare: number[]; hooked: number[] }>,
+  stat: (xs: number[]) => number): [number, number] {
+  let seed = 0x9e3779b9
+  const random = () => {
+    seed = (seed + 0x6d2b79f5) | 0
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+  const ratios: number[] = []
+  for (let i = 0; i < 2000; i++) {
+    const drawn = pairs.map(() => pairs[Math.floor(random() * pairs.length)])
+    ratios.push(stat(drawn.flatMap((x) => x.hooked)) / stat(drawn.flatMap((x) => x.bare)))
+  }
+  ratios.sort((a, b) => a - b)
+  return [percentile(ratios, 2.5), percentile(ratios, 97.5)]
+}
+
+/**
  * POSTs `body` at exactly `rate` per second for `seconds`: message i is due at start + i / rate and timed from
  * then until its response ends. Latencies in ms.
  */
@@ -142,7 +165,7 @@ export async function run() {
   const burst = Number(process.env.BENCH_WEBHOOK_BURST ?? 300)
   const useAutocannon = process.env.BENCH_WEBHOOK_CLIENT === 'autocannon'
   // autocannon reports percentiles, not latencies to pool: one segment each
-  const segments = useAutocannon ? 1 : Number(process.env.BENCH_WEBHOOK_SEGMENTS ?? 5)
+  const segments = useAutocannon ? 1 : Number(process.env.BENCH_WEBHOOK_SEGMENTS ?? 15)
 
   const receiver = spawn(process.execPath, serverEntry('webhook-receiver'),
     { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
@@ -188,7 +211,8 @@ export async function run() {
   const serverRatios: number[] = []
   const gcLines: string[] = []
   /** every round's latencies, per condition (ms) */
-  const pooled: { bare: number[]; hooked: number[] } = { bare: [], hooked: [] }
+  /** each segment's latencies with its neighbour of the other condition, over all rounds */
+  const pairs: Array<{ bare: number[]; hooked: number[] }> = []
   const waited: { bare: number[]; hooked: number[] } = { bare: [], hooked: [] }
   const threadLines: string[] = []
   const rates: { quiet: number[]; loaded: number[] } = { quiet: [], loaded: [] }
@@ -216,15 +240,21 @@ export async function run() {
       /** each message's time inside the server (ms), and the main thread's GC pauses within it (ms) */
       inServer: number[]
       gcIn: number[]
+      /** with BENCH_SCHEDSTAT=1: each message's time on a core and waiting for one (ms) */
+      sched: Array<[number, number]>
+      /** each message's waits for another thread's write lock (ms) */
+      lockWaits: number[]
       /** the main thread's GC pauses in all (ms) */
       gcMs: number
       threads: ThreadCost[] }
     const serverTimes = async () => {
       const t = (await (await fetch(`${info.address}/bench/request-times`)).json()) as
-        { ms: number[]; starts: number[]; gc: Array<[number, number]> }
+        { ms: number[]; starts: number[]; gc: Array<[number, number]>; sched: Array<[number, number]>
+          lockWaits: number[] }
       const gcIn = t.ms.map((ms, i) => t.gc.reduce((sum, [at, d]) =>
         sum + Math.max(0, Math.min(at + d, t.starts[i] + ms) - Math.max(at, t.starts[i])), 0))
-      return { inServer: t.ms, gcIn, gcMs: t.gc.reduce((sum, [, d]) => sum + d, 0) }
+      return { inServer: t.ms, gcIn, gcMs: t.gc.reduce((sum, [, d]) => sum + d, 0), sched: t.sched,
+        lockWaits: t.lockWaits }
     }
     const stream = async (duration: number): Promise<Part> => {
       await loopDelay()
@@ -258,14 +288,27 @@ export async function run() {
         gcPerMsg: sum((x) => x.gcMs) / count, slowWithGc: slowestGc(parts),
         threads: threadSums(parts.map((x) => x.threads), count, pid) }
     }
-    /** of the slowest 1 % inside the server: how many met a GC pause of the main thread, and its mean (ms) */
+    /**
+     * of the slowest 1 % inside the server: how many met a GC pause of the main thread, and its mean (ms); with
+     * BENCH_SCHEDSTAT=1, their mean time inside the server, on a core, waiting for one, and blocked (the rest)
+     */
     const slowestGc = (parts: Part[]) => {
-      const all = parts.flatMap((x) => x.inServer.map((ms, i) => [ms, x.gcIn[i]]))
-        .sort((a, b) => b[0] - a[0]).slice(0, Math.max(1, Math.round(parts.reduce((a, x) => a + x.inServer.length,
+      const all = parts.flatMap((x) => x.inServer.map((ms, i) => ({ ms, gc: x.gcIn[i], sched: x.sched[i],
+        lock: x.lockWaits[i] })))
+        .sort((a, b) => b.ms - a.ms).slice(0, Math.max(1, Math.round(parts.reduce((a, x) => a + x.inServer.length,
           0) / 100)))
-      const met = all.filter(([, gc]) => gc > 0)
+      const met = all.filter((x) => x.gc > 0)
+      const mean = (f: (x: typeof all[number]) => number) => (all.reduce((a, x) => a + f(x), 0) / all.length)
+        .toFixed(2)
+      const locked = all.filter((x) => x.lock > 0)
+      const waits = parts.flatMap((x) => x.lockWaits).filter((ms) => ms > 0)
       return `${met.length} of ${all.length}` +
-        (met.length ? ` (${(met.reduce((a, [, gc]) => a + gc, 0) / met.length).toFixed(2)} ms)` : '')
+        (met.length ? ` (${(met.reduce((a, x) => a + x.gc, 0) / met.length).toFixed(2)} ms)` : '') +
+        `; waited for a write lock: ${locked.length} of them (${mean((x) => x.lock)} ms each on average), ${
+          waits.length} messages of all (${(waits.reduce((a, ms) => a + ms, 0) / (waits.length || 1)).toFixed(2)
+        } ms on average)` +
+        (all[0]?.sched ? `; their mean ${mean((x) => x.ms)} ms: on a core ${mean((x) => x.sched[0])}, waiting ${
+          mean((x) => x.sched[1])}, blocked ${mean((x) => x.ms - x.sched[0] - x.sched[1])}` : '')
     }
     const steady = async (duration: number) => summed([await stream(duration)])
 
@@ -299,8 +342,7 @@ export async function run() {
     const bare = summed(bareParts)
     const hooked = summed(hookedParts)
     const ratio = hooked.p99 / bare.p99
-    for (const x of bareParts) pooled.bare.push(...x.latencies)
-    for (const x of hookedParts) pooled.hooked.push(...x.latencies)
+    bareParts.forEach((x, i) => pairs.push({ bare: x.latencies, hooked: hookedParts[i].latencies }))
     ratios.push(ratio)
     p50Ratios.push(hooked.p50 / bare.p50)
     serverRatios.push(hooked.serverP99 / bare.serverP99)
@@ -361,9 +403,14 @@ export async function run() {
   // the 30th of 3,000, so one round's few slow moments weigh less
   const p99Of = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 99)
   if (!useAutocannon && rounds > 1) {
+    const pooled = { bare: pairs.flatMap((x) => x.bare), hooked: pairs.flatMap((x) => x.hooked) }
+    // BENCH_WEBHOOK_SAVE=file: the segments' latencies as JSON, to pool several runs (an A/B of two builds)
+    if (process.env.BENCH_WEBHOOK_SAVE) fs.writeFileSync(process.env.BENCH_WEBHOOK_SAVE, JSON.stringify({ pairs }))
+    const [low, high] = pairedInterval(pairs, p99Of)
     console.log(`p99 of all rounds' messages: ${p99Of(pooled.hooked).toFixed(2)} ms with ${HOOKS} webhooks, ${
       p99Of(pooled.bare).toFixed(2)} ms without: ratio ${(p99Of(pooled.hooked) / p99Of(pooled.bare)).toFixed(2)} (${
-      pooled.hooked.length} and ${pooled.bare.length} messages)`)
+      pooled.hooked.length} and ${pooled.bare.length} messages; 95 % interval ${low.toFixed(2)}–${high.toFixed(2)}, ${
+      pairs.length} pairs of neighbouring segments resampled)`)
   }
   // on a loaded machine the p99s are the machine's (see `send late p99`); the median moves far less with it
   console.log(`p50 with ${HOOKS} webhooks / without: ${summary(p50Ratios, 2)}`)

@@ -29,20 +29,27 @@ const held = (intent: Int32Array) => HOLDERS.some((slot) => Atomics.load(intent,
  */
 const HOLDER_WAIT_MS = 1000
 
+/** how often a write of a counted connection waited for another thread's writer, and how long in all (ms) */
+export interface WriteWaits { count: number; ms: number }
+const waitsOf = new WeakMap<Database.Database, WriteWaits>()
+
 /**
  * Waits (blocking: better-sqlite3 is synchronous) until the other thread's writer has committed, woken by its
  * `Atomics.notify` rather than polling as SQLite's busy handler does (its sleeps of 1, 2, 5, 10, 15, 20 ms…
  * added 20–50 ms to a write that only had to wait for a short commit).
  */
-function awaitHolder(intent: Int32Array) {
-  const deadline = performance.now() + HOLDER_WAIT_MS
+function awaitHolder(intent: Int32Array, waits: WriteWaits) {
+  const start = performance.now()
+  const deadline = start + HOLDER_WAIT_MS
   for (const slot of HOLDERS) {
     while (Atomics.load(intent, slot) !== 0) {
       const left = deadline - performance.now()
-      if (left <= 0) return
+      if (left <= 0) break
       Atomics.wait(intent, slot, 1, left)
     }
   }
+  waits.count++
+  waits.ms += performance.now() - start
 }
 
 /**
@@ -59,11 +66,13 @@ export function countWriteIntent(sqlite: Database.Database): Int32Array {
   if (existing) return existing
   const intent = newWriteIntent()
   intents.set(sqlite, intent)
+  const waits: WriteWaits = { count: 0, ms: 0 }
+  waitsOf.set(sqlite, waits)
   const counted = <A extends unknown[], R>(fn: (...args: A) => R) => function (this: unknown, ...args: A): R {
     Atomics.add(intent, INTENT, 1)
     try {
       // inside a transaction this connection holds the lock already, or cannot wait without deadlock
-      if (held(intent) && !sqlite.inTransaction) awaitHolder(intent)
+      if (held(intent) && !sqlite.inTransaction) awaitHolder(intent, waits)
       return fn.apply(this, args)
     } finally {
       Atomics.sub(intent, INTENT, 1)
@@ -91,6 +100,11 @@ export function countWriteIntent(sqlite: Database.Database): Int32Array {
   }) as typeof sqlite.transaction
   sqlite.exec = counted(sqlite.exec) as typeof sqlite.exec
   return intent
+}
+
+/** the waits of this connection's writes for another thread's writer so far, if it counts its writes */
+export function writeWaitsOf(sqlite: Database.Database): Readonly<WriteWaits> | undefined {
+  return waitsOf.get(sqlite)
 }
 
 /** the count of countWriteIntent for this connection, if it keeps one */

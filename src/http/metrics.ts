@@ -9,6 +9,7 @@ import { count, gt, inArray, sql } from 'drizzle-orm'
 import { jobOutcomes } from '../jobs/queue.js'
 import { jobs as jobsTable } from '../../schema/tables/jobs.js'
 import { webhookDeliveries } from '../../schema/tables/webhooks.js'
+import { writeWaitsOf } from '../db/write-intent.js'
 
 /**
  * Prometheus metrics at /metrics (off unless CAIRN_METRICS=true): requests and latency per route,
@@ -69,6 +70,21 @@ async function metricsPlugin(app: FastifyInstance) {
       lastDelivery = last
     }
   })
+  // a write of the server's connection that found a background thread's transaction open (the index worker's, the
+  // webhook outbox thread's) waits for its commit: how often, and how long in all (each counter adds what is new)
+  const waitCounter = (name: string, help: string, read: (w: { count: number; ms: number }) => number) => {
+    let seen = read(writeWaitsOf(app.sqlite) ?? { count: 0, ms: 0 })
+    new client.Counter({ name, help, registers: [registry],
+      collect() {
+        const now = read(writeWaitsOf(app.sqlite) ?? { count: 0, ms: 0 })
+        this.inc(now - seen)
+        seen = now
+      } })
+  }
+  waitCounter('cairn_db_write_waits_total',
+    'Writes of the server that waited for a background thread\'s commit (index worker, webhook outbox)', (w) => w.count)
+  waitCounter('cairn_db_write_wait_seconds_total',
+    'Time the server\'s writes spent waiting for a background thread\'s commit', (w) => w.ms / 1000)
   new client.Gauge({
     name: 'cairn_database_size_bytes', help: 'Size of cairn.db and its WAL', registers: [registry],
     collect() {

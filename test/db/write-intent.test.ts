@@ -3,8 +3,8 @@ import path from 'node:path'
 import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
 import Database from 'better-sqlite3'
-import { countWriteIntent, HOLDER, INDEX_HOLDER, INTENT, OUTBOX_HOLDER, releaseHolder, writeIntentOf }
-  from '../../src/db/write-intent.js'
+import { countWriteIntent, HOLDER, INDEX_HOLDER, INTENT, OUTBOX_HOLDER, releaseHolder, writeIntentOf,
+  writeWaitsOf } from '../../src/db/write-intent.js'
 import { tempDir } from '../helper.js'
 
 t.test('the write intent counts statements that may write and transactions while they run, and only then',
@@ -56,8 +56,10 @@ t.test('a write waits for the other thread\'s commit signal instead of meeting i
   const sqlite = new Database(file)
   t.teardown(() => sqlite.close())
   sqlite.pragma('journal_mode = WAL')
+  t.equal(writeWaitsOf(sqlite), undefined, 'no waits kept for a connection that does not count its writes')
   const intent = countWriteIntent(sqlite)
   sqlite.exec('CREATE TABLE rows (who TEXT)')
+  t.same(writeWaitsOf(sqlite), { count: 0, ms: 0 })
   const driver = createRequire(import.meta.url).resolve('better-sqlite3')
   const writer = (slot: number) => {
     const worker = new Worker(HOLDER_SOURCE, { eval: true, workerData: { intent, file, driver, slot } })
@@ -79,6 +81,7 @@ t.test('a write waits for the other thread\'s commit signal instead of meeting i
   sqlite.pragma('busy_timeout = 5000')
   await holding()
   sqlite.transaction(() => insert.run(`server after ${count.get() as number}`))()
+  t.equal(writeWaitsOf(sqlite)!.count, 2, 'each of the two writes waited once')
   t.same(sqlite.prepare('SELECT who FROM rows ORDER BY rowid').pluck().all(),
     ['worker', 'server', 'worker', 'server after 3'], 'each write went in after the other thread\'s commit')
   t.equal(Atomics.load(intent, INTENT), 0)
@@ -94,8 +97,11 @@ t.test('a write waits for the other thread\'s commit signal instead of meeting i
   sqlite.pragma('busy_timeout = 5000')
 
   // a flag nobody clears (a writer that died holding it) delays a write by a bounded wait, no more
+  const before = writeWaitsOf(sqlite)!.ms
   Atomics.store(intent, HOLDER, 1)
   insert.run('late')
   t.equal(count.get(), 7)
   releaseHolder(intent)
+  t.equal(writeWaitsOf(sqlite)!.count, 4, 'every wait is counted')
+  t.ok(writeWaitsOf(sqlite)!.ms - before >= 999, 'with its time: the bounded wait for a flag nobody clears')
 })

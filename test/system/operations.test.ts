@@ -3,6 +3,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { PermanentJobError } from '../../src/jobs/queue.js'
+import { INDEX_HOLDER, releaseHolder, writeIntentOf } from '../../src/db/write-intent.js'
 import fs from 'node:fs'
 import path from 'node:path'
 import { build, signup, tempDir, uploadDocument, ROOT } from '../helper.js'
@@ -91,6 +92,16 @@ t.test('Prometheus metrics: off by default; on with a bearer token', async (t) =
   t.match(res.body, /# TYPE cairn_jobs_in_queue gauge/)
   t.match(res.body, /# TYPE cairn_jobs_total counter/)
   t.match(res.body, /# TYPE cairn_webhook_deliveries_total counter/)
+  t.match(res.body, /^cairn_db_write_waits_total 0$/m, 'no write has waited for a background thread')
+  // a background thread's flag that nobody clears: the server's next write waits its bounded time, and is counted
+  const intent = writeIntentOf(app.sqlite)!
+  Atomics.store(intent, INDEX_HOLDER, 1)
+  await signup(app)
+  releaseHolder(intent, INDEX_HOLDER)
+  const after = (await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${token}` } })).body
+  t.match(after, /^cairn_db_write_waits_total [1-9]\d*$/m)
+  t.ok(Number(/^cairn_db_write_wait_seconds_total (\S+)$/m.exec(after)?.[1]) >= 0.999,
+    'with the time it waited')
 })
 
 /** The Prometheus text format's naming rules, as `promtool check metrics` applies them. */

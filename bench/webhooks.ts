@@ -304,7 +304,7 @@ export async function run() {
       const waits = parts.flatMap((x) => x.lockWaits).filter((ms) => ms > 0)
       return `${met.length} of ${all.length}` +
         (met.length ? ` (${(met.reduce((a, x) => a + x.gc, 0) / met.length).toFixed(2)} ms)` : '') +
-        `; waited for a write lock: ${locked.length} of them (${mean((x) => x.lock)} ms each on average), ${
+        `; waited for a write lock: ${locked.length} of them (${mean((x) => x.lock)} ms a message over all of them), ${
           waits.length} messages of all (${(waits.reduce((a, ms) => a + ms, 0) / (waits.length || 1)).toFixed(2)
         } ms on average)` +
         (all[0]?.sched ? `; their mean ${mean((x) => x.ms)} ms: on a core ${mean((x) => x.sched[0])}, waiting ${

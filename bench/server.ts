@@ -41,9 +41,9 @@ if (mode === 'bare') {
     loop.reset()
     return out
   })
-  // bench only: how long each POST /api/v2/messages took inside the server, from its parsed headers to the end of
-  // its response (ms); read and reset by GET /bench/request-times
-  // its start, and the main thread's garbage-collection pauses meanwhile ([start, ms]) on the same clock
+  // bench only, read and reset by GET /bench/request-times: how long each POST /api/v2/messages took inside the
+  // server, from its parsed headers to the end of its response (ms), when it started, how long it waited for
+  // another thread's write lock, and the main thread's GC pauses ([start, ms], on the same clock);
   // BENCH_SCHEDSTAT=1: also the request thread's time on a core and waiting for one meanwhile ([cpu, wait] ms,
   // from /proc/thread-self/schedstat; the rest of a request's time it was blocked: the disk, a lock)
   const schedstat = process.env.BENCH_SCHEDSTAT === '1'
@@ -52,7 +52,6 @@ if (mode === 'bare') {
   let requestTimes: number[] = []
   let requestStarts: number[] = []
   let requestSched: Array<[number, number]> = []
-  /** each request's waits for another thread's write lock (ms; the outbox thread's, the index worker's) */
   let requestLockWaits: number[] = []
   const lockWaitMs = () => writeWaitsOf(app.sqlite)?.ms ?? 0
   let gcPauses: Array<[number, number]> = []

@@ -34,9 +34,8 @@ interface Steady {
   lateP99: number
   /** p99 of the messages' time inside the server, from their parsed headers to the end of the response (ms) */
   serverP99: number
-  /** the main thread's GC pauses per message (ms), and of the slowest 1 % inside the server: how many had a pause
-   * within them, and those pauses' mean (ms) */
-  gcPerMsg: number; slowWithGc: string
+  /** the main thread's GC pauses per message (ms), and what the slowest 1 % inside the server met (`slowest`) */
+  gcPerMsg: number; slowest: string
   /**
    * per thread of the server, per message (ms): CPU, and time runnable but waiting for a core (the request thread's
    * is what other threads and processes cost its requests)
@@ -210,7 +209,6 @@ export async function run() {
   const p50Ratios: number[] = []
   const serverRatios: number[] = []
   const gcLines: string[] = []
-  /** every round's latencies, per condition (ms) */
   /** each segment's latencies with its neighbour of the other condition, over all rounds */
   const pairs: Array<{ bare: number[]; hooked: number[] }> = []
   const waited: { bare: number[]; hooked: number[] } = { bare: [], hooked: [] }
@@ -285,14 +283,15 @@ export async function run() {
         loopP99: Math.max(...parts.map((x) => x.loopP99)), loopMax: Math.max(...parts.map((x) => x.loopMax)),
         lateP99: percentile(parts.flatMap((x) => x.late).sort((a, b) => a - b), 99) ?? NaN,
         serverP99: percentile(parts.flatMap((x) => x.inServer).sort((a, b) => a - b), 99) ?? NaN,
-        gcPerMsg: sum((x) => x.gcMs) / count, slowWithGc: slowestGc(parts),
+        gcPerMsg: sum((x) => x.gcMs) / count, slowest: slowest(parts),
         threads: threadSums(parts.map((x) => x.threads), count, pid) }
     }
     /**
-     * of the slowest 1 % inside the server: how many met a GC pause of the main thread, and its mean (ms); with
-     * BENCH_SCHEDSTAT=1, their mean time inside the server, on a core, waiting for one, and blocked (the rest)
+     * of the slowest 1 % inside the server: how many met a GC pause of the main thread (its mean, ms) and how many
+     * waited for a write lock (beside the waits of all messages); with BENCH_SCHEDSTAT=1, their mean time inside
+     * the server, on a core, waiting for one, and blocked (the rest)
      */
-    const slowestGc = (parts: Part[]) => {
+    const slowest = (parts: Part[]) => {
       const all = parts.flatMap((x) => x.inServer.map((ms, i) => ({ ms, gc: x.gcIn[i], sched: x.sched[i],
         lock: x.lockWaits[i] })))
         .sort((a, b) => b.ms - a.ms).slice(0, Math.max(1, Math.round(parts.reduce((a, x) => a + x.inServer.length,
@@ -357,8 +356,8 @@ export async function run() {
       .map((t) => `${Math.round(t.cpu * 1000)}/${Math.round(t.waited * 1000)}${t.nice ? ` (nice ${t.nice})` : ''}`)
       .join(', ')
     threadLines.push(`round ${round}: no webhook ${busiest(bare)}; ${HOOKS} webhooks ${busiest(hooked)}`)
-    gcLines.push(`round ${round}: no webhook ${(bare.gcPerMsg * 1000).toFixed(0)} µs, slowest ${bare.slowWithGc}; ` +
-      `${HOOKS} webhooks ${(hooked.gcPerMsg * 1000).toFixed(0)} µs, slowest ${hooked.slowWithGc}`)
+    gcLines.push(`round ${round}: no webhook ${(bare.gcPerMsg * 1000).toFixed(0)} µs, slowest ${bare.slowest}; ` +
+      `${HOOKS} webhooks ${(hooked.gcPerMsg * 1000).toFixed(0)} µs, slowest ${hooked.slowest}`)
     const ms = (x: number) => Number(x.toFixed(2))
     rows.push({ round, case: 'no webhook', messages: bare.count, 'p50 ms': ms(bare.p50), 'p99 ms': ms(bare.p99),
       non2xx: bare.non2xx, 'CPU ms/msg': ms(bare.cpuMs), 'main thread': ms(bare.mainCpuMs),

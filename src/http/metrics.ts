@@ -9,7 +9,7 @@ import { count, gt, inArray, sql } from 'drizzle-orm'
 import { jobOutcomes } from '../jobs/queue.js'
 import { jobs as jobsTable } from '../../schema/tables/jobs.js'
 import { webhookDeliveries } from '../../schema/tables/webhooks.js'
-import { writeWaitsOf } from '../db/write-intent.js'
+import { writeWaitsOf, type WriteWaits } from '../db/write-intent.js'
 
 /**
  * Prometheus metrics at /metrics (off unless CAIRN_METRICS=true): requests and latency per route,
@@ -72,11 +72,12 @@ async function metricsPlugin(app: FastifyInstance) {
   })
   // a write of the server's connection that found a background thread's transaction open (the index worker's, the
   // webhook outbox thread's) waits for its commit: how often, and how long in all (each counter adds what is new)
-  const waitCounter = (name: string, help: string, read: (w: { count: number; ms: number }) => number) => {
-    let seen = read(writeWaitsOf(app.sqlite) ?? { count: 0, ms: 0 })
+  const waits = () => writeWaitsOf(app.sqlite) ?? { count: 0, ms: 0 }
+  const waitCounter = (name: string, help: string, read: (w: WriteWaits) => number) => {
+    let seen = read(waits())
     new client.Counter({ name, help, registers: [registry],
       collect() {
-        const now = read(writeWaitsOf(app.sqlite) ?? { count: 0, ms: 0 })
+        const now = read(waits())
         this.inc(now - seen)
         seen = now
       } })

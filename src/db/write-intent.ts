@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3'
 
-const intents = new WeakMap<Database.Database, Int32Array>()
+/** per counting connection: its shared write count, and its waits for the other threads' writers */
+const counts = new WeakMap<Database.Database, { intent: Int32Array; waits: WriteWaits }>()
 
 /** the slots of the shared array: this connection's writes in progress or waiting for the lock */
 export const INTENT = 0
@@ -31,7 +32,6 @@ const HOLDER_WAIT_MS = 1000
 
 /** how often a write of a counted connection waited for another thread's writer, and how long in all (ms) */
 export interface WriteWaits { count: number; ms: number }
-const waitsOf = new WeakMap<Database.Database, WriteWaits>()
 
 /**
  * Waits (blocking: better-sqlite3 is synchronous) until the other thread's writer has committed, woken by its
@@ -62,12 +62,11 @@ function awaitHolder(intent: Int32Array, waits: WriteWaits) {
  * Statements prepared before this is called are not counted: call it right after opening.
  */
 export function countWriteIntent(sqlite: Database.Database): Int32Array {
-  const existing = intents.get(sqlite)
-  if (existing) return existing
+  const existing = counts.get(sqlite)
+  if (existing) return existing.intent
   const intent = newWriteIntent()
-  intents.set(sqlite, intent)
   const waits: WriteWaits = { count: 0, ms: 0 }
-  waitsOf.set(sqlite, waits)
+  counts.set(sqlite, { intent, waits })
   const counted = <A extends unknown[], R>(fn: (...args: A) => R) => function (this: unknown, ...args: A): R {
     Atomics.add(intent, INTENT, 1)
     try {
@@ -104,12 +103,12 @@ export function countWriteIntent(sqlite: Database.Database): Int32Array {
 
 /** the waits of this connection's writes for another thread's writer so far, if it counts its writes */
 export function writeWaitsOf(sqlite: Database.Database): Readonly<WriteWaits> | undefined {
-  return waitsOf.get(sqlite)
+  return counts.get(sqlite)?.waits
 }
 
 /** the count of countWriteIntent for this connection, if it keeps one */
 export function writeIntentOf(sqlite: Database.Database): Int32Array | undefined {
-  return intents.get(sqlite)
+  return counts.get(sqlite)?.intent
 }
 
 /**

@@ -19,6 +19,7 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/schema/migrations ./schema/migrations
+COPY --from=build /app/schema/outbox-migrations ./schema/outbox-migrations
 # the service runs as the image's unprivileged `node` user and writes only below /data
 RUN mkdir -p /data && chown node:node /data
 USER node

@@ -8,6 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { and, desc, eq, inArray, lte, sql } from 'drizzle-orm'
 import { openDatabase, nowIso } from '../src/db/index.js'
+import { attachOutbox } from '../src/db/outbox-file.js'
 import { boundLimit, preparedWrite } from '../src/db/prepared.js'
 import { channelMessages, channels, jobs, organizations, users, workspaces } from '../schema/tables/index.js'
 import { createOutboxStore, createOutboxWriter } from '../src/events/outbox.js'
@@ -122,7 +123,9 @@ export async function run() {
       }
     }, { between: () => clear.run(), transaction: (fn) => sqlite.transaction(fn)() }))
 
-    // the webhook outbox (src/events/outbox.ts): the fan-out's read of pending messages, 256 rows of 3 tables
+    // the webhook outbox (src/events/outbox.ts): the fan-out's read of pending messages, 256 rows of 3 tables (the
+    // messages in the outbox file, attached as on the outbox thread's connection)
+    attachOutbox(sqlite)
     sqlite.transaction(() => {
       const hook = sqlite.prepare(`INSERT INTO webhooks (id, customer_id, workspace_id, url, events, signing_secret,
         active, description, created_by, created_at, updated_at)

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import type Database from 'better-sqlite3'
 import type { Config } from './config.js'
 import type { Db, DatabaseHandle } from './db/index.js'
+import type { OutboxDb } from './db/outbox-file.js'
 import { createJobQueue, type JobQueue } from './jobs/queue.js'
 
 declare module 'fastify' {
@@ -10,6 +11,9 @@ declare module 'fastify' {
     config: Config
     db: Db
     sqlite: Database.Database
+    /** the outbox file (webhook messages and deliveries, src/db/outbox-file.ts): read here, written by its thread */
+    outboxDb: OutboxDb
+    outboxSqlite: Database.Database
     jobs: JobQueue
   }
 }
@@ -19,6 +23,8 @@ async function corePlugin(app: FastifyInstance, opts: { config: Config; database
   app.decorate('config', opts.config)
   app.decorate('db', opts.database.db)
   app.decorate('sqlite', opts.database.sqlite)
+  app.decorate('outboxDb', opts.database.outbox.db)
+  app.decorate('outboxSqlite', opts.database.outbox.sqlite)
   app.decorate('jobs', createJobQueue(opts.database.db, opts.database.sqlite, app.log))
   app.addHook('onReady', async () => app.jobs.start())
   app.addHook('preClose', async () => { await app.jobs.stop() })

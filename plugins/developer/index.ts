@@ -18,7 +18,7 @@ import { createLogStore, decodeCursor, type LogPosition } from '../../src/develo
 /** The developer API (SPEC.md "Developer API", CONTRACT.md §8): key usage, webhooks, deliveries, logs. */
 const developer: FastifyPluginAsyncTypebox = async (app) => {
   const usage = createUsageStore(app.db, app.sqlite)
-  const hooks = createWebhookStore(app.db, app.webhookSecrets)
+  const hooks = createWebhookStore(app.db, app.outboxDb, app.webhookSecrets)
   const logs = createLogStore(app.sqlite)
 
   /** The workspace the webhook routes act in; managing needs owner/admin for users, the capability for keys. */
@@ -131,6 +131,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => {
     const s = hookScope(request, true)
     if (!hooks.remove(request.params.id, s.workspaceId, s.customerId)) throw notFound('Webhook not found')
+    app.events.forget(request.params.id)
     return { success: true as const, message: 'Webhook deleted' }
   })
 

@@ -1,10 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { and, desc, eq, sql } from 'drizzle-orm'
 import { nowIso, type Db } from '../../src/db/index.js'
+import type { OutboxDb } from '../../src/db/outbox-file.js'
 import { fixedLimit } from '../../src/db/prepared.js'
 import type { RequestRecord } from '../../src/events/delivery.js'
 import type { SecretBox } from '../../src/events/secret-box.js'
-import { webhookDeliveries, webhooks } from '../../schema/tables/webhooks.js'
+import { webhooks } from '../../schema/tables/webhooks.js'
+import { webhookDeliveries } from '../../schema/outbox/tables.js'
 
 type Webhook = typeof webhooks.$inferSelect
 
@@ -17,8 +19,11 @@ const newSecret = () => `whsec_${randomBytes(32).toString('hex')}`
 /** how long a replaced secret keeps signing deliveries (a second signature) */
 const ROTATION_OVERLAP_MS = 86_400_000
 
-/** Webhooks of a workspace and their delivery records; every query is confined to workspace and organization. */
-export function createWebhookStore(db: Db, box: SecretBox) {
+/**
+ * Webhooks of a workspace and their delivery records (in the outbox file, `outbox`); every query is confined to
+ * workspace and organization (a webhook's deliveries are read once the webhook is found in the caller's workspace).
+ */
+export function createWebhookStore(db: Db, outbox: OutboxDb, box: SecretBox) {
   const p = sql.placeholder
   const inWorkspace = and(eq(webhooks.id, p('id')), eq(webhooks.workspaceId, p('workspaceId')),
     eq(webhooks.customerId, p('customerId')))
@@ -30,7 +35,7 @@ export function createWebhookStore(db: Db, box: SecretBox) {
   const rotate = db.update(webhooks).set({ previousSigningSecret: sql`${webhooks.signingSecret}`,
     previousSecretExpiresAt: sql`${p('expiresAt')}`, signingSecret: sql`${p('secret')}`, updatedAt: sql`${p('now')}` })
     .where(inWorkspace).prepare()
-  const deliveries = db.select().from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, p('webhookId')))
+  const deliveries = outbox.select().from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, p('webhookId')))
     .orderBy(desc(webhookDeliveries.createdAt), desc(sql`${webhookDeliveries}.rowid`)).limit(fixedLimit(50)).prepare()
 
   return {

@@ -1,12 +1,17 @@
 // `npm run backup -- <file>`: a consistent copy of the database while the service runs (SQLite's online
-// backup API). Stored files (knowledge originals, audio) are plain files under the data dir: copy those too.
-// The trigram index's file (cairn-trigrams.db, src/knowledge/trigrams.ts) is derived from the passages and is not
-// copied: the first start after a restore makes it again.
+// backup API), in one file. Stored files (knowledge originals, audio) are plain files under the data dir: copy those
+// too. The trigram index's file (cairn-trigrams.db, src/knowledge/trigrams.ts) is derived from the passages and is
+// not copied: the first start after a restore makes it again. The outbox file (cairn-outbox.db: webhook messages and
+// delivery records, src/db/outbox-file.ts) is copied into the same file, as tables the first start after a restore
+// moves back into an outbox file of their own (whatever outbox file it finds there is replaced).
 import Database from 'better-sqlite3'
 import fs from 'node:fs'
 import path from 'node:path'
 import { ConfigError, loadConfig } from '../config.js'
+import { MOVED_DELIVERIES, MOVED_MESSAGES, MOVED_STATE, outboxFile } from '../db/outbox-file.js'
 
+// the copy holds password hashes and sealed secrets: readable by this user only, as the data dir
+process.umask(0o077)
 const target = process.argv[2]
 if (!target) {
   console.error('usage: npm run backup -- <file>')
@@ -29,24 +34,56 @@ if (fs.existsSync(target)) {
   console.error(`${target} exists: refusing to overwrite`)
   process.exit(1)
 }
+const sidecars = (file: string) => [`${file}-wal`, `${file}-shm`, `${file}-journal`]
+/** the outbox file's copy, until its rows are in the target */
+const outboxCopy = `${target}.outbox`
 const db = new Database(source, { fileMustExist: true })
 db.pragma('busy_timeout = 5000')
 try {
   const started = Date.now()
+  // the outbox file first: every message's event is then in the main file's copy, and the events it had not expanded
+  // yet are expanded after a restore (copied the other way round, events written between the two copies would be
+  // taken for expanded)
+  const outboxSource = outboxFile(source)
+  let outboxPages = 0
+  if (fs.existsSync(outboxSource)) {
+    const outbox = new Database(outboxSource, { fileMustExist: true })
+    try {
+      outbox.pragma('busy_timeout = 5000')
+      outboxPages = (await outbox.backup(outboxCopy)).totalPages
+    } finally {
+      outbox.close()
+    }
+  }
   const { totalPages } = await db.backup(target)
   // the copy is a single self-contained file: rollback journal, so no -wal/-shm appear beside it (the
   // service switches a restored copy back to WAL when it opens it)
   const check = new Database(target)
-  check.pragma('journal_mode = DELETE')
-  const integrity = check.pragma('integrity_check', { simple: true })
-  check.close()
-  for (const extra of [`${target}-wal`, `${target}-shm`, `${target}-journal`]) fs.rmSync(extra, { force: true })
+  let integrity: unknown
+  try {
+    check.pragma('journal_mode = DELETE')
+    // a main file that still has moved tables (a move a crash cut short) has the outbox's rows already
+    const moved = check.prepare(`SELECT 1 FROM sqlite_master WHERE name = ?`).get(MOVED_MESSAGES) !== undefined
+    if (outboxPages > 0 && !moved) {
+      check.prepare('ATTACH DATABASE ? AS outbox').run(outboxCopy)
+      check.transaction(() => {
+        for (const [table, from] of [[MOVED_MESSAGES, 'webhook_messages'], [MOVED_DELIVERIES, 'webhook_deliveries'],
+          [MOVED_STATE, 'outbox_state']]) check.exec(`CREATE TABLE ${table} AS SELECT * FROM outbox.${from}`)
+      })()
+      check.exec('DETACH DATABASE outbox')
+    }
+    integrity = check.pragma('integrity_check', { simple: true })
+  } finally {
+    check.close()
+  }
+  for (const extra of sidecars(target)) fs.rmSync(extra, { force: true })
   if (integrity !== 'ok') throw new Error(`the copy failed its integrity check: ${String(integrity)}`)
-  console.error(`backed up ${source} to ${target}: ${totalPages} pages in ${Date.now() - started} ms`)
+  console.error(`backed up ${source} to ${target}: ${totalPages + outboxPages} pages in ${Date.now() - started} ms`)
 } catch (err) {
-  for (const f of [target, `${target}-wal`, `${target}-shm`, `${target}-journal`]) fs.rmSync(f, { force: true })
+  for (const f of [target, ...sidecars(target)]) fs.rmSync(f, { force: true })
   console.error(`backup failed: ${(err as Error).message}`)
   process.exitCode = 1
 } finally {
   db.close()
+  for (const f of [outboxCopy, ...sidecars(outboxCopy)]) fs.rmSync(f, { force: true })
 }

@@ -9,6 +9,11 @@ export interface CheckpointerOptions {
   driver?: string
   /** told when the thread could not start or failed; checkpoints are back on the connection by then */
   onError?: (err: Error) => void
+  /**
+   * other database files the thread checkpoints too, whose writers never checkpoint themselves (the outbox file,
+   * written by the outbox thread alone)
+   */
+  also?: string[]
 }
 
 export interface Checkpointer {
@@ -23,17 +28,19 @@ const DEFAULT_AUTOCHECKPOINT = 1000
 const THREAD_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads')
 const Database = require(workerData.driver)
-const db = new Database(workerData.file, { fileMustExist: true })
+const dbs = workerData.files.map((file) => new Database(file, { fileMustExist: true }))
 const checkpoint = () => {
-  try { db.pragma('wal_checkpoint(PASSIVE)') } catch (err) {
-    parentPort.postMessage({ error: String((err && err.message) || err) })
+  for (const db of dbs) {
+    try { db.pragma('wal_checkpoint(PASSIVE)') } catch (err) {
+      parentPort.postMessage({ error: String((err && err.message) || err) })
+    }
   }
 }
 const timer = setInterval(checkpoint, workerData.everyMs)
 parentPort.on('message', (message) => {
   if (message !== 'stop') return
   clearInterval(timer)
-  db.close()
+  for (const db of dbs) db.close()
   parentPort.close()
 })
 `
@@ -51,8 +58,9 @@ parentPort.on('message', (message) => {
 export function startCheckpointer(sqlite: Database.Database, options: CheckpointerOptions = {}): Checkpointer {
   const driver = options.driver ?? createRequire(import.meta.url).resolve('better-sqlite3')
   sqlite.pragma('wal_autocheckpoint = 0')
-  const worker = new Worker(THREAD_SOURCE,
-    { eval: true, workerData: { file: sqlite.name, driver, everyMs: options.everyMs ?? 1000 } })
+  const files = [sqlite.name, ...options.also ?? []]
+  const workerData = { files, driver, everyMs: options.everyMs ?? 1000 }
+  const worker = new Worker(THREAD_SOURCE, { eval: true, workerData })
   worker.unref()
   let stopping = false
   let failed = false

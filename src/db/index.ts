@@ -8,6 +8,7 @@ import * as tables from '../../schema/tables/index.js'
 import { startCheckpointer, type CheckpointerOptions } from './checkpointer.js'
 import { countWriteIntent } from './write-intent.js'
 import { writerPragmas } from './connection.js'
+import { openOutboxFile, outboxFile, type OutboxFile } from './outbox-file.js'
 
 export type Db = BetterSQLite3Database<typeof tables>
 
@@ -15,7 +16,9 @@ export interface DatabaseHandle {
   /** the raw better-sqlite3 connection, for prepared statements on hot paths */
   sqlite: Database.Database
   db: Db
-  /** stops the checkpoint thread, folds the write-ahead log into the database file and closes */
+  /** the outbox file beside it (src/db/outbox-file.ts): written by the webhook outbox thread, read here */
+  outbox: OutboxFile
+  /** stops the checkpoint thread, folds the write-ahead logs into the database files and closes */
   close(): Promise<void>
 }
 
@@ -45,15 +48,26 @@ export function openDatabase(file: string, options: OpenOptions = {}): DatabaseH
   countWriteIntent(sqlite)
   const db = drizzle(sqlite, { schema: tables })
   migrate(db, { migrationsFolder: path.join(projectRoot(), 'schema', 'migrations') })
-  const checkpointer = options.checkpointer === false ? undefined : startCheckpointer(sqlite, options.checkpointer)
+  let outbox: OutboxFile
+  try {
+    outbox = openOutboxFile(sqlite, path.join(projectRoot(), 'schema', 'outbox-migrations'))
+  } catch (err) {
+    sqlite.close()
+    throw err
+  }
+  const checkpointer = options.checkpointer === false ? undefined
+    : startCheckpointer(sqlite, { ...options.checkpointer, also: [outboxFile(file)] })
   return {
     sqlite,
     db,
+    outbox,
     async close() {
       await checkpointer?.stop()
-      if (!sqlite.open) return
-      sqlite.pragma('wal_checkpoint(TRUNCATE)')
-      sqlite.close()
+      for (const connection of [outbox.sqlite, sqlite]) {
+        if (!connection.open) continue
+        connection.pragma('wal_checkpoint(TRUNCATE)')
+        connection.close()
+      }
     }
   }
 }

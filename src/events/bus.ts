@@ -1,15 +1,15 @@
 import fp from 'fastify-plugin'
-import { and, eq, inArray, sql } from 'drizzle-orm'
+import { and, eq, gt, inArray, lt, sql } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import type { DeliveryAttempt } from './delivery.js'
 import { createOutboxThread } from './outbox-thread.js'
 import { secretBox, type SecretBox } from './secret-box.js'
 import { keptSecret } from '../kept-secret.js'
 import { newWriteIntent, writeIntentOf } from '../db/write-intent.js'
-import { createOutboxWriter, newDeliveryId, RETRY_MAX_ATTEMPTS } from './outbox.js'
+import { createOutboxReader, createOutboxWriter, newDeliveryId, RETRY_MAX_ATTEMPTS } from './outbox.js'
 import type { EventName } from './names.js'
 import { jobs } from '../../schema/tables/jobs.js'
-import { webhookEvents, webhookMessages, webhooks } from '../../schema/tables/webhooks.js'
+import { webhookEvents, webhooks } from '../../schema/tables/webhooks.js'
 
 export interface EventBus {
   /**
@@ -24,6 +24,10 @@ export interface EventBus {
    * webhook's
    */
   redeliver(webhookId: string, deliveryId: string): string | undefined
+  /** a webhook was deleted: its messages and delivery records go too (in the background) */
+  forget(webhookId: string): void
+  /** retention: outbox events, messages and delivery records older than `cutoff`; what was removed */
+  retain(cutoff: string): Promise<Record<string, number>>
 }
 
 export type WebhookTarget = Pick<typeof webhooks.$inferSelect, 'id' | 'workspaceId'>
@@ -45,6 +49,7 @@ async function eventsPlugin(app: FastifyInstance) {
   sealOlderSecrets(app, box)
 
   const outbox = createOutboxWriter(app.db, sqlite)
+  const reader = createOutboxReader(app.outboxDb)
   // the fan-out, the HTTP attempts and their recording run in threads of their own (outbox-worker.ts), on a
   // connection of their own: the request thread writes one outbox row per event and wakes them
   const thread = createOutboxThread({ file: sqlite.name, intent: writeIntentOf(sqlite) ?? newWriteIntent(),
@@ -106,7 +111,8 @@ async function eventsPlugin(app: FastifyInstance) {
     const hook = app.db.select({ workspaceId: webhooks.workspaceId }).from(webhooks).where(eq(webhooks.id, webhookId))
       .get()
     if (!hook) return
-    sqlite.transaction(() => outbox.addMessage(outbox.addEvent(hook.workspaceId, event, data, true).seq, webhookId))()
+    const { seq } = outbox.addEvent(hook.workspaceId, event, data, true)
+    await thread.chore({ add: { eventSeq: seq, webhookId } })
     notify()
   }, { maxAttempts: 1 })
 
@@ -119,18 +125,29 @@ async function eventsPlugin(app: FastifyInstance) {
       return n
     },
     async ping(hook) {
-      const seq = sqlite.transaction(() => outbox.addMessage(outbox.addEvent(hook.workspaceId, 'test.ping', {},
-        true).seq, hook.id))()
-      const attempt = await thread.single({ seq, kind: 'test', retry: 0, deliveryId: newDeliveryId() })
+      const { seq } = outbox.addEvent(hook.workspaceId, 'test.ping', {}, true)
+      const attempt = await thread.single({ seq: { eventSeq: seq, webhookId: hook.id }, kind: 'test', retry: 0,
+        deliveryId: newDeliveryId() })
       if (!attempt) throw new Error('the test message was removed before its attempt')
       return attempt
     },
     redeliver(webhookId, deliveryId) {
-      const seq = outbox.deliveryMessage(deliveryId, webhookId)
+      const seq = reader.deliveryMessage(deliveryId, webhookId)
       if (seq === undefined) return undefined
       const id = newDeliveryId()
       app.jobs.enqueue('webhook.redeliver', { seq, deliveryId: id })
       return id
+    },
+    forget(webhookId) {
+      // rows left by a failure here are removed at the next start (src/db/outbox-file.ts)
+      thread.chore({ purge: webhookId }).catch((err: Error) =>
+        log.warn({ webhookId, error: err.message }, 'rows of a deleted webhook left for the next start'))
+    },
+    // the thread is not started for nothing: with no event or delivery record past the cutoff, nothing else is
+    async retain(cutoff) {
+      const old = app.db.select({ one: sql`1` }).from(webhookEvents).where(lt(webhookEvents.createdAt, cutoff))
+        .limit(1).get() !== undefined || reader.anyOlder(cutoff)
+      return old ? thread.chore({ retain: cutoff }) : {}
     }
   } satisfies EventBus)
 
@@ -139,9 +156,8 @@ async function eventsPlugin(app: FastifyInstance) {
     const db = app.db
     const queued = db.select({ one: sql`1` }).from(jobs).where(and(eq(jobs.type, 'webhook.fanout'),
       inArray(jobs.status, ['queued', 'running']))).get()
-    // literals, for the partial indexes on these conditions (see createOutboxStore)
-    const work = db.select({ one: sql`1` }).from(webhookEvents).where(sql`${webhookEvents.expanded} = 0`).get() ??
-      db.select({ one: sql`1` }).from(webhookMessages).where(sql`${webhookMessages.state} = 'pending'`).get()
+    const work = db.select({ one: sql`1` }).from(webhookEvents).where(and(gt(webhookEvents.seq,
+      reader.expandedThrough()), eq(webhookEvents.expanded, false))).limit(1).get() ?? reader.anyPending()
     if (queued) fanoutQueued = true
     else if (work) kick()
   })

@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads'
 import { workerEntry } from '../worker-entry.js'
 import { OUTBOX_HOLDER, releaseHolder } from '../db/write-intent.js'
 import type { DeliveryAttempt } from './delivery.js'
-import type { FromOutbox, OutboxThreadData, SingleRequest, ToOutbox } from './outbox-worker.js'
+import type { Chore, FromOutbox, OutboxThreadData, SingleRequest, ToOutbox } from './outbox-worker.js'
 import { eventWritten, listenWithoutRun, newWakeFlags } from './wake-flags.js'
 
 const entry = workerEntry(import.meta.url, 'outbox-worker')
@@ -23,6 +23,8 @@ export interface OutboxThread {
    * attempt (the message is gone, or a retry is no longer due). Rejects when stopped or the thread dies.
    */
   single(request: Omit<SingleRequest, 'n'>, signal?: AbortSignal): Promise<DeliveryAttempt | undefined>
+  /** one of the outbox file's other writes (its thread is that file's only writer): what it removed */
+  chore(chore: Chore): Promise<Record<string, number>>
   /** records what has finished and ends the thread */
   close(): Promise<void>
 }
@@ -45,9 +47,10 @@ export function createOutboxThread(given: Omit<OutboxThreadData, 'wakeFlags'>, h
   let run: Waiting<void> | undefined
   let next = 0
   const singles = new Map<number, Waiting<DeliveryAttempt | undefined>>()
+  const chores = new Map<number, Waiting<Record<string, number>>>()
   let closed = false
 
-  const busy = () => run !== undefined || singles.size > 0
+  const busy = () => run !== undefined || singles.size > 0 || chores.size > 0
   function spawn(): Worker {
     // a new thread has no run (one that died may have left the flag down)
     listenWithoutRun(data.wakeFlags)
@@ -63,6 +66,11 @@ export function createOutboxThread(given: Omit<OutboxThreadData, 'wakeFlags'>, h
         singles.delete(m.single)
         if (m.error === undefined) s?.resolve(m.attempt)
         else s?.reject(new Error(m.error))
+      } else if ('chore' in m) {
+        const c = chores.get(m.chore)
+        chores.delete(m.chore)
+        if (m.error === undefined) c?.resolve(m.removed ?? {})
+        else c?.reject(new Error(m.error))
       } else if ('kick' in m) hooks.onKick()
       else if ('retries' in m) hooks.onRetries()
       else if ('log' in m) hooks.log(m.log, m.fields, m.msg)
@@ -75,8 +83,9 @@ export function createOutboxThread(given: Omit<OutboxThreadData, 'wakeFlags'>, h
       const err = new Error(why)
       run?.reject(err)
       run = undefined
-      for (const s of singles.values()) s.reject(err)
+      for (const waiting of [...singles.values(), ...chores.values()]) waiting.reject(err)
       singles.clear()
+      chores.clear()
     }
     w.on('error', (err) => {
       hooks.log('error', { error: err.message }, 'webhook outbox thread failed')
@@ -121,6 +130,11 @@ export function createOutboxThread(given: Omit<OutboxThreadData, 'wakeFlags'>, h
       const n = ++next
       return answer<DeliveryAttempt | undefined>(signal, (waiting) => singles.set(n, waiting),
         { single: { ...request, n } })
+    },
+    chore(chore) {
+      if (closed) return Promise.reject(new Error('outbox thread closed'))
+      const n = ++next
+      return answer<Record<string, number>>(undefined, (waiting) => chores.set(n, waiting), { chore, n })
     },
     async close() {
       closed = true

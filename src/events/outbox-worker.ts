@@ -1,7 +1,8 @@
-// The webhook outbox thread: its own write connection to cairn.db. It expands the outbox into messages, hands
-// their attempts to the delivery thread (niced, started from here) and records the outcomes. The request thread
-// writes one outbox row per event in the request's transaction and wakes this thread: none of a fan-out's
-// reads, writes and messages run on the event loop that serves requests.
+// The webhook outbox thread: its own connection to cairn.db, with the outbox file attached, which it alone writes
+// (src/db/outbox-file.ts). It expands the outbox into messages, hands their attempts to the delivery thread (niced,
+// started from here) and records the outcomes. The request thread writes one outbox row per event in the request's
+// transaction and wakes this thread: none of a fan-out's reads, writes and messages run on the event loop that
+// serves requests, and only a failed attempt's recording writes cairn.db (its write lock).
 import { parentPort, workerData } from 'node:worker_threads'
 import { randomUUID } from 'node:crypto'
 import { setMaxListeners } from 'node:events'
@@ -9,6 +10,7 @@ import { drizzle } from 'drizzle-orm/better-sqlite3'
 import * as tables from '../../schema/tables/index.js'
 import { holdingWriteLock, INTENT, OUTBOX_HOLDER } from '../db/write-intent.js'
 import { openThreadWriter } from '../db/connection.js'
+import { attachOutbox } from '../db/outbox-file.js'
 import { jobInsert } from '../jobs/queue.js'
 import type { DeliveryAttempt } from './delivery.js'
 import { createWorkerDeliverer } from './worker-deliverer.js'
@@ -31,14 +33,26 @@ export interface OutboxThreadData {
   timeoutMs?: number
 }
 
-/** an attempt asked for by a job or a route: a retry, a redelivery or a test ping of one message */
+/**
+ * an attempt asked for by a job or a route: a retry, a redelivery or a test ping of one message (`seq`; for a test
+ * ping, the message made first of its event and webhook)
+ */
 export interface SingleRequest {
   n: number
-  seq: number
+  seq: number | { eventSeq: number; webhookId: string }
   kind: Exclude<AttemptKind, 'first'>
   retry: number
   deliveryId: string
 }
+
+/** the outbox file's other writes, asked for by the request thread */
+export type Chore =
+  /** a message for one webhook of an event never fanned out (a job of an earlier version); a run sends it */
+  | { add: { eventSeq: number; webhookId: string } }
+  /** the messages and deliveries of a webhook deleted from cairn.db */
+  | { purge: string }
+  /** retention: records and outbox events older than the cutoff (ISO 8601) */
+  | { retain: string }
 
 export type ToOutbox =
   /** a fan-out run: expand and make first attempts until nothing is left, then `done` */
@@ -48,6 +62,7 @@ export type ToOutbox =
   /** aborts the run and every attempt in flight (their messages stay pending); the run answers `done` */
   | { stop: true }
   | { single: SingleRequest }
+  | { chore: Chore; n: number }
   /** records what has finished, closes the connection and ends the thread */
   | { close: true }
 
@@ -57,6 +72,8 @@ export type FromOutbox =
   | { kick: true }
   /** a single attempt's end: `attempt` undefined when there was nothing to attempt */
   | { single: number; attempt?: DeliveryAttempt; error?: string }
+  /** a chore's end: what it removed, by kind of row */
+  | { chore: number; removed?: Record<string, number>; error?: string }
   /** retry jobs were queued on this connection */
   | { retries: true }
   | { log: 'warn' | 'error'; msg: string; fields: Record<string, unknown> }
@@ -119,6 +136,7 @@ function listen(): boolean {
 }
 // the server's checkpoint thread folds the log (src/db/checkpointer.ts)
 const sqlite = openThreadWriter(options.file)
+attachOutbox(sqlite)
 const db = drizzle(sqlite, { schema: tables })
 
 const post = (message: FromOutbox) => port.postMessage(message)
@@ -170,11 +188,13 @@ const attempt = (row: OutboxMessage, deliveryId: string, signal?: AbortSignal) =
 // again (receivers de-duplicate on webhook-id).
 const recorder = createRecorder<Outcome>((outcomes) => {
   try {
+    const recording = outbox.recording(outcomes)
+    retriesQueued = false
     // cleared before each try: once locked() returns, it tells whether the committed one queued a retry (a
-    // rolled-back or failed one queued nothing)
-    const recorded = locked((aside) => {
+    // rolled-back or failed one queued nothing). Only outcomes that write cairn.db take its lock.
+    const recorded = !recording.touchesMain ? outbox.record(recording)! : locked((aside) => {
       retriesQueued = false
-      return outbox.record(outcomes, aside)
+      return outbox.record(recording, aside)
     })
     if (retriesQueued) post({ retries: true })
     return recorded
@@ -197,6 +217,8 @@ let stopping = stopper()
 let running = false
 /** set by an event: the run expands the outbox (a new run always looks) */
 let outboxDirty = true
+/** set when a chore added a message: the run reads the pending messages again */
+let messageAdded = false
 /** set while the run waits: for an attempt to finish, or for a new event */
 let wake: (() => void) | undefined
 
@@ -256,9 +278,13 @@ async function fanoutUntilDone(signal: AbortSignal) {
   try {
     while (!signal.aborted) {
       if (takeEvents(wakeFlags)) outboxDirty = true
+      if (messageAdded) {
+        messageAdded = false
+        morePending = true
+      }
       if (expandIn() === 0) {
         lingered = false
-        const { events, messages, more } = locked((aside) => outbox.expand(expandEvents, aside))
+        const { events, messages, more } = outbox.expand(expandEvents)
         // cleared only once the expansion is done: one that throws leaves the events for the retried run
         outboxDirty = more
         expansionLeftMore = more
@@ -271,7 +297,7 @@ async function fanoutUntilDone(signal: AbortSignal) {
         if (rows.length < FETCH_BATCH) morePending = false
         for (const row of rows) {
           cursor = row.seq
-          if (!row.active) { locked(() => outbox.fail(row.seq)); continue }
+          if (!row.active) { outbox.fail(row.seq); continue }
           const list = waiting.get(row.webhookId)
           if (list) list.push(row)
           else waiting.set(row.webhookId, [row])
@@ -347,15 +373,16 @@ async function fanoutUntilDone(signal: AbortSignal) {
   }
 }
 
-async function single({ n, seq, kind, retry, deliveryId }: SingleRequest) {
+async function single({ n, seq: which, kind, retry, deliveryId }: SingleRequest) {
   const signal = stopping.signal
   try {
+    const seq = typeof which === 'number' ? which : outbox.addMessage(which.eventSeq, which.webhookId)
     const row = outbox.message(seq)
     if (!row) { post({ single: n }); return }
     if (kind === 'retry') {
       if (row.state !== 'retrying') { post({ single: n }); return }
       if (!row.active) {
-        locked(() => outbox.fail(seq))
+        outbox.fail(row.seq)
         post({ single: n })
         return
       }
@@ -367,6 +394,19 @@ async function single({ n, seq, kind, retry, deliveryId }: SingleRequest) {
   } catch (err) {
     post({ single: n, error: (err as Error).message })
   }
+}
+
+function chore(c: Chore): Record<string, number> {
+  if ('add' in c) {
+    outbox.addMessage(c.add.eventSeq, c.add.webhookId)
+    // a run under way reads it (a run that starts reads every pending message)
+    messageAdded = true
+    wake?.()
+    return {}
+  }
+  if ('purge' in c) return { 'webhook rows': outbox.purge(c.purge) }
+  const records = outbox.retainRecords(c.retain)
+  return { ...records, events: locked(() => outbox.retainEvents(c.retain)) }
 }
 
 port.on('message', (msg: ToOutbox) => {
@@ -384,6 +424,12 @@ port.on('message', (msg: ToOutbox) => {
     stopping = stopper()
   } else if ('single' in msg) {
     void single(msg.single)
+  } else if ('chore' in msg) {
+    try {
+      post({ chore: msg.n, removed: chore(msg.chore) })
+    } catch (err) {
+      post({ chore: msg.n, error: (err as Error).message })
+    }
   } else if ('close' in msg) {
     stopping.abort()
     try { recorder.flush() } catch { /* attempted again after the next start */ }

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import type Database from 'better-sqlite3'
-import { and, eq, gt, isNotNull, isNull, lte, sql } from 'drizzle-orm'
+import { and, eq, gt, inArray, isNull, lt, lte, notExists, sql } from 'drizzle-orm'
 import type { Db } from '../db/index.js'
+import type { OutboxDb } from '../db/outbox-file.js'
 import { boundLimit, preparedWrite } from '../db/prepared.js'
-import { webhookDeliveries, webhookEvents, webhookMessages, webhooks } from '../../schema/tables/webhooks.js'
+import { webhookEvents, webhooks } from '../../schema/tables/webhooks.js'
+import { outboxState, webhookDeliveries, webhookMessages } from '../../schema/outbox/tables.js'
 import type { DeliveryAttempt } from './delivery.js'
 
 type Webhook = typeof webhooks.$inferSelect
@@ -70,8 +72,8 @@ export function eventsPerExpansion(lastEvents: number, lastMessages: number, mes
 
 /**
  * The request thread's side of the outbox: an event written by the request's transaction (one row, when a webhook
- * subscribes), a message added for one webhook (test pings, jobs of an earlier version), and the message of a
- * recorded delivery (redeliveries). The rest is the outbox thread's (createOutboxStore).
+ * subscribes). The rest is the outbox thread's (createOutboxStore), the reads of the outbox file aside
+ * (createOutboxReader).
  */
 export function createOutboxWriter(db: Db, sqlite: Database.Database) {
   const p = sql.placeholder
@@ -81,29 +83,43 @@ export function createOutboxWriter(db: Db, sqlite: Database.Database) {
     AND EXISTS (SELECT 1 FROM json_each(w.events) e WHERE e.value = ?)`).pluck()
   const insertEvent = preparedWrite(sqlite, db.insert(webhookEvents).values({ workspaceId: p('workspaceId'),
     event: p('event'), body: p('body'), expanded: p('expanded'), createdAt: p('createdAt') }))
-  const insertMessage = preparedWrite(sqlite, db.insert(webhookMessages).values({ id: p('id'),
-    eventSeq: p('eventSeq'), webhookId: p('webhookId'), state: 'pending', attempts: 0, createdAt: p('now'),
-    updatedAt: p('now') }))
-  const deliveryMessage = db.select({ seq: webhookMessages.seq }).from(webhookDeliveries)
-    .innerJoin(webhookMessages, eq(webhookMessages.id, webhookDeliveries.messageId))
-    .where(and(eq(webhookDeliveries.id, p('deliveryId')), eq(webhookDeliveries.webhookId, p('webhookId')))).prepare()
   return {
     /** webhooks of the workspace subscribed to the event now */
     subscribers: (workspaceId: string, event: string) => subscribers.get(workspaceId, event) ?? 0,
-    /** the outbox row; the caller's transaction holds it with the change that caused the event */
+    /**
+     * the outbox row; the caller's transaction holds it with the change that caused the event. `expanded`: not to
+     * be fanned out (its one message is made by the outbox thread: test pings, jobs of an earlier version)
+     */
     addEvent(workspaceId: string, event: string, data: object, expanded = false) {
       const timestamp = new Date().toISOString()
       const body = JSON.stringify({ event, timestamp, data })
       return { seq: Number(insertEvent.run({ workspaceId, event, body, expanded, createdAt: timestamp })
         .lastInsertRowid), body, timestamp }
-    },
-    /** a message of one event for one webhook (test pings, jobs of an earlier version) */
-    addMessage(eventSeq: number, webhookId: string) {
-      const now = new Date().toISOString()
-      return Number(insertMessage.run({ id: newMessageId(), eventSeq, webhookId, now }).lastInsertRowid)
-    },
+    }
+  }
+}
+
+/** The request thread's reads of the outbox file (its own connection: nothing it runs takes that file's lock). */
+export function createOutboxReader(db: OutboxDb) {
+  const p = sql.placeholder
+  const deliveryMessage = db.select({ seq: webhookMessages.seq }).from(webhookDeliveries)
+    .innerJoin(webhookMessages, eq(webhookMessages.id, webhookDeliveries.messageId))
+    .where(and(eq(webhookDeliveries.id, p('deliveryId')), eq(webhookDeliveries.webhookId, p('webhookId')))).prepare()
+  const expandedThrough = db.select({ seq: outboxState.expandedThrough }).from(outboxState).prepare()
+  // a literal, for the partial index on it (see createOutboxStore)
+  const pending = db.select({ one: sql`1` }).from(webhookMessages).where(sql`${webhookMessages.state} = 'pending'`)
+    .limit(1).prepare()
+  const older = db.select({ one: sql`1` }).from(webhookDeliveries).where(lt(webhookDeliveries.createdAt, p('cutoff')))
+    .limit(1).prepare()
+  return {
     /** the message of one of the webhook's recorded deliveries */
-    deliveryMessage: (deliveryId: string, webhookId: string) => deliveryMessage.get({ deliveryId, webhookId })?.seq
+    deliveryMessage: (deliveryId: string, webhookId: string) => deliveryMessage.get({ deliveryId, webhookId })?.seq,
+    /** the last outbox event (seq) expanded */
+    expandedThrough: () => expandedThrough.get()?.seq ?? 0,
+    /** whether a message waits for its first attempt */
+    anyPending: () => pending.get() !== undefined,
+    /** whether a delivery record is older than `cutoff` */
+    anyOlder: (cutoff: string) => older.get({ cutoff }) !== undefined
   }
 }
 
@@ -145,11 +161,13 @@ function rolledBack<T>(transaction: () => T): T | undefined {
 }
 
 /**
- * The outbox thread's side (outbox-worker.ts): events expanded in batches into one message per subscribed
- * webhook, pending messages read with what their attempts need, and attempts recorded in batches. Conditions a
- * partial index is defined by (`expanded = 0`, `state = 'pending'`) are written as SQL literals: Drizzle's eq()
- * binds its value, and SQLite cannot use a partial index for a bound value without recompiling the statement at
- * every call.
+ * The outbox thread's side (outbox-worker.ts), on a connection of cairn.db with the outbox file attached: events
+ * expanded in batches into one message per subscribed webhook, pending messages read with what their attempts
+ * need, and attempts recorded in batches. What it writes is in the outbox file, but for a failed attempt (a retry
+ * job, the webhook's failing state) and retention of outbox events: only those transactions take cairn.db's write
+ * lock (`touchesMain`). Conditions a partial index is defined by (`state = 'pending'`) are written as SQL literals:
+ * Drizzle's eq() binds its value, and SQLite cannot use a partial index for a bound value without recompiling the
+ * statement at every call.
  */
 export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
   schedule: readonly number[]
@@ -159,18 +177,44 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
   onDeactivated(webhookId: string): void
 }) {
   const p = sql.placeholder
-  const notExpanded = sql`${webhookEvents.expanded} = 0`
-  const outboxBatch = db.select({ seq: webhookEvents.seq }).from(webhookEvents).where(notExpanded)
-    .orderBy(webhookEvents.seq).limit(boundLimit('limit')).prepare()
+  const toFanOut = sql`${webhookEvents.expanded} = 0`
+  const expandedThrough = db.select({ seq: outboxState.expandedThrough }).from(outboxState).prepare()
+  const outboxBatch = db.select({ seq: webhookEvents.seq }).from(webhookEvents)
+    .where(and(gt(webhookEvents.seq, p('after')), toFanOut)).orderBy(webhookEvents.seq).limit(boundLimit('limit'))
+    .prepare()
   // INSERT … SELECT with json_each and randomblob(): one statement for the whole batch, which Drizzle cannot build
-  const expandUpTo = sqlite.prepare<{ now: string; ms: string; last: number }>(`INSERT INTO webhook_messages (id,
-    event_seq, webhook_id, state, attempts, created_at, updated_at)
+  const expandUpTo = sqlite.prepare<{ now: string; ms: string; after: number; last: number }>(`INSERT INTO
+    webhook_messages (id, event_seq, webhook_id, state, attempts, created_at, updated_at)
     SELECT 'msg_' || @ms || lower(hex(randomblob(10))), e.seq, w.id, 'pending', 0, @now, @now
     FROM webhook_events e JOIN webhooks w ON w.workspace_id = e.workspace_id AND w.active = 1
-    WHERE e.expanded = 0 AND e.seq <= @last AND EXISTS (SELECT 1 FROM json_each(w.events) j WHERE j.value = e.event)
+    WHERE e.seq > @after AND e.seq <= @last AND e.expanded = 0
+    AND EXISTS (SELECT 1 FROM json_each(w.events) j WHERE j.value = e.event)
     ORDER BY e.seq`)
-  const markExpanded = preparedWrite(sqlite, db.update(webhookEvents).set({ expanded: true })
-    .where(and(notExpanded, lte(webhookEvents.seq, p('last')))))
+  const markExpanded = preparedWrite(sqlite, db.update(outboxState).set({ expandedThrough: sql`${p('last')}` }))
+  const insertMessage = preparedWrite(sqlite, db.insert(webhookMessages).values({ id: p('id'),
+    eventSeq: p('eventSeq'), webhookId: p('webhookId'), state: 'pending', attempts: 0, createdAt: p('now'),
+    updatedAt: p('now') }))
+  const failingSince = db.select({ since: webhooks.failingSince }).from(webhooks).where(eq(webhooks.id, p('id')))
+    .prepare()
+  // a deleted webhook's rows (cairn.db's cascade cannot reach this file): only once it is gone from cairn.db
+  const hookGone = sql`NOT EXISTS (SELECT 1 FROM ${webhooks} WHERE ${webhooks.id} = ${p('id')})`
+  const purgeMessages = preparedWrite(sqlite, db.delete(webhookMessages)
+    .where(and(eq(webhookMessages.webhookId, p('id')), hookGone)))
+  const purgeDeliveries = preparedWrite(sqlite, db.delete(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.webhookId, p('id')), hookGone)))
+  // retention: delivery records past the cutoff; outbox events past it that are expanded (or never fanned out) and
+  // that no message waits on, their messages first (a crash between the two leaves events that go next time)
+  const oldDeliveries = preparedWrite(sqlite, db.delete(webhookDeliveries)
+    .where(lt(webhookDeliveries.createdAt, p('cutoff'))))
+  const oldEvents = db.select({ seq: webhookEvents.seq }).from(webhookEvents).where(and(
+    lt(webhookEvents.createdAt, p('cutoff')),
+    sql`(${webhookEvents.expanded} = 1 OR ${webhookEvents.seq} <= (SELECT ${outboxState.expandedThrough}
+      FROM ${outboxState}))`,
+    notExists(db.select({ one: sql`1` }).from(webhookMessages).where(and(
+      eq(webhookMessages.eventSeq, webhookEvents.seq), inArray(webhookMessages.state, ['pending', 'retrying']))))))
+  const oldMessages = preparedWrite(sqlite, db.delete(webhookMessages)
+    .where(inArray(webhookMessages.eventSeq, oldEvents)))
+  const removeOldEvents = preparedWrite(sqlite, db.delete(webhookEvents).where(inArray(webhookEvents.seq, oldEvents)))
   const messages = () => db.select({
     seq: webhookMessages.seq, id: webhookMessages.id, webhookId: webhookMessages.webhookId,
     state: webhookMessages.state, event: webhookEvents.event, body: webhookEvents.body,
@@ -194,30 +238,29 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
     eventType: p('eventType'), statusCode: p('statusCode'), success: p('success'), latencyMs: p('latencyMs'),
     requestBody: p('requestBody'), responseBody: p('responseBody'), error: p('error'), createdAt: p('now') }))
   const succeeded = preparedWrite(sqlite, db.update(webhooks).set({ failingSince: null })
-    .where(and(eq(webhooks.id, p('id')), isNotNull(webhooks.failingSince))))
+    .where(eq(webhooks.id, p('id'))))
   const deactivate = preparedWrite(sqlite, db.update(webhooks).set({ active: false, updatedAt: sql`${p('now')}` })
     .where(and(eq(webhooks.id, p('id')), eq(webhooks.active, true), lte(webhooks.failingSince, p('limit')))))
   const failing = preparedWrite(sqlite, db.update(webhooks).set({ failingSince: sql`${p('now')}` })
     .where(and(eq(webhooks.id, p('id')), isNull(webhooks.failingSince))))
 
-  const expand = sqlite.transaction((batch: number, aside?: StepAside) => {
-    const seqs = outboxBatch.all({ limit: batch })
+  // reads cairn.db (events, webhooks) and writes the outbox file only: no write of the server waits for it
+  const expand = sqlite.transaction((batch: number) => {
+    let after = expandedThrough.get()?.seq ?? 0
+    const seqs = outboxBatch.all({ after, limit: batch })
     const ms = Date.now()
     const at = { now: new Date(ms).toISOString(), ms: msHex(ms) }
-    let events = 0
     let messages = 0
-    // an event at a time, so that the transaction can end between two (its events stay in order)
     for (const { seq: last } of seqs) {
-      if (stepsAside(aside, events)) break
-      messages += expandUpTo.run({ ...at, last }).changes
-      markExpanded.run({ last })
-      events++
+      messages += expandUpTo.run({ ...at, after, last }).changes
+      after = last
     }
-    beforeCommit(aside)
-    return { events, messages, more: events < seqs.length || seqs.length === batch }
+    if (seqs.length > 0) markExpanded.run({ last: after })
+    return { events: seqs.length, messages, more: seqs.length === batch }
   })
 
-  const record = sqlite.transaction((outcomes: Outcome[], aside: StepAside | undefined, deactivated: string[]) => {
+  const record = sqlite.transaction((recording: Recording, aside: StepAside | undefined, deactivated: string[]) => {
+    const { outcomes, wasFailing } = recording
     const nowMs = Date.now()
     const now = new Date(nowMs).toISOString()
     let recorded = 0
@@ -225,8 +268,9 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
       if (stepsAside(aside, recorded)) break
       recorded++
       let active = row.active
-      if (attempt.success) succeeded.run({ id: row.webhookId })
-      else {
+      if (attempt.success) {
+        if (wasFailing.has(row.webhookId)) succeeded.run({ id: row.webhookId })
+      } else {
         if (deactivate.run({ now, id: row.webhookId, limit: new Date(nowMs - FAILING_LIMIT_MS).toISOString() })
           .changes > 0) {
           active = false
@@ -257,23 +301,55 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
   })
 
   return {
+    /** expands up to `batch` outbox events into messages, in one transaction, the oldest first; `more`: events may
+     * be left */
+    expand: (batch: number): { events: number; messages: number; more: boolean } => expand(batch),
+    /** removes the messages and deliveries of a webhook deleted from cairn.db; how many rows */
+    purge: (id: string) => sqlite.transaction(() =>
+      purgeMessages.run({ id }).changes + purgeDeliveries.run({ id }).changes)(),
     /**
-     * expands up to `batch` outbox events into messages, in one transaction, the oldest first. `more`: events may
-     * be left. Given `aside`, undefined when it rolled back (see StepAside).
+     * retention of the outbox file's rows (delivery records, and the messages of the outbox events that go), ahead
+     * of `retainEvents`, which deletes those events from cairn.db (its write lock)
      */
-    expand: (batch: number, aside?: StepAside): { events: number; messages: number; more: boolean } | undefined =>
-      rolledBack(() => expand(batch, aside)),
+    retainRecords: (cutoff: string) => sqlite.transaction(() => ({
+      deliveries: oldDeliveries.run({ cutoff }).changes,
+      messages: oldMessages.run({ cutoff }).changes
+    }))(),
+    retainEvents: (cutoff: string) => removeOldEvents.run({ cutoff }).changes,
+    /** a message of one event for one webhook (test pings, jobs of an earlier version): its seq */
+    addMessage: (eventSeq: number, webhookId: string) => Number(insertMessage.run({ id: newMessageId(), eventSeq,
+      webhookId, now: new Date().toISOString() }).lastInsertRowid),
     pendingAfter: (seq: number, limit: number): OutboxMessage[] => pendingAfter.all({ after: seq, limit }),
     message: (seq: number): OutboxMessage | undefined => bySeq.get({ seq }),
     fail: (seq: number) => setState.run({ state: 'failed', now: new Date().toISOString(), seq }),
     /**
+     * What recording these outcomes needs, read before its transaction: the webhooks they succeeded for that were
+     * failing (their failing state is cleared), and whether it writes cairn.db: for a failed attempt (the webhook's
+     * failing state, a retry job) or such a success. Only this thread sets a failing state (the server may clear
+     * one: the write then finds nothing to clear). Its transaction's first access to cairn.db is then a write: it
+     * never reads there first and meets another connection's commit when it writes.
+     */
+    recording(outcomes: Outcome[]): Recording {
+      const wasFailing = new Set<string>()
+      const seen = new Set<string>()
+      let touchesMain = false
+      for (const { row, attempt } of outcomes) {
+        if (!attempt.success) touchesMain = true
+        else if (!seen.has(row.webhookId)) {
+          seen.add(row.webhookId)
+          if (failingSince.get({ id: row.webhookId })?.since != null) wasFailing.add(row.webhookId)
+        }
+      }
+      return { outcomes, wasFailing, touchesMain: touchesMain || wasFailing.size > 0 }
+    },
+    /**
      * records finished attempts in one transaction, in order: all of them, or (given `aside`) the first ones, and
      * returns how many were recorded; undefined when it rolled back (see StepAside).
      */
-    record(outcomes: Outcome[], aside?: StepAside): number | undefined {
+    record(recording: Recording, aside?: StepAside): number | undefined {
       // told once committed: a rolled-back recording deactivates nothing (and is made again)
       const deactivated: string[] = []
-      const recorded = rolledBack(() => record(outcomes, aside, deactivated))
+      const recorded = rolledBack(() => record(recording, aside, deactivated))
       if (recorded !== undefined) for (const id of deactivated) opts.onDeactivated(id)
       return recorded
     }
@@ -281,3 +357,6 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
 }
 
 export type OutboxStore = ReturnType<typeof createOutboxStore>
+
+/** outcomes to record, with what was read for them beforehand (OutboxStore.recording) */
+export interface Recording { outcomes: Outcome[]; wasFailing: Set<string>; touchesMain: boolean }

@@ -8,7 +8,7 @@ import { unauthorized } from './errors.js'
 import { count, gt, inArray, sql } from 'drizzle-orm'
 import { jobOutcomes } from '../jobs/queue.js'
 import { jobs as jobsTable } from '../../schema/tables/jobs.js'
-import { webhookDeliveries } from '../../schema/tables/webhooks.js'
+import { webhookDeliveries } from '../../schema/outbox/tables.js'
 import { writeWaitsOf, type WriteWaits } from '../db/write-intent.js'
 
 /**
@@ -54,8 +54,8 @@ async function metricsPlugin(app: FastifyInstance) {
 
   // deliveries are counted from the rows recorded since this process started (rowids only grow)
   const lastRowid = sql<number | null>`max(rowid)`
-  let lastDelivery = app.db.select({ r: lastRowid }).from(webhookDeliveries).get()?.r ?? 0
-  const newDeliveries = app.db.select({ last: lastRowid, success: webhookDeliveries.success, n: count() })
+  let lastDelivery = app.outboxDb.select({ r: lastRowid }).from(webhookDeliveries).get()?.r ?? 0
+  const newDeliveries = app.outboxDb.select({ last: lastRowid, success: webhookDeliveries.success, n: count() })
     .from(webhookDeliveries).where(gt(sql`rowid`, sql.placeholder('after'))).groupBy(webhookDeliveries.success)
     .prepare()
   new client.Counter({

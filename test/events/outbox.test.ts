@@ -1,7 +1,23 @@
-import t from 'tap'
-import { createOutboxStore, createOutboxWriter, eventsPerExpansion, newDeliveryId, newMessageId }
+import t, { type Test } from 'tap'
+import { drizzle } from 'drizzle-orm/better-sqlite3'
+import type { FastifyInstance } from 'fastify'
+import { createOutboxStore, createOutboxWriter, eventsPerExpansion, newDeliveryId, newMessageId, type Outcome }
   from '../../src/events/outbox.js'
+import { openThreadWriter } from '../../src/db/connection.js'
+import { attachOutbox } from '../../src/db/outbox-file.js'
+import * as tables from '../../schema/tables/index.js'
 import { build, signup } from '../helper.js'
+
+/** a connection as the outbox thread's: cairn.db with the outbox file attached */
+function threadConnection(t: Test, app: FastifyInstance) {
+  const sqlite = openThreadWriter(app.sqlite.name)
+  attachOutbox(sqlite)
+  t.teardown(() => sqlite.close())
+  return { sqlite, db: drizzle(sqlite, { schema: tables }) }
+}
+
+/** commits to cairn.db by other connections than the app's, as the app's connection counts them */
+const mainCommits = (app: FastifyInstance) => app.sqlite.pragma('data_version', { simple: true }) as number
 
 t.test('an expansion takes the events that make about the messages asked for, at the last fan-out', async (t) => {
   t.equal(eventsPerExpansion(1, 16, 64, 200), 4, 'the first guess: 16 webhooks an event')
@@ -28,7 +44,7 @@ t.test('message and delivery ids: the time first (ms), then random digits; a del
     t.ok(newDeliveryId(at + 1) > newDeliveryId(at), 'later ids sort after')
   })
 
-t.test('an expansion and a recording make way for a waiting write: rolled back, or ended early, the rest in order',
+t.test('an expansion writes the outbox file alone; a recording that writes cairn.db makes way for a waiting write',
   async (t) => {
     const app = await build(t, { config: { allowPrivateUrls: true } })
     const u = await signup(app)
@@ -39,22 +55,20 @@ t.test('an expansion and a recording make way for a waiting write: rolled back, 
     }
     const writer = createOutboxWriter(app.db, app.sqlite)
     for (const i of [1, 2, 3]) app.sqlite.transaction(() => writer.addEvent(u.workspaceId, 'message.created', { i }))()
-    const store = createOutboxStore(app.db, app.sqlite, { schedule: [], scheduleRetry: () => {},
+    const thread = threadConnection(t, app)
+    const store = createOutboxStore(thread.db, thread.sqlite, { schedule: [], scheduleRetry: () => {},
       onDeactivated: () => {} })
-    const messageCount = () => app.sqlite.prepare(`SELECT COUNT(*) FROM webhook_messages`).pluck().get()
+    const messageCount = () => app.outboxSqlite.prepare(`SELECT COUNT(*) FROM webhook_messages`).pluck().get()
     /** a server's write that comes after `n` questions */
     const waitsAfter = (n: number, rollBack: boolean) => ({ waits: () => n-- <= 0, rollBack })
-    t.equal(store.expand(10, waitsAfter(0, true)), undefined, 'a write waits from the start: rolled back')
-    t.equal(store.expand(10, waitsAfter(1, true)), undefined, 'after one event: rolled back')
-    t.equal(store.expand(10, waitsAfter(3, true)), undefined, 'after the last event, before the commit: rolled back')
-    t.equal(messageCount(), 0, 'nothing of the rolled-back expansions is left')
-    t.same(store.expand(10, waitsAfter(1, false)), { events: 1, messages: 2, more: true },
-      'without rolling back: one event, then it stops and commits')
-    t.same(store.expand(10, waitsAfter(0, false)), { events: 1, messages: 2, more: true },
-      'a write waiting from the start: still one event (the thread\'s turn)')
+    const commits = mainCommits(app)
+    t.same(store.expand(2), { events: 2, messages: 4, more: true }, 'two events, two webhooks each')
     t.equal(messageCount(), 4)
-    t.same(store.expand(10, waitsAfter(1000, true)), { events: 1, messages: 2, more: false }, 'the rest')
+    t.same(store.expand(2), { events: 1, messages: 2, more: false }, 'the rest')
     t.same(store.expand(10), { events: 0, messages: 0, more: false })
+    t.equal(app.outboxSqlite.prepare('SELECT expanded_through FROM outbox_state').pluck().get(),
+      app.sqlite.prepare('SELECT max(seq) FROM webhook_events').pluck().get(), 'the outbox file says how far')
+    t.equal(mainCommits(app), commits, 'cairn.db was not written')
     const rows = store.pendingAfter(0, 10)
     t.same(rows.map((r) => JSON.parse(r.body).data.i), [1, 1, 2, 2, 3, 3], 'messages in the events\' order')
     t.equal(rows.length, 6)
@@ -62,19 +76,33 @@ t.test('an expansion and a recording make way for a waiting write: rolled back, 
       attempt: { id: newDeliveryId(), eventType: row.event, statusCode: 204, success: true, latencyMs: 1,
         request: { event: row.event, timestamp: row.timestamp, body_sha256: '', body_bytes: 0, truncated: false,
           body_preview: '' }, responseBody: '', sentAt: 0 } })
-    const delivered = () => app.sqlite.prepare(`SELECT COUNT(*) FROM webhook_deliveries`).pluck().get()
-    const states = () => app.sqlite.prepare(`SELECT state || ':' || attempts FROM webhook_messages ORDER BY seq`)
-      .pluck().all()
-    t.equal(store.record(rows.map(outcome), waitsAfter(3, true)), undefined, 'a write waits: rolled back')
-    t.equal(store.record(rows.map(outcome), waitsAfter(6, true)), undefined, 'before the commit too')
+    const delivered = () => app.outboxSqlite.prepare(`SELECT COUNT(*) FROM webhook_deliveries`).pluck().get()
+    const states = () => app.outboxSqlite.prepare(`SELECT state || ':' || attempts FROM webhook_messages
+      ORDER BY seq`).pluck().all()
+    const recording = (outcomes: Outcome[]) => store.recording(outcomes)
+    t.equal(recording(rows.map(outcome)).touchesMain, false, 'successes of webhooks that were not failing')
+    t.equal(store.record(recording(rows.map(outcome)), waitsAfter(3, true)), undefined, 'a write waits: rolled back')
+    t.equal(store.record(recording(rows.map(outcome)), waitsAfter(6, true)), undefined, 'before the commit too')
     t.equal(delivered(), 0, 'no delivery of the rolled-back recordings')
     t.same(states(), Array(6).fill('pending:0'), 'and no message counted or changed')
-    t.equal(store.record(rows.map(outcome), waitsAfter(0, false)), 1,
+    t.equal(store.record(recording(rows.map(outcome)), waitsAfter(0, false)), 1,
       'without rolling back: one attempt, then it stops')
     t.equal(delivered(), 1)
-    t.equal(store.record(rows.slice(1).map(outcome), waitsAfter(7, true)), 5)
+    t.equal(store.record(recording(rows.slice(1, 3).map(outcome)), waitsAfter(7, true)), 2)
+    t.equal(store.record(recording(rows.slice(3).map(outcome))), 3, 'without a step aside: all of them')
     t.equal(delivered(), 6)
     t.same(store.pendingAfter(0, 10), [], 'every message delivered')
+    t.equal(mainCommits(app), commits, 'still nothing written to cairn.db')
+    // a failure writes cairn.db (the webhook's failing state): that recording takes its lock
+    writer.addEvent(u.workspaceId, 'message.created', { i: 4 })
+    store.expand(10)
+    const [failed] = store.pendingAfter(0, 10).map(outcome)
+    failed.attempt.success = false
+    failed.attempt.statusCode = 500
+    t.equal(recording([failed]).touchesMain, true, 'a failed attempt writes cairn.db')
+    t.equal(store.record(recording([failed])), 1)
+    t.not(mainCommits(app), commits, 'the failing state is in cairn.db')
+    t.same(states().slice(-2), ['failed:1', 'pending:0'], 'failed (no retry: an empty schedule), the other pending')
   })
 
 t.test('a webhook set inactive by a recording is told once, after the commit, not for a rolled-back one',
@@ -90,7 +118,8 @@ t.test('a webhook set inactive by a recording is told once, after the commit, no
     const writer = createOutboxWriter(app.db, app.sqlite)
     app.sqlite.transaction(() => writer.addEvent(u.workspaceId, 'message.created', { i: 1 }))()
     const told: string[] = []
-    const store = createOutboxStore(app.db, app.sqlite, { schedule: [60], scheduleRetry: () => {},
+    const thread = threadConnection(t, app)
+    const store = createOutboxStore(thread.db, thread.sqlite, { schedule: [60], scheduleRetry: () => {},
       onDeactivated: (id) => told.push(id) })
     t.ok(store.expand(10))
     const [row] = store.pendingAfter(0, 10)
@@ -100,10 +129,11 @@ t.test('a webhook set inactive by a recording is told once, after the commit, no
           body_preview: '' }, responseBody: '', sentAt: 0 } }
     const active = () => app.sqlite.prepare('SELECT active FROM webhooks WHERE id = ?').pluck().get(hook)
     let asked = 0
-    t.equal(store.record([failed], { waits: () => asked++ > 0, rollBack: true }), undefined, 'rolled back')
+    t.equal(store.record(store.recording([failed]), { waits: () => asked++ > 0, rollBack: true }), undefined,
+      'rolled back')
     t.equal(active(), 1, 'still active')
     t.same(told, [], 'nothing told')
-    t.equal(store.record([failed], { waits: () => false, rollBack: true }), 1)
+    t.equal(store.record(store.recording([failed]), { waits: () => false, rollBack: true }), 1)
     t.equal(active(), 0, 'inactive once committed')
     t.same(told, [hook], 'told once')
   })

@@ -67,6 +67,10 @@ async function hookAndChannel(app: App, u: TestUser, url: string, events = ['mes
 }
 const post = (app: App, u: TestUser, channelId: string, content = 'hello') =>
   app.inject({ method: 'POST', url: '/api/v2/messages', headers: u.auth, payload: { channel_id: channelId, content } })
+/** outbox events to be fanned out that the outbox thread has not expanded yet */
+const eventsToExpand = (app: App) => app.sqlite.prepare(`SELECT COUNT(*) FROM webhook_events
+  WHERE expanded = 0 AND seq > ?`).pluck().get(app.outboxSqlite.prepare(`SELECT expanded_through FROM outbox_state`)
+  .pluck().get()) as number
 const deliveries = async (app: App, u: TestUser, hookId: string) =>
   (await app.inject({ url: `${BASE}/webhooks/${hookId}/deliveries`, headers: ws(u) })).json().data as Array<{
     id: string; message_id: string; attempt: number; next_attempt_at: string | null; success: boolean;
@@ -128,16 +132,17 @@ t.test('one outbox row per event in the message\'s transaction; no job row per w
     payload: { url: `${rx.base}/hold`, events: ['message.created'] } })
 
   const count = (sql: string) => (app.sqlite.prepare(sql).pluck().get() as number)
+  const inOutbox = (sql: string) => (app.outboxSqlite.prepare(sql).pluck().get() as number)
   const res = await post(app, u, channel.id)
   t.equal(res.statusCode, 201, 'answered while every receiver still holds its delivery')
   t.equal(count(`SELECT COUNT(*) FROM webhook_events`), 1, 'one outbox row for the event')
   t.equal(count(`SELECT COUNT(*) FROM jobs WHERE type != 'webhook.fanout'`), 0, 'no job per webhook')
   await rx.received(3)
-  t.equal(count(`SELECT COUNT(*) FROM webhook_messages WHERE state = 'pending'`), 3,
+  t.equal(inOutbox(`SELECT COUNT(*) FROM webhook_messages WHERE state = 'pending'`), 3,
     'expanded in the background to one message per webhook')
   rx.release()
   await app.jobs.idle()
-  t.equal(count(`SELECT COUNT(*) FROM webhook_messages WHERE state = 'delivered'`), 3)
+  t.equal(inOutbox(`SELECT COUNT(*) FROM webhook_messages WHERE state = 'delivered'`), 3)
   t.equal(new Set(rx.got.map((g) => g.headers['webhook-id'])).size, 3, 'a message id per webhook')
 
   // the message and its event commit together: an outbox write that fails leaves no message either
@@ -205,7 +210,8 @@ t.test('retries follow the configured schedule with the same webhook-id; attempt
   t.same(deadList.map((d) => d.attempt), [1, 2, 3, 4], 'the first attempt and one per entry of the schedule')
   t.same(deadList.map((d) => d.next_attempt_at === null), [false, false, false, true], 'the last one announces none')
   t.equal(rx.got.filter((g) => g.path === '/fail').length, 4, 'nothing after the schedule ends')
-  t.equal(app.sqlite.prepare(`SELECT state FROM webhook_messages WHERE webhook_id = ?`).pluck().get(dead.id), 'failed')
+  t.equal(app.outboxSqlite.prepare(`SELECT state FROM webhook_messages WHERE webhook_id = ?`).pluck().get(dead.id),
+    'failed')
 })
 
 t.test('retries survive a restart; events written before a crash are delivered after it', async (t) => {
@@ -240,7 +246,7 @@ t.test('retries survive a restart; events written before a crash are delivered a
     'the event written before the crash was delivered')
   const list = await deliveries(second, u, hook.id)
   t.ok(list.some((d) => d.success), 'delivered after the restart')
-  t.equal(second.sqlite.prepare(`SELECT COUNT(*) FROM webhook_events WHERE expanded = 0`).pluck().get(), 0)
+  t.equal(eventsToExpand(second), 0, 'every event expanded')
 })
 
 t.test('redelivery: same webhook-id, a new delivery id, 202; rights and tenants', async (t) => {
@@ -549,10 +555,13 @@ t.test('the fan-out, its attempts and their recording run on the outbox thread\'
   const { hook, channel } = await hookAndChannel(app, u, `${rx.base}/ok`)
   const failing = (await app.inject({ method: 'POST', url: `${BASE}/webhooks`, headers: ws(u),
     payload: { url: `${rx.base}/fail`, events: ['message.created'] } })).json().data
-  // temporary triggers belong to the connection that makes them: these refuse the request thread's writes only
-  for (const [table, op] of [['webhook_messages', 'INSERT'], ['webhook_messages', 'UPDATE'],
-    ['webhook_deliveries', 'INSERT'], ['webhook_events', 'UPDATE'], ['webhooks', 'UPDATE']]) {
-    app.sqlite.exec(`CREATE TEMP TRIGGER not_here_${table}_${op} BEFORE ${op} ON ${table} BEGIN
+  // temporary triggers belong to the connection that makes them: these refuse the request thread's writes only (to
+  // cairn.db and to the outbox file)
+  const refused = [[app.outboxSqlite, 'webhook_messages', 'INSERT'], [app.outboxSqlite, 'webhook_messages', 'UPDATE'],
+    [app.outboxSqlite, 'webhook_deliveries', 'INSERT'], [app.sqlite, 'webhook_events', 'UPDATE'],
+    [app.sqlite, 'webhooks', 'UPDATE']] as const
+  for (const [connection, table, op] of refused) {
+    connection.exec(`CREATE TEMP TRIGGER not_here_${table}_${op} BEFORE ${op} ON ${table} BEGIN
       SELECT RAISE(ABORT, 'written on the request thread'); END`)
   }
   for (let i = 0; i < 3; i++) t.equal((await post(app, u, channel.id, `m${i}`)).statusCode, 201)
@@ -561,9 +570,52 @@ t.test('the fan-out, its attempts and their recording run on the outbox thread\'
   t.same((await deliveries(app, u, hook.id)).map((d) => d.success), [true, true, true], 'recorded')
   t.same((await deliveries(app, u, failing.id)).map((d) => d.attempt).sort(), [1, 1, 1, 2, 2, 2],
     'the failed attempts recorded, their retries queued and made')
-  t.equal(app.sqlite.prepare(`SELECT COUNT(*) FROM webhook_events WHERE expanded = 0`).pluck().get(), 0)
-  for (const name of app.sqlite.prepare(`SELECT name FROM sqlite_temp_master WHERE type = 'trigger'`).pluck()
-    .all()) app.sqlite.exec(`DROP TRIGGER ${name as string}`)
+  t.equal(eventsToExpand(app), 0, 'every event expanded')
+  for (const connection of [app.sqlite, app.outboxSqlite]) {
+    for (const name of connection.prepare(`SELECT name FROM sqlite_temp_master WHERE type = 'trigger'`).pluck()
+      .all()) connection.exec(`DROP TRIGGER ${name as string}`)
+  }
+})
+
+t.test('a deleted webhook\'s messages and delivery records leave the outbox file; retention removes old records ' +
+  'and the events no message waits on', async (t) => {
+  const app = await build(t, { config: { allowPrivateUrls: true } })
+  const rx = await receiver(t)
+  const u = await signup(app)
+  const { hook, channel } = await hookAndChannel(app, u, `${rx.base}/ok`)
+  const kept = (await app.inject({ method: 'POST', url: `${BASE}/webhooks`, headers: ws(u),
+    payload: { url: `${rx.base}/ok`, events: ['message.created'] } })).json().data
+  await post(app, u, channel.id)
+  await rx.received(2)
+  await app.jobs.idle()
+  const rowsOf = (id: string) => app.outboxSqlite.prepare(`SELECT (SELECT COUNT(*) FROM webhook_messages
+    WHERE webhook_id = @id) || '/' || (SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = @id)`).pluck()
+    .get({ id })
+  t.equal(rowsOf(hook.id), '1/1', 'a message and its delivery')
+  t.equal((await app.inject({ method: 'DELETE', url: `${BASE}/webhooks/${hook.id}`, headers: ws(u) })).statusCode, 200)
+  // removed by the outbox thread, the outbox file's writer
+  for (let i = 0; i < 1000 && rowsOf(hook.id) !== '0/0'; i++) await new Promise((r) => setTimeout(r, 10))
+  t.equal(rowsOf(hook.id), '0/0', 'the deleted webhook\'s rows are gone')
+  t.equal(rowsOf(kept.id), '1/1', 'the other webhook\'s stay')
+
+  // everything so far is past retention; a new event, not delivered yet (its receiver holds it), is not
+  const old = '2000-01-01T00:00:00.000Z'
+  app.sqlite.prepare('UPDATE webhook_events SET created_at = ?').run(old)
+  app.outboxSqlite.prepare('UPDATE webhook_messages SET created_at = ?').run(old)
+  app.outboxSqlite.prepare('UPDATE webhook_deliveries SET created_at = ?').run(old)
+  await app.inject({ method: 'PATCH', url: `${BASE}/webhooks/${kept.id}`, headers: ws(u),
+    payload: { url: `${rx.base}/hold` } })
+  await post(app, u, channel.id, 'held')
+  await rx.received(3)
+  // held in flight, then old too: its event stays while its message waits
+  app.sqlite.prepare('UPDATE webhook_events SET created_at = ?').run(old)
+  await app.runMaintenance()
+  t.same(app.sqlite.prepare('SELECT json_extract(body, \'$.data.content\') FROM webhook_events').pluck().all(),
+    ['held'], 'the delivered event went; the one whose message waits stays')
+  t.equal(rowsOf(kept.id), '1/0', 'the delivered message and its delivery record went')
+  rx.release()
+  await app.jobs.idle()
+  t.equal(rowsOf(kept.id), '1/1')
 })
 
 t.test('signing secrets are sealed at rest: cairn.db never holds them; secrets written in clear by an earlier ' +

@@ -51,7 +51,10 @@ t.test('the build stage\'s commands succeed in a clean directory holding only wh
   fs.writeFileSync(path.join(runtime, 'package.json'), fs.readFileSync(path.join(dir, 'package.json')))
   fs.symlinkSync(path.join(root, 'node_modules'), path.join(runtime, 'node_modules'), 'dir')
   fs.cpSync(path.join(dir, 'dist'), path.join(runtime, 'dist'), { recursive: true })
-  fs.cpSync(path.join(dir, 'schema', 'migrations'), path.join(runtime, 'schema', 'migrations'), { recursive: true })
+  // the migrations of cairn.db and of the outbox file: every schema folder the runtime stage copies
+  for (const m of stages[1].matchAll(/^COPY --from=build \/app\/(schema\/\S+)/gm)) {
+    fs.cpSync(path.join(dir, m[1]), path.join(runtime, m[1]), { recursive: true })
+  }
   const child = spawn(process.execPath, ['dist/src/server.js'], {
     cwd: runtime,
     env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', CAIRN_DATA_DIR: path.join(runtime, 'data') },

@@ -25,10 +25,21 @@ function runBackup(dataDir: string, target: string) {
 
 t.test('online backup while the service writes, then a restore that compares equal', async (t) => {
   const dataDir = tempDir(t)
-  const app = await build(t,
-    { dataDir, config: { rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 } } })
+  const app = await build(t, { dataDir,
+    config: { allowPrivateUrls: true, rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 } } })
   const u = await signup(app)
   const h = { ...u.auth, 'x-workspace-id': u.workspaceId }
+  // a webhook delivery recorded in the outbox file: the backup carries it
+  const rx = http.createServer((_req, res) => res.writeHead(204).end())
+  await new Promise<void>((resolve) => rx.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise((resolve) => rx.close(resolve)))
+  const hook = (await app.inject({ method: 'POST', url: '/api/v2/developer/webhooks', headers: h,
+    payload: { url: `http://127.0.0.1:${(rx.address() as AddressInfo).port}/`, events: ['message.created'] } }))
+    .json().data
+  t.equal((await app.inject({ method: 'POST', url: `/api/v2/developer/webhooks/${hook.id}/test`, headers: h }))
+    .json().data.delivered, true, 'a test ping delivered')
+  const deliveries = async (a: typeof app) => (await a.inject({ url: `/api/v2/developer/webhooks/${hook.id}/deliveries`,
+    headers: h })).json().data.map((d: { id: string; event_type: string }) => `${d.id} ${d.event_type}`)
   for (let i = 0; i < 200; i++) {
     await app.inject({ method: 'POST', url: '/api/v2/artifacts', headers: h,
       payload: { type: 'task_plan', title: `before ${i}`, content: { i } } })
@@ -48,6 +59,7 @@ t.test('online backup while the service writes, then a restore that compares equ
   t.equal(result.code, 0, result.stderr)
   t.match(result.stderr, /backed up/)
   t.same(fs.readdirSync(path.dirname(target)), ['backup.db'], 'only the backup file, no -wal or -shm beside it')
+  t.equal(fs.statSync(target).mode & 0o777, 0o600, 'readable by its user only')
   t.equal((await runBackup(dataDir, target)).code, 1, 'never overwrites')
 
   const restored = tempDir(t)
@@ -58,6 +70,9 @@ t.test('online backup while the service writes, then a restore that compares equ
   const before = (db: typeof copy.sqlite) => db.prepare(`SELECT id, title, content FROM artifacts
     WHERE title LIKE 'before %' ORDER BY id`).all()
   t.same(before(copy.sqlite), before(app.sqlite), 'every artifact written before the backup is in the copy, unchanged')
+  t.same(await deliveries(copy), await deliveries(app), 'the delivery records too (moved back into an outbox file)')
+  t.equal((await deliveries(copy)).length, 1)
+  t.equal(fs.statSync(path.join(restored, 'cairn-outbox.db')).mode & 0o777, 0o600)
   const me = await copy.inject({ url: '/api/v2/auth/me', headers: u.auth })
   t.equal(me.statusCode, 200, 'the restored service accepts the same session')
   t.equal(me.json().data.user.id, u.userId)

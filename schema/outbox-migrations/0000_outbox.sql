@@ -35,5 +35,4 @@ CREATE TABLE `webhook_messages` (
 CREATE UNIQUE INDEX `webhook_messages_id_unique` ON `webhook_messages` (`id`);--> statement-breakpoint
 CREATE INDEX `webhook_messages_pending_idx` ON `webhook_messages` (`seq`) WHERE state = 'pending';--> statement-breakpoint
 CREATE INDEX `webhook_messages_event_idx` ON `webhook_messages` (`event_seq`);--> statement-breakpoint
-CREATE INDEX `webhook_messages_hook_idx` ON `webhook_messages` (`webhook_id`);--> statement-breakpoint
-CREATE INDEX `webhook_messages_created_idx` ON `webhook_messages` (`created_at`);
+CREATE INDEX `webhook_messages_hook_idx` ON `webhook_messages` (`webhook_id`);

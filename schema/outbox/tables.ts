@@ -26,8 +26,7 @@ export const webhookMessages = sqliteTable('webhook_messages', {
 }, (t) => [
   index('webhook_messages_pending_idx').on(t.seq).where(sql`state = 'pending'`),
   index('webhook_messages_event_idx').on(t.eventSeq),
-  index('webhook_messages_hook_idx').on(t.webhookId),
-  index('webhook_messages_created_idx').on(t.createdAt)
+  index('webhook_messages_hook_idx').on(t.webhookId)
 ])
 
 export const webhookDeliveries = sqliteTable('webhook_deliveries', {

@@ -405,8 +405,7 @@ function chore(c: Chore): Record<string, number> {
     return {}
   }
   if ('purge' in c) return { 'webhook rows': outbox.purge(c.purge) }
-  const records = outbox.retainRecords(c.retain)
-  return { ...records, events: locked(() => outbox.retainEvents(c.retain)) }
+  return outbox.retain(c.retain, (write) => locked(write))
 }
 
 port.on('message', (msg: ToOutbox) => {

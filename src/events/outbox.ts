@@ -58,6 +58,8 @@ export function signingSecrets(row: Secrets, now = Date.now()) {
 }
 
 const FAILING_LIMIT_MS = 5 * 86_400_000
+/** rows deleted per statement by retention (an hour of deliveries at 500/s is 1.8 million rows) */
+const RETAIN_CHUNK = 2000
 
 /** runs of a `webhook.retry` job (one attempt each) before it is marked failed: a thread that died, mostly */
 export const RETRY_MAX_ATTEMPTS = 3
@@ -202,19 +204,22 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
     .where(and(eq(webhookMessages.webhookId, p('id')), hookGone)))
   const purgeDeliveries = preparedWrite(sqlite, db.delete(webhookDeliveries)
     .where(and(eq(webhookDeliveries.webhookId, p('id')), hookGone)))
-  // retention: delivery records past the cutoff; outbox events past it that are expanded (or never fanned out) and
-  // that no message waits on, their messages first (a crash between the two leaves events that go next time)
-  const oldDeliveries = preparedWrite(sqlite, db.delete(webhookDeliveries)
-    .where(lt(webhookDeliveries.createdAt, p('cutoff'))))
+  // retention, RETAIN_CHUNK rows a statement (its own transaction): delivery records past the cutoff; outbox events
+  // past it that are expanded (or never fanned out) and that no message waits on, their messages first (a crash
+  // between the two leaves events that go next time). A LIMIT in a subquery: SQLite's DELETE takes none of its own.
+  const oldDeliveries = sqlite.prepare<{ cutoff: string }>(`DELETE FROM webhook_deliveries WHERE rowid IN
+    (SELECT rowid FROM webhook_deliveries WHERE created_at < @cutoff LIMIT ${RETAIN_CHUNK})`)
   const oldEvents = db.select({ seq: webhookEvents.seq }).from(webhookEvents).where(and(
     lt(webhookEvents.createdAt, p('cutoff')),
     sql`(${webhookEvents.expanded} = 1 OR ${webhookEvents.seq} <= (SELECT ${outboxState.expandedThrough}
       FROM ${outboxState}))`,
     notExists(db.select({ one: sql`1` }).from(webhookMessages).where(and(
       eq(webhookMessages.eventSeq, webhookEvents.seq), inArray(webhookMessages.state, ['pending', 'retrying']))))))
-  const oldMessages = preparedWrite(sqlite, db.delete(webhookMessages)
-    .where(inArray(webhookMessages.eventSeq, oldEvents)))
-  const removeOldEvents = preparedWrite(sqlite, db.delete(webhookEvents).where(inArray(webhookEvents.seq, oldEvents)))
+    .limit(RETAIN_CHUNK).prepare()
+  // the chunk's seqs as one JSON array (json_each): one statement whatever their number
+  const messagesOf = sqlite.prepare<[string]>(`DELETE FROM webhook_messages
+    WHERE event_seq IN (SELECT value FROM json_each(?))`)
+  const eventsIn = sqlite.prepare<[string]>(`DELETE FROM webhook_events WHERE seq IN (SELECT value FROM json_each(?))`)
   const messages = () => db.select({
     seq: webhookMessages.seq, id: webhookMessages.id, webhookId: webhookMessages.webhookId,
     state: webhookMessages.state, event: webhookEvents.event, body: webhookEvents.body,
@@ -308,14 +313,25 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
     purge: (id: string) => sqlite.transaction(() =>
       purgeMessages.run({ id }).changes + purgeDeliveries.run({ id }).changes)(),
     /**
-     * retention of the outbox file's rows (delivery records, and the messages of the outbox events that go), ahead
-     * of `retainEvents`, which deletes those events from cairn.db (its write lock)
+     * Retention: delivery records older than `cutoff`, and the outbox events older than it that no message waits on,
+     * with their messages; a chunk at a time. `inMain` runs each deletion of events (cairn.db's write lock).
      */
-    retainRecords: (cutoff: string) => sqlite.transaction(() => ({
-      deliveries: oldDeliveries.run({ cutoff }).changes,
-      messages: oldMessages.run({ cutoff }).changes
-    }))(),
-    retainEvents: (cutoff: string) => removeOldEvents.run({ cutoff }).changes,
+    retain(cutoff: string, inMain: (write: () => number) => number) {
+      const removed = { deliveries: 0, messages: 0, events: 0 }
+      for (let n = RETAIN_CHUNK; n === RETAIN_CHUNK;) {
+        n = oldDeliveries.run({ cutoff }).changes
+        removed.deliveries += n
+      }
+      for (let n = RETAIN_CHUNK; n === RETAIN_CHUNK;) {
+        const seqs = oldEvents.all({ cutoff }).map((r) => r.seq)
+        n = seqs.length
+        if (n === 0) break
+        const list = JSON.stringify(seqs)
+        removed.messages += messagesOf.run(list).changes
+        removed.events += inMain(() => eventsIn.run(list).changes)
+      }
+      return removed
+    },
     /** a message of one event for one webhook (test pings, jobs of an earlier version): its seq */
     addMessage: (eventSeq: number, webhookId: string) => Number(insertMessage.run({ id: newMessageId(), eventSeq,
       webhookId, now: new Date().toISOString() }).lastInsertRowid),

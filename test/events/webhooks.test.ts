@@ -616,6 +616,16 @@ t.test('a deleted webhook\'s messages and delivery records leave the outbox file
   rx.release()
   await app.jobs.idle()
   t.equal(rowsOf(kept.id), '1/1')
+
+  // more than one chunk of records (2,000 a statement) past retention
+  const record = app.outboxSqlite.prepare(`INSERT INTO webhook_deliveries (id, webhook_id, event_type, status_code,
+    success, latency_ms, request_body, response_body, created_at) VALUES (?, ?, 'message.created', 204, 1, 1, '{}',
+    '', ?)`)
+  app.outboxSqlite.transaction(() => { for (let i = 0; i < 4500; i++) record.run(`old-${i}`, kept.id, old) })()
+  t.equal(rowsOf(kept.id), '1/4501')
+  await app.runMaintenance()
+  t.equal(rowsOf(kept.id), '0/1', 'every old record went, and the held event\'s message, delivered since; the ' +
+    'new delivery record stays')
 })
 
 t.test('signing secrets are sealed at rest: cairn.db never holds them; secrets written in clear by an earlier ' +

@@ -106,8 +106,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   }).withTypeProvider<TypeBoxTypeProvider>()
   checkpointError = (err) => app.log.error({ err }, 'write-ahead log checkpoint')
   if (trigrams.rebuilt) app.log.info('the trigram index file was made again from the passages')
-  const { moved, orphans } = database.outbox
+  const { moved, orphans, ahead } = database.outbox
   if (moved) app.log.info(moved, 'webhook messages and deliveries moved into the outbox file')
+  if (ahead > 0) {
+    app.log.warn({ removed: ahead }, 'outbox file: messages of events cairn.db does not have removed (it was ahead)')
+  }
   if (orphans > 0) app.log.info({ removed: orphans }, 'outbox file: rows of deleted webhooks removed')
   if (tightened.length) {
     app.log.warn({ changed: tightened }, `data directory: ${tightened.length} permission(s) tightened to 0700/0600`)

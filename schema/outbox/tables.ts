@@ -1,4 +1,4 @@
-// The outbox file (cairn-outbox.db beside cairn.db, src/events/outbox-file.ts): what the webhook outbox thread
+// The outbox file (cairn-outbox.db beside cairn.db, src/db/outbox-file.ts): what the webhook outbox thread
 // writes, in a file of its own so that its commits never take cairn.db's write lock nor empty the request
 // connection's page cache. It is written by that thread alone; the server reads it (deliveries, metrics). Its rows
 // refer to cairn.db's webhooks and outbox events by id: no foreign key reaches across files, so the rows of a

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3'
 import fs from 'node:fs'
 import path from 'node:path'
 import { ConfigError, loadConfig } from '../config.js'
-import { MOVED_DELIVERIES, MOVED_MESSAGES, MOVED_STATE, outboxFile } from '../db/outbox-file.js'
+import { hasMovedTables, MOVED_DELIVERIES, MOVED_MESSAGES, MOVED_STATE, outboxFile } from '../db/outbox-file.js'
 
 // the copy holds password hashes and sealed secrets: readable by this user only, as the data dir
 process.umask(0o077)
@@ -35,6 +35,12 @@ if (fs.existsSync(target)) {
   process.exit(1)
 }
 const sidecars = (file: string) => [`${file}-wal`, `${file}-shm`, `${file}-journal`]
+/**
+ * each file in one step: SQLite starts a backup over when another connection writes its source between two steps,
+ * and the service writes the outbox file every few tens of milliseconds (a step reads under a read transaction of
+ * the WAL, which writers do not wait for)
+ */
+const whole = { progress: () => 0x7fffffff }
 /** the outbox file's copy, until its rows are in the target */
 const outboxCopy = `${target}.outbox`
 const db = new Database(source, { fileMustExist: true })
@@ -50,12 +56,12 @@ try {
     const outbox = new Database(outboxSource, { fileMustExist: true })
     try {
       outbox.pragma('busy_timeout = 5000')
-      outboxPages = (await outbox.backup(outboxCopy)).totalPages
+      outboxPages = (await outbox.backup(outboxCopy, whole)).totalPages
     } finally {
       outbox.close()
     }
   }
-  const { totalPages } = await db.backup(target)
+  const { totalPages } = await db.backup(target, whole)
   // the copy is a single self-contained file: rollback journal, so no -wal/-shm appear beside it (the
   // service switches a restored copy back to WAL when it opens it)
   const check = new Database(target)
@@ -63,8 +69,7 @@ try {
   try {
     check.pragma('journal_mode = DELETE')
     // a main file that still has moved tables (a move a crash cut short) has the outbox's rows already
-    const moved = check.prepare(`SELECT 1 FROM sqlite_master WHERE name = ?`).get(MOVED_MESSAGES) !== undefined
-    if (outboxPages > 0 && !moved) {
+    if (outboxPages > 0 && !hasMovedTables(check)) {
       check.prepare('ATTACH DATABASE ? AS outbox').run(outboxCopy)
       check.transaction(() => {
         for (const [table, from] of [[MOVED_MESSAGES, 'webhook_messages'], [MOVED_DELIVERIES, 'webhook_deliveries'],

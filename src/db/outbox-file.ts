@@ -43,6 +43,8 @@ export interface OutboxFile {
   /** what opening it did: rows moved in from the main database, rows of deleted webhooks removed */
   moved: { messages: number; deliveries: number } | undefined
   orphans: number
+  /** messages of events the main database does not have (the outbox file was ahead of it), removed */
+  ahead: number
 }
 
 /**
@@ -63,13 +65,15 @@ export function openOutboxFile(main: Database.Database, migrationsFolder: string
     sqlite.prepare('ATTACH DATABASE ? AS cairn').run(main.name)
     let moved: OutboxFile['moved']
     let orphans = 0
+    let ahead = 0
     try {
       moved = moveIn(sqlite, main)
+      ahead = behindMain(sqlite)
       orphans = removeOrphans(sqlite)
     } finally {
       sqlite.exec('DETACH DATABASE cairn')
     }
-    return { sqlite, db, moved, orphans }
+    return { sqlite, db, moved, orphans, ahead }
   } catch (err) {
     sqlite.close()
     throw err
@@ -79,22 +83,48 @@ export function openOutboxFile(main: Database.Database, migrationsFolder: string
 const hasTable = (sqlite: Database.Database, schema: string, name: string) =>
   sqlite.prepare(`SELECT 1 FROM ${schema}.sqlite_master WHERE type = 'table' AND name = ?`).get(name) !== undefined
 
+/** whether a main database (a connection to it, as `schema`) has rows to move into an outbox file: any moved table */
+export const hasMovedTables = (sqlite: Database.Database, schema = 'main') =>
+  [MOVED_MESSAGES, MOVED_DELIVERIES, MOVED_STATE].some((name) => hasTable(sqlite, schema, name))
+
+/** the last outbox event seq the main database has given (its AUTOINCREMENT counter) */
+const lastEventSql = `coalesce((SELECT seq FROM cairn.sqlite_sequence WHERE name = 'webhook_events'), 0)`
+
+/**
+ * An outbox file ahead of its main database (the main file restored some other way, or its last commits lost with
+ * the machine, when the outbox file's were not): the messages of events it does not have go (their seqs will name
+ * other events), and the expansion continues from its last event.
+ */
+function behindMain(sqlite: Database.Database): number {
+  return sqlite.transaction(() => {
+    const removed = sqlite.prepare(`DELETE FROM webhook_messages WHERE event_seq > ${lastEventSql}`).run().changes
+    sqlite.prepare(`UPDATE outbox_state SET expanded_through = ${lastEventSql}
+      WHERE expanded_through > ${lastEventSql}`).run()
+    return removed
+  })()
+}
+
 /** the move (see openOutboxFile), and the state row of a new outbox file */
 function moveIn(sqlite: Database.Database, main: Database.Database): OutboxFile['moved'] {
   const events = (column: string) => `(SELECT ${column} FROM cairn.webhook_events)`
-  if (!hasTable(sqlite, 'cairn', MOVED_MESSAGES)) {
+  if (!hasMovedTables(sqlite, 'cairn')) {
     // a new outbox file beside a database that has events (it was lost, or removed): its events are not sent again
     sqlite.prepare(`INSERT OR IGNORE INTO outbox_state (id, expanded_through)
       VALUES (1, coalesce(${events('max(seq)')}, 0))`).run()
     return undefined
   }
   const fromState = hasTable(sqlite, 'cairn', MOVED_STATE)
+  const copy = (table: string, into: string, columns: string) => hasTable(sqlite, 'cairn', table)
+    ? sqlite.prepare(`INSERT INTO ${into} (${columns}) SELECT ${columns} FROM cairn.${table}`).run().changes : 0
   const counts = sqlite.transaction(() => {
     sqlite.exec('DELETE FROM webhook_messages; DELETE FROM webhook_deliveries; DELETE FROM outbox_state')
-    const messages = sqlite.prepare(`INSERT INTO webhook_messages (${MESSAGE_COLUMNS})
-      SELECT ${MESSAGE_COLUMNS} FROM cairn.${MOVED_MESSAGES}`).run().changes
-    const deliveries = sqlite.prepare(`INSERT INTO webhook_deliveries (${DELIVERY_COLUMNS})
-      SELECT ${DELIVERY_COLUMNS} FROM cairn.${MOVED_DELIVERIES}`).run().changes
+    const messages = copy(MOVED_MESSAGES, 'webhook_messages', MESSAGE_COLUMNS)
+    const deliveries = copy(MOVED_DELIVERIES, 'webhook_deliveries', DELIVERY_COLUMNS)
+    // a message waiting for a retry whose job the copy of the main database does not have (a backup copies the
+    // outbox file first: the job may have run and gone in between) is attempted again from the start
+    sqlite.prepare(`UPDATE webhook_messages SET state = 'pending' WHERE state = 'retrying' AND seq NOT IN
+      (SELECT json_extract(payload, '$.seq') FROM cairn.jobs WHERE type = 'webhook.retry'
+        AND status IN ('queued', 'running'))`).run()
     // an earlier version marked each event it had expanded, in order: the outbox continues below the first unmarked
     sqlite.prepare(fromState
       ? `INSERT INTO outbox_state (id, expanded_through) SELECT 1, expanded_through FROM cairn.${MOVED_STATE}`
@@ -103,8 +133,9 @@ function moveIn(sqlite: Database.Database, main: Database.Database): OutboxFile[
     sqlite.prepare(`INSERT OR IGNORE INTO outbox_state (id, expanded_through) VALUES (1, 0)`).run()
     return { messages, deliveries }
   })()
-  main.exec(`DROP TABLE IF EXISTS ${MOVED_MESSAGES}; DROP TABLE IF EXISTS ${MOVED_DELIVERIES};
-    DROP TABLE IF EXISTS ${MOVED_STATE}`)
+  main.transaction(() => {
+    for (const table of [MOVED_MESSAGES, MOVED_DELIVERIES, MOVED_STATE]) main.exec(`DROP TABLE IF EXISTS ${table}`)
+  })()
   return counts
 }
 

@@ -96,13 +96,13 @@ async function eventsPlugin(app: FastifyInstance) {
   }, { maxAttempts: 100, backoffMs: 1000, concurrency: 1 })
 
   app.jobs.register('webhook.retry', async (payload, ctx) => {
-    const { seq, retry } = payload
-    await thread.single({ seq, kind: 'retry', retry, deliveryId: newDeliveryId() }, ctx.signal)
+    const { seq, retry, messageId } = payload
+    await thread.single({ seq, messageId, kind: 'retry', retry, deliveryId: newDeliveryId() }, ctx.signal)
   }, { maxAttempts: RETRY_MAX_ATTEMPTS, concurrency: 8 })
 
   app.jobs.register('webhook.redeliver', async (payload, ctx) => {
-    const { seq, deliveryId } = payload
-    await thread.single({ seq, kind: 'redeliver', retry: 0, deliveryId }, ctx.signal)
+    const { seq, deliveryId, messageId } = payload
+    await thread.single({ seq, messageId, kind: 'redeliver', retry: 0, deliveryId }, ctx.signal)
   }, { maxAttempts: 3, concurrency: 4 })
 
   // jobs queued by an earlier version (one per webhook and event): each becomes a message of its own
@@ -132,10 +132,10 @@ async function eventsPlugin(app: FastifyInstance) {
       return attempt
     },
     redeliver(webhookId, deliveryId) {
-      const seq = reader.deliveryMessage(deliveryId, webhookId)
-      if (seq === undefined) return undefined
+      const message = reader.deliveryMessage(deliveryId, webhookId)
+      if (message === undefined) return undefined
       const id = newDeliveryId()
-      app.jobs.enqueue('webhook.redeliver', { seq, deliveryId: id })
+      app.jobs.enqueue('webhook.redeliver', { seq: message.seq, messageId: message.id, deliveryId: id })
       return id
     },
     forget(webhookId) {

@@ -10,7 +10,7 @@ import { drizzle } from 'drizzle-orm/better-sqlite3'
 import * as tables from '../../schema/tables/index.js'
 import { holdingWriteLock, INTENT, OUTBOX_HOLDER } from '../db/write-intent.js'
 import { openThreadWriter } from '../db/connection.js'
-import { attachOutbox } from '../db/outbox-file.js'
+import { attachOutbox, OUTBOX_SCHEMA } from '../db/outbox-file.js'
 import { jobInsert } from '../jobs/queue.js'
 import type { DeliveryAttempt } from './delivery.js'
 import { createWorkerDeliverer } from './worker-deliverer.js'
@@ -40,6 +40,8 @@ export interface OutboxThreadData {
 export interface SingleRequest {
   n: number
   seq: number | { eventSeq: number; webhookId: string }
+  /** the message `seq` named when the job was queued: nothing is attempted if it names another one now */
+  messageId?: string
   kind: Exclude<AttemptKind, 'first'>
   retry: number
   deliveryId: string
@@ -84,8 +86,8 @@ export type FromOutbox =
  */
 const EXPAND_EVERY_MS = 40
 /**
- * messages made per expansion (one transaction), about: the events of a transaction are chosen from the fan-out
- * of the last expansion (a transaction also ends between two events once a write of the server waits)
+ * messages made per expansion (one transaction of the outbox file), about: the events of a transaction are chosen
+ * from the fan-out of the last expansion
  */
 const EXPAND_MESSAGES = 64
 /** outbox events expanded per transaction at most */
@@ -134,10 +136,20 @@ function listen(): boolean {
   outboxDirty = true
   return false
 }
-// the server's checkpoint thread folds the log (src/db/checkpointer.ts)
+// the server's checkpoint thread folds both files' logs (src/db/checkpointer.ts)
 const sqlite = openThreadWriter(options.file)
 attachOutbox(sqlite)
 const db = drizzle(sqlite, { schema: tables })
+/**
+ * this thread's own checkpoint of the outbox file, now and then: it alone writes that file, whose log would grow
+ * without end if the checkpoint thread failed or is off (one with nothing left to copy costs next to nothing)
+ */
+const OUTBOX_CHECKPOINT_MS = 10_000
+setInterval(() => {
+  try {
+    sqlite.pragma(`${OUTBOX_SCHEMA}.wal_checkpoint(PASSIVE)`)
+  } catch { /* the checkpoint thread's, or the next one */ }
+}, OUTBOX_CHECKPOINT_MS).unref()
 
 const post = (message: FromOutbox) => port.postMessage(message)
 const nap = new Int32Array(new SharedArrayBuffer(4))
@@ -165,8 +177,8 @@ const queueJob = jobInsert(db, sqlite, 'queued')
 let retriesQueued = false
 const outbox = createOutboxStore(db, sqlite, {
   schedule: options.schedule,
-  scheduleRetry(seq, retry, runAt) {
-    queueJob.run({ id: randomUUID(), type: 'webhook.retry', payload: JSON.stringify({ seq, retry }),
+  scheduleRetry(seq, messageId, retry, runAt) {
+    queueJob.run({ id: randomUUID(), type: 'webhook.retry', payload: JSON.stringify({ seq, retry, messageId }),
       maxAttempts: RETRY_MAX_ATTEMPTS, runAt, now: new Date().toISOString() })
     retriesQueued = true
   },
@@ -373,12 +385,12 @@ async function fanoutUntilDone(signal: AbortSignal) {
   }
 }
 
-async function single({ n, seq: which, kind, retry, deliveryId }: SingleRequest) {
+async function single({ n, seq: which, messageId, kind, retry, deliveryId }: SingleRequest) {
   const signal = stopping.signal
   try {
     const seq = typeof which === 'number' ? which : outbox.addMessage(which.eventSeq, which.webhookId)
     const row = outbox.message(seq)
-    if (!row) { post({ single: n }); return }
+    if (!row || (messageId !== undefined && row.id !== messageId)) { post({ single: n }); return }
     if (kind === 'retry') {
       if (row.state !== 'retrying') { post({ single: n }); return }
       if (!row.active) {
@@ -396,7 +408,7 @@ async function single({ n, seq: which, kind, retry, deliveryId }: SingleRequest)
   }
 }
 
-function chore(c: Chore): Record<string, number> {
+async function chore(c: Chore): Promise<Record<string, number>> {
   if ('add' in c) {
     outbox.addMessage(c.add.eventSeq, c.add.webhookId)
     // a run under way reads it (a run that starts reads every pending message)
@@ -405,7 +417,11 @@ function chore(c: Chore): Record<string, number> {
     return {}
   }
   if ('purge' in c) return { 'webhook rows': outbox.purge(c.purge) }
-  return outbox.retain(c.retain, (write) => locked(write))
+  const removed = { deliveries: 0, messages: 0, events: 0 }
+  // a turn of the loop between two chunks: the fan-out and the recordings go on meanwhile
+  const steps = outbox.retain(c.retain, (write) => locked(write), removed)
+  while (!steps.next().done) await new Promise((resolve) => setImmediate(resolve))
+  return removed
 }
 
 port.on('message', (msg: ToOutbox) => {
@@ -424,11 +440,8 @@ port.on('message', (msg: ToOutbox) => {
   } else if ('single' in msg) {
     void single(msg.single)
   } else if ('chore' in msg) {
-    try {
-      post({ chore: msg.n, removed: chore(msg.chore) })
-    } catch (err) {
-      post({ chore: msg.n, error: (err as Error).message })
-    }
+    chore(msg.chore).then((removed) => post({ chore: msg.n, removed }),
+      (err: Error) => post({ chore: msg.n, error: err.message }))
   } else if ('close' in msg) {
     stopping.abort()
     try { recorder.flush() } catch { /* attempted again after the next start */ }

@@ -104,7 +104,7 @@ export function createOutboxWriter(db: Db, sqlite: Database.Database) {
 /** The request thread's reads of the outbox file (its own connection: nothing it runs takes that file's lock). */
 export function createOutboxReader(db: OutboxDb) {
   const p = sql.placeholder
-  const deliveryMessage = db.select({ seq: webhookMessages.seq }).from(webhookDeliveries)
+  const deliveryMessage = db.select({ seq: webhookMessages.seq, id: webhookMessages.id }).from(webhookDeliveries)
     .innerJoin(webhookMessages, eq(webhookMessages.id, webhookDeliveries.messageId))
     .where(and(eq(webhookDeliveries.id, p('deliveryId')), eq(webhookDeliveries.webhookId, p('webhookId')))).prepare()
   const expandedThrough = db.select({ seq: outboxState.expandedThrough }).from(outboxState).prepare()
@@ -115,7 +115,7 @@ export function createOutboxReader(db: OutboxDb) {
     .limit(1).prepare()
   return {
     /** the message of one of the webhook's recorded deliveries */
-    deliveryMessage: (deliveryId: string, webhookId: string) => deliveryMessage.get({ deliveryId, webhookId })?.seq,
+    deliveryMessage: (deliveryId: string, webhookId: string) => deliveryMessage.get({ deliveryId, webhookId }),
     /** the last outbox event (seq) expanded */
     expandedThrough: () => expandedThrough.get()?.seq ?? 0,
     /** whether a message waits for its first attempt */
@@ -126,12 +126,12 @@ export function createOutboxReader(db: OutboxDb) {
 }
 
 /**
- * How a transaction of the outbox thread makes way for the server's writes, which wait for its end (a write
- * that finds it holding SQLite's lock waits for its commit, src/db/write-intent.ts). `waits` is asked before
- * each event or attempt and before the commit. With `rollBack`, once it answers true the transaction is rolled
- * back, which costs next to nothing, where a commit writes every page it changed: the waiting write goes on
- * at once and the work is done again afterwards. Without, the transaction ends and commits what it has done,
- * at least one event or attempt (the thread's turn when the server's writes keep coming).
+ * How a transaction of the outbox thread that writes cairn.db (a recording with a failed attempt) makes way for
+ * the server's writes, which wait for its end (a write that finds it holding SQLite's lock waits for its commit,
+ * src/db/write-intent.ts). `waits` is asked before each attempt and before the commit. With `rollBack`, once it
+ * answers true the transaction is rolled back, which costs next to nothing, where a commit writes every page it
+ * changed: the waiting write goes on at once and the work is done again afterwards. Without, the transaction ends
+ * and commits what it has done, at least one attempt (the thread's turn when the server's writes keep coming).
  */
 export interface StepAside {
   waits(): boolean
@@ -174,7 +174,7 @@ function rolledBack<T>(transaction: () => T): T | undefined {
 export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
   schedule: readonly number[]
   /** queues the retry of a message (a job), inside the transaction that records the failed attempt */
-  scheduleRetry(seq: number, retry: number, runAt: number): void
+  scheduleRetry(seq: number, messageId: string, retry: number, runAt: number): void
   /** told after the commit of a recording that set the webhook inactive */
   onDeactivated(webhookId: string): void
 }) {
@@ -228,7 +228,9 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
     active: webhooks.active
   }).from(webhookMessages)
     .innerJoin(webhookEvents, eq(webhookEvents.seq, webhookMessages.eventSeq))
-    .innerJoin(webhooks, eq(webhooks.id, webhookMessages.webhookId))
+    // the event's own workspace, as the expansion joined them: never another workspace's event, whatever a seq names
+    .innerJoin(webhooks, and(eq(webhooks.id, webhookMessages.webhookId),
+      eq(webhooks.workspaceId, webhookEvents.workspaceId)))
   const pendingAfter = messages()
     .where(and(sql`${webhookMessages.state} = 'pending'`, gt(webhookMessages.seq, p('after'))))
     .orderBy(webhookMessages.seq).limit(boundLimit('limit')).prepare()
@@ -266,6 +268,8 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
 
   const record = sqlite.transaction((recording: Recording, aside: StepAside | undefined, deactivated: string[]) => {
     const { outcomes, wasFailing } = recording
+    /** webhooks this transaction set failing: a success after the failure clears it again */
+    const failedHere = new Set<string>()
     const nowMs = Date.now()
     const now = new Date(nowMs).toISOString()
     let recorded = 0
@@ -274,7 +278,7 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
       recorded++
       let active = row.active
       if (attempt.success) {
-        if (wasFailing.has(row.webhookId)) succeeded.run({ id: row.webhookId })
+        if (wasFailing.has(row.webhookId) || failedHere.has(row.webhookId)) succeeded.run({ id: row.webhookId })
       } else {
         if (deactivate.run({ now, id: row.webhookId, limit: new Date(nowMs - FAILING_LIMIT_MS).toISOString() })
           .changes > 0) {
@@ -282,6 +286,7 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
           deactivated.push(row.webhookId)
         }
         failing.run({ now, id: row.webhookId })
+        failedHere.add(row.webhookId)
       }
       let state: OutboxMessage['state'] | null
       let nextAt: number | undefined
@@ -294,7 +299,7 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
       // the webhook (and its messages) was deleted while the attempt was in flight: nothing to record against
       const number = countAttempt.get({ state, now, seq: row.seq })?.attempts
       if (number === undefined) continue
-      if (nextAt !== undefined) opts.scheduleRetry(row.seq, retry + 1, nextAt)
+      if (nextAt !== undefined) opts.scheduleRetry(row.seq, row.id, retry + 1, nextAt)
       insertDelivery.run({ id: attempt.id, webhookId: row.webhookId, messageId: row.id, attempt: number,
         nextAttemptAt: nextAt === undefined ? null : new Date(nextAt).toISOString(), eventType: attempt.eventType,
         statusCode: attempt.statusCode, success: attempt.success, latencyMs: attempt.latencyMs,
@@ -313,16 +318,17 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
     purge: (id: string) => sqlite.transaction(() =>
       purgeMessages.run({ id }).changes + purgeDeliveries.run({ id }).changes)(),
     /**
-     * Retention: delivery records older than `cutoff`, and the outbox events older than it that no message waits on,
-     * with their messages; a chunk at a time. `inMain` runs each deletion of events (cairn.db's write lock).
+     * Retention, one chunk a step (the caller lets other work in between): delivery records older than `cutoff`,
+     * then the outbox events older than it that no message waits on, with their messages. `inMain` runs each
+     * deletion of events (cairn.db's write lock). Adds what it removed to `removed`.
      */
-    retain(cutoff: string, inMain: (write: () => number) => number) {
-      const removed = { deliveries: 0, messages: 0, events: 0 }
-      for (let n = RETAIN_CHUNK; n === RETAIN_CHUNK;) {
+    * retain(cutoff: string, inMain: (write: () => number) => number,
+      removed: Record<'deliveries' | 'messages' | 'events', number>): Generator<void> {
+      for (let n = RETAIN_CHUNK; n === RETAIN_CHUNK; yield) {
         n = oldDeliveries.run({ cutoff }).changes
         removed.deliveries += n
       }
-      for (let n = RETAIN_CHUNK; n === RETAIN_CHUNK;) {
+      for (let n = RETAIN_CHUNK; n === RETAIN_CHUNK; yield) {
         const seqs = oldEvents.all({ cutoff }).map((r) => r.seq)
         n = seqs.length
         if (n === 0) break
@@ -330,7 +336,6 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
         removed.messages += messagesOf.run(list).changes
         removed.events += inMain(() => eventsIn.run(list).changes)
       }
-      return removed
     },
     /** a message of one event for one webhook (test pings, jobs of an earlier version): its seq */
     addMessage: (eventSeq: number, webhookId: string) => Number(insertMessage.run({ id: newMessageId(), eventSeq,

@@ -10,6 +10,7 @@ import { jobOutcomes } from '../jobs/queue.js'
 import { jobs as jobsTable } from '../../schema/tables/jobs.js'
 import { webhookDeliveries } from '../../schema/outbox/tables.js'
 import { writeWaitsOf, type WriteWaits } from '../db/write-intent.js'
+import { outboxFile } from '../db/outbox-file.js'
 
 /**
  * Prometheus metrics at /metrics (off unless CAIRN_METRICS=true): requests and latency per route,
@@ -87,11 +88,12 @@ async function metricsPlugin(app: FastifyInstance) {
   waitCounter('cairn_db_write_wait_seconds_total',
     'Time the server\'s writes spent waiting for a background thread\'s commit', (w) => w.ms / 1000)
   new client.Gauge({
-    name: 'cairn_database_size_bytes', help: 'Size of cairn.db and its WAL', registers: [registry],
+    name: 'cairn_database_size_bytes', help: 'Size of cairn.db and of the webhook outbox file, with their WALs',
+    registers: [registry],
     collect() {
-      const db = path.join(app.config.dataDir, 'cairn.db')
       const size = (f: string) => fs.statSync(f, { throwIfNoEntry: false })?.size ?? 0
-      this.set(size(db) + size(`${db}-wal`))
+      const db = path.join(app.config.dataDir, 'cairn.db')
+      this.set([db, outboxFile(db)].reduce((sum, f) => sum + size(f) + size(`${f}-wal`), 0))
     }
   })
 

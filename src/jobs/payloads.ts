@@ -11,8 +11,12 @@ export interface JobPayloads {
   'knowledge.embed': Record<string, never>
   /** expands the webhook outbox and makes first attempts; no payload */
   'webhook.fanout': null
-  'webhook.retry': { seq: number; retry: number }
-  'webhook.redeliver': { seq: number; deliveryId: string }
+  /**
+   * `messageId` (`webhook-id`): the message the seq names when the job was queued; a job whose seq now names another
+   * message (the outbox file was made anew) does nothing. Absent in jobs of earlier versions.
+   */
+  'webhook.retry': { seq: number; retry: number; messageId?: string }
+  'webhook.redeliver': { seq: number; deliveryId: string; messageId?: string }
   /** queued by versions before the outbox; still delivered */
   'webhook.deliver': { webhookId: string; event: string; data: object }
 }

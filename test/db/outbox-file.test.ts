@@ -56,7 +56,8 @@ t.test('an upgrade moves the outbox rows into the outbox file (0600) and continu
     t.equal(handle.outbox.orphans, 2, 'the rows of a webhook cairn.db no longer has are removed')
     const outbox = handle.outbox.sqlite
     t.same(rows(outbox, 'SELECT seq, id, event_seq, webhook_id, state FROM webhook_messages ORDER BY seq'),
-      [[1, 'msg_1', 1, 'hook-1', 'delivered'], [2, 'msg_2', 2, 'hook-1', 'retrying']])
+      [[1, 'msg_1', 1, 'hook-1', 'delivered'], [2, 'msg_2', 2, 'hook-1', 'pending']],
+      'a message waiting for a retry that has no job queued is attempted again')
     t.same(rows(outbox, 'SELECT id, message_id FROM webhook_deliveries'), [['d-1', 'msg_1']])
     t.equal(outbox.prepare('SELECT expanded_through FROM outbox_state').pluck().get(), 2,
       'below the first event not expanded (test pings are never fanned out)')
@@ -91,9 +92,20 @@ t.test('a move cut short by a crash is made again from the start; a lost outbox 
 
     for (const suffix of ['', '-wal', '-shm']) fs.rmSync(outboxFile(file) + suffix, { force: true })
     const third = openDatabase(file, { checkpointer: false })
-    t.teardown(() => third.close())
     t.equal(third.outbox.moved, undefined)
     t.equal(third.outbox.sqlite.prepare('SELECT COUNT(*) FROM webhook_messages').pluck().get(), 0)
     t.equal(third.outbox.sqlite.prepare('SELECT expanded_through FROM outbox_state').pluck().get(), 4,
       'a new outbox file beside events takes them for sent')
+
+    // an outbox file ahead of cairn.db (its commits kept when cairn.db's last ones were lost): the messages of
+    // events cairn.db never had go, and the expansion goes on from cairn.db's last event
+    third.outbox.sqlite.prepare(`INSERT INTO webhook_messages (id, event_seq, webhook_id, state, attempts, created_at,
+      updated_at) VALUES ('msg_of_a_lost_event', 7, 'hook-1', 'pending', 0, '', '')`).run()
+    third.outbox.sqlite.prepare('UPDATE outbox_state SET expanded_through = 7').run()
+    await third.close()
+    const fourth = openDatabase(file, { checkpointer: false })
+    t.teardown(() => fourth.close())
+    t.equal(fourth.outbox.ahead, 1)
+    t.equal(fourth.outbox.sqlite.prepare('SELECT COUNT(*) FROM webhook_messages').pluck().get(), 0)
+    t.equal(fourth.outbox.sqlite.prepare('SELECT expanded_through FROM outbox_state').pluck().get(), 4)
   })

@@ -136,4 +136,13 @@ t.test('a webhook set inactive by a recording is told once, after the commit, no
     t.equal(store.record(store.recording([failed]), { waits: () => false, rollBack: true }), 1)
     t.equal(active(), 0, 'inactive once committed')
     t.same(told, [hook], 'told once')
+
+    // a failure, then a success of the same webhook in one recording: no longer failing
+    app.sqlite.prepare('UPDATE webhooks SET active = 1, failing_since = NULL WHERE id = ?').run(hook)
+    const succeeded = { ...failed, attempt: { ...failed.attempt, id: newDeliveryId(), statusCode: 204,
+      success: true } }
+    const again = { ...failed, attempt: { ...failed.attempt, id: newDeliveryId() } }
+    t.equal(store.record(store.recording([again, succeeded])), 2)
+    t.equal(app.sqlite.prepare('SELECT failing_since FROM webhooks WHERE id = ?').pluck().get(hook), null,
+      'the success after the failure cleared its failing state')
   })

@@ -214,6 +214,29 @@ t.test('retries follow the configured schedule with the same webhook-id; attempt
     'failed')
 })
 
+t.test('a retry job whose seq names another message now (an outbox file made anew) attempts nothing', async (t) => {
+  const app = await build(t, { config: { allowPrivateUrls: true, webhookRetrySchedule: [3600] } })
+  const rx = await receiver(t)
+  const u = await signup(app)
+  const { channel } = await hookAndChannel(app, u, `${rx.base}/fail`)
+  await post(app, u, channel.id)
+  await rx.received(1)
+  const retryJob = () => app.sqlite.prepare(`SELECT id, payload FROM jobs WHERE type = 'webhook.retry'`)
+    .get() as { id: string; payload: string } | undefined
+  for (let i = 0; i < 1000 && !retryJob(); i++) await new Promise((r) => setTimeout(r, 10))
+  const queued = retryJob()!
+  const payload = JSON.parse(queued.payload) as { seq: number; retry: number; messageId: string }
+  t.match(payload.messageId, /^msg_/, 'the job names its message')
+  // due in an hour: this test runs it now, once under another message's id, then under its own
+  app.sqlite.prepare('DELETE FROM jobs WHERE id = ?').run(queued.id)
+  app.jobs.enqueue('webhook.retry', { ...payload, messageId: 'msg_someone_else' })
+  await app.jobs.idle()
+  t.equal(rx.got.length, 1, 'nothing attempted')
+  app.jobs.enqueue('webhook.retry', payload)
+  await rx.received(2)
+  t.equal(rx.got[1].headers['webhook-id'], payload.messageId, 'its own message is retried')
+})
+
 t.test('retries survive a restart; events written before a crash are delivered after it', async (t) => {
   const dataDir = tempDir(t)
   const rx = await receiver(t)

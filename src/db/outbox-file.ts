@@ -144,12 +144,12 @@ function moveIn(sqlite: Database.Database, main: Database.Database): OutboxFile[
  * stopped before the outbox thread removed them). Visits each webhook id once, from the indexes: a few look-ups
  * per webhook, whatever the number of rows.
  */
-export function removeOrphans(sqlite: Database.Database, schema = 'main', mainSchema = 'cairn'): number {
-  const exists = sqlite.prepare(`SELECT 1 FROM ${mainSchema}.webhooks WHERE id = ?`)
+function removeOrphans(sqlite: Database.Database): number {
+  const exists = sqlite.prepare(`SELECT 1 FROM cairn.webhooks WHERE id = ?`)
   let removed = 0
   for (const table of ['webhook_messages', 'webhook_deliveries']) {
-    const next = sqlite.prepare(`SELECT min(webhook_id) FROM ${schema}.${table} WHERE webhook_id > ?`).pluck()
-    const remove = sqlite.prepare(`DELETE FROM ${schema}.${table} WHERE webhook_id = ?`)
+    const next = sqlite.prepare(`SELECT min(webhook_id) FROM main.${table} WHERE webhook_id > ?`).pluck()
+    const remove = sqlite.prepare(`DELETE FROM main.${table} WHERE webhook_id = ?`)
     for (let id = next.get('') as string | null; id !== null; id = next.get(id) as string | null) {
       if (exists.get(id) === undefined) removed += remove.run(id).changes
     }

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3'
 import fs from 'node:fs'
 import path from 'node:path'
 import { ConfigError, loadConfig } from '../config.js'
-import { hasMovedTables, MOVED_DELIVERIES, MOVED_MESSAGES, MOVED_STATE, outboxFile } from '../db/outbox-file.js'
+import { hasMovedTables, MOVED_TABLES, outboxFile } from '../db/outbox-file.js'
 
 // the copy holds password hashes and sealed secrets: readable by this user only, as the data dir
 process.umask(0o077)
@@ -72,8 +72,7 @@ try {
     if (outboxPages > 0 && !hasMovedTables(check)) {
       check.prepare('ATTACH DATABASE ? AS outbox').run(outboxCopy)
       check.transaction(() => {
-        for (const [table, from] of [[MOVED_MESSAGES, 'webhook_messages'], [MOVED_DELIVERIES, 'webhook_deliveries'],
-          [MOVED_STATE, 'outbox_state']]) check.exec(`CREATE TABLE ${table} AS SELECT * FROM outbox.${from}`)
+        for (const [table, from] of MOVED_TABLES) check.exec(`CREATE TABLE ${table} AS SELECT * FROM outbox.${from}`)
       })()
       check.exec('DETACH DATABASE outbox')
     }

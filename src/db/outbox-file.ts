@@ -25,6 +25,9 @@ export const MOVED_MESSAGES = 'moved_webhook_messages'
 export const MOVED_DELIVERIES = 'moved_webhook_deliveries'
 /** in a backup only: how far the outbox had expanded (an earlier version marked each event instead) */
 export const MOVED_STATE = 'moved_outbox_state'
+/** each moved table, and the outbox file's table its rows belong in */
+export const MOVED_TABLES = [[MOVED_MESSAGES, 'webhook_messages'], [MOVED_DELIVERIES, 'webhook_deliveries'],
+  [MOVED_STATE, 'outbox_state']] as const
 
 const MESSAGE_COLUMNS = 'seq, id, event_seq, webhook_id, state, attempts, created_at, updated_at'
 const DELIVERY_COLUMNS = `id, webhook_id, message_id, attempt, next_attempt_at, event_type, status_code, success,
@@ -85,7 +88,7 @@ const hasTable = (sqlite: Database.Database, schema: string, name: string) =>
 
 /** whether a main database (a connection to it, as `schema`) has rows to move into an outbox file: any moved table */
 export const hasMovedTables = (sqlite: Database.Database, schema = 'main') =>
-  [MOVED_MESSAGES, MOVED_DELIVERIES, MOVED_STATE].some((name) => hasTable(sqlite, schema, name))
+  MOVED_TABLES.some(([name]) => hasTable(sqlite, schema, name))
 
 /** the last outbox event seq the main database has given (its AUTOINCREMENT counter) */
 const lastEventSql = `coalesce((SELECT seq FROM cairn.sqlite_sequence WHERE name = 'webhook_events'), 0)`
@@ -134,7 +137,7 @@ function moveIn(sqlite: Database.Database, main: Database.Database): OutboxFile[
     return { messages, deliveries }
   })()
   main.transaction(() => {
-    for (const table of [MOVED_MESSAGES, MOVED_DELIVERIES, MOVED_STATE]) main.exec(`DROP TABLE IF EXISTS ${table}`)
+    for (const [table] of MOVED_TABLES) main.exec(`DROP TABLE IF EXISTS ${table}`)
   })()
   return counts
 }

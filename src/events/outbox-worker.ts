@@ -231,6 +231,12 @@ let running = false
 let outboxDirty = true
 /** set when a chore added a message: the run reads the pending messages again */
 let messageAdded = false
+/**
+ * the messages of test pings whose one attempt is in flight (single): pending in the file until it is recorded, and
+ * left alone by a run that reads them meanwhile (else sent twice, or failed when the webhook is inactive). A ping
+ * cut short by a crash is still pending, and sent by the next run as any message of a crashed process.
+ */
+const pinging = new Set<number>()
 /** set while the run waits: for an attempt to finish, or for a new event */
 let wake: (() => void) | undefined
 
@@ -309,6 +315,7 @@ async function fanoutUntilDone(signal: AbortSignal) {
         if (rows.length < FETCH_BATCH) morePending = false
         for (const row of rows) {
           cursor = row.seq
+          if (pinging.has(row.seq)) continue
           if (!row.active) { outbox.fail(row.seq); continue }
           const list = waiting.get(row.webhookId)
           if (list) list.push(row)
@@ -387,8 +394,10 @@ async function fanoutUntilDone(signal: AbortSignal) {
 
 async function single({ n, seq: which, messageId, kind, retry, deliveryId }: SingleRequest) {
   const signal = stopping.signal
+  let added: number | undefined
   try {
-    const seq = typeof which === 'number' ? which : outbox.addMessage(which.eventSeq, which.webhookId)
+    if (typeof which !== 'number') pinging.add(added = outbox.addMessage(which.eventSeq, which.webhookId))
+    const seq = added ?? which as number
     const row = outbox.message(seq)
     if (!row || (messageId !== undefined && row.id !== messageId)) { post({ single: n }); return }
     if (kind === 'retry') {
@@ -405,6 +414,8 @@ async function single({ n, seq: which, messageId, kind, retry, deliveryId }: Sin
     post({ single: n, attempt: a })
   } catch (err) {
     post({ single: n, error: (err as Error).message })
+  } finally {
+    if (added !== undefined) pinging.delete(added)
   }
 }
 

@@ -180,6 +180,29 @@ t.test('a receiver that holds its deliveries does not hold up another webhook\'s
   t.same((await deliveries(app, slow, a.hook.id)).map((d) => d.success), [true])
 })
 
+t.test('a test ping in flight is sent once: a fan-out running meanwhile leaves its message alone', async (t) => {
+  const app = await build(t, { config: { allowPrivateUrls: true } })
+  const rx = await receiver(t)
+  const u = await signup(app)
+  const held = (await app.inject({ method: 'POST', url: `${BASE}/webhooks`, headers: ws(u),
+    payload: { url: `${rx.base}/hold`, events: ['test.ping'] } })).json().data
+  const { channel } = await hookAndChannel(app, u, `${rx.base}/ok`)
+  const ping = app.inject({ method: 'POST', url: `${BASE}/webhooks/${held.id}/test`, headers: ws(u) })
+  await rx.received(1)
+  // two events fanned out (their messages read with whatever is pending) while the ping's attempt is held
+  await post(app, u, channel.id, 'one')
+  await rx.received(2)
+  await post(app, u, channel.id, 'two')
+  await rx.received(3)
+  rx.release()
+  t.equal((await ping).json().data.delivered, true)
+  await app.jobs.idle()
+  t.same(rx.got.map((r) => r.path).sort(), ['/hold', '/ok', '/ok'], 'one ping, two messages')
+  t.same((await deliveries(app, u, held.id)).map((d) => [d.attempt, d.success, d.event_type]),
+    [[1, true, 'test.ping']])
+  t.equal(app.outboxSqlite.prepare(`SELECT count(*) FROM webhook_messages WHERE state = 'pending'`).pluck().get(), 0)
+})
+
 t.test('retries follow the configured schedule with the same webhook-id; attempts are listed; ' +
   'exhausted messages stop', async (t) => {
   const app = await build(t, { config: { allowPrivateUrls: true, webhookRetrySchedule: [0.05, 0.1, 0.1] } })

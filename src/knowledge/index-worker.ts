@@ -15,6 +15,7 @@ import { runsWriter } from './runs.js'
 import { Worker } from 'node:worker_threads'
 import { workerEntry } from '../worker-entry.js'
 import { CELL, CELLS } from './trigrams.js'
+import { wholeMergeCheck } from './fts-segments.js'
 
 /** A document to index: from its text file, or from `text` (at upload) under the claimed job `jobId`. */
 export interface IndexTask { id: number; documentId: string; textFile: string; text?: string; jobId?: string }
@@ -79,6 +80,11 @@ const purgeSome = sqlite.prepare(`DELETE FROM knowledge_passages WHERE rowid IN
 const totalChanges = sqlite.prepare('SELECT total_changes()').pluck()
 const FTS_TABLES = PASSAGE_INDEXES
 const merges = FTS_TABLES.map((t) => sqlite.prepare(`INSERT INTO ${t} (${t}, rank) VALUES ('merge', ${MERGE_PAGES})`))
+// a negative page count: every segment on one level and merged into one, as few as two at a time (the steps that
+// follow, of either sign, carry the merge on)
+const consolidations = FTS_TABLES.map((t) =>
+  sqlite.prepare(`INSERT INTO ${t} (${t}, rank) VALUES ('merge', -${MERGE_PAGES})`))
+const worthMergingWhole = FTS_TABLES.map((t) => wholeMergeCheck(sqlite, t))
 
 /**
  * FTS5's merge settings (stored with each index). `normal` is FTS5's default: a commit that writes a segment
@@ -355,7 +361,9 @@ async function catchUpPairs() {
 
 /**
  * Short transactions make many small FTS5 segments; while nothing is to be indexed, merge them a bounded step
- * at a time (a step that finds nothing to merge changes fewer than 2 rows), so searches read few segments.
+ * at a time (a step that finds nothing to merge changes fewer than 2 rows), so searches read few segments: the
+ * levels' merges first, then all of an index's segments into one when those beside the largest have grown enough
+ * (src/knowledge/fts-segments.ts).
  */
 async function idleMerge() {
   while (merging !== 'normal') {
@@ -372,15 +380,20 @@ async function idleMerge() {
     parentPort!.postMessage({ warning: `the pair index could not catch up: ${(err as Error).message}` } satisfies
       IndexReply)
   }
-  for (const merge of merges) {
+  for (let index = 0; index < merges.length; index++) {
+    // the levels' merges, then, when the segments beside the largest have grown enough, one merge of them all
+    let whole = false
     for (;;) {
       await sleep(GAP_MS * 5)
       if (active > 0 || closing) return
       if (Atomics.load(intent, INTENT) > 0) continue
+      const merge = whole ? consolidations[index] : merges[index]
       const before = totalChanges.get() as number
       if (!holdingWriteLock(intent, () => merge.run())) continue
       checkpoint()
-      if ((totalChanges.get() as number) - before < 2) break
+      if ((totalChanges.get() as number) - before >= 2) { whole = false; continue }
+      if (whole || !worthMergingWhole[index]()) break
+      whole = true
     }
   }
   // the trigram worker's own catch-up and merges

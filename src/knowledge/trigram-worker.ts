@@ -83,7 +83,7 @@ async function run() {
       // merges once the index worker has nothing in progress: while it writes passages they would be redone anyway,
       // and took a third of this worker's CPU during a 50 MB ingest
       if (!merged && Atomics.load(shared, CELL.tasks) === 0n) {
-        merged = !trigrams.mergeStep(MERGE_PAGES)
+        merged = !trigrams.mergeStep(MERGE_PAGES, true)
         if (walBytes() > WAL_MAX_BYTES) checkpoint()
         failures = 0
         await setImmediate()

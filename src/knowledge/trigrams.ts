@@ -19,6 +19,7 @@ import fs from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 import { FILE_MODE } from '../db/data-dir.js'
+import { wholeMergeCheck } from './fts-segments.js'
 
 /** the trigram index's table, in the trigram file (attached as `trigrams` to the connections that search) */
 export const TRIGRAM_TABLE = 'knowledge_passages_fts'
@@ -133,6 +134,15 @@ export function openTrigrams(mainFile: string) {
   const command = (key: string, value: number) =>
     sqlite.prepare(`INSERT INTO ${TRIGRAM_TABLE} (${TRIGRAM_TABLE}, rank) VALUES ('${key}', ${value})`)
   const merges = new Map<number, Database.Statement>()
+  /** one step of `pages` (negative: all segments into one); whether it merged anything */
+  const merged = (pages: number) => {
+    const before = totalChanges.get() as number
+    let merge = merges.get(pages)
+    if (!merge) merges.set(pages, merge = command('merge', pages))
+    merge.run()
+    return (totalChanges.get() as number) - before >= 2
+  }
+  const worthMergingWhole = wholeMergeCheck(sqlite, TRIGRAM_TABLE)
   const automergeNow = sqlite.prepare(`SELECT v FROM ${TRIGRAM_TABLE}_config WHERE k = 'automerge'`).pluck()
   const MERGING = {
     // no merge inside a commit until a level holds 1,000 segments (a 50 MB ingest makes ~500): the indexing then
@@ -208,13 +218,13 @@ export function openTrigrams(mainFile: string) {
       const s = state.get() as TrigramProgress
       return { indexedThrough: s.indexedThrough, deletedThrough: s.deletedThrough }
     },
-    /** one bounded merge step; false once there was nothing left to merge */
-    mergeStep(pages: number): boolean {
-      const before = totalChanges.get() as number
-      let merge = merges.get(pages)
-      if (!merge) merges.set(pages, merge = command('merge', pages))
-      merge.run()
-      return (totalChanges.get() as number) - before >= 2
+    /**
+     * One bounded merge step; false once there was nothing left to merge. The levels' merges, then, with `whole`,
+     * one of all the segments when those beside the largest have grown enough (src/knowledge/fts-segments.ts).
+     */
+    mergeStep(pages: number, whole = false): boolean {
+      if (merged(pages)) return true
+      return whole && worthMergingWhole() && merged(-pages)
     },
     /** which of the two merge settings the index has */
     mergingNow(): 'ingest' | 'normal' {

@@ -1,0 +1,96 @@
+/**
+ * The segments of an FTS5 index, read from its structure record, and when an idle index is worth merging into one.
+ * No server-side imports: the index and trigram workers load this.
+ *
+ * FTS5 keeps an index as b-trees ("segments") in levels; with `automerge` 4 a level's fourth segment merges the
+ * level into one on the next, so an index of a million passages written in many small transactions settles at
+ * 10–15 segments of every size. A query reads each of its terms once per segment: on pages the kernel no longer
+ * caches, each segment is a few more reads from the disk (2-word phrases at a million passages, dropped cache:
+ * p99 ~26 ms with the pair index's 11 segments, ~19 ms with one). Merging everything into one rewrites the whole
+ * index, so it is done only when the segments beside the largest add up to a share of it (CONSOLIDATE_SHARE):
+ * each byte is then rewritten a bounded number of times more, however small the uploads that come between.
+ */
+import type Database from 'better-sqlite3'
+
+/** FTS5's structure record is the `<table>_data` row of this id (fts5Int.h, FTS5_STRUCTURE_ROWID) */
+export const STRUCTURE_ROWID = 10
+/** the marker after the cookie of a structure record with per-segment origins and tombstones (FTS5_STRUCTURE_V2) */
+const V2 = [0xff, 0x00, 0x00, 0x01]
+
+/** Reads SQLite's varints (big-endian groups of 7 bits, the ninth byte whole), as FTS5 writes them, in turn. */
+function varints(b: Uint8Array, at: number) {
+  return () => {
+    let v = 0
+    for (let i = 0; i < 9; i++) {
+      if (at >= b.length) throw new Error('FTS5 structure record ends inside a number')
+      const byte = b[at++]
+      if (i === 8) return v * 256 + byte
+      v = v * 128 + (byte & 0x7f)
+      if ((byte & 0x80) === 0) return v
+    }
+    return v
+  }
+}
+
+export type Segment = { level: number; pages: number }
+
+/** The segments of an FTS5 index's structure record: each one's level and leaf pages. Throws on a malformed record. */
+export function decodeSegments(record: Uint8Array): Segment[] {
+  const v2 = V2.every((byte, i) => record[4 + i] === byte)
+  // after the cookie (and the marker)
+  const next = varints(record, v2 ? 8 : 4)
+  const levels = next()
+  const count = next()
+  next() // write counter
+  const segments: Segment[] = []
+  for (let level = 0; level < levels; level++) {
+    next() // segments of this level being merged
+    const inLevel = next()
+    for (let s = 0; s < inLevel; s++) {
+      next() // segment id
+      const first = next()
+      const last = next()
+      // origins, tombstone pages and entries
+      if (v2) for (let f = 0; f < 5; f++) next()
+      if (last < first) throw new Error('FTS5 structure record has a segment that ends before it starts')
+      segments.push({ level, pages: last - first + 1 })
+    }
+  }
+  if (segments.length !== count) throw new Error('FTS5 structure record counts its segments wrong')
+  return segments
+}
+
+/**
+ * The pages in segments other than the largest, as a share of the largest, at which an idle index is merged into
+ * one segment. A merge rewrites the largest plus the rest, so each byte written since the last one is rewritten
+ * about 1 + 1/share times by it (5 at a quarter), on top of the level merges (about 4 at a million passages).
+ */
+export const CONSOLIDATE_SHARE = 0.25
+
+/** Whether an idle index of these segments is worth merging into one. */
+export function worthConsolidating(segments: Segment[]): boolean {
+  if (segments.length < 2) return false
+  let largest = 0
+  let total = 0
+  for (const { pages } of segments) {
+    total += pages
+    if (pages > largest) largest = pages
+  }
+  return total - largest >= largest * CONSOLIDATE_SHARE
+}
+
+/**
+ * Whether the FTS5 index `table` on this connection is worth merging into one segment now; false when its
+ * structure record cannot be read (a format this code does not know: the levels' merges go on as before).
+ */
+export function wholeMergeCheck(sqlite: Database.Database, table: string): () => boolean {
+  const structure = sqlite.prepare(`SELECT block FROM ${table}_data WHERE id = ${STRUCTURE_ROWID}`).pluck()
+  return () => {
+    try {
+      const record = structure.get() as Uint8Array | undefined
+      return record !== undefined && worthConsolidating(decodeSegments(record))
+    } catch {
+      return false
+    }
+  }
+}

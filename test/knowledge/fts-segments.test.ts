@@ -1,0 +1,98 @@
+import t from 'tap'
+import path from 'node:path'
+import Database from 'better-sqlite3'
+import { decodeSegments, STRUCTURE_ROWID, worthConsolidating } from '../../src/knowledge/fts-segments.js'
+import { trigramFile } from '../../src/knowledge/trigrams.js'
+import { build, signup, uploadDocument } from '../helper.js'
+
+/**
+ * Each segment's leaf pages counted from the rows of `<table>_data` (FTS5's rowids: segment id << 37, the
+ * doclist-index flag << 36, the b-tree height << 31, the page number; tombstone pages under segment id + 2^16),
+ * independently of the structure record.
+ */
+function leafPagesFromRows(db: Database.Database, table: string): number[] {
+  return (db.prepare(`SELECT count(*) FROM ${table}_data WHERE id > ${STRUCTURE_ROWID} AND (id >> 37) < 65536
+    AND ((id >> 31) & 63) = 0 GROUP BY id >> 37`).pluck().all() as number[]).sort((a, b) => a - b)
+}
+const structure = (db: Database.Database, table: string) =>
+  decodeSegments(db.prepare(`SELECT block FROM ${table}_data WHERE id = ${STRUCTURE_ROWID}`).pluck().get() as Buffer)
+const pagesOf = (db: Database.Database, table: string) =>
+  structure(db, table).map((s) => s.pages).sort((a, b) => a - b)
+
+t.test('the structure record gives each segment and its leaf pages, as the index\'s rows do: plain, contentless ' +
+  'with deletes, and in the middle of a merge', async (t) => {
+  const db = new Database(':memory:')
+  t.teardown(() => db.close())
+  const words = Array.from({ length: 2000 }, (_, i) => `w${i.toString(36)}`)
+  let seed = 7
+  const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647
+  const text = () => Array.from({ length: 60 }, () => words[Math.floor(random() * words.length)]).join(' ')
+  for (const [table, options] of [['plain', ''], ['tombstones', ", content = '', contentless_delete = 1"]]) {
+    db.exec(`CREATE VIRTUAL TABLE ${table} USING fts5(a${options})`)
+    t.same(structure(db, table), [], `${table}: a new index has no segment`)
+    const insert = db.prepare(`INSERT INTO ${table} (rowid, a) VALUES (?, ?)`)
+    // 120 commits: segments on several levels
+    for (let tx = 0, id = 0; tx < 120; tx++) {
+      db.transaction(() => { for (let i = 0; i < 40; i++) insert.run(++id, text()) })()
+    }
+    const segments = structure(db, table)
+    t.ok(segments.length >= 4, `${table}: ${segments.length} segments`)
+    t.ok(new Set(segments.map((s) => s.level)).size >= 2, `${table}: on more than one level`)
+    t.same(pagesOf(db, table), leafPagesFromRows(db, table), `${table}: the pages the rows hold`)
+    if (table === 'tombstones') {
+      db.prepare(`DELETE FROM ${table} WHERE rowid % 7 = 0`).run()
+      t.same(pagesOf(db, table), leafPagesFromRows(db, table), `${table}: and after deletes (tombstone pages)`)
+    }
+    // one bounded step of a merge of everything: inputs trimmed, the output partly written
+    db.prepare(`INSERT INTO ${table} (${table}, rank) VALUES ('merge', -20)`).run()
+    t.same(pagesOf(db, table), leafPagesFromRows(db, table), `${table}: the same in the middle of a merge`)
+    db.prepare(`INSERT INTO ${table} (${table}) VALUES ('optimize')`).run()
+    t.equal(structure(db, table).length, 1, `${table}: one segment once optimized`)
+    t.same(pagesOf(db, table), leafPagesFromRows(db, table))
+  }
+  t.throws(() => decodeSegments(Uint8Array.from([0, 0, 0, 1, 2, 5])), /ends inside a number/,
+    'a cut record is refused, not misread')
+})
+
+t.test('an index is merged whole when the segments beside the largest add up to a quarter of it', async (t) => {
+  const of = (...pages: number[]) => pages.map((p) => ({ level: 0, pages: p }))
+  t.notOk(worthConsolidating([]), 'no segment')
+  t.notOk(worthConsolidating(of(5000)), 'one segment')
+  t.ok(worthConsolidating(of(100, 25)))
+  t.notOk(worthConsolidating(of(100, 24)))
+  t.ok(worthConsolidating(of(1000, 100, 100, 30, 20)), 'several small ones together')
+  t.notOk(worthConsolidating(of(1000, 100, 100, 30, 19)))
+  t.ok(worthConsolidating(of(3, 4, 5)), 'similar sizes')
+})
+
+t.test('an idle server merges each passage index into one segment: words, pairs, runs and trigrams', async (t) => {
+  const app = await build(t, { config: { rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 } } })
+  const u = await signup(app)
+  // three uploads of the same size: three segments per index (a level merges at four), none the largest by far
+  const line = (n: number) => `The ferry ${n} crosses the harbour at dawn, carrying lanterns and letters.\n`
+  for (let n = 0; n < 3; n++) {
+    await uploadDocument(app, u, { filename: `log-${n}.txt`, content: line(n).repeat(3000) })
+  }
+  const file = path.join(app.config.dataDir, 'cairn.db')
+  const main = new Database(file, { readonly: true, fileMustExist: true })
+  t.teardown(() => main.close())
+  const trigrams = new Database(trigramFile(file), { readonly: true, fileMustExist: true })
+  t.teardown(() => trigrams.close())
+  const indexes = [['knowledge_passages_words', main], ['knowledge_passages_pairs', main],
+    ['knowledge_passages_runs', main], ['knowledge_passages_fts', trigrams]] as const
+  const counts = () => indexes.map(([table, db]) => structure(db, table).length)
+  // the workers merge once idle, in bounded steps: wait for it (a minute at most)
+  const until = Date.now() + 60_000
+  while (counts().some((n) => n !== 1) && Date.now() < until) await new Promise((r) => setTimeout(r, 20))
+  t.same(counts(), [1, 1, 1, 1], 'one segment each')
+  // and the index still answers
+  const res = await app.inject({ method: 'POST', url: '/api/knowledge/search', headers: u.auth,
+    payload: { query: 'ferry 2 crosses', mode: 'substring', limit: 5 } })
+  t.equal(res.statusCode, 200)
+  t.ok(res.json().results.length > 0, 'found through the merged indexes')
+  for (const [table, db] of indexes) {
+    const writable = new Database(db.name, { fileMustExist: true })
+    writable.prepare(`INSERT INTO ${table} (${table}) VALUES ('integrity-check')`).run()
+    writable.close()
+  }
+})

@@ -11,6 +11,7 @@ import { loadConfig } from '../src/config.js'
 import { buildApp } from '../src/app.js'
 import { openDatabase, projectRoot } from '../src/db/index.js'
 import { trigramFile } from '../src/knowledge/trigrams.js'
+import { decodeSegments, STRUCTURE_ROWID, worthConsolidating } from '../src/knowledge/fts-segments.js'
 import { startServer, stopServer, table } from './lib.js'
 import { optimizedTrigrams, rng, seedStatements } from './seed.js'
 import { realSentences } from './corpus.js'
@@ -190,6 +191,33 @@ async function pairIndexCaughtUp(file: string) {
   }
 }
 
+/**
+ * Prints each passage index's segments, and waits (at most 20 minutes) for the idle merges that bring an index to
+ * one segment (src/knowledge/fts-segments.ts): what a server left idle reaches, the state the queries measure.
+ */
+async function segmentsSettled(file: string) {
+  const main = new Database(file, { readonly: true, fileMustExist: true })
+  const trigrams = new Database(trigramFile(file), { readonly: true, fileMustExist: true })
+  try {
+    const indexes = [['words', main, 'knowledge_passages_words'], ['pairs', main, 'knowledge_passages_pairs'],
+      ['runs', main, 'knowledge_passages_runs'], ['trigrams', trigrams, 'knowledge_passages_fts']] as const
+    const read = () => indexes.map(([name, db, table]) => ({ name, segments: decodeSegments(
+      db.prepare(`SELECT block FROM ${table}_data WHERE id = ${STRUCTURE_ROWID}`).pluck().get() as Buffer) }))
+    const say = (what: string) => console.log(`${what}: ` + read().map(({ name, segments }) =>
+      `${name} ${segments.length} (${segments.map((s) => s.pages).join(' + ')} pages)`).join(', '))
+    say('index segments')
+    const t0 = performance.now()
+    while (read().some(({ segments }) => worthConsolidating(segments)) && performance.now() - t0 < 20 * 60_000) {
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+    }
+    const s = (performance.now() - t0) / 1000
+    if (s > 1) say(`merged by the idle workers in ${s.toFixed(0)} s`)
+  } finally {
+    main.close()
+    trigrams.close()
+  }
+}
+
 function percentile(sorted: number[], p: number) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
 }
@@ -208,6 +236,7 @@ export async function run() {
   const { info, child } = await startServer<{ address: string }>('cairn', [], { BENCH_DATA_DIR: dir })
   try {
     await pairIndexCaughtUp(path.join(dir, 'cairn.db'))
+    await segmentsSettled(path.join(dir, 'cairn.db'))
     const login = async (email: string) => (await (await fetch(`${info.address}/api/v2/auth/login`,
       { method: 'POST', headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ email, password: PASSWORD }) })).json() as { data: { token: string } }).data.token

@@ -3,7 +3,7 @@ import path from 'node:path'
 import Database from 'better-sqlite3'
 import { decodeSegments, STRUCTURE_ROWID, worthConsolidating } from '../../src/knowledge/fts-segments.js'
 import { trigramFile } from '../../src/knowledge/trigrams.js'
-import { build, signup, uploadDocument } from '../helper.js'
+import { build, signup, tempDir, uploadDocument } from '../helper.js'
 
 /**
  * Each segment's leaf pages counted from the rows of `<table>_data` (FTS5's rowids: segment id << 37, the
@@ -95,4 +95,21 @@ t.test('an idle server merges each passage index into one segment: words, pairs,
     writable.prepare(`INSERT INTO ${table} (${table}) VALUES ('integrity-check')`).run()
     writable.close()
   }
+})
+
+t.test('a server started on an index left worth merging (stopped before its idle merges) merges it without an ' +
+  'upload', async (t) => {
+  const dataDir = tempDir(t)
+  const first = await build(t, { dataDir })
+  // three commits, three segments: as a process stopped before its idle merges leaves the pair index
+  const insert = first.sqlite.prepare(`INSERT INTO knowledge_passages_pairs (rowid, near, far) VALUES (?, ?, ?)`)
+  for (let i = 1; i <= 3; i++) insert.run(i, `ry_crosses es_the`, `ferry_crosses rosses_the`)
+  t.equal(structure(first.sqlite, 'knowledge_passages_pairs').length, 3)
+  await first.close()
+  const second = await build(t, { dataDir })
+  const until = Date.now() + 60_000
+  while (structure(second.sqlite, 'knowledge_passages_pairs').length !== 1 && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  t.equal(structure(second.sqlite, 'knowledge_passages_pairs').length, 1, 'one segment')
 })

@@ -204,10 +204,13 @@ async function segmentsSettled(file: string) {
     const read = () => indexes.map(([name, db, table]) => ({ name, segments: decodeSegments(
       db.prepare(`SELECT block FROM ${table}_data WHERE id = ${STRUCTURE_ROWID}`).pluck().get() as Buffer) }))
     const say = (what: string) => console.log(`${what}: ` + read().map(({ name, segments }) =>
-      `${name} ${segments.length} (${segments.map((s) => s.pages).join(' + ')} pages)`).join(', '))
+      `${name} ${segments.length} (${segments.map((s) => s.pages).join(' + ')} pages` +
+      `${segments.some((s) => s.merging) ? ', merging' : ''})`).join(', '))
     say('index segments')
     const t0 = performance.now()
-    while (read().some(({ segments }) => worthConsolidating(segments)) && performance.now() - t0 < 20 * 60_000) {
+    // (and for a merge in progress to end)
+    while (read().some(({ segments }) => segments.some((s) => s.merging) || worthConsolidating(segments)) &&
+      performance.now() - t0 < 20 * 60_000) {
       await new Promise((resolve) => setTimeout(resolve, 1000))
     }
     const s = (performance.now() - t0) / 1000

@@ -32,7 +32,8 @@ function varints(b: Uint8Array, at: number) {
   }
 }
 
-export type Segment = { level: number; pages: number }
+/** a segment: its level, its leaf pages, whether it is an input of a merge not finished yet */
+export type Segment = { level: number; pages: number; merging: boolean }
 
 /** The segments of an FTS5 index's structure record: each one's level and leaf pages. Throws on a malformed record. */
 export function decodeSegments(record: Uint8Array): Segment[] {
@@ -44,7 +45,8 @@ export function decodeSegments(record: Uint8Array): Segment[] {
   next() // write counter
   const segments: Segment[] = []
   for (let level = 0; level < levels; level++) {
-    next() // segments of this level being merged
+    // the first this many segments of the level are the inputs of a merge in progress
+    const merging = next()
     const inLevel = next()
     for (let s = 0; s < inLevel; s++) {
       next() // segment id
@@ -53,7 +55,7 @@ export function decodeSegments(record: Uint8Array): Segment[] {
       // origins, tombstone pages and entries
       if (v2) for (let f = 0; f < 5; f++) next()
       if (last < first) throw new Error('FTS5 structure record has a segment that ends before it starts')
-      segments.push({ level, pages: last - first + 1 })
+      segments.push({ level, pages: last - first + 1, merging: s < merging })
     }
   }
   if (segments.length !== count) throw new Error('FTS5 structure record counts its segments wrong')
@@ -80,15 +82,18 @@ export function worthConsolidating(segments: Segment[]): boolean {
 }
 
 /**
- * Whether the FTS5 index `table` on this connection is worth merging into one segment now; false when its
- * structure record cannot be read (a format this code does not know: the levels' merges go on as before).
+ * Whether the idle merges have work left on the FTS5 index `table` of this connection: a merge in progress (a process
+ * stopped in the middle of one), or segments worth merging into one. False when its structure record cannot be read
+ * (a format this code does not know: the levels' merges go on as before).
  */
-export function wholeMergeCheck(sqlite: Database.Database, table: string): () => boolean {
+export function mergeWanted(sqlite: Database.Database, table: string): () => boolean {
   const structure = sqlite.prepare(`SELECT block FROM ${table}_data WHERE id = ${STRUCTURE_ROWID}`).pluck()
   return () => {
     try {
       const record = structure.get() as Uint8Array | undefined
-      return record !== undefined && worthConsolidating(decodeSegments(record))
+      if (record === undefined) return false
+      const segments = decodeSegments(record)
+      return segments.some((s) => s.merging) || worthConsolidating(segments)
     } catch {
       return false
     }

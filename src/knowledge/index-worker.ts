@@ -15,7 +15,7 @@ import { runsWriter } from './runs.js'
 import { Worker } from 'node:worker_threads'
 import { workerEntry } from '../worker-entry.js'
 import { CELL, CELLS } from './trigrams.js'
-import { wholeMergeCheck } from './fts-segments.js'
+import { mergeWanted } from './fts-segments.js'
 
 /** A document to index: from its text file, or from `text` (at upload) under the claimed job `jobId`. */
 export interface IndexTask { id: number; documentId: string; textFile: string; text?: string; jobId?: string }
@@ -84,7 +84,7 @@ const merges = FTS_TABLES.map((t) => sqlite.prepare(`INSERT INTO ${t} (${t}, ran
 // follow, of either sign, carry the merge on)
 const consolidations = FTS_TABLES.map((t) =>
   sqlite.prepare(`INSERT INTO ${t} (${t}, rank) VALUES ('merge', -${MERGE_PAGES})`))
-const worthMergingWhole = FTS_TABLES.map((t) => wholeMergeCheck(sqlite, t))
+const mergeLeft = FTS_TABLES.map((t) => mergeWanted(sqlite, t))
 
 /**
  * FTS5's merge settings (stored with each index). `normal` is FTS5's default: a commit that writes a segment
@@ -381,7 +381,8 @@ async function idleMerge() {
       IndexReply)
   }
   for (let index = 0; index < merges.length; index++) {
-    // the levels' merges, then, when the segments beside the largest have grown enough, one merge of them all
+    // the levels' merges, then, when the segments beside the largest have grown enough (or a merge left in progress
+    // is not taken up by them), one merge of them all
     let whole = false
     for (;;) {
       await sleep(GAP_MS * 5)
@@ -392,7 +393,7 @@ async function idleMerge() {
       if (!holdingWriteLock(intent, () => merge.run())) continue
       checkpoint()
       if ((totalChanges.get() as number) - before >= 2) { whole = false; continue }
-      if (whole || !worthMergingWhole[index]()) break
+      if (whole || !mergeLeft[index]()) break
       whole = true
     }
   }

@@ -15,7 +15,7 @@ import type { KnowledgeFiles } from './files.js'
 import type { IndexMessage, IndexReply, IndexTask } from './index-worker.js'
 import { PAIRS_BEHIND_SQL } from './pairs.js'
 import { openSearchConnection, TRIGRAM_TABLE, trigramsBehind } from './trigrams.js'
-import { wholeMergeCheck } from './fts-segments.js'
+import { mergeWanted } from './fts-segments.js'
 
 /** the characters of an upload's text counted per turn (with the 64 KB pieces of intake.ts): young garbage */
 const COUNT_WINDOW_CHARS = 64 * 1024
@@ -155,13 +155,13 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
   const mergesLeftOff = sqlite.prepare(PASSAGE_INDEXES.map((t) => `SELECT 1 FROM ${t}_config
     WHERE k = 'automerge' AND v = 0`).join(' UNION ALL ')).pluck()
   // and passages or deletes the trigram file has not reached (a restart mid-ingest: src/knowledge/trigrams.ts)
-  // and an index left worth merging into one segment (a process stopped before its idle merges, or an upgrade:
-  // src/knowledge/fts-segments.ts)
+  // and an index with a merge left in progress or worth merging into one segment (a process stopped before its idle
+  // merges were done, or an upgrade: src/knowledge/fts-segments.ts)
   const peek = openSearchConnection(sqlite.name)
   let trigramsLate, unmerged
   try {
     trigramsLate = trigramsBehind(peek)
-    unmerged = [...PASSAGE_INDEXES, `trigrams.${TRIGRAM_TABLE}`].some((t) => wholeMergeCheck(peek, t)())
+    unmerged = [...PASSAGE_INDEXES, `trigrams.${TRIGRAM_TABLE}`].some((t) => mergeWanted(peek, t)())
   } finally {
     peek.close()
   }

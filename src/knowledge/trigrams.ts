@@ -19,7 +19,7 @@ import fs from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 import { FILE_MODE } from '../db/data-dir.js'
-import { wholeMergeCheck } from './fts-segments.js'
+import { mergeWanted } from './fts-segments.js'
 
 /** the trigram index's table, in the trigram file (attached as `trigrams` to the connections that search) */
 export const TRIGRAM_TABLE = 'knowledge_passages_fts'
@@ -142,7 +142,7 @@ export function openTrigrams(mainFile: string) {
     merge.run()
     return (totalChanges.get() as number) - before >= 2
   }
-  const worthMergingWhole = wholeMergeCheck(sqlite, TRIGRAM_TABLE)
+  const mergeLeft = mergeWanted(sqlite, TRIGRAM_TABLE)
   const automergeNow = sqlite.prepare(`SELECT v FROM ${TRIGRAM_TABLE}_config WHERE k = 'automerge'`).pluck()
   const MERGING = {
     // no merge inside a commit until a level holds 1,000 segments (a 50 MB ingest makes ~500): the indexing then
@@ -220,11 +220,12 @@ export function openTrigrams(mainFile: string) {
     },
     /**
      * One bounded merge step; false once there was nothing left to merge. The levels' merges, then, with `whole`,
-     * one of all the segments when those beside the largest have grown enough (src/knowledge/fts-segments.ts).
+     * one of all the segments when those beside the largest have grown enough, or a merge left in progress is not
+     * taken up by them (src/knowledge/fts-segments.ts).
      */
     mergeStep(pages: number, whole = false): boolean {
       if (merged(pages)) return true
-      return whole && worthMergingWhole() && merged(-pages)
+      return whole && mergeLeft() && merged(-pages)
     },
     /** which of the two merge settings the index has */
     mergingNow(): 'ingest' | 'normal' {

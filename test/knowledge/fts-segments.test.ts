@@ -46,6 +46,8 @@ t.test('the structure record gives each segment and its leaf pages, as the index
     // one bounded step of a merge of everything: inputs trimmed, the output partly written
     db.prepare(`INSERT INTO ${table} (${table}, rank) VALUES ('merge', -20)`).run()
     t.same(pagesOf(db, table), leafPagesFromRows(db, table), `${table}: the same in the middle of a merge`)
+    t.ok(structure(db, table).some((s) => s.merging), `${table}: its inputs are marked`)
+    t.notOk(segments.some((s) => s.merging), `${table}: none before`)
     db.prepare(`INSERT INTO ${table} (${table}) VALUES ('optimize')`).run()
     t.equal(structure(db, table).length, 1, `${table}: one segment once optimized`)
     t.same(pagesOf(db, table), leafPagesFromRows(db, table))
@@ -55,7 +57,7 @@ t.test('the structure record gives each segment and its leaf pages, as the index
 })
 
 t.test('an index is merged whole when the segments beside the largest add up to a quarter of it', async (t) => {
-  const of = (...pages: number[]) => pages.map((p) => ({ level: 0, pages: p }))
+  const of = (...pages: number[]) => pages.map((p) => ({ level: 0, pages: p, merging: false }))
   t.notOk(worthConsolidating([]), 'no segment')
   t.notOk(worthConsolidating(of(5000)), 'one segment')
   t.ok(worthConsolidating(of(100, 25)))

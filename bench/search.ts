@@ -11,7 +11,7 @@ import { loadConfig } from '../src/config.js'
 import { buildApp } from '../src/app.js'
 import { openDatabase, projectRoot } from '../src/db/index.js'
 import { trigramFile } from '../src/knowledge/trigrams.js'
-import { decodeSegments, STRUCTURE_ROWID, worthConsolidating } from '../src/knowledge/fts-segments.js'
+import { segmentsOf, wantsMerge } from '../src/knowledge/fts-segments.js'
 import { startServer, stopServer, table } from './lib.js'
 import { optimizedTrigrams, rng, seedStatements } from './seed.js'
 import { realSentences } from './corpus.js'
@@ -199,18 +199,16 @@ async function segmentsSettled(file: string) {
   const main = new Database(file, { readonly: true, fileMustExist: true })
   const trigrams = new Database(trigramFile(file), { readonly: true, fileMustExist: true })
   try {
-    const indexes = [['words', main, 'knowledge_passages_words'], ['pairs', main, 'knowledge_passages_pairs'],
-      ['runs', main, 'knowledge_passages_runs'], ['trigrams', trigrams, 'knowledge_passages_fts']] as const
-    const read = () => indexes.map(([name, db, table]) => ({ name, segments: decodeSegments(
-      db.prepare(`SELECT block FROM ${table}_data WHERE id = ${STRUCTURE_ROWID}`).pluck().get() as Buffer) }))
+    const indexes = ([['words', main, 'knowledge_passages_words'], ['pairs', main, 'knowledge_passages_pairs'],
+      ['runs', main, 'knowledge_passages_runs'], ['trigrams', trigrams, 'knowledge_passages_fts']] as const)
+      .map(([name, db, table]) => ({ name, of: segmentsOf(db, table) }))
+    const read = () => indexes.map(({ name, of }) => ({ name, segments: of() }))
     const say = (what: string) => console.log(`${what}: ` + read().map(({ name, segments }) =>
       `${name} ${segments.length} (${segments.map((s) => s.pages).join(' + ')} pages` +
       `${segments.some((s) => s.merging) ? ', merging' : ''})`).join(', '))
     say('index segments')
     const t0 = performance.now()
-    // (and for a merge in progress to end)
-    while (read().some(({ segments }) => segments.some((s) => s.merging) || worthConsolidating(segments)) &&
-      performance.now() - t0 < 20 * 60_000) {
+    while (read().some(({ segments }) => wantsMerge(segments)) && performance.now() - t0 < 20 * 60_000) {
       await new Promise((resolve) => setTimeout(resolve, 1000))
     }
     const s = (performance.now() - t0) / 1000

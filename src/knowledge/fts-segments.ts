@@ -81,19 +81,30 @@ export function worthConsolidating(segments: Segment[]): boolean {
   return total - largest >= largest * CONSOLIDATE_SHARE
 }
 
-/**
- * Whether the idle merges have work left on the FTS5 index `table` of this connection: a merge in progress (a process
- * stopped in the middle of one), or segments worth merging into one. False when its structure record cannot be read
- * (a format this code does not know: the levels' merges go on as before).
- */
-export function mergeWanted(sqlite: Database.Database, table: string): () => boolean {
+/** Whether idle merges have work left on an index of these segments: a merge in progress, or worth merging into one. */
+export function wantsMerge(segments: Segment[]): boolean {
+  return segments.some((s) => s.merging) || worthConsolidating(segments)
+}
+
+/** The segments of the FTS5 index `table` of this connection, as they are when called (none in a new index). */
+export function segmentsOf(sqlite: Database.Database, table: string): () => Segment[] {
   const structure = sqlite.prepare(`SELECT block FROM ${table}_data WHERE id = ${STRUCTURE_ROWID}`).pluck()
   return () => {
+    const record = structure.get() as Uint8Array | undefined
+    return record === undefined ? [] : decodeSegments(record)
+  }
+}
+
+/**
+ * Whether the idle merges have work left on the FTS5 index `table` of this connection (wantsMerge: a process stopped
+ * in the middle of one, or segments worth merging into one). False when its structure record cannot be read (a
+ * format this code does not know: the levels' merges go on as before).
+ */
+export function mergeWanted(sqlite: Database.Database, table: string): () => boolean {
+  const segments = segmentsOf(sqlite, table)
+  return () => {
     try {
-      const record = structure.get() as Uint8Array | undefined
-      if (record === undefined) return false
-      const segments = decodeSegments(record)
-      return segments.some((s) => s.merging) || worthConsolidating(segments)
+      return wantsMerge(segments())
     } catch {
       return false
     }

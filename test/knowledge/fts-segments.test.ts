@@ -1,7 +1,7 @@
 import t from 'tap'
 import path from 'node:path'
 import Database from 'better-sqlite3'
-import { decodeSegments, STRUCTURE_ROWID, worthConsolidating } from '../../src/knowledge/fts-segments.js'
+import { decodeSegments, segmentsOf, STRUCTURE_ROWID, worthConsolidating } from '../../src/knowledge/fts-segments.js'
 import { trigramFile } from '../../src/knowledge/trigrams.js'
 import { build, signup, tempDir, uploadDocument } from '../helper.js'
 
@@ -14,8 +14,7 @@ function leafPagesFromRows(db: Database.Database, table: string): number[] {
   return (db.prepare(`SELECT count(*) FROM ${table}_data WHERE id > ${STRUCTURE_ROWID} AND (id >> 37) < 65536
     AND ((id >> 31) & 63) = 0 GROUP BY id >> 37`).pluck().all() as number[]).sort((a, b) => a - b)
 }
-const structure = (db: Database.Database, table: string) =>
-  decodeSegments(db.prepare(`SELECT block FROM ${table}_data WHERE id = ${STRUCTURE_ROWID}`).pluck().get() as Buffer)
+const structure = (db: Database.Database, table: string) => segmentsOf(db, table)()
 const pagesOf = (db: Database.Database, table: string) =>
   structure(db, table).map((s) => s.pages).sort((a, b) => a - b)
 

@@ -216,9 +216,10 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
     notExists(db.select({ one: sql`1` }).from(webhookMessages).where(and(
       eq(webhookMessages.eventSeq, webhookEvents.seq), inArray(webhookMessages.state, ['pending', 'retrying']))))))
     .limit(RETAIN_CHUNK).prepare()
-  // the chunk's seqs as one JSON array (json_each): one statement whatever their number
-  const messagesOf = sqlite.prepare<[string]>(`DELETE FROM webhook_messages
-    WHERE event_seq IN (SELECT value FROM json_each(?))`)
+  // the chunk's seqs as one JSON array (json_each): RETAIN_CHUNK of their messages a statement (an event has one
+  // per webhook of its workspace: 2,000 events to 100 webhooks are 200,000 rows)
+  const messagesOf = sqlite.prepare<[string]>(`DELETE FROM webhook_messages WHERE seq IN (SELECT seq
+    FROM webhook_messages WHERE event_seq IN (SELECT value FROM json_each(?)) LIMIT ${RETAIN_CHUNK})`)
   const eventsIn = sqlite.prepare<[string]>(`DELETE FROM webhook_events WHERE seq IN (SELECT value FROM json_each(?))`)
   const messages = () => db.select({
     seq: webhookMessages.seq, id: webhookMessages.id, webhookId: webhookMessages.webhookId,
@@ -333,7 +334,11 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
         n = seqs.length
         if (n === 0) break
         const list = JSON.stringify(seqs)
-        removed.messages += messagesOf.run(list).changes
+        for (let m = RETAIN_CHUNK; m === RETAIN_CHUNK; ) {
+          m = messagesOf.run(list).changes
+          removed.messages += m
+          if (m === RETAIN_CHUNK) yield
+        }
         removed.events += inMain(() => eventsIn.run(list).changes)
       }
     },

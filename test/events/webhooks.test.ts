@@ -672,6 +672,21 @@ t.test('a deleted webhook\'s messages and delivery records leave the outbox file
   await app.runMaintenance()
   t.equal(rowsOf(kept.id), '0/1', 'every old record went, and the held event\'s message, delivered since; the ' +
     'new delivery record stays')
+
+  // an event with more messages than a statement removes (one per webhook of its workspace), past retention
+  const event = Number(app.sqlite.prepare(`INSERT INTO webhook_events (workspace_id, event, body, expanded, created_at)
+    VALUES (?, 'message.created', '{}', 1, ?)`).run(u.workspaceId, old).lastInsertRowid)
+  const message = app.outboxSqlite.prepare(`INSERT INTO webhook_messages (id, event_seq, webhook_id, state, created_at,
+    updated_at) VALUES (?, ?, ?, 'delivered', ?, ?)`)
+  app.outboxSqlite.transaction(() => {
+    for (let i = 0; i < 4500; i++) message.run(`old-${i}`, event, kept.id, old, old)
+  })()
+  const messagesOf = app.outboxSqlite.prepare('SELECT COUNT(*) FROM webhook_messages WHERE event_seq = ?').pluck()
+  t.equal(messagesOf.get(event), 4500)
+  await app.runMaintenance()
+  t.equal(messagesOf.get(event), 0, 'every one of its messages went, 2,000 a statement')
+  t.equal(app.sqlite.prepare('SELECT COUNT(*) FROM webhook_events WHERE seq = ?').pluck().get(event), 0,
+    'and then the event')
 })
 
 t.test('signing secrets are sealed at rest: cairn.db never holds them; secrets written in clear by an earlier ' +

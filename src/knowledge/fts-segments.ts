@@ -96,6 +96,58 @@ export function segmentsOf(sqlite: Database.Database, table: string): () => Segm
 }
 
 /**
+ * The idle merges of the FTS5 index `table` on this connection, one bounded step of `pages` a call (false once
+ * nothing is left to merge): FTS5's level merges (`usermerge`, the index's setting, segments of a level at a time);
+ * then, when the segments beside the largest have grown enough, all of them into one (a negative page count: every
+ * segment on one level, as few as two merged). The steps after a step that merged carry its merge on. A merge in
+ * progress that the level step does not take up (FTS5 goes on with it only when no lower level holds as many
+ * segments as it merges) is carried on by a level step that merges as few as two segments: a negative step would
+ * drop it and start the whole index again.
+ */
+export function idleMerger(sqlite: Database.Database, table: string, pages: number,
+  usermerge: number): () => boolean {
+  // (FTS5 takes a command and its value as literals only)
+  const command = (key: string, value: number) =>
+    sqlite.prepare(`INSERT INTO ${table} (${table}, rank) VALUES ('${key}', ${value})`)
+  const totalChanges = sqlite.prepare('SELECT total_changes()').pluck()
+  /** whether the statement merged anything (a step that finds nothing to merge changes fewer than 2 rows) */
+  const merged = (merge: Database.Statement) => {
+    const before = totalChanges.get() as number
+    merge.run()
+    return (totalChanges.get() as number) - before >= 2
+  }
+  const levels = command('merge', pages)
+  const whole = command('merge', -pages)
+  const [pairsOn, pairsOff] = [command('usermerge', 2), command('usermerge', usermerge)]
+  const pairwise = sqlite.transaction(() => {
+    pairsOn.run()
+    try {
+      return merged(levels)
+    } finally {
+      pairsOff.run()
+    }
+  })
+  const segments = segmentsOf(sqlite, table)
+  let next: 'levels' | 'pairwise' | 'whole' = 'levels'
+  return () => {
+    for (;;) {
+      const did = next === 'levels' ? merged(levels) : next === 'whole' ? merged(whole) : pairwise() as boolean
+      if (did) { next = 'levels'; return true }
+      if (next !== 'levels') { next = 'levels'; return false }
+      let now: Segment[]
+      try {
+        now = segments()
+      } catch {
+        return false // a structure record this code cannot read: the level merges only
+      }
+      if (now.some((s) => s.merging)) next = 'pairwise'
+      else if (worthConsolidating(now)) next = 'whole'
+      else return false
+    }
+  }
+}
+
+/**
  * Whether the idle merges have work left on the FTS5 index `table` of this connection (wantsMerge: a process stopped
  * in the middle of one, or segments worth merging into one). False when its structure record cannot be read (a
  * format this code does not know: the levels' merges go on as before).

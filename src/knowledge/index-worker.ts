@@ -15,7 +15,7 @@ import { runsWriter } from './runs.js'
 import { Worker } from 'node:worker_threads'
 import { workerEntry } from '../worker-entry.js'
 import { CELL, CELLS } from './trigrams.js'
-import { mergeWanted } from './fts-segments.js'
+import { idleMerger } from './fts-segments.js'
 
 /** A document to index: from its text file, or from `text` (at upload) under the claimed job `jobId`. */
 export interface IndexTask { id: number; documentId: string; textFile: string; text?: string; jobId?: string }
@@ -77,14 +77,8 @@ const completeJob = sqlite.prepare(`DELETE FROM jobs WHERE id = ?`)
 // 50 at a time: a server write waits for the batch (the word index's deletes; the trigram file's follow from the queue)
 const purgeSome = sqlite.prepare(`DELETE FROM knowledge_passages WHERE rowid IN
   (SELECT rowid FROM knowledge_passages WHERE document_id = ? LIMIT 50)`)
-const totalChanges = sqlite.prepare('SELECT total_changes()').pluck()
 const FTS_TABLES = PASSAGE_INDEXES
 const merges = FTS_TABLES.map((t) => sqlite.prepare(`INSERT INTO ${t} (${t}, rank) VALUES ('merge', ${MERGE_PAGES})`))
-// a negative page count: every segment on one level and merged into one, as few as two at a time (the steps that
-// follow, of either sign, carry the merge on)
-const consolidations = FTS_TABLES.map((t) =>
-  sqlite.prepare(`INSERT INTO ${t} (${t}, rank) VALUES ('merge', -${MERGE_PAGES})`))
-const mergeLeft = FTS_TABLES.map((t) => mergeWanted(sqlite, t))
 
 /**
  * FTS5's merge settings (stored with each index). `normal` is FTS5's default: a commit that writes a segment
@@ -98,6 +92,8 @@ const MERGING = {
   ingest: { automerge: 0, usermerge: 16, crisismerge: 64 }
 } as const
 let merging: keyof typeof MERGING | undefined
+/** each index's idle merges, a step a call (src/knowledge/fts-segments.ts), under the normal settings */
+const idleSteps = FTS_TABLES.map((t) => idleMerger(sqlite, t, MERGE_PAGES, MERGING.normal.usermerge))
 // (FTS5 takes a command's name as a literal only)
 const configure = Object.fromEntries(Object.entries(MERGING).map(([name, settings]) => [name,
   FTS_TABLES.flatMap((t) => Object.entries(settings).map(([key, value]) =>
@@ -380,21 +376,15 @@ async function idleMerge() {
     parentPort!.postMessage({ warning: `the pair index could not catch up: ${(err as Error).message}` } satisfies
       IndexReply)
   }
-  for (let index = 0; index < merges.length; index++) {
-    // the levels' merges, then, when the segments beside the largest have grown enough (or a merge left in progress
-    // is not taken up by them), one merge of them all
-    let whole = false
+  for (const step of idleSteps) {
     for (;;) {
       await sleep(GAP_MS * 5)
       if (active > 0 || closing) return
       if (Atomics.load(intent, INTENT) > 0) continue
-      const merge = whole ? consolidations[index] : merges[index]
-      const before = totalChanges.get() as number
-      if (!holdingWriteLock(intent, () => merge.run())) continue
+      const done = holdingWriteLock(intent, step)
+      if (!done) continue
       checkpoint()
-      if ((totalChanges.get() as number) - before >= 2) { whole = false; continue }
-      if (whole || !mergeLeft[index]()) break
-      whole = true
+      if (!done.value) break
     }
   }
   // the trigram worker's own catch-up and merges

@@ -19,8 +19,10 @@ import fs from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 import { FILE_MODE } from '../db/data-dir.js'
-import { mergeWanted } from './fts-segments.js'
+import { idleMerger } from './fts-segments.js'
 
+/** FTS5's default `usermerge`, which the trigram index keeps (its merge settings change automerge and crisismerge) */
+const FTS5_USERMERGE = 4
 /** the trigram index's table, in the trigram file (attached as `trigrams` to the connections that search) */
 export const TRIGRAM_TABLE = 'knowledge_passages_fts'
 
@@ -134,7 +136,7 @@ export function openTrigrams(mainFile: string) {
   const command = (key: string, value: number) =>
     sqlite.prepare(`INSERT INTO ${TRIGRAM_TABLE} (${TRIGRAM_TABLE}, rank) VALUES ('${key}', ${value})`)
   const merges = new Map<number, Database.Statement>()
-  /** one step of `pages` (negative: all segments into one); whether it merged anything */
+  /** one level merge step of `pages`; whether it merged anything */
   const merged = (pages: number) => {
     const before = totalChanges.get() as number
     let merge = merges.get(pages)
@@ -142,7 +144,8 @@ export function openTrigrams(mainFile: string) {
     merge.run()
     return (totalChanges.get() as number) - before >= 2
   }
-  const mergeLeft = mergeWanted(sqlite, TRIGRAM_TABLE)
+  // the worker's idle merges (src/knowledge/fts-segments.ts), by steps of `pages`; FTS5's usermerge is its default
+  const idleSteps = new Map<number, () => boolean>()
   const automergeNow = sqlite.prepare(`SELECT v FROM ${TRIGRAM_TABLE}_config WHERE k = 'automerge'`).pluck()
   const MERGING = {
     // no merge inside a commit until a level holds 1,000 segments (a 50 MB ingest makes ~500): the indexing then
@@ -219,13 +222,14 @@ export function openTrigrams(mainFile: string) {
       return { indexedThrough: s.indexedThrough, deletedThrough: s.deletedThrough }
     },
     /**
-     * One bounded merge step; false once there was nothing left to merge. The levels' merges, then, with `whole`,
-     * one of all the segments when those beside the largest have grown enough, or a merge left in progress is not
-     * taken up by them (src/knowledge/fts-segments.ts).
+     * One bounded merge step; false once there was nothing left to merge: the levels' merges, and with `whole` the
+     * idle merges' (src/knowledge/fts-segments.ts: all segments into one when worth it).
      */
     mergeStep(pages: number, whole = false): boolean {
-      if (merged(pages)) return true
-      return whole && mergeLeft() && merged(-pages)
+      if (!whole) return merged(pages)
+      let step = idleSteps.get(pages)
+      if (!step) idleSteps.set(pages, step = idleMerger(sqlite, TRIGRAM_TABLE, pages, FTS5_USERMERGE))
+      return step()
     },
     /** which of the two merge settings the index has */
     mergingNow(): 'ingest' | 'normal' {

@@ -1,7 +1,8 @@
 import t from 'tap'
 import path from 'node:path'
 import Database from 'better-sqlite3'
-import { decodeSegments, segmentsOf, STRUCTURE_ROWID, worthConsolidating } from '../../src/knowledge/fts-segments.js'
+import { decodeSegments, idleMerger, segmentsOf, STRUCTURE_ROWID, worthConsolidating }
+  from '../../src/knowledge/fts-segments.js'
 import { trigramFile } from '../../src/knowledge/trigrams.js'
 import { build, signup, tempDir, uploadDocument } from '../helper.js'
 
@@ -65,6 +66,69 @@ t.test('an index is merged whole when the segments beside the largest add up to 
   t.notOk(worthConsolidating(of(1000, 100, 100, 30, 19)))
   t.ok(worthConsolidating(of(3, 4, 5)), 'similar sizes')
 })
+
+t.test('the idle merges carry on a merge into one that new segments interrupted, without starting it again',
+  async (t) => {
+    // the index worker's settings while it ingests and once idle (src/knowledge/index-worker.ts)
+    const settings = (db: Database.Database, values: Record<string, number>) => {
+      for (const [k, v] of Object.entries(values)) db.prepare(`INSERT INTO idx (idx, rank) VALUES ('${k}', ${v})`).run()
+    }
+    const ingest = { automerge: 0, usermerge: 16, crisismerge: 64 }
+    const normal = { automerge: 4, usermerge: 4, crisismerge: 16 }
+    /** the rows the idle merges change, at most `steps` of them */
+    const idle = (db: Database.Database, steps = Infinity) => {
+      const changes = db.prepare('SELECT total_changes()').pluck()
+      const before = changes.get() as number
+      const step = idleMerger(db, 'idx', 8, normal.usermerge)
+      for (let n = 0; n < steps && step(); n++) { /* next step */ }
+      return (changes.get() as number) - before
+    }
+    const setUp = () => {
+      const db = new Database(':memory:')
+      t.teardown(() => db.close())
+      db.exec(`CREATE VIRTUAL TABLE idx USING fts5(a, content = '', contentless_delete = 1)`)
+      let seed = 7
+      let id = 0
+      const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647
+      const words = Array.from({ length: 3000 }, (_, i) => `w${i.toString(36)}`)
+      const insert = db.prepare('INSERT INTO idx (rowid, a) VALUES (?, ?)')
+      const commit = (rows: number) => db.transaction(() => {
+        for (let i = 0; i < rows; i++) {
+          insert.run(++id, Array.from({ length: 60 }, () => words[Math.floor(random() * words.length)]).join(' '))
+        }
+      })()
+      settings(db, ingest)
+      for (let i = 0; i < 8; i++) commit(400)
+      settings(db, normal)
+      idle(db)
+      settings(db, ingest)
+      for (let i = 0; i < 4; i++) commit(250)
+      settings(db, normal)
+      return { db, commit }
+    }
+    // the same index merged into one without a break
+    const whole = setUp()
+    const uninterrupted = idle(whole.db)
+    t.equal(segmentsOf(whole.db, 'idx')().length, 1)
+    // cut short by an upload of two small commits: a merge in progress, two new segments on a lower level
+    const cut = setUp()
+    let changed = idle(cut.db, 20)
+    t.ok(segmentsOf(cut.db, 'idx')().some((s) => s.merging), 'a merge in progress')
+    settings(cut.db, ingest)
+    cut.commit(5)
+    cut.commit(5)
+    settings(cut.db, normal)
+    changed += idle(cut.db)
+    const after = segmentsOf(cut.db, 'idx')()
+    t.notOk(after.some((s) => s.merging), 'no merge left in progress')
+    t.notOk(worthConsolidating(after), `the upload's small segments are left beside the merged one ` +
+      `(${after.map((s) => s.pages).join(' + ')} pages)`)
+    t.ok(changed < uninterrupted * 1.2, `about the work of one merge (${changed} rows changed against ` +
+      `${uninterrupted}; started again, ~1,950)`)
+    t.same(cut.db.prepare(`SELECT v FROM idx_config WHERE k = 'usermerge'`).pluck().get(), normal.usermerge,
+      'the index\'s own usermerge setting back')
+    cut.db.prepare(`INSERT INTO idx (idx) VALUES ('integrity-check')`).run()
+  })
 
 t.test('an idle server merges each passage index into one segment: words, pairs, runs and trigrams', async (t) => {
   const app = await build(t, { config: { rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 } } })

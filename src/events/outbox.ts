@@ -217,10 +217,13 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
       eq(webhookMessages.eventSeq, webhookEvents.seq), inArray(webhookMessages.state, ['pending', 'retrying']))))))
     .limit(RETAIN_CHUNK).prepare()
   // the chunk's seqs as one JSON array (json_each): RETAIN_CHUNK of their messages a statement (an event has one
-  // per webhook of its workspace: 2,000 events to 100 webhooks are 200,000 rows)
+  // per webhook of its workspace: 2,000 events to 100 webhooks are 200,000 rows), other work let in between. So a
+  // message may start waiting meanwhile (a redelivery that failed, a message added): it stays, and so does its event
   const messagesOf = sqlite.prepare<[string]>(`DELETE FROM webhook_messages WHERE seq IN (SELECT seq
-    FROM webhook_messages WHERE event_seq IN (SELECT value FROM json_each(?)) LIMIT ${RETAIN_CHUNK})`)
-  const eventsIn = sqlite.prepare<[string]>(`DELETE FROM webhook_events WHERE seq IN (SELECT value FROM json_each(?))`)
+    FROM webhook_messages WHERE event_seq IN (SELECT value FROM json_each(?)) AND state NOT IN ('pending', 'retrying')
+    LIMIT ${RETAIN_CHUNK})`)
+  const eventsIn = sqlite.prepare<[string]>(`DELETE FROM webhook_events WHERE seq IN (SELECT value FROM json_each(?))
+    AND NOT EXISTS (SELECT 1 FROM webhook_messages m WHERE m.event_seq = webhook_events.seq)`)
   const messages = () => db.select({
     seq: webhookMessages.seq, id: webhookMessages.id, webhookId: webhookMessages.webhookId,
     state: webhookMessages.state, event: webhookEvents.event, body: webhookEvents.body,

@@ -146,3 +146,43 @@ t.test('a webhook set inactive by a recording is told once, after the commit, no
     t.equal(app.sqlite.prepare('SELECT failing_since FROM webhooks WHERE id = ?').pluck().get(hook), null,
       'the success after the failure cleared its failing state')
   })
+
+t.test('retention removes an old event\'s messages 2,000 rows a statement, the thread\'s other work let in between',
+  async (t) => {
+    const app = await build(t)
+    const u = await signup(app)
+    const old = '2000-01-01T00:00:00.000Z'
+    const event = Number(app.sqlite.prepare(`INSERT INTO webhook_events (workspace_id, event, body, expanded,
+      created_at) VALUES (?, 'message.created', '{}', 1, ?)`).run(u.workspaceId, old).lastInsertRowid)
+    const message = app.outboxSqlite.prepare(`INSERT INTO webhook_messages (id, event_seq, webhook_id, state,
+      created_at, updated_at) VALUES (?, ?, ?, 'delivered', ?, ?)`)
+    // one per webhook of its workspace: 4,500 webhooks
+    app.outboxSqlite.transaction(() => {
+      for (let i = 0; i < 4500; i++) message.run(newMessageId(), event, `hook-${i}`, old, old)
+    })()
+    const thread = threadConnection(t, app)
+    const store = createOutboxStore(thread.db, thread.sqlite, { schedule: [], scheduleRetry: () => {},
+      onDeactivated: () => {} })
+    const removed = { deliveries: 0, messages: 0, events: 0 }
+    const left = () => app.outboxSqlite.prepare('SELECT COUNT(*) FROM webhook_messages WHERE event_seq = ?').pluck()
+      .get(event)
+    const events = app.sqlite.prepare('SELECT COUNT(*) FROM webhook_events WHERE seq = ?').pluck()
+    const between: number[] = []
+    for (const _ of store.retain(new Date().toISOString(), (write) => write(), removed)) {
+      // after the first 2,000, a redelivery of one of the rest fails: its message waits for a retry
+      if (between.length === 1) {
+        app.outboxSqlite.prepare(`UPDATE webhook_messages SET state = 'retrying' WHERE seq = (SELECT max(seq)
+          FROM webhook_messages WHERE event_seq = ?)`).run(event)
+      }
+      between.push(left() as number)
+    }
+    t.same(between, [4500, 2500, 500, 1], 'a turn after the deliveries\' step, after each 2,000 messages, after ' +
+      'the events')
+    t.same(removed, { deliveries: 0, messages: 4499, events: 0 },
+      'the message that started waiting stays, and its event')
+    t.equal(events.get(event), 1)
+    app.outboxSqlite.prepare(`UPDATE webhook_messages SET state = 'delivered' WHERE event_seq = ?`).run(event)
+    for (const _ of store.retain(new Date().toISOString(), (write) => write(), removed)) { /* next step */ }
+    t.same(removed, { deliveries: 0, messages: 4500, events: 1 }, 'delivered since: the next retention takes both')
+    t.equal(events.get(event), 0)
+  })

@@ -136,14 +136,6 @@ export function openTrigrams(mainFile: string) {
   const command = (key: string, value: number) =>
     sqlite.prepare(`INSERT INTO ${TRIGRAM_TABLE} (${TRIGRAM_TABLE}, rank) VALUES ('${key}', ${value})`)
   const merges = new Map<number, Database.Statement>()
-  /** one level merge step of `pages`; whether it merged anything */
-  const merged = (pages: number) => {
-    const before = totalChanges.get() as number
-    let merge = merges.get(pages)
-    if (!merge) merges.set(pages, merge = command('merge', pages))
-    merge.run()
-    return (totalChanges.get() as number) - before >= 2
-  }
   // the worker's idle merges (src/knowledge/fts-segments.ts), by steps of `pages`; FTS5's usermerge is its default
   const idleSteps = new Map<number, () => boolean>()
   const automergeNow = sqlite.prepare(`SELECT v FROM ${TRIGRAM_TABLE}_config WHERE k = 'automerge'`).pluck()
@@ -226,7 +218,13 @@ export function openTrigrams(mainFile: string) {
      * idle merges' (src/knowledge/fts-segments.ts: all segments into one when worth it).
      */
     mergeStep(pages: number, whole = false): boolean {
-      if (!whole) return merged(pages)
+      if (!whole) {
+        const before = totalChanges.get() as number
+        let merge = merges.get(pages)
+        if (!merge) merges.set(pages, merge = command('merge', pages))
+        merge.run()
+        return (totalChanges.get() as number) - before >= 2
+      }
       let step = idleSteps.get(pages)
       if (!step) idleSteps.set(pages, step = idleMerger(sqlite, TRIGRAM_TABLE, pages, FTS5_USERMERGE))
       return step()

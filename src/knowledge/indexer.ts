@@ -13,7 +13,7 @@ import { knowledgeDocuments } from '../../schema/tables/knowledge.js'
 import { newWriteIntent, releaseHolder, writeIntentOf } from '../db/write-intent.js'
 import type { KnowledgeFiles } from './files.js'
 import type { IndexMessage, IndexReply, IndexTask } from './index-worker.js'
-import { PAIRS_BEHIND_SQL } from './pairs.js'
+import { PAIRS_BEHIND_SQL, PAIRS_VERSION } from './pairs.js'
 import { openSearchConnection, TRIGRAM_TABLE, trigramsBehind } from './trigrams.js'
 import { mergeWanted } from './fts-segments.js'
 
@@ -133,11 +133,11 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
   const thread = indexThread(sqlite.name, writeIntentOf(sqlite) ?? newWriteIntent(), deps.log,
     deps.onTaskEnd ?? (() => {}))
 
-  // pair and run tokens made by another Node.js (its Unicode version splits the words) or SQLite (its case folding)
-  // might not match this one's queries: the indexes are made again (and the runs' vocabulary, which shed the words
-  // of deleted passages)
-  const madeWith = `unicode ${process.versions.unicode}, sqlite ${sqlite.prepare('SELECT sqlite_version()').pluck()
-    .get() as string}`
+  // pair and run tokens made by another Node.js (its Unicode version splits the words), SQLite (its case folding) or
+  // version of the pair tokens (src/knowledge/pairs.ts) might not match this one's queries: the indexes are made
+  // again (and the runs' vocabulary, which shed the words of deleted passages)
+  const madeWith = `pairs ${PAIRS_VERSION}, unicode ${process.versions.unicode}, sqlite ${sqlite
+    .prepare('SELECT sqlite_version()').pluck().get() as string}`
   if (sqlite.prepare(`SELECT made_with FROM knowledge_pairs_state`).pluck().get() !== madeWith) {
     sqlite.transaction(() => {
       sqlite.exec(`INSERT INTO knowledge_passages_pairs (knowledge_passages_pairs) VALUES ('delete-all');

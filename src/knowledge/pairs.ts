@@ -2,19 +2,36 @@
  * The word-pair index (migration 0019): what a passage puts in it, and what a substring query of several words
  * asks of it. No server-side imports: the index worker loads this.
  *
- * Text is folded as the trigram index folds it (src/knowledge/fold.ts) and split into runs of letters, digits and
- * marks. Each two neighbouring runs X and Y give one token per column: the last characters of X (2 in `near`, 6 in
- * `far`), `_` when exactly one space separates them (else `|`), and Y (its first PAIR_WORD_MAX characters): "weeks
- * of parental" gives `ks_of of_parental` and `weeks_of of_parental`, at consecutive positions. A passage holding a
- * query holds the query's runs: its inner runs as whole runs, the first as the end of a run, the last as the start
- * of one; so it holds the query's pairs as a phrase, the last pair as a prefix. The phrase is a filter only: the
- * text is checked after, with the same folding.
+ * Text is folded as the trigram index folds it (src/knowledge/fold.ts) and split into units: runs of letters, digits
+ * and marks, and single characters that are neither those nor white space (punctuation, symbols). Each two
+ * neighbouring units X and Y give one token per column: the last characters of X (2 in `near`, 6 in `far`), `_` when
+ * exactly one space separates them (else `|`: other white space, or none), and Y (its first PAIR_WORD_MAX
+ * characters): "weeks of parental" gives `ks_of of_parental` and `weeks_of of_parental`, at consecutive positions;
+ * "case, the" gives `se|, ,_the` (an ASCII punctuation character stands in a token as a private-use character, the
+ * index's tokenizer splitting at ASCII punctuation). A passage holding a query holds the query's units: its inner
+ * units whole, its first run as the end of a run, its last run as the start of one, and a punctuation character
+ * always whole; so it holds the query's pairs as a phrase, the last pair as a prefix when it ends in a run. The
+ * phrase is a filter only: the text is checked after, with the same folding.
  */
 import { indexFold, isAscii } from './fold.js'
 import { bestWindow } from './query.js'
 
 /** a word: a run of letters, digits and marks (in text folded as the trigram index folds) */
 export const RUN = /[\p{L}\p{N}\p{M}]+/gu
+/** a unit of the pairs: a run (group 1), or one character that is neither a run's nor white space */
+const UNIT = /([\p{L}\p{N}\p{M}]+)|[^\p{L}\p{N}\p{M}\s]/gu
+/**
+ * What the pair tokens are made of (kept with the index, src/knowledge/indexer.ts: another version empties it for
+ * the index worker to fill again). 2: punctuation characters are units (before, only runs were, and `|` stood for
+ * whatever separated them).
+ */
+export const PAIRS_VERSION = 2
+/**
+ * A unit as it stands in a token: the index's `ascii` tokenizer keeps letters, digits, `_`, `|` and every non-ASCII
+ * character in a token and splits at any other ASCII character, so those stand as U+E000 + their code.
+ */
+const unitToken = (unit: string) => unit.length === 1 && unit < '\u0080' && !/[a-z0-9]/.test(unit)
+  ? String.fromCharCode(0xe000 + unit.charCodeAt(0)) : unit
 /** a pair's second word is cut to this many characters */
 export const PAIR_WORD_MAX = 32
 /**
@@ -44,6 +61,13 @@ const SHORT_PREFIX = 2
 /** how much of a pair's first word each column keeps: its last 2 characters (`near`), its last 6 (`far`) */
 export const PAIR_ENDS = { near: 2, far: 6 } as const
 const lastOf = (run: string, n: number, ascii: boolean) => ascii ? run.slice(-n) : [...run].slice(-n).join('')
+/**
+ * A punctuation character's end in `far`: the last 6 characters of the text without white space that ends with it
+ * (`brary,` in "library, so"), as they stand in tokens. In `near` it is the character alone (a query that starts
+ * with it knows no more).
+ */
+const contextOf = (stretch: string, ascii: boolean) =>
+  (ascii ? [...stretch.slice(-PAIR_ENDS.far)] : [...stretch].slice(-PAIR_ENDS.far)).map(unitToken).join('')
 const firstMax = (run: string, ascii: boolean) => run.length <= PAIR_WORD_MAX ? run
   : ascii ? run.slice(0, PAIR_WORD_MAX) : [...run].slice(0, PAIR_WORD_MAX).join('')
 
@@ -63,19 +87,25 @@ export function passageTokens(text: string): { near: string; far: string; runs: 
   const near: string[] = []
   const far: string[] = []
   const runs: string[] = []
-  let prev = ''
+  // the first unit's ends in each column, and where the text without white space that ends at it begins
+  let prevNear = ''
+  let prevFar = ''
   let prevEnd = -1
-  for (const m of lower.matchAll(RUN)) {
-    const run = m[0]
-    runs.push(run)
+  let stretch = 0
+  for (const m of lower.matchAll(UNIT)) {
+    const unit = m[0]
+    const isRun = m[1] !== undefined
+    if (isRun) runs.push(unit)
+    if (m.index !== prevEnd) stretch = m.index
+    const token = isRun ? firstMax(unit, ascii) : unitToken(unit)
     if (prevEnd >= 0) {
-      const sep = m.index - prevEnd === 1 && lower.charCodeAt(prevEnd) === 32 ? '_' : '|'
-      const next = sep + firstMax(run, ascii)
-      near.push(lastOf(prev, PAIR_ENDS.near, ascii) + next)
-      far.push(lastOf(prev, PAIR_ENDS.far, ascii) + next)
+      const next = (m.index - prevEnd === 1 && lower.charCodeAt(prevEnd) === 32 ? '_' : '|') + token
+      near.push(prevNear + next)
+      far.push(prevFar + next)
     }
-    prev = run
-    prevEnd = m.index + run.length
+    prevEnd = m.index + unit.length
+    prevNear = isRun ? lastOf(unit, PAIR_ENDS.near, ascii) : token
+    prevFar = isRun ? lastOf(unit, PAIR_ENDS.far, ascii) : contextOf(lower.slice(stretch, prevEnd), ascii)
   }
   return { near: near.join(' '), far: far.join(' '), runs }
 }
@@ -97,7 +127,7 @@ const NEAR_ALONE = 5_000
 
 /**
  * The pair-index MATCH expression for the passages that may hold `query` (case-insensitive), or undefined when
- * the pairs cannot narrow it: fewer than two runs, or a first run of one character that may be the end of a
+ * the pairs cannot narrow it: fewer than two units, or a first run of one character that may be the end of a
  * longer word and one pair left.
  *
  * The pairs are one phrase in one column: `far` when the first run is whole or long enough to give its last 6
@@ -112,34 +142,61 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   { match: string; narrow?: { match: string; postings: number } } | undefined {
   const lower = indexFold(query)
   const ascii = isAscii(lower)
-  const runs = [...lower.matchAll(RUN)].map((m) => ({ run: m[0], at: m.index, end: m.index + m[0].length }))
+  // the units (a punctuation character as it stands in a token)
+  // the units (a punctuation character as it stands in a token), each with where the text without white space
+  // that ends at it begins
+  let stretch = 0
+  const runs = [...lower.matchAll(UNIT)].map((m, i, all) => {
+    if (i === 0 || m.index !== all[i - 1].index + all[i - 1][0].length) stretch = m.index
+    return { run: m[1] === undefined ? unitToken(m[0]) : m[0], punct: m[1] === undefined, at: m.index,
+      end: m.index + m[0].length, stretch }
+  })
   if (runs.length < 2) return undefined
   const length = (run: string) => ascii ? run.length : [...run].length
-  // the first run may end a longer word, the last may begin one
-  const firstWhole = runs[0].at > 0
+  // the first run may end a longer word, the last may begin one; a punctuation character is whole
+  const firstWhole = runs[0].at > 0 || runs[0].punct
   const first = length(runs[0].run)
   // a first run of 3–5 characters that may end a longer word: the words of the vocabulary that end with it give
   // the last 6 characters it may stand for (`check` → `check`, `echeck`, `lcheck`), each asked in `far`
   let firstForms: string[] | undefined
-  if (!firstWhole && first >= 3 && first < PAIR_ENDS.far && endings) {
+  if (!runs[0].punct && !firstWhole && first >= 3 && first < PAIR_ENDS.far && endings) {
     const forms = [...new Set(endings(runs[0].run)?.map((w) => lastOf(w, PAIR_ENDS.far, isAscii(w))))]
     if (forms.length > 0 && forms.length <= MAX_FIRST_FORMS) firstForms = forms
   }
-  const chosen: PairColumn | undefined = firstWhole || first >= PAIR_ENDS.far || firstForms ? 'far'
-    : first >= PAIR_ENDS.near ? 'near' : undefined
-  const column = chosen ?? 'far'
+  // each unit's end in each column, when the query tells it: a first run's when whole or long enough (or its forms);
+  // a punctuation character's in `far` when the text without white space before it is in the query (preceded by
+  // white space there) or gives 6 characters
+  const ends = runs.map((u, i) => {
+    if (u.punct) {
+      const before = lower.slice(u.stretch, u.end)
+      return { near: u.run as string | undefined, far: u.stretch > 0 || length(before) >= PAIR_ENDS.far
+        ? contextOf(before, ascii) : undefined }
+    }
+    const whole = i > 0 || firstWhole
+    return { near: whole || first >= PAIR_ENDS.near ? lastOf(u.run, PAIR_ENDS.near, ascii) : undefined,
+      far: whole || first >= PAIR_ENDS.far || (i === 0 && firstForms) ? lastOf(u.run, PAIR_ENDS.far, ascii)
+        : undefined }
+  })
+  // the column whose known ends leave out the fewest first pairs (`far` when as many)
+  const from = (column: PairColumn) => {
+    let s = runs.length - 1
+    while (s > 0 && ends[s - 1][column] !== undefined) s--
+    return s
+  }
+  const column: PairColumn = from('far') <= from('near') ? 'far' : 'near'
   const terms: Array<{ token: string; prefix: boolean; alts?: string[] }> = []
-  for (let i = chosen ? 0 : 1; i + 1 < runs.length; i++) {
+  for (let i = from(column); i + 1 < runs.length; i++) {
     const x = runs[i]
     const y = runs[i + 1]
-    const yWhole = i + 2 < runs.length || y.end < lower.length
+    const yWhole = i + 2 < runs.length || y.end < lower.length || y.punct
     const yChars = length(y.run)
     // a last word of one character is a prefix of thousands of pairs for FTS5 to merge, and narrows little (one
     // of two or three characters costs up to ~100 ms at 1,000,000 passages, "ed_to" *; leaving it out, more)
     if (!yWhole && yChars < SHORT_PREFIX) break
     const sep = lower.slice(x.end, y.at) === ' ' ? '_' : '|'
-    const alts = i === 0 && firstForms ? firstForms.map((f) => `${f}${sep}${firstMax(y.run, ascii)}`) : undefined
-    terms.push({ token: `${lastOf(x.run, PAIR_ENDS[column], ascii)}${sep}${firstMax(y.run, ascii)}`,
+    const alts = i === 0 && column === 'far' && firstForms
+      ? firstForms.map((f) => `${f}${sep}${firstMax(y.run, ascii)}`) : undefined
+    terms.push({ token: `${ends[i][column]}${sep}${firstMax(y.run, ascii)}`,
       prefix: !yWhole && yChars < PAIR_WORD_MAX, alts })
   }
   // one pair whose second word may go on (`this is`): its prefix alone is merged whole for each form (`this_is` *:
@@ -179,6 +236,11 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   } else if (terms.length === 1 && column === 'near' && !(density && density(column, last.token) <= NEAR_ALONE)) {
     // one pair in `near` ("used in", "layer that"): its last 2 characters and a prefix stand for too many passages
     // (a common phrase is found sooner by the trigram walk, a rarer one through thousands of candidates)
+    return undefined
+  } else if (terms.length === 1 && last.prefix && density && density(column, last.token) > DENSE_PREFIX) {
+    // one pair whose second word may go on, in many passages (`, the`: `,_the` *, `,_then`, `,_there`…): FTS5 would
+    // merge the doclist of every token it begins before the first match, where the trigram walk finds such a common
+    // phrase at once
     return undefined
   }
   if (terms.length === 0) return undefined

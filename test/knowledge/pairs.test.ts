@@ -9,6 +9,8 @@ import { indexFold, isAscii } from '../../src/knowledge/fold.js'
 import { ftsPhrase } from '../../src/knowledge/query.js'
 
 const near = (text: string) => pairTokens(text).near
+/** an ASCII punctuation character as it stands in a token */
+const p = (c: string) => String.fromCharCode(0xe000 + c.charCodeAt(0))
 t.test('isAscii: only ASCII characters (a lone surrogate is not)', async (t) => {
   t.ok(isAscii(''))
   t.ok(isAscii('Plain text, 100 % ASCII ~ \u007f'))
@@ -18,7 +20,17 @@ t.test('isAscii: only ASCII characters (a lone surrogate is not)', async (t) => 
 t.test('pairTokens: the end of a word (2 characters, 6), the separator, the next word', async (t) => {
   t.same(pairTokens('Weeks of Parental leave'), { near: 'ks_of of_parental al_leave',
     far: 'weeks_of of_parental rental_leave' })
-  t.equal(near('e-mail, then  x'), 'e|mail il|then en|x', 'anything but one space is `|`')
+  t.equal(near('e-mail, then  x'), `e|${p('-')} ${p('-')}|mail il|${p(',')} ${p(',')}_then en|x`,
+    'a punctuation character is a unit; anything but one space is `|`')
+  const comma = p(',')
+  // a punctuation character: alone in `near`, with the last 6 characters up to it without white space in `far`
+  t.same(pairTokens('case, the list'), { near: `se|${comma} ${comma}_the he_list`,
+    far: `case|${comma} case${comma}_the the_list` })
+  t.equal(pairTokens('the library, so (e-mail)').far, `the_library ibrary|${comma} brary${comma}_so so_${p('(')} ` +
+    `${p('(')}|e e|${p('-')} ${p('(')}e${p('-')}|mail mail|${p(')')}`)
+  const [low, bar, quote] = [p('_'), p('|'), p('"')]
+  t.equal(near('a_b|c "d" — ¶'), `a|${low} ${low}|b b|${bar} ${bar}|c c_${quote} ${quote}|d d|${quote} ` +
+    `${quote}_— —_¶`, '`_`, `|` and quotes stand in as well; non-ASCII punctuation as itself')
   t.equal(near('a b'), 'a_b', 'a one-letter word is whole')
   t.same(pairTokens('lonely'), { near: '', far: '' })
   t.equal(near(`go ${'y'.repeat(50)}`), `go_${'y'.repeat(PAIR_WORD_MAX)}`, 'the second word is cut')
@@ -38,7 +50,18 @@ t.test('pairMatch: a phrase of the query\'s pairs in one column, the last a pref
   t.equal(matchOf(' of parental '), `{far}: ("of_parental")`, 'separators at the ends: whole words')
   t.equal(matchOf('s of parental'), `{far}: ("of_parental" *)`,
     'a one-letter start may end any word: its pair is left out')
-  t.equal(matchOf('the fold. It is'), `{near}: ("he_fold" + "ld|it" + "it_is" *)`)
+  t.equal(matchOf('the fold. It is'), `{near}: ("he_fold" + "ld|${p('.')}" + "${p('.')}_it" + "it_is" *)`)
+  t.equal(matchOf(', the list'), `{near}: ("${p(',')}_the" + "he_list" *)`,
+    'a punctuation character first is whole, but what precedes it is not known: `near`')
+  t.equal(matchOf(' , the list'), `{far}: ("${p(',')}_the" + "the_list" *)`, 'white space before it: `far`')
+  t.equal(matchOf('library, so'), `{far}: ("ibrary|${p(',')}" + "brary${p(',')}_so" *)`,
+    'a punctuation character after 6 characters: `far`, with them')
+  t.equal(matchOf('ab, cd ef'), `{near}: ("ab|${p(',')}" + "${p(',')}_cd" + "cd_ef" *)`,
+    'after fewer, at the start: `near`')
+  t.equal(matchOf('case of ,'), `{near}: ("se_of" + "of_${p(',')}")`, 'and last, no prefix')
+  t.equal(matchOf('( ) can'), `{near}: ("${p('(')}_${p(')')}" + "${p(')')}_can" *)`)
+  t.equal(matchOf('e, a'), undefined, 'a one-letter start and end left out: nothing left')
+  t.equal(matchOf('to ,'), undefined, 'one pair of `near`')
   t.equal(matchOf('weeks of p words'), `{near}: ("ks_of" + "of_p" + "p_words" *)`)
   t.equal(matchOf('them weeks of p'), `{near}: ("em_weeks" + "ks_of")`,
     'a one-letter end is left out')
@@ -89,10 +112,16 @@ t.test('pairMatch with the index\'s counts: a dense last prefix left out, one ra
     '{near}: ("on_the" + "he_path" *)', 'kept when the other pairs are not 4 times rarer')
   t.equal(matchOf('be removed in', counts({ 'near ed_in': 269_000, 'near be_removed': 10_000 })),
     '{near}: ("be_removed")', 'the pair left may be one of `near`')
-  t.equal(matchOf('option will be.', counts({})), '{far}: ("option_will" + "will_be")', 'a whole word: no prefix')
+  t.equal(matchOf('option will be.', counts({})), `{far}: ("option_will" + "will_be" + "be|${p('.')}")`,
+    'a whole word: no prefix')
   t.equal(matchOf('used in', counts({ 'near ed_in': 269_000 })), undefined, 'one common pair of `near`: trigrams')
   t.equal(matchOf('layer thatch', counts({ 'near er_thatch': 40 })), '{near}: ("er_thatch" *)',
     'one rare pair of `near` is asked')
+  t.equal(matchOf(' , the', counts({ [`far ${p(',')}_the`]: 150_000 })), undefined,
+    'one dense pair whose second word may go on: the trigram walk')
+  t.equal(matchOf(' , zebra', counts({ [`far ${p(',')}_zebra`]: 12 })), `{far}: ("${p(',')}_zebra" *)`,
+    'a rare one is asked')
+  t.equal(matchOf(' ( )', counts({})), `{far}: ("${p('(')}_${p(')')}")`, 'and one without a prefix, whatever its count')
   t.equal(matchOf('zebra quagga herd', counts({ 'near ga_herd': 0 })), '{near}: ("ra_quagga" + "ga_herd" *)',
     'a prefix in no passage yet is kept')
   t.equal(matchOf('layer that be', counts({ 'near at_be': 300_000, 'near er_that': 60_000 })),
@@ -118,7 +147,11 @@ t.test('every passage the trigram index finds is among the pair index\'s matches
     const pick = <T>(xs: T[]) => xs[Math.floor(random() * xs.length)]
     const words = ['of', 'the', 'a', 'leave', 'parental', 'weeks', 'E-mail', 'Zebra', 'x', 'état', 'ÉCOLE', 'naïve',
       'straße', '東京', '42', 'v2', 'ab', 'reallylongwordthatgoesonandonandonforever', 'Maſse', 'İl', 'Kılıç', 'ΟΔΟΣ',
-      'οδος', 'µs', 'μs', 'ᲡᲐᲥᲐᲠᲗᲕᲔᲚᲝᲡ', 'საქართველოს', 'ᏣᎳᎩ', 'ꮳꮃꭹ', 'Ǆǅǆ', 'ﬁle', 'Kelvin', 'e\u0301te']
+      'οδος', 'µs', 'μs', 'ᲡᲐᲥᲐᲠᲗᲕᲔᲚᲝᲡ', 'საქართველოს', 'ᏣᎳᎩ', 'ꮳꮃꭹ', 'Ǆǅǆ', 'ﬁle', 'Kelvin', 'e\u0301te',
+      // punctuation as words (`case , the`), runs of it, a mark after it, a private-use character (as the tokens
+      // write `,`), astral symbols and letters, controls
+      ',', ',', '.', '(', ')', ':', '-', '--', '...', '_', '|', '"', "'", '\\', '—', '…', '«', '·', '(\u0301', '\ue02c',
+      '\u{1F642}', '\u{1D400}b', '\u0001', '\u007f']
     const seps = [' ', ' ', ' ', ' ', ', ', '. ', '-', '  ', '\n', ' (', ') ', '\u00a0', '\u2009', '\u3000', '_', '|',
       '"', '*', '\t', '\u200b']
     const texts = Array.from({ length: 300 }, () => Array.from({ length: 4 + Math.floor(random() * 12) },
@@ -143,7 +176,8 @@ t.test('every passage the trigram index finds is among the pair index\'s matches
       const from = Math.floor(random() * source.length)
       const query = source.slice(from, from + 3 + Math.floor(random() * 70))
       const variant = random() < 0.3 ? query.toUpperCase() : random() < 0.5 ? query.toLowerCase() : query
-      if ([...variant].length < 3) continue
+      // a query is well-formed Unicode (the API refuses lone surrogates: src/http/json-guard.ts)
+      if ([...variant].length < 3 || !variant.isWellFormed()) continue
       const holding = trigramMatches.all(ftsPhrase(variant)) as number[]
       const needle = indexFold(variant)
       const checks = folded.flatMap((text, i) => text.includes(needle) ? [i + 1] : [])

@@ -112,7 +112,11 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
       'ebra cross', 'rebuilding plan was undoc', 'a b', 'ng: hooks', 'ilbo ne', 'plan  was', 'Straße und Flu',
       'ſagte er', 'Maſses wegen', 'normale à pa', ' best of ', 'of the best of', 'ine 1 ab',
       // a first word that ends several words of the vocabulary (cleaning, Spring, rebuilding): its forms ORed
-      'ing and pla', 'ing: hooks', 'lding plan', 'ing and', 'ler line 3 about', 'ler line']
+      'ing and pla', 'ing: hooks', 'lding plan', 'ing and', 'ler line 3 about', 'ler line',
+      // punctuation at either end or inside (pairs version 2: a punctuation character is a unit of its own)
+      ', last) joined', '(first, last', 'first, last) j', ') joined as', 'Paris, fa', ', façade', 'the lot.',
+      ': hooks deferred', 'ps: hooks', '"first,last" here', 'last" here.', 'Straße und Fluß;', ', ſagte er.',
+      'wegen, ſ', 'ed below the fold.', ' (first, ', '; ΟΔΟΣ']
     t.ok(queries.filter((q) => pairMatch(q, madeUp)?.match !== pairMatch(q)?.match).length >= 3,
       'the counts change the pairs asked')
     t.ok(queries.filter((q) => pairMatch(q, madeUp)?.narrow).length >= 2, 'and leave out dense prefixes')

@@ -119,6 +119,8 @@ export type PairColumn = keyof typeof PAIR_ENDS
  * it is left out when other pairs remain (the text is checked after: the candidates narrow less).
  */
 const DENSE_PREFIX = 20_000
+/** a last prefix that cannot be left out, in more passages than this: the trigram walk instead */
+const MERGED_TOO_DENSE = 200_000
 /**
  * One pair of `near` (2 characters of its first word) stands for many phrases ("er_that": user, other, layer…):
  * asked alone only when its token is in at most this many passages, each of them read to be checked.
@@ -231,6 +233,10 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
       if (rest * 4 <= dense && (terms.length > 2 || column === 'far' || rest <= DENSE_PREFIX)) {
         narrow = { match: phraseOf(terms), postings: dense }
         terms.pop()
+      } else if (dense > MERGED_TOO_DENSE) {
+        // every pair common, and the prefix merged whole before the first match (`date, the`: `,_the` *, 454,000
+        // postings, 24 ms warm at 1,000,000 passages): the trigram walk finds such a common phrase at once (2 ms)
+        return undefined
       }
     }
   } else if (terms.length === 1 && column === 'near' && !(density && density(column, last.token) <= NEAR_ALONE)) {

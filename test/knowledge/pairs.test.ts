@@ -124,8 +124,11 @@ t.test('pairMatch with the index\'s counts: a dense last prefix left out, one ra
   t.equal(matchOf(' ( )', counts({})), `{far}: ("${p('(')}_${p(')')}")`, 'and one without a prefix, whatever its count')
   t.equal(matchOf('zebra quagga herd', counts({ 'near ga_herd': 0 })), '{near}: ("ra_quagga" + "ga_herd" *)',
     'a prefix in no passage yet is kept')
-  t.equal(matchOf('layer that be', counts({ 'near at_be': 300_000, 'near er_that': 60_000 })),
+  t.equal(matchOf('layer that be', counts({ 'near at_be': 150_000, 'near er_that': 60_000 })),
     '{near}: ("er_that" + "at_be" *)', 'not left out when one common pair of `near` would be all that is left')
+  t.equal(matchOf('layer that be', counts({ 'near at_be': 300_000, 'near er_that': 60_000 })), undefined,
+    'unless in over 200,000 passages: the trigram walk')
+  t.equal(matchOf('date, the', counts({ [`near te|${p(',')}`]: 30_163, [`near ${p(',')}_the`]: 262_778 })), undefined)
 })
 
 /**

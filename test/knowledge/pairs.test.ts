@@ -91,6 +91,9 @@ t.test('pairMatch with the vocabulary: a first run that may end a longer word, a
     t.equal(matchOf('check in the', undefined, many), '{near}: ("ck_in" + "in_the" *)', 'more than 16 forms: `near`')
     t.equal(matchOf('ck in the', undefined, checks), '{near}: ("ck_in" + "in_the" *)', '2 characters: `near`')
     t.equal(matchOf('check in', undefined, checks), undefined, 'one pair, its second word a prefix: as without')
+    t.equal(matchOf('check in', () => 100, checks), '{far}: (("check_in" * OR "echeck_in" * OR "lcheck_in" *))',
+      'unless its forms are in at most 5,000 passages together (the index\'s counts)')
+    t.equal(matchOf('check in', () => 3_000, checks), '{near}: ("ck_in" *)', 'more: as without')
     t.equal(matchOf('check inner', undefined, checks), matchOf('check inner'))
   })
 

@@ -192,10 +192,14 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
     const y = runs[i + 1]
     const yWhole = i + 2 < runs.length || y.end < lower.length || y.punct
     const yChars = length(y.run)
-    // a last word of one character is a prefix of thousands of pairs for FTS5 to merge, and narrows little (one
-    // of two or three characters costs up to ~100 ms at 1,000,000 passages, "ed_to" *; leaving it out, more)
-    if (!yWhole && yChars < SHORT_PREFIX) break
     const sep = lower.slice(x.end, y.at) === ' ' ? '_' : '|'
+    // a last word of one character is a prefix of thousands of pairs for FTS5 to merge, and narrows little (one
+    // of two or three characters costs up to ~100 ms at 1,000,000 passages, "ed_to" *; leaving it out, more); unless
+    // its pair gives at least 4 characters of the word before in `far`, in at most DENSE_PREFIX passages by the
+    // index's counts (`JSON specification 1`: `cation_1` *, where without it the passages holding `json
+    // specification` were read to find 4 matches)
+    if (!yWhole && yChars < SHORT_PREFIX && !(column === 'far' && !x.punct && length(x.run) >= 4 && !(i === 0 &&
+      firstForms) && density && density(column, `${ends[i][column]}${sep}${y.run}`) <= DENSE_PREFIX)) break
     const alts = i === 0 && column === 'far' && firstForms
       ? firstForms.map((f) => `${f}${sep}${firstMax(y.run, ascii)}`) : undefined
     terms.push({ token: `${ends[i][column]}${sep}${firstMax(y.run, ascii)}`,

@@ -131,6 +131,12 @@ t.test('pairMatch with the index\'s counts: a dense last prefix left out, one ra
     '{near}: ("er_that" + "at_be" *)', 'not left out when one common pair of `near` would be all that is left')
   t.equal(matchOf('layer that be', counts({ 'near at_be': 300_000, 'near er_that': 60_000 })), undefined,
     'unless in over 200,000 passages: the trigram walk')
+  t.equal(matchOf('specification 1', counts({ 'far cation_1': 300 })), '{far}: ("cation_1" *)',
+    'a last word of one character after 4 or more in `far`, rare by the counts: asked')
+  t.equal(matchOf('JSON specification 1', () => 300, () => ['json', 'tojson']),
+    '{far}: (("json_specification" OR "tojson_specification") AND ("cation_1" *))')
+  t.equal(matchOf('specification 1', counts({ 'far cation_1': 30_000 })), undefined, 'common: left out')
+  t.equal(matchOf('resolve to a', () => 300), '{far}: ("esolve_to")', 'after fewer than 4: left out')
   t.equal(matchOf('date, the', counts({ [`near te|${p(',')}`]: 30_163, [`near ${p(',')}_the`]: 262_778 })), undefined)
 })
 

@@ -66,8 +66,13 @@ const lastOf = (run: string, n: number, ascii: boolean) => ascii ? run.slice(-n)
  * (`brary,` in "library, so"), as they stand in tokens. In `near` it is the character alone (a query that starts
  * with it knows no more).
  */
-const contextOf = (stretch: string, ascii: boolean) =>
-  (ascii ? [...stretch.slice(-PAIR_ENDS.far)] : [...stretch].slice(-PAIR_ENDS.far)).map(unitToken).join('')
+const contextOf = (stretch: string, ascii: boolean) => lastPoints(stretch, PAIR_ENDS.far, ascii).map(unitToken).join('')
+/**
+ * The last `n` characters of a text, without spreading the whole of it (a stretch without white space may be a
+ * passage's 20,000 characters, asked at each punctuation character in it): 2n UTF-16 units hold at least n of them.
+ */
+const lastPoints = (text: string, n: number, ascii: boolean) =>
+  ascii ? [...text.slice(-n)] : [...text.slice(-2 * n)].slice(-n)
 const firstMax = (run: string, ascii: boolean) => run.length <= PAIR_WORD_MAX ? run
   : ascii ? run.slice(0, PAIR_WORD_MAX) : [...run].slice(0, PAIR_WORD_MAX).join('')
 
@@ -144,7 +149,6 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   { match: string; narrow?: { match: string; postings: number } } | undefined {
   const lower = indexFold(query)
   const ascii = isAscii(lower)
-  // the units (a punctuation character as it stands in a token)
   // the units (a punctuation character as it stands in a token), each with where the text without white space
   // that ends at it begins
   let stretch = 0
@@ -171,8 +175,8 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   const ends = runs.map((u, i) => {
     if (u.punct) {
       const before = lower.slice(u.stretch, u.end)
-      return { near: u.run as string | undefined, far: u.stretch > 0 || length(before) >= PAIR_ENDS.far
-        ? contextOf(before, ascii) : undefined }
+      const known = u.stretch > 0 || lastPoints(before, PAIR_ENDS.far, ascii).length >= PAIR_ENDS.far
+      return { near: u.run as string | undefined, far: known ? contextOf(before, ascii) : undefined }
     }
     const whole = i > 0 || firstWhole
     return { near: whole || first >= PAIR_ENDS.near ? lastOf(u.run, PAIR_ENDS.near, ascii) : undefined,
@@ -195,11 +199,14 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
     const sep = lower.slice(x.end, y.at) === ' ' ? '_' : '|'
     // a last word of one character is a prefix of thousands of pairs for FTS5 to merge, and narrows little (one
     // of two or three characters costs up to ~100 ms at 1,000,000 passages, "ed_to" *; leaving it out, more); unless
-    // its pair gives at least 4 characters of the word before in `far`, in at most DENSE_PREFIX passages by the
-    // index's counts (`JSON specification 1`: `cation_1` *, where without it the passages holding `json
-    // specification` were read to find 4 matches)
+    // it is a digit after at least 4 characters of the word before in `far`, its pair in at most DENSE_PREFIX
+    // passages by the index's counts (`JSON specification 1`: `cation_1` *, where without it the passages holding
+    // `json specification` were read to find 4 matches). Not a letter: the counts are the exact token's, and the
+    // pairs a letter begins are many times more (`this_i` *: `this_is`, `this_it`, `this_in`…; the numbers a digit
+    // begins are few)
     if (!yWhole && yChars < SHORT_PREFIX && !(column === 'far' && !x.punct && length(x.run) >= 4 && !(i === 0 &&
-      firstForms) && density && density(column, `${ends[i][column]}${sep}${y.run}`) <= DENSE_PREFIX)) break
+      firstForms) && /^\p{Nd}$/u.test(y.run) && density &&
+      density(column, `${ends[i][column]}${sep}${y.run}`) <= DENSE_PREFIX)) break
     const alts = i === 0 && column === 'far' && firstForms
       ? firstForms.map((f) => `${f}${sep}${firstMax(y.run, ascii)}`) : undefined
     terms.push({ token: `${ends[i][column]}${sep}${firstMax(y.run, ascii)}`,

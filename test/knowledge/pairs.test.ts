@@ -28,6 +28,11 @@ t.test('pairTokens: the end of a word (2 characters, 6), the separator, the next
     far: `case|${comma} case${comma}_the the_list` })
   t.equal(pairTokens('the library, so (e-mail)').far, `the_library ibrary|${comma} brary${comma}_so so_${p('(')} ` +
     `${p('(')}|e e|${p('-')} ${p('(')}e${p('-')}|mail mail|${p(')')}`)
+  t.equal(pairTokens(`${'\u{1D400}'.repeat(10)}, x`).far.split(' ')[1], `${'\u{1D400}'.repeat(5)}${comma}_x`,
+    'the last 6 characters, not UTF-16 units: astral letters')
+  const long = `${'東京'.repeat(5_000)},${'ab,'.repeat(3)} x`
+  t.equal(pairTokens(long).far.split(' ').at(-1), `ab${comma}ab${comma}_x`,
+    'a long stretch without white space: its last 6 characters')
   const [low, bar, quote] = [p('_'), p('|'), p('"')]
   t.equal(near('a_b|c "d" — ¶'), `a|${low} ${low}|b b|${bar} ${bar}|c c_${quote} ${quote}|d d|${quote} ` +
     `${quote}_— —_¶`, '`_`, `|` and quotes stand in as well; non-ASCII punctuation as itself')
@@ -137,6 +142,7 @@ t.test('pairMatch with the index\'s counts: a dense last prefix left out, one ra
     '{far}: (("json_specification" OR "tojson_specification") AND ("cation_1" *))')
   t.equal(matchOf('specification 1', counts({ 'far cation_1': 30_000 })), undefined, 'common: left out')
   t.equal(matchOf('resolve to a', () => 300), '{far}: ("esolve_to")', 'after fewer than 4: left out')
+  t.equal(matchOf('used instead o', () => 300), '{near}: ("ed_instead")', 'a letter: left out (its pairs are many)')
   t.equal(matchOf('date, the', counts({ [`near te|${p(',')}`]: 30_163, [`near ${p(',')}_the`]: 262_778 })), undefined)
 })
 

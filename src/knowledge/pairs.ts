@@ -76,6 +76,23 @@ const lastPoints = (text: string, n: number, ascii: boolean) =>
 const firstMax = (run: string, ascii: boolean) => run.length <= PAIR_WORD_MAX ? run
   : ascii ? run.slice(0, PAIR_WORD_MAX) : [...run].slice(0, PAIR_WORD_MAX).join('')
 
+/**
+ * The units of folded text, in order: each run (`isRun`) or punctuation character as it stands in a token
+ * (`token`; a run cut to PAIR_WORD_MAX characters), with where the text without white space that ends at it begins
+ * (`stretch`).
+ */
+function* unitsOf(lower: string, ascii: boolean) {
+  let stretch = 0
+  let end = -1
+  for (const m of lower.matchAll(UNIT)) {
+    const unit = m[0]
+    const isRun = m[1] !== undefined
+    if (m.index !== end) stretch = m.index
+    end = m.index + unit.length
+    yield { unit, isRun, token: isRun ? firstMax(unit, ascii) : unitToken(unit), at: m.index, end, stretch }
+  }
+}
+
 /** The pair tokens of a passage's text, space-separated, in order: the index's two columns. */
 export function pairTokens(text: string): { near: string; far: string } {
   const { near, far } = passageTokens(text)
@@ -92,25 +109,20 @@ export function passageTokens(text: string): { near: string; far: string; runs: 
   const near: string[] = []
   const far: string[] = []
   const runs: string[] = []
-  // the first unit's ends in each column, and where the text without white space that ends at it begins
+  // the previous unit's ends in each column
   let prevNear = ''
   let prevFar = ''
   let prevEnd = -1
-  let stretch = 0
-  for (const m of lower.matchAll(UNIT)) {
-    const unit = m[0]
-    const isRun = m[1] !== undefined
+  for (const { unit, isRun, token, at, end, stretch } of unitsOf(lower, ascii)) {
     if (isRun) runs.push(unit)
-    if (m.index !== prevEnd) stretch = m.index
-    const token = isRun ? firstMax(unit, ascii) : unitToken(unit)
     if (prevEnd >= 0) {
-      const next = (m.index - prevEnd === 1 && lower.charCodeAt(prevEnd) === 32 ? '_' : '|') + token
+      const next = (at - prevEnd === 1 && lower.charCodeAt(prevEnd) === 32 ? '_' : '|') + token
       near.push(prevNear + next)
       far.push(prevFar + next)
     }
-    prevEnd = m.index + unit.length
+    prevEnd = end
     prevNear = isRun ? lastOf(unit, PAIR_ENDS.near, ascii) : token
-    prevFar = isRun ? lastOf(unit, PAIR_ENDS.far, ascii) : contextOf(lower.slice(stretch, prevEnd), ascii)
+    prevFar = isRun ? lastOf(unit, PAIR_ENDS.far, ascii) : contextOf(lower.slice(stretch, end), ascii)
   }
   return { near: near.join(' '), far: far.join(' '), runs }
 }
@@ -149,14 +161,8 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   { match: string; narrow?: { match: string; postings: number } } | undefined {
   const lower = indexFold(query)
   const ascii = isAscii(lower)
-  // the units (a punctuation character as it stands in a token), each with where the text without white space
-  // that ends at it begins
-  let stretch = 0
-  const runs = [...lower.matchAll(UNIT)].map((m, i, all) => {
-    if (i === 0 || m.index !== all[i - 1].index + all[i - 1][0].length) stretch = m.index
-    return { run: m[1] === undefined ? unitToken(m[0]) : m[0], punct: m[1] === undefined, at: m.index,
-      end: m.index + m[0].length, stretch }
-  })
+  // the units (a punctuation character as it stands in a token)
+  const runs = [...unitsOf(lower, ascii)].map((u) => ({ ...u, run: u.isRun ? u.unit : u.token, punct: !u.isRun }))
   if (runs.length < 2) return undefined
   const length = (run: string) => ascii ? run.length : [...run].length
   // the first run may end a longer word, the last may begin one; a punctuation character is whole
@@ -189,9 +195,10 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
     while (s > 0 && ends[s - 1][column] !== undefined) s--
     return s
   }
-  const column: PairColumn = from('far') <= from('near') ? 'far' : 'near'
+  const [fromFar, fromNear] = [from('far'), from('near')]
+  const column: PairColumn = fromFar <= fromNear ? 'far' : 'near'
   const terms: Array<{ token: string; prefix: boolean; alts?: string[] }> = []
-  for (let i = from(column); i + 1 < runs.length; i++) {
+  for (let i = Math.min(fromFar, fromNear); i + 1 < runs.length; i++) {
     const x = runs[i]
     const y = runs[i + 1]
     const yWhole = i + 2 < runs.length || y.end < lower.length || y.punct
@@ -204,9 +211,10 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
     // `json specification` were read to find 4 matches). Not a letter: the counts are the exact token's, and the
     // pairs a letter begins are many times more (`this_i` *: `this_is`, `this_it`, `this_in`…; the numbers a digit
     // begins are few)
-    if (!yWhole && yChars < SHORT_PREFIX && !(column === 'far' && !x.punct && length(x.run) >= 4 && !(i === 0 &&
-      firstForms) && /^\p{Nd}$/u.test(y.run) && density &&
-      density(column, `${ends[i][column]}${sep}${y.run}`) <= DENSE_PREFIX)) break
+    const rareDigit = () => column === 'far' && !x.punct && length(x.run) >= 4 && !(i === 0 && firstForms) &&
+      /^\p{Nd}$/u.test(y.run) && density !== undefined &&
+      density(column, `${ends[i][column]}${sep}${y.run}`) <= DENSE_PREFIX
+    if (!yWhole && yChars < SHORT_PREFIX && !rareDigit()) break
     const alts = i === 0 && column === 'far' && firstForms
       ? firstForms.map((f) => `${f}${sep}${firstMax(y.run, ascii)}`) : undefined
     terms.push({ token: `${ends[i][column]}${sep}${firstMax(y.run, ascii)}`,

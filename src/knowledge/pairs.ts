@@ -79,7 +79,7 @@ const firstMax = (run: string, ascii: boolean) => run.length <= PAIR_WORD_MAX ? 
 /**
  * The units of folded text, in order: each run (`isRun`) or punctuation character as it stands in a token
  * (`token`; a run cut to PAIR_WORD_MAX characters), with where the text without white space that ends at it begins
- * (`stretch`).
+ * (`stretch`), and a punctuation character's end in `far` (`context`: the last 6 characters of that text).
  */
 function* unitsOf(lower: string, ascii: boolean) {
   let stretch = 0
@@ -89,7 +89,8 @@ function* unitsOf(lower: string, ascii: boolean) {
     const isRun = m[1] !== undefined
     if (m.index !== end) stretch = m.index
     end = m.index + unit.length
-    yield { unit, isRun, token: isRun ? firstMax(unit, ascii) : unitToken(unit), at: m.index, end, stretch }
+    yield { unit, isRun, token: isRun ? firstMax(unit, ascii) : unitToken(unit), at: m.index, end, stretch,
+      context: isRun ? '' : contextOf(lower.slice(stretch, end), ascii) }
   }
 }
 
@@ -113,7 +114,7 @@ export function passageTokens(text: string): { near: string; far: string; runs: 
   let prevNear = ''
   let prevFar = ''
   let prevEnd = -1
-  for (const { unit, isRun, token, at, end, stretch } of unitsOf(lower, ascii)) {
+  for (const { unit, isRun, token, at, end, context } of unitsOf(lower, ascii)) {
     if (isRun) runs.push(unit)
     if (prevEnd >= 0) {
       const next = (at - prevEnd === 1 && lower.charCodeAt(prevEnd) === 32 ? '_' : '|') + token
@@ -122,7 +123,7 @@ export function passageTokens(text: string): { near: string; far: string; runs: 
     }
     prevEnd = end
     prevNear = isRun ? lastOf(unit, PAIR_ENDS.near, ascii) : token
-    prevFar = isRun ? lastOf(unit, PAIR_ENDS.far, ascii) : contextOf(lower.slice(stretch, end), ascii)
+    prevFar = isRun ? lastOf(unit, PAIR_ENDS.far, ascii) : context
   }
   return { near: near.join(' '), far: far.join(' '), runs }
 }
@@ -162,16 +163,16 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   const lower = indexFold(query)
   const ascii = isAscii(lower)
   // the units (a punctuation character as it stands in a token)
-  const runs = [...unitsOf(lower, ascii)].map((u) => ({ ...u, run: u.isRun ? u.unit : u.token, punct: !u.isRun }))
+  const runs = [...unitsOf(lower, ascii)].map((u) => ({ ...u, run: u.isRun ? u.unit : u.token }))
   if (runs.length < 2) return undefined
   const length = (run: string) => ascii ? run.length : [...run].length
   // the first run may end a longer word, the last may begin one; a punctuation character is whole
-  const firstWhole = runs[0].at > 0 || runs[0].punct
+  const firstWhole = runs[0].at > 0 || !runs[0].isRun
   const first = length(runs[0].run)
   // a first run of 3–5 characters that may end a longer word: the words of the vocabulary that end with it give
   // the last 6 characters it may stand for (`check` → `check`, `echeck`, `lcheck`), each asked in `far`
   let firstForms: string[] | undefined
-  if (!runs[0].punct && !firstWhole && first >= 3 && first < PAIR_ENDS.far && endings) {
+  if (!firstWhole && first >= 3 && first < PAIR_ENDS.far && endings) {
     const forms = [...new Set(endings(runs[0].run)?.map((w) => lastOf(w, PAIR_ENDS.far, isAscii(w))))]
     if (forms.length > 0 && forms.length <= MAX_FIRST_FORMS) firstForms = forms
   }
@@ -179,10 +180,10 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   // a punctuation character's in `far` when the text without white space before it is in the query (preceded by
   // white space there) or gives 6 characters
   const ends = runs.map((u, i) => {
-    if (u.punct) {
-      const before = lower.slice(u.stretch, u.end)
-      const known = u.stretch > 0 || lastPoints(before, PAIR_ENDS.far, ascii).length >= PAIR_ENDS.far
-      return { near: u.run as string | undefined, far: known ? contextOf(before, ascii) : undefined }
+    if (!u.isRun) {
+      // (each character of the context one code point: a punctuation character's stand-in too)
+      const known = u.stretch > 0 || [...u.context].length >= PAIR_ENDS.far
+      return { near: u.run as string | undefined, far: known ? u.context : undefined }
     }
     const whole = i > 0 || firstWhole
     return { near: whole || first >= PAIR_ENDS.near ? lastOf(u.run, PAIR_ENDS.near, ascii) : undefined,
@@ -201,7 +202,7 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   for (let i = Math.min(fromFar, fromNear); i + 1 < runs.length; i++) {
     const x = runs[i]
     const y = runs[i + 1]
-    const yWhole = i + 2 < runs.length || y.end < lower.length || y.punct
+    const yWhole = i + 2 < runs.length || y.end < lower.length || !y.isRun
     const yChars = length(y.run)
     const sep = lower.slice(x.end, y.at) === ' ' ? '_' : '|'
     // a last word of one character is a prefix of thousands of pairs for FTS5 to merge, and narrows little (one
@@ -211,7 +212,7 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
     // `json specification` were read to find 4 matches). Not a letter: the counts are the exact token's, and the
     // pairs a letter begins are many times more (`this_i` *: `this_is`, `this_it`, `this_in`…; the numbers a digit
     // begins are few)
-    const rareDigit = () => column === 'far' && !x.punct && length(x.run) >= 4 && !(i === 0 && firstForms) &&
+    const rareDigit = () => column === 'far' && x.isRun && length(x.run) >= 4 && !(i === 0 && firstForms) &&
       /^\p{Nd}$/u.test(y.run) && density !== undefined &&
       density(column, `${ends[i][column]}${sep}${y.run}`) <= DENSE_PREFIX
     if (!yWhole && yChars < SHORT_PREFIX && !rareDigit()) break

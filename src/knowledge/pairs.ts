@@ -54,6 +54,18 @@ const narrowest = (terms: string[]) => bestWindow(terms, MAX_PAIR_TERMS,
   (w) => [...new Set(w)].reduce((n, t) => n + t.length, 0))
 /** the words a query's first run may end (src/knowledge/runs.ts: the vocabulary), or undefined when unknown */
 export type WordEnds = (run: string) => string[] | undefined
+/**
+ * The words of the vocabulary that start with a query's last run (src/knowledge/runs.ts: every run of 3+ UTF-16
+ * units the pair index has, added in the same transaction), or undefined when unknown or more than MAX_LAST_FORMS
+ */
+export type WordStarts = (run: string) => string[] | undefined
+/**
+ * A last pair whose second word may go on is asked as each word it may be, exact, when at most this many: FTS5 steps
+ * an exact token's doclist by its rowids from the other pairs' (`"ptions_to" + "to_the"`: 2 ms on a dropped page
+ * cache at 1,000,000 passages, 0.3 warm), where a prefix token's doclists are all merged first (`"to_the" *`: 60 ms,
+ * 16 warm). 342 forms of `in` alone: 1.7 ms cold.
+ */
+export const MAX_LAST_FORMS = 512
 /** at most this many distinct last 6 characters of those words are asked for a first run (else `near`) */
 const MAX_FIRST_FORMS = 16
 /** a query's last word shorter than this (and not known whole) is left out */
@@ -156,9 +168,11 @@ const NEAR_ALONE = 5_000
  * prefix is given too (`narrow`), with the passages holding the prefix's exact token (FTS5 merges at least their
  * postings for it): the candidates of `match` may prove so sparse in matches that merging the prefix once costs less
  * than reading them (substring.ts decides). With `endings`, a first run of 3–5 characters that may end a longer
- * word is asked in `far` as each of the last 6 characters of the words it ends (when at most MAX_FIRST_FORMS).
+ * word is asked in `far` as each of the last 6 characters of the words it ends (when at most MAX_FIRST_FORMS). With
+ * `starts`, a last run of 2+ UTF-16 units that may begin a longer word is asked as each word of the vocabulary it
+ * begins, exact (no prefix to merge, none left out), when at most MAX_LAST_FORMS.
  */
-export function pairMatch(query: string, density?: PairDensity, endings?: WordEnds):
+export function pairMatch(query: string, density?: PairDensity, endings?: WordEnds, starts?: WordStarts):
   { match: string; narrow?: { match: string; postings: number } } | undefined {
   const lower = indexFold(query)
   const ascii = isAscii(lower)
@@ -198,7 +212,9 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   }
   const [fromFar, fromNear] = [from('far'), from('near')]
   const column: PairColumn = fromFar <= fromNear ? 'far' : 'near'
-  const terms: Array<{ token: string; prefix: boolean; alts?: string[] }> = []
+  // a pair's token; `prefix` when its second word may go on; `alts`: a first pair's forms (ORed, each a prefix when
+  // it is); `exact`: a last pair's forms, each exact (in place of the prefix)
+  const terms: Array<{ token: string; prefix: boolean; alts?: string[]; exact?: string[] }> = []
   for (let i = Math.min(fromFar, fromNear); i + 1 < runs.length; i++) {
     const x = runs[i]
     const y = runs[i + 1]
@@ -216,37 +232,71 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
       /^\p{Nd}$/u.test(y.run) && density !== undefined &&
       density(column, `${ends[i][column]}${sep}${y.run}`) <= DENSE_PREFIX
     if (!yWhole && yChars < SHORT_PREFIX && !rareDigit()) break
-    const alts = i === 0 && column === 'far' && firstForms
+    let alts = i === 0 && column === 'far' && firstForms
       ? firstForms.map((f) => `${f}${sep}${firstMax(y.run, ascii)}`) : undefined
-    terms.push({ token: `${ends[i][column]}${sep}${firstMax(y.run, ascii)}`,
-      prefix: !yWhole && yChars < PAIR_WORD_MAX, alts })
+    const prefix = !yWhole && yChars < PAIR_WORD_MAX
+    // the words the last run may begin: itself (a run of 2 UTF-16 units is not in the vocabulary) and the
+    // vocabulary's, as they stand in a token (cut); with a first pair's forms, each of theirs
+    const words = prefix && y.isRun && y.run.length >= 2 ? starts?.(y.run) : undefined
+    let exact: string[] | undefined
+    if (words !== undefined) {
+      const seconds = [...new Set([y.run, ...words].map((w) => firstMax(w, isAscii(w))))]
+      exact = (alts ? firstForms! : [ends[i][column]!]).flatMap((f) => seconds.map((w) => `${f}${sep}${w}`))
+      if (exact.length > MAX_LAST_FORMS) exact = undefined
+      else alts = undefined
+    }
+    terms.push({ token: `${ends[i][column]}${sep}${firstMax(y.run, ascii)}`, prefix, alts, exact })
   }
+  // asked as a prefix (merged whole by FTS5 before the first match)
+  const open = (t: (typeof terms)[number]) => t.prefix && t.exact === undefined
   // one pair whose second word may go on (`this is`): its prefix alone is merged whole for each form (`this_is` *:
   // 11 ms, where the trigram walk finds such a common phrase at once); asked as without the vocabulary, unless the
   // index's counts put its forms in at most NEAR_ALONE passages together (`layer that`: `layer_that` *, `player_that`
   // *, where without them the run index's candidates were read: 99 → 39 ms on a dropped page cache, 7.2 → 1.1 warm)
   const formsRare = density && terms[0]?.alts && terms[0].alts.reduce((n, a) => n + density('far', a), 0) <= NEAR_ALONE
-  if (firstForms && terms.length === 1 && terms[0].prefix && !formsRare) return pairMatch(query, density)
+  if (firstForms && terms.length === 1 && open(terms[0]) && !formsRare) {
+    return pairMatch(query, density, undefined, starts)
+  }
   const last = terms[terms.length - 1]
   const keyOf = (token: string, prefix: boolean) => `"${token}"${prefix ? ' *' : ''}`
-  // the phrase of the narrowest window of pairs; a first pair of several forms is their OR, ANDed with the phrase
-  // of the rest (one phrase per form would make FTS5 merge a last prefix's doclists once per form: 16 forms of
-  // `… in_the *`, 2.5 s on 400,000 passages against 155 ms; the text is checked after, adjacency or not)
+  // the phrase of the narrowest window of pairs. A first pair's forms are ORed and ANDed with the phrase of the rest
+  // (one phrase per form would make FTS5 merge a last prefix's doclists once per form: 16 forms of `… in_the *`,
+  // 2.5 s on 400,000 passages against 155 ms; the text is checked after, adjacency or not). A last pair's exact forms
+  // are each a phrase with the pair before, ORed, and ANDed with the phrase of the rest (FTS5 would step the rest's
+  // doclists once per form: `"it|'" + "'|s" + "s_better" + "er_to"`, 65 forms of `to`, read 6.5 MB in 53 ms on a
+  // dropped page cache); with one pair before and first forms, a phrase per pair of forms, when at most
+  // MAX_LAST_FORMS. With first forms alone, one phrase per form when the window is two pairs, the last whole.
   const phraseOf = (ts: typeof terms) => {
+    // (the window chosen as for the prefix)
     const keys = ts.map((t) => keyOf(t.token, t.prefix))
-    const kept = narrowest(keys)
-    const alts = ts[0].alts
-    if (alts === undefined || keys.slice(0, kept.length).some((k, i) => k !== kept[i])) {
-      return `{${column}}: (${kept.join(' + ')})`
+    const at = keys.findIndex((_, s) => narrowest(keys).every((k, i) => keys[s + i] === k))
+    const kept = keys.slice(at, at + Math.min(keys.length, MAX_PAIR_TERMS)).map((k, i) =>
+      i + at === ts.length - 1 ? keyOf(ts[i + at].token, open(ts[i + at])) : k)
+    const heads = at === 0 ? ts[0].alts?.map((a) => keyOf(a, ts[0].prefix)) : undefined
+    const exact = at + kept.length === ts.length ? ts[ts.length - 1].exact?.map((f) => keyOf(f, false)) : undefined
+    const anyOf = (phrases: string[][]) => `(${phrases.map((p) => `(${p.join(' + ')})`).join(' OR ')})`
+    const parts: string[] = []
+    // the pairs between the first's forms and the last's
+    const body = kept.slice(heads ? 1 : 0, exact ? -1 : undefined)
+    const lastWhole = !open(ts[ts.length - 1]) || at + kept.length < ts.length
+    if (heads && body.length === 0 && exact && heads.length * exact.length <= MAX_LAST_FORMS) {
+      parts.push(anyOf(heads.flatMap((h) => exact.map((f) => [h, f]))))
+    } else if (heads && body.length === 1 && !exact && lastWhole) {
+      parts.push(anyOf(heads.map((h) => [h, body[0]])))
+    } else {
+      if (heads) parts.push(`(${heads.join(' OR ')})`)
+      if (body.length > 1 || (body.length === 1 && !exact)) parts.push(`(${body.join(' + ')})`)
+      if (exact) parts.push(anyOf(exact.map((f) => body.length > 0 ? [body[body.length - 1], f] : [f])))
     }
-    const first = `(${alts.map((a) => keyOf(a, ts[0].prefix)).join(' OR ')})`
-    return `{${column}}: (${kept.length > 1 ? `${first} AND (${kept.slice(1).join(' + ')})` : first})`
+    // (a first pair's forms alone wrapped again, as an AND of one)
+    return `{${column}}: ${parts.length === 1 && parts[0] !== `(${heads?.join(' OR ')})` ? parts[0]
+      : `(${parts.join(' AND ')})`}`
   }
   // the passages holding a pair (all forms of the first)
   const densityOf = (t: (typeof terms)[number]) => t.alts ? t.alts.reduce((n, a) => n + density!(column, a), 0)
     : density!(column, t.token)
   let narrow: { match: string; postings: number } | undefined
-  if (density && terms.length > 1 && last.prefix) {
+  if (density && terms.length > 1 && open(last)) {
     // left out when the other pairs narrow far more than it would, and can be asked without it
     // (the count is the exact token's: those it begins add to what FTS5 merges)
     const dense = densityOf(last)
@@ -266,7 +316,7 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
     // one pair in `near` ("used in", "layer that"): its last 2 characters and a prefix stand for too many passages
     // (a common phrase is found sooner by the trigram walk, a rarer one through thousands of candidates)
     return undefined
-  } else if (terms.length === 1 && last.prefix && density && density(column, last.token) > DENSE_PREFIX) {
+  } else if (terms.length === 1 && open(last) && density && density(column, last.token) > DENSE_PREFIX) {
     // one pair whose second word may go on, in many passages (`, the`: `,_the` *, `,_then`, `,_there`…): FTS5 would
     // merge the doclist of every token it begins before the first match, where the trigram walk finds such a common
     // phrase at once

@@ -19,7 +19,7 @@
 import type Database from 'better-sqlite3'
 import { readableWhere, readableParams, type Reader, type DocFilters } from './readers.js'
 import { ftsPhrase } from './query.js'
-import { pairMatch, type PairDensity } from './pairs.js'
+import { MAX_LAST_FORMS, pairMatch, type PairDensity } from './pairs.js'
 import { MAX_RUN_TERMS, queryRun, queryRuns, runsMatch, vocabularyMatch } from './runs.js'
 import { indexFold } from './fold.js'
 import type { KnowledgeStore } from './store.js'
@@ -51,6 +51,8 @@ const MAX_TOKEN_BYTES = 32_768
 const RARE_GRAMS = 3
 /** candidates read by a walk's first step (then twice as many, or what the matches so far say the rest takes) */
 const FIRST_CHUNK = 128
+/** a later chunk is at least this many candidates */
+const MIN_CHUNK = 16
 /** the candidates read to measure how densely they lie */
 const PROBE = 64
 export interface SubstringTuning {
@@ -176,6 +178,10 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     FROM knowledge_passages_runs WHERE knowledge_passages_runs MATCH ? ORDER BY rowid DESC LIMIT ${SAMPLE_HITS})`)
   const wordsHolding = sqlite.prepare(`SELECT term FROM knowledge_run_terms_fts WHERE knowledge_run_terms_fts MATCH ?
     LIMIT ${runTerms + 1}`).pluck()
+  // the vocabulary's words that start with a run: its unique index's range (U+10FFFF is no letter: every word
+  // starting with the run sorts before the run followed by it)
+  const wordsStarting = sqlite.prepare(`SELECT term FROM knowledge_run_terms WHERE term >= ? AND term < ?
+    ORDER BY term LIMIT ${MAX_LAST_FORMS + 1}`).pluck()
   const begin = sqlite.prepare('BEGIN')
   const commit = sqlite.prepare('COMMIT')
   /**
@@ -212,7 +218,11 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     const vocabularyMemo = new Map<string, string[] | undefined>()
     return snapshot(() => {
       const asked = usePairs ? pairMatch(query, pairDensity,
-        useRuns ? (run) => vocabulary(run)?.filter((t) => t.endsWith(run)) : undefined) : undefined
+        useRuns ? (run) => vocabulary(run)?.filter((t) => t.endsWith(run)) : undefined,
+        useRuns ? (run) => {
+          const words = wordsStarting.all(run, `${run}\u{10FFFF}`) as string[]
+          return words.length > MAX_LAST_FORMS ? undefined : words
+        } : undefined) : undefined
       if (asked === undefined && mayExist && !mayExist()) return []
       // the passages the pair and run indexes have not reached yet (normally none: they follow the index worker)
       const mark = BigInt(pairsThrough.get() as number)
@@ -289,11 +299,15 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
           return { found: walk.found.concat(next.found), before: next.before, done: next.done,
             read: walk.read + next.read }
         }
-        // one statement (FTS5 merges a prefix's doclists again for each)
+        // one statement (FTS5 merges a prefix's doclists again for each); first as many candidates as matches are
+        // wanted (at most twice the probe): a phrase of pairs is mostly matches, and each candidate drawn costs a
+        // page of each dense pair's doclist on a dropped page cache (`"in_the" + "he_benchmarks"`: 128 drawn read
+        // 6.6 MB in 25 ms, where 50 were wanted)
         if (!p.narrow) {
+          const first = Math.min(pairProbe * 2, rest)
           const walk = weighs
-            ? candidateWalk(pairCandidates, p.match, below, after, rest, pairBudget, weigh, pairProbe * 2)
-            : candidateWalk(pairCandidates, p.match, below, after, rest, pairBudget)
+            ? candidateWalk(pairCandidates, p.match, below, after, rest, pairBudget, weigh, first)
+            : candidateWalk(pairCandidates, p.match, below, after, rest, pairBudget, undefined, first)
           return instead ? otherwise(walk) : walk
         }
         const found: HitRow[] = []
@@ -509,9 +523,10 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
           if (ids.length < asked) return { found, before, done: true, read }
           if (stopAfter?.(found.length, read)) return { found, before, done: false, read }
           // twice as many next time, or about what the matches so far say the rest takes (a chunk read whole where
-          // its first quarter held the rest costs ~4 µs a candidate for nothing)
+          // its first quarter held the rest costs ~4 µs a candidate for nothing, and drawing it from FTS5 a page of
+          // each dense doclist per candidate on a dropped page cache: 48 matches in 50 candidates drew 100 more)
           const rest = Math.ceil(((wanted - found.length) * read / Math.max(1, found.length)) * 1.25)
-          chunk = found.length === 0 ? chunk * 2 : Math.min(chunk * 2, Math.max(FIRST_CHUNK, rest))
+          chunk = found.length === 0 ? chunk * 2 : Math.min(chunk * 2, Math.max(MIN_CHUNK, rest))
         }
         return { found, before, done: false, read }
       } finally {

@@ -1,10 +1,11 @@
 import t from 'tap'
 import Database from 'better-sqlite3'
-import { pairMatch, pairTokens, passageTokens, PAIR_WORD_MAX, type PairDensity, type WordEnds } from
-  '../../src/knowledge/pairs.js'
+import { MAX_LAST_FORMS, pairMatch, pairTokens, passageTokens, PAIR_WORD_MAX, type PairDensity, type WordEnds,
+  type WordStarts } from '../../src/knowledge/pairs.js'
 
 /** pairMatch's expression (the one asked first) */
-const matchOf = (query: string, density?: PairDensity, endings?: WordEnds) => pairMatch(query, density, endings)?.match
+const matchOf = (query: string, density?: PairDensity, endings?: WordEnds, starts?: WordStarts) =>
+  pairMatch(query, density, endings, starts)?.match
 import { indexFold, isAscii } from '../../src/knowledge/fold.js'
 import { ftsPhrase } from '../../src/knowledge/query.js'
 
@@ -146,6 +147,75 @@ t.test('pairMatch with the index\'s counts: a dense last prefix left out, one ra
   t.equal(matchOf('date, the', counts({ [`near te|${p(',')}`]: 30_163, [`near ${p(',')}_the`]: 262_778 })), undefined)
 })
 
+t.test('pairMatch with the vocabulary: a last run that may begin a longer word, asked as each word, exact',
+  async (t) => {
+    const vocabulary = ['the', 'then', 'theme', 'there', 'to', 'today', 'tool', 'toolbox', 'a', 'ab', 'abc',
+      `the${'x'.repeat(40)}`]
+    let asked: string[] = []
+    // the vocabulary's words of 3+ UTF-16 units (runs.ts keeps no shorter ones) that start with the run
+    const starts: WordStarts = (run) => {
+      asked.push(run)
+      return vocabulary.filter((w) => w.length >= 3 && w.startsWith(run))
+    }
+    t.equal(matchOf('introduced by the', undefined, undefined, starts),
+      `{far}: (("oduced_by" + "by_the") OR ("oduced_by" + "by_then") OR ("oduced_by" + "by_theme") OR ` +
+      `("oduced_by" + "by_there") OR ("oduced_by" + "by_the${'x'.repeat(29)}"))`,
+      'the phrase once per word the last run begins, exact; a word cut as a pair cuts it')
+    t.same(asked, ['the'])
+    t.equal(matchOf('complete to', undefined, undefined, starts),
+      '{far}: (("mplete_to") OR ("mplete_today") OR ("mplete_tool") OR ("mplete_toolbox"))',
+      'a run of 2 UTF-16 units: itself too (the vocabulary has no such word)')
+    t.equal(matchOf('introduced by t', undefined, undefined, starts), '{far}: ("oduced_by")',
+      'one character: left out as without (the vocabulary has not the words of 2)')
+    asked = []
+    t.equal(matchOf('introduced by the ', undefined, undefined, starts), '{far}: ("oduced_by" + "by_the")',
+      'a whole last word: none asked')
+    t.same(asked, [])
+    t.equal(matchOf('introduced by thx', undefined, undefined, starts), '{far}: (("oduced_by" + "by_thx"))',
+      'a run no word begins: itself, exact (a passage holding it would have added it)')
+    t.equal(matchOf('introduced by the', undefined, undefined, () => undefined),
+      '{far}: ("oduced_by" + "by_the" *)', 'unknown (more than MAX_LAST_FORMS words): a prefix, as without')
+    const counts = (n: number) => () => n
+    t.equal(matchOf('events and the', counts(300_000), undefined, starts),
+      '{far}: (("events_and" + "and_the") OR ("events_and" + "and_then") OR ("events_and" + "and_theme") OR ' +
+      `("events_and" + "and_there") OR ("events_and" + "and_the${'x'.repeat(29)}"))`,
+      'however dense: no prefix is merged, so none is left out')
+    t.equal(matchOf(' , the', counts(300_000), undefined, starts),
+      `{far}: (("${p(',')}_the") OR ("${p(',')}_then") OR ("${p(',')}_theme") OR ("${p(',')}_there") OR ` +
+      `("${p(',')}_the${'x'.repeat(29)}"))`, 'one dense pair: asked exact, not the trigram walk')
+    t.equal(matchOf('used to', counts(300_000), undefined, starts), undefined,
+      'one common pair of `near` still goes to the trigram index')
+    const checks = () => ['check', 'typecheck', 'recheck']
+    t.equal(matchOf('check to', undefined, checks, starts),
+      '{far}: (("check_to") OR ("check_today") OR ("check_tool") OR ("check_toolbox") OR ("echeck_to") OR ' +
+      '("echeck_today") OR ("echeck_tool") OR ("echeck_toolbox"))', 'one pair: each first form with each word')
+    t.equal(matchOf('check in to', undefined, checks, starts),
+      '{far}: (("check_in" + "in_to") OR ("check_in" + "in_today") OR ("check_in" + "in_tool") OR ' +
+      '("check_in" + "in_toolbox") OR ("echeck_in" + "in_to") OR ("echeck_in" + "in_today") OR ' +
+      '("echeck_in" + "in_tool") OR ("echeck_in" + "in_toolbox"))', 'several: the phrase per pair of forms')
+    t.equal(matchOf('check in to ', undefined, checks, starts),
+      '{far}: (("check_in" + "in_to") OR ("echeck_in" + "in_to"))', 'and per first form when the last is whole')
+    const many: WordStarts = () => Array.from({ length: MAX_LAST_FORMS / 2 }, (_, i) => `to${i}`)
+    t.equal(matchOf('check in to', undefined, checks, many),
+      `{far}: (("check_in" OR "echeck_in") AND (${Array.from({ length: MAX_LAST_FORMS / 2 + 1 },
+        (_, i) => `("in_to${i === 0 ? '' : i - 1}")`).join(' OR ')}))`,
+      `more than ${MAX_LAST_FORMS} pairs of forms: the first forms ANDed with the rest's phrases`)
+    t.equal(matchOf('check to', undefined, checks, many), matchOf('check to', undefined, checks),
+      `more than ${MAX_LAST_FORMS} forms with the first's: as without`)
+    t.equal(matchOf('one two three four five six seven eight nine', undefined, undefined, starts),
+      '{near}: (("ee_four" + "ur_five" + "ve_six" + "ix_seven" + "en_eight") AND (("en_eight" + "ht_nine")))',
+      'a long phrase: the window chosen as without, its last pair exact, with the pair before')
+    t.equal(matchOf('extraordinarily complicated sentences appear here often ab cd to', undefined, undefined, starts),
+      '{far}: ("narily_complicated" + "icated_sentences" + "tences_appear" + "appear_here" + "here_often" + ' +
+      '"often_ab")', 'a window that leaves out the last pair: nothing asked of it')
+    t.equal(matchOf('one two three four five six seven eight nine ', undefined, undefined, starts),
+      matchOf('one two three four five six seven eight nine '), 'whole: as without')
+    t.equal(matchOf('a b c d e f g h to', undefined, undefined, starts),
+      '{far}: (("c_d" + "d_e" + "e_f" + "f_g" + "g_h") AND (("g_h" + "h_to") OR ("g_h" + "h_today") OR ' +
+      '("g_h" + "h_tool") OR ("g_h" + "h_toolbox")))',
+      'whose window ends with it: the phrase of the rest once (FTS5 would step it once per form)')
+  })
+
 /**
  * The filter never loses a passage, and the check after is the index's own: for random texts and every kind of
  * substring of them (starting and ending inside words, across punctuation and Unicode spaces, in any case, with
@@ -166,6 +236,8 @@ t.test('every passage the trigram index finds is among the pair index\'s matches
     const words = ['of', 'the', 'a', 'leave', 'parental', 'weeks', 'E-mail', 'Zebra', 'x', 'état', 'ÉCOLE', 'naïve',
       'straße', '東京', '42', 'v2', 'ab', 'reallylongwordthatgoesonandonandonforever', 'Maſse', 'İl', 'Kılıç', 'ΟΔΟΣ',
       'οδος', 'µs', 'μs', 'ᲡᲐᲥᲐᲠᲗᲕᲔᲚᲝᲡ', 'საქართველოს', 'ᏣᎳᎩ', 'ꮳꮃꭹ', 'Ǆǅǆ', 'ﬁle', 'Kelvin', 'e\u0301te',
+      // words of 2 UTF-16 units that begin longer ones (the vocabulary has only the longer)
+      'to', 'Toolbox', 'St', '\u{1D400}', '\u{1D400}\u{1D400}',
       // punctuation as words (`case , the`), runs of it, a mark after it, a private-use character (as the tokens
       // write `,`), astral symbols and letters, controls
       ',', ',', '.', '(', ')', ':', '-', '--', '...', '_', '|', '"', "'", '\\', '—', '…', '«', '·', '(\u0301', '\ue02c',
@@ -184,6 +256,12 @@ t.test('every passage the trigram index finds is among the pair index\'s matches
       const words = vocabulary.filter((w) => w.endsWith(run))
       if (words.length > 0) expanded++
       return words
+    }
+    // the run index keeps the words of 3+ UTF-16 units (src/knowledge/runs.ts)
+    let started = 0
+    const starts: WordStarts = (run) => {
+      started++
+      return vocabulary.filter((w) => w.length >= 3 && w.startsWith(run))
     }
     const matches = db.prepare('SELECT rowid FROM pair_index WHERE pair_index MATCH ?').pluck()
     const trigramMatches = db.prepare('SELECT rowid FROM trigrams WHERE trigrams MATCH ?').pluck()
@@ -204,8 +282,10 @@ t.test('every passage the trigram index finds is among the pair index\'s matches
       // out, pairs of `near` asked alone
       const counts = () => random() < 0.5 ? 10 : 1_000_000
       // and with the words of the texts: a first run that may end a longer word asked as each word's end
+      // and a last run that may begin a longer word asked as each word it begins
       const forms = new Set([matchOf(variant), matchOf(variant, counts), matchOf(variant, counts),
-        matchOf(variant, undefined, endings), matchOf(variant, counts, endings)])
+        matchOf(variant, undefined, endings), matchOf(variant, counts, endings),
+        matchOf(variant, undefined, undefined, starts), matchOf(variant, counts, endings, starts)])
       if (!forms.has(undefined)) checked++
       for (const match of forms) {
         if (match === undefined) continue
@@ -217,5 +297,6 @@ t.test('every passage the trigram index finds is among the pair index\'s matches
     }
     t.ok(checked > 1000, `${checked} queries checked`)
     t.ok(expanded > 300, `${expanded} first runs asked as the ends of words`)
+    t.ok(started > 300, `${started} last runs asked as the starts of words`)
     t.ok(narrowed > checked, `the pairs narrow most of them (${narrowed} of the forms)`)
   })

@@ -23,9 +23,10 @@ const UNIT = /([\p{L}\p{N}\p{M}]+)|[^\p{L}\p{N}\p{M}\s]/gu
 /**
  * What the pair tokens are made of (kept with the index, src/knowledge/indexer.ts: another version empties it for
  * the index worker to fill again). 2: punctuation characters are units (before, only runs were, and `|` stood for
- * whatever separated them).
+ * whatever separated them). 3: the vocabulary beside them (src/knowledge/runs.ts) keeps the runs of 2 UTF-16 units
+ * too, which the words a last run begins and the ends a first run of one character stands for need (NearEnds).
  */
-export const PAIRS_VERSION = 2
+export const PAIRS_VERSION = 3
 /**
  * A unit as it stands in a token: the index's `ascii` tokenizer keeps letters, digits, `_`, `|` and every non-ASCII
  * character in a token and splits at any other ASCII character, so those stand as U+E000 + their code.
@@ -66,6 +67,14 @@ export type WordStarts = (run: string) => string[] | undefined
  * 16 warm). 342 forms of `in` alone: 1.7 ms cold.
  */
 export const MAX_LAST_FORMS = 512
+/**
+ * The ends in `near` (last 2 characters) of the vocabulary's words that end with a character (src/knowledge/runs.ts:
+ * every run of 2+ UTF-16 units the pair index has, added in the same transaction), or undefined when unknown or more
+ * than MAX_NEAR_ENDS
+ */
+export type NearEnds = (char: string) => string[] | undefined
+/** a first run of one character is asked as at most this many ends in `near` (else left out) */
+export const MAX_NEAR_ENDS = 128
 /** at most this many distinct last 6 characters of those words are asked for a first run (else `near`) */
 const MAX_FIRST_FORMS = 16
 /** a query's last word shorter than this (and not known whole) is left out */
@@ -170,9 +179,13 @@ const NEAR_ALONE = 5_000
  * than reading them (substring.ts decides). With `endings`, a first run of 3–5 characters that may end a longer
  * word is asked in `far` as each of the last 6 characters of the words it ends (when at most MAX_FIRST_FORMS). With
  * `starts`, a last run of 2+ UTF-16 units that may begin a longer word is asked as each word of the vocabulary it
- * begins, exact (no prefix to merge, none left out), when at most MAX_LAST_FORMS.
+ * begins, exact (no prefix to merge, none left out), when at most MAX_LAST_FORMS. With `nearEnds`, a first run of one
+ * character that may end a longer word is asked in `near` as itself and each end of 2 characters it may be the last
+ * of (`a build tool,`: `a_build`, `ta_build`, `va_build`…, where before its pair was left out and the passages holding
+ * `build tool,` were read to find those after `a`).
  */
-export function pairMatch(query: string, density?: PairDensity, endings?: WordEnds, starts?: WordStarts):
+export function pairMatch(query: string, density?: PairDensity, endings?: WordEnds, starts?: WordStarts,
+  nearEnds?: NearEnds):
   { match: string; narrow?: { match: string; postings: number } } | undefined {
   const lower = indexFold(query)
   const ascii = isAscii(lower)
@@ -190,6 +203,12 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
     const forms = [...new Set(endings(runs[0].run)?.map((w) => lastOf(w, PAIR_ENDS.far, isAscii(w))))]
     if (forms.length > 0 && forms.length <= MAX_FIRST_FORMS) firstForms = forms
   }
+  // a first run of one character that may end a longer word: the ends in `near` it stands for (itself alone too)
+  let nearForms: string[] | undefined
+  if (!firstWhole && first === 1 && nearEnds) {
+    const found = nearEnds(runs[0].run)
+    if (found !== undefined) nearForms = [...new Set([runs[0].run, ...found])]
+  }
   // each unit's end in each column, when the query tells it: a first run's when whole or long enough (or its forms);
   // a punctuation character's in `far` when the text without white space before it is in the query (preceded by
   // white space there) or gives 6 characters
@@ -200,7 +219,8 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
       return { near: u.run as string | undefined, far: known ? u.context : undefined }
     }
     const whole = i > 0 || firstWhole
-    return { near: whole || first >= PAIR_ENDS.near ? lastOf(u.run, PAIR_ENDS.near, ascii) : undefined,
+    const near = whole || first >= PAIR_ENDS.near || (i === 0 && nearForms)
+    return { near: near ? lastOf(u.run, PAIR_ENDS.near, ascii) : undefined,
       far: whole || first >= PAIR_ENDS.far || (i === 0 && firstForms) ? lastOf(u.run, PAIR_ENDS.far, ascii)
         : undefined }
   })
@@ -232,8 +252,10 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
       /^\p{Nd}$/u.test(y.run) && density !== undefined &&
       density(column, `${ends[i][column]}${sep}${y.run}`) <= DENSE_PREFIX
     if (!yWhole && yChars < SHORT_PREFIX && !rareDigit()) break
-    let alts = i === 0 && column === 'far' && firstForms
-      ? firstForms.map((f) => `${f}${sep}${firstMax(y.run, ascii)}`) : undefined
+    // the first pair's forms: the first run's ends in the column (the last 6 characters of the words it may end in
+    // `far`, the last 2 in `near` for a run of one character)
+    const firstEnds = i > 0 ? undefined : column === 'far' ? firstForms : nearForms
+    let alts = firstEnds?.map((f) => `${f}${sep}${firstMax(y.run, ascii)}`)
     const prefix = !yWhole && yChars < PAIR_WORD_MAX
     // the words the last run may begin: itself (a run of 2 UTF-16 units is not in the vocabulary) and the
     // vocabulary's, as they stand in a token (cut); with a first pair's forms, each of theirs
@@ -241,7 +263,7 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
     let exact: string[] | undefined
     if (words !== undefined) {
       const seconds = [...new Set([y.run, ...words].map((w) => firstMax(w, isAscii(w))))]
-      exact = (alts ? firstForms! : [ends[i][column]!]).flatMap((f) => seconds.map((w) => `${f}${sep}${w}`))
+      exact = (alts ? firstEnds! : [ends[i][column]!]).flatMap((f) => seconds.map((w) => `${f}${sep}${w}`))
       if (exact.length > MAX_LAST_FORMS) exact = undefined
       else alts = undefined
     }
@@ -253,9 +275,14 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   // 11 ms, where the trigram walk finds such a common phrase at once); asked as without the vocabulary, unless the
   // index's counts put its forms in at most NEAR_ALONE passages together (`layer that`: `layer_that` *, `player_that`
   // *, where without them the run index's candidates were read: 99 → 39 ms on a dropped page cache, 7.2 → 1.1 warm)
-  const formsRare = density && terms[0]?.alts && terms[0].alts.reduce((n, a) => n + density('far', a), 0) <= NEAR_ALONE
+  const formsRare = density && column === 'far' && terms[0]?.alts &&
+    terms[0].alts.reduce((n, a) => n + density('far', a), 0) <= NEAR_ALONE
   if (firstForms && terms.length === 1 && open(terms[0]) && !formsRare) {
     return pairMatch(query, density, undefined, starts)
+  }
+  // and a first run of one character asked as its ends: left out, as without them
+  if (nearForms && column === 'near' && terms.length === 1 && open(terms[0])) {
+    return pairMatch(query, density, endings, starts)
   }
   const last = terms[terms.length - 1]
   const keyOf = (token: string, prefix: boolean) => `"${token}"${prefix ? ' *' : ''}`
@@ -292,9 +319,10 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
     return `{${column}}: ${parts.length === 1 && parts[0] !== `(${heads?.join(' OR ')})` ? parts[0]
       : `(${parts.join(' AND ')})`}`
   }
-  // the passages holding a pair (all forms of the first)
-  const densityOf = (t: (typeof terms)[number]) => t.alts ? t.alts.reduce((n, a) => n + density!(column, a), 0)
-    : density!(column, t.token)
+  // the passages holding a pair (all forms of the first; not counted for the ends of a first run of one character,
+  // as many as 128)
+  const densityOf = (t: (typeof terms)[number]) => !t.alts ? density!(column, t.token)
+    : column === 'near' ? Infinity : t.alts.reduce((n, a) => n + density!(column, a), 0)
   let narrow: { match: string; postings: number } | undefined
   if (density && terms.length > 1 && open(last)) {
     // left out when the other pairs narrow far more than it would, and can be asked without it
@@ -312,9 +340,11 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
         return undefined
       }
     }
-  } else if (terms.length === 1 && column === 'near' && !(density && density(column, last.token) <= NEAR_ALONE)) {
+  } else if (terms.length === 1 && column === 'near' && !nearForms &&
+    !(density && density(column, last.token) <= NEAR_ALONE)) {
     // one pair in `near` ("used in", "layer that"): its last 2 characters and a prefix stand for too many passages
-    // (a common phrase is found sooner by the trigram walk, a rarer one through thousands of candidates)
+    // (a common phrase is found sooner by the trigram walk, a rarer one through thousands of candidates); not the
+    // ends of a first run of one character, each of them a match's
     return undefined
   } else if (terms.length === 1 && open(last) && density && density(column, last.token) > DENSE_PREFIX) {
     // one pair whose second word may go on, in many passages (`, the`: `,_the` *, `,_then`, `,_there`…): FTS5 would

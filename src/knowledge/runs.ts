@@ -1,7 +1,8 @@
 /**
  * The run index (migration 0024): each passage's runs of letters, digits and marks (its words, folded as the
  * trigram index folds case: the pair index's runs, src/knowledge/pairs.ts) without positions, and the vocabulary
- * of every run indexed, under a trigram index of its own. No server-side imports: the index worker loads this.
+ * of every run of 2+ UTF-16 units indexed, those of 3+ under a trigram index of its own. No server-side imports: the
+ * index worker loads this.
  *
  * A substring query of one run (a word, or part of one) lies inside one run of any passage holding it, so such a
  * passage holds a word of the vocabulary that holds the query. The vocabulary is small beside the passages (10,027
@@ -38,10 +39,12 @@ export function runsWriter(sqlite: Database.Database) {
      */
     vocabulary(seen: Set<string>) {
       for (const term of seen) {
-        // (a run of fewer than 3 UTF-16 units has fewer than 3 code points: never looked up in the vocabulary)
-        if (term.length < 3) continue
+        // a run of one UTF-16 unit is not kept (pairs.ts asks none); one of 2 is, for the words a query's last run
+        // begins and the ends a first run of one character stands for (pairs.ts), but not under the trigram index
+        // (fewer than 3 units: fewer than 3 code points, never looked up by a trigram)
+        if (term.length < 2) continue
         const id = addTerm.get(term) as number | undefined
-        if (id !== undefined) indexTerm.run(id, term)
+        if (id !== undefined && term.length >= 3) indexTerm.run(id, term)
       }
     }
   }

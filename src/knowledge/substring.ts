@@ -19,7 +19,7 @@
 import type Database from 'better-sqlite3'
 import { readableWhere, readableParams, type Reader, type DocFilters } from './readers.js'
 import { ftsPhrase } from './query.js'
-import { MAX_LAST_FORMS, pairMatch, type PairDensity } from './pairs.js'
+import { MAX_LAST_FORMS, MAX_NEAR_ENDS, PAIR_ENDS, pairMatch, type PairDensity } from './pairs.js'
 import { MAX_RUN_TERMS, queryRun, queryRuns, runsMatch, vocabularyMatch } from './runs.js'
 import { indexFold } from './fold.js'
 import type { KnowledgeStore } from './store.js'
@@ -182,6 +182,33 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
   // starting with the run sorts before the run followed by it)
   const wordsStarting = sqlite.prepare(`SELECT term FROM knowledge_run_terms WHERE term >= ? AND term < ?
     ORDER BY term LIMIT ${MAX_LAST_FORMS + 1}`).pluck()
+  // the ends in `near` of the vocabulary's words, by their last character, kept per connection: words are only
+  // added (ids rising) until the index is made again (`made_with`), so each search reads the words added since
+  const madeWith = sqlite.prepare(`SELECT made_with FROM knowledge_pairs_state`).pluck()
+  const lastWord = sqlite.prepare(`SELECT coalesce(max(id), 0) FROM knowledge_run_terms`).pluck()
+  const wordsAfter = sqlite.prepare(`SELECT id, term FROM knowledge_run_terms WHERE id > ? ORDER BY id`).raw(true)
+  let nearEndsKept = { madeWith: '', through: 0, byLast: new Map<string, Set<string>>() }
+  /** the ends in `near` of the vocabulary's words ending with `char`, read in the search's transaction */
+  function nearEndsOf(char: string): string[] | undefined {
+    const made = madeWith.get() as string
+    const top = lastWord.get() as number
+    if (made !== nearEndsKept.madeWith || top < nearEndsKept.through) {
+      nearEndsKept = { madeWith: made, through: 0, byLast: new Map() }
+    }
+    if (top > nearEndsKept.through) {
+      for (const [id, term] of wordsAfter.iterate(nearEndsKept.through) as IterableIterator<[number, string]>) {
+        const points = [...term]
+        const end = points.slice(-PAIR_ENDS.near).join('')
+        const last = points[points.length - 1]
+        let set = nearEndsKept.byLast.get(last)
+        if (!set) nearEndsKept.byLast.set(last, set = new Set())
+        set.add(end)
+        nearEndsKept.through = id
+      }
+    }
+    const ends = nearEndsKept.byLast.get(char)
+    return ends === undefined ? [] : ends.size > MAX_NEAR_ENDS ? undefined : [...ends]
+  }
   const begin = sqlite.prepare('BEGIN')
   const commit = sqlite.prepare('COMMIT')
   /**
@@ -222,7 +249,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
         useRuns ? (run) => {
           const words = wordsStarting.all(run, `${run}\u{10FFFF}`) as string[]
           return words.length > MAX_LAST_FORMS ? undefined : words
-        } : undefined) : undefined
+        } : undefined, useRuns ? nearEndsOf : undefined) : undefined
       if (asked === undefined && mayExist && !mayExist()) return []
       // the passages the pair and run indexes have not reached yet (normally none: they follow the index worker)
       const mark = BigInt(pairsThrough.get() as number)

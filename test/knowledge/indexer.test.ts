@@ -237,11 +237,11 @@ async (t) => {
       WHERE knowledge_passages_runs MATCH ?`).pluck().all(match) as string[]).sort()
   const wordsHolding = (a: typeof app, part: string) => (a.sqlite.prepare(`SELECT term FROM knowledge_run_terms_fts
       WHERE knowledge_run_terms_fts MATCH ?`).pluck().all(`"${part}"`) as string[]).sort()
-  // every run of 3+ characters of every passage is in the vocabulary
+  // every run of 2+ UTF-16 units of every passage is in the vocabulary (those of 3+ under its trigram index)
   const vocabularyWhole = (a: typeof app) => {
     const terms = new Set(a.sqlite.prepare(`SELECT term FROM knowledge_run_terms`).pluck().all() as string[])
     const texts = a.sqlite.prepare(`SELECT text FROM knowledge_passages`).pluck().all() as string[]
-    return texts.flatMap((text) => passageTokens(text).runs).filter((r) => r.length >= 3 && !terms.has(r))
+    return texts.flatMap((text) => passageTokens(text).runs).filter((r) => r.length >= 2 && !terms.has(r))
   }
   const line = 'A heron waits by the slow river while the lighthouse keeper counts the boats.\n'
   const older = await upload('older.txt', line.repeat(400) + 'the amber kestrel')
@@ -254,6 +254,9 @@ async (t) => {
   t.equal(runsOf(app, '"lighthouse"').length, passages.get(older.id), 'every passage of the large one')
   t.same(wordsHolding(app, 'ghthou'), ['lighthouse'], 'the vocabulary has the words')
   t.same(wordsHolding(app, 'kes'), ['kestrel'])
+  t.ok(app.sqlite.prepare(`SELECT 1 FROM knowledge_run_terms WHERE term = 'by'`).get(), 'a word of 2 characters too')
+  t.equal(app.sqlite.prepare(`SELECT count(*) FROM knowledge_run_terms WHERE length(term) < 2`).pluck().get(), 0,
+    'none of 1')
   t.same(vocabularyWhole(app), [], 'every word of every passage')
 
   const del = await app.inject({ method: 'DELETE', url: `/api/knowledge/document/${newer.id}`, headers: u.auth })
@@ -287,7 +290,7 @@ async (t) => {
   // tokens made by another Node.js, SQLite or pair version are made again (a pair the current code would not make
   // shows it)
   const madeWith = app.sqlite.prepare(`SELECT made_with FROM knowledge_pairs_state`).pluck()
-  t.match(madeWith.get(), /^pairs 2, unicode [\d.]+, sqlite 3\.\d+\.\d+$/)
+  t.match(madeWith.get(), /^pairs 3, unicode [\d.]+, sqlite 3\.\d+\.\d+$/)
   app.sqlite.exec(`INSERT INTO knowledge_passages_pairs (rowid, near, far) VALUES (999999, 'zz_stale', 'zz_stale');
       INSERT INTO knowledge_passages_runs (rowid, runs) VALUES (999999, 'zzstale');
       INSERT INTO knowledge_run_terms (id, term) VALUES (999999, 'zzstale');

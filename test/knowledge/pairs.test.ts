@@ -1,11 +1,11 @@
 import t from 'tap'
 import Database from 'better-sqlite3'
-import { MAX_LAST_FORMS, pairMatch, pairTokens, passageTokens, PAIR_WORD_MAX, type PairDensity, type WordEnds,
-  type WordStarts } from '../../src/knowledge/pairs.js'
+import { MAX_LAST_FORMS, pairMatch, pairTokens, passageTokens, PAIR_WORD_MAX, type NearEnds, type PairDensity,
+  type WordEnds, type WordStarts } from '../../src/knowledge/pairs.js'
 
 /** pairMatch's expression (the one asked first) */
-const matchOf = (query: string, density?: PairDensity, endings?: WordEnds, starts?: WordStarts) =>
-  pairMatch(query, density, endings, starts)?.match
+const matchOf = (query: string, density?: PairDensity, endings?: WordEnds, starts?: WordStarts, nearEnds?: NearEnds) =>
+  pairMatch(query, density, endings, starts, nearEnds)?.match
 import { indexFold, isAscii } from '../../src/knowledge/fold.js'
 import { ftsPhrase } from '../../src/knowledge/query.js'
 
@@ -216,6 +216,34 @@ t.test('pairMatch with the vocabulary: a last run that may begin a longer word, 
       'whose window ends with it: the phrase of the rest once (FTS5 would step it once per form)')
   })
 
+t.test('pairMatch with the vocabulary: a first run of one character asked as each end in `near` it may be the last of',
+  async (t) => {
+    const vocabulary = ['data', 'java', 'la', 'build', 'tool', 'tools', 'an', 'the']
+    const nearEnds: NearEnds = (char) =>
+      [...new Set(vocabulary.filter((w) => w.endsWith(char)).map((w) => w.slice(-2)))]
+    const starts: WordStarts = (run) => vocabulary.filter((w) => w.startsWith(run))
+    t.equal(matchOf('a build tool,', undefined, undefined, undefined, nearEnds),
+      `{near}: (("a_build" OR "ta_build" OR "va_build" OR "la_build") AND ("ld_tool" + "ol|${p(',')}"))`,
+      'itself (the word `a`, which the vocabulary has not) and each end of 2 characters, ORed, ANDed with the rest')
+    t.equal(matchOf('a build tool,'), `{far}: ("build_tool" + "tool|${p(',')}")`, 'without: left out, `far`')
+    t.equal(matchOf('a build', undefined, undefined, undefined, nearEnds), undefined,
+      'one pair whose second word may go on, as prefixes: as without (each would be merged whole)')
+    t.equal(matchOf('a build', undefined, undefined, starts, nearEnds),
+      '{near}: (("a_build") OR ("ta_build") OR ("va_build") OR ("la_build"))',
+      'with the words it begins: each pair of forms, exact')
+    t.equal(matchOf('a tool', undefined, undefined, starts, nearEnds),
+      '{near}: (("a_tool") OR ("a_tools") OR ("ta_tool") OR ("ta_tools") OR ("va_tool") OR ("va_tools") OR ' +
+      '("la_tool") OR ("la_tools"))')
+    t.equal(matchOf('a build', () => 1_000_000, undefined, undefined, nearEnds),
+      matchOf('a build', () => 1_000_000, undefined, undefined, nearEnds), 'however dense: its ends are all matches')
+    t.equal(matchOf('x build', undefined, undefined, starts, nearEnds), '{near}: (("x_build"))',
+      'a character no word ends with: itself')
+    t.equal(matchOf('a build', undefined, undefined, starts, () => undefined), undefined,
+      'unknown (more than 128 ends): left out, as without')
+    t.equal(matchOf(' a build', undefined, undefined, starts, nearEnds), '{far}: (("a_build"))',
+      'a whole word of one character needs none')
+  })
+
 /**
  * The filter never loses a passage, and the check after is the index's own: for random texts and every kind of
  * substring of them (starting and ending inside words, across punctuation and Unicode spaces, in any case, with
@@ -257,11 +285,17 @@ t.test('every passage the trigram index finds is among the pair index\'s matches
       if (words.length > 0) expanded++
       return words
     }
-    // the run index keeps the words of 3+ UTF-16 units (src/knowledge/runs.ts)
+    // the vocabulary keeps the words of 2+ UTF-16 units (src/knowledge/runs.ts)
+    const kept = vocabulary.filter((w) => w.length >= 2)
     let started = 0
     const starts: WordStarts = (run) => {
       started++
-      return vocabulary.filter((w) => w.length >= 3 && w.startsWith(run))
+      return kept.filter((w) => w.startsWith(run))
+    }
+    let ended = 0
+    const nearEnds: NearEnds = (char) => {
+      ended++
+      return [...new Set(kept.filter((w) => [...w].at(-1) === char).map((w) => [...w].slice(-2).join('')))]
     }
     const matches = db.prepare('SELECT rowid FROM pair_index WHERE pair_index MATCH ?').pluck()
     const trigramMatches = db.prepare('SELECT rowid FROM trigrams WHERE trigrams MATCH ?').pluck()
@@ -285,7 +319,9 @@ t.test('every passage the trigram index finds is among the pair index\'s matches
       // and a last run that may begin a longer word asked as each word it begins
       const forms = new Set([matchOf(variant), matchOf(variant, counts), matchOf(variant, counts),
         matchOf(variant, undefined, endings), matchOf(variant, counts, endings),
-        matchOf(variant, undefined, undefined, starts), matchOf(variant, counts, endings, starts)])
+        matchOf(variant, undefined, undefined, starts), matchOf(variant, counts, endings, starts),
+        matchOf(variant, undefined, undefined, undefined, nearEnds),
+        matchOf(variant, counts, endings, starts, nearEnds)])
       if (!forms.has(undefined)) checked++
       for (const match of forms) {
         if (match === undefined) continue
@@ -298,5 +334,6 @@ t.test('every passage the trigram index finds is among the pair index\'s matches
     t.ok(checked > 1000, `${checked} queries checked`)
     t.ok(expanded > 300, `${expanded} first runs asked as the ends of words`)
     t.ok(started > 300, `${started} last runs asked as the starts of words`)
+    t.ok(ended > 100, `${ended} first runs of one character asked as the ends of words`)
     t.ok(narrowed > checked, `the pairs narrow most of them (${narrowed} of the forms)`)
   })

@@ -116,7 +116,10 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
       // punctuation at either end or inside (pairs version 2: a punctuation character is a unit of its own)
       ', last) joined', '(first, last', 'first, last) j', ') joined as', 'Paris, fa', ', façade', 'the lot.',
       ': hooks deferred', 'ps: hooks', '"first,last" here', 'last" here.', 'Straße und Fluß;', ', ſagte er.',
-      'wegen, ſ', 'ed below the fold.', ' (first, ', '; ΟΔΟΣ']
+      'wegen, ſ', 'ed below the fold.', ' (first, ', '; ΟΔΟΣ',
+      // a first run of one character (its ends in `near`), a last word of 2 (the words it begins, exact)
+      'g and a ri', 'a spring and', 'e lot.', 's 5 µs', 'e best of th', 'A string an', 'g and a', 'It is', 'one of',
+      'ebra zebra cr', 's per run of', 'r line 2']
     t.ok(queries.filter((q) => pairMatch(q, madeUp)?.match !== pairMatch(q)?.match).length >= 3,
       'the counts change the pairs asked')
     t.ok(queries.filter((q) => pairMatch(q, madeUp)?.narrow).length >= 2, 'and leave out dense prefixes')
@@ -131,6 +134,15 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
       'the pairs are what is asked')
     app.sqlite.prepare(`INSERT INTO knowledge_passages_pairs (rowid, near, far) VALUES (?, @near, @far)`)
       .run(holding[0], pairTokens(textOf.get(holding[0]) as string))
+    // a first run of one character too, asked as its ends in `near` (before, it was left out and nothing was left)
+    t.equal(pairMatch('s per '), undefined)
+    const perRun = ids(byTrigrams(reader(a), {}, 's per ', 200))
+    t.equal(perRun.length, 1)
+    t.same(ids(byPairs(reader(a), {}, 's per ', 200)), perRun)
+    app.sqlite.prepare(`DELETE FROM knowledge_passages_pairs WHERE rowid = ?`).run(perRun[0])
+    t.same(ids(byPairs(reader(a), {}, 's per ', 200)), perRun.slice(1), 'the ends of `s` are what is asked')
+    app.sqlite.prepare(`INSERT INTO knowledge_passages_pairs (rowid, near, far) VALUES (?, @near, @far)`)
+      .run(perRun[0], pairTokens(textOf.get(perRun[0]) as string))
     // and the run index for one word: a passage whose runs are gone is not found through it, unless the word is in
     // more words of the vocabulary than the finder asks for
     const dropRuns = app.sqlite.prepare(`DELETE FROM knowledge_passages_runs WHERE rowid = ?`)

@@ -910,8 +910,11 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
   }
 
   return {
-    /** reads the character filters of 1–2 character search ahead of use */
-    warm: () => filters.warm(),
+    /** reads the character filters of 1–2 character search, and the vocabulary's ends for phrases, ahead of use */
+    warm: async () => {
+      newestWith.warm()
+      await filters.warm()
+    },
 
     /** whether `semantic` (and the semantic part of hybrid) is available */
     get semanticEnabled() { return !!semantic },

@@ -232,7 +232,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
    * index, which are cheaper still. `within`: only in the rowid ranges [from, to) it gives, newest first (a filter's
    * documents), or everywhere when it gives none; asked inside the search's read transaction.
    */
-  return function rows(reader: Reader, filters: DocFilters, query: string, want: number,
+  function rows(reader: Reader, filters: DocFilters, query: string, want: number,
     mayExist?: () => boolean, within?: () => Array<[bigint, bigint]> | undefined): HitRow[] {
     // a lone surrogate reaches SQLite as U+FFFD, as it reached the passages: the text check must see it so
     query = query.toWellFormed()
@@ -566,4 +566,8 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
         rest }) as HitRow[]
     }
   }
+
+  /** reads the vocabulary's ends in `near` ahead of use (a search's first first run of one character) */
+  const warm = () => { if (useRuns) snapshot(() => nearEndsOf('')) }
+  return Object.assign(rows, { warm })
 }

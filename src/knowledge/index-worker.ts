@@ -304,7 +304,8 @@ async function purge(id: number, documentId: string) {
 }
 
 const pairsThrough = sqlite.prepare(`SELECT indexed_through FROM knowledge_pairs_state`).pluck()
-const insertPairs = sqlite.prepare(`INSERT INTO knowledge_passages_pairs (rowid, near, far) VALUES (?, ?, ?)`)
+const insertPairs = sqlite.prepare(`INSERT INTO knowledge_passages_pairs (rowid, near, far, head)
+  VALUES (?, ?, ?, ?)`)
 const runs = runsWriter(sqlite)
 const setPairsThrough = sqlite.prepare(`UPDATE knowledge_pairs_state SET indexed_through = ?`)
 const pairsBehind = sqlite.prepare(PAIRS_BEHIND_SQL).pluck()
@@ -327,7 +328,7 @@ const pairSlice = sqlite.transaction(() => {
     const seen = new Set<string>()
     for (const row of rows) {
       const tokens = passageTokens(row.text)
-      insertPairs.run(row.rowid, tokens.near, tokens.far)
+      insertPairs.run(row.rowid, tokens.near, tokens.far, tokens.head)
       runs.insert(row.rowid, tokens.runs, seen)
     }
     runs.vocabulary(seen)

@@ -24,9 +24,10 @@ const UNIT = /([\p{L}\p{N}\p{M}]+)|[^\p{L}\p{N}\p{M}\s]/gu
  * What the pair tokens are made of (kept with the index, src/knowledge/indexer.ts: another version empties it for
  * the index worker to fill again). 2: punctuation characters are units (before, only runs were, and `|` stood for
  * whatever separated them). 3: the vocabulary beside them (src/knowledge/runs.ts) keeps the runs of 2 UTF-16 units
- * too, which the words a last run begins and the ends a first run of one character stands for need (NearEnds).
+ * too, which the words a last run begins and the ends a first run of one character stands for need (NearEnds). 4:
+ * a third column, `head` (migration 0026).
  */
-export const PAIRS_VERSION = 3
+export const PAIRS_VERSION = 4
 /**
  * A unit as it stands in a token: the index's `ascii` tokenizer keeps letters, digits, `_`, `|` and every non-ASCII
  * character in a token and splits at any other ASCII character, so those stand as U+E000 + their code.
@@ -115,21 +116,25 @@ function* unitsOf(lower: string, ascii: boolean) {
   }
 }
 
-/** The pair tokens of a passage's text, space-separated, in order: the index's two columns. */
-export function pairTokens(text: string): { near: string; far: string } {
-  const { near, far } = passageTokens(text)
-  return { near, far }
+/** The pair tokens of a passage's text, space-separated, in order: the index's three columns. */
+export function pairTokens(text: string): { near: string; far: string; head: string } {
+  const { near, far, head } = passageTokens(text)
+  return { near, far, head }
 }
 
+/** a token's first character (a punctuation character's stand-in is one) */
+const firstOf = (token: string) => String.fromCodePoint(token.codePointAt(0)!)
+
 /**
- * The pair index's two columns, and the passage's runs in order (the run index's tokens, src/knowledge/runs.ts):
- * the text folded and split once for both.
+ * The pair index's three columns, and the passage's runs in order (the run index's tokens, src/knowledge/runs.ts):
+ * the text folded and split once for all. `head` is `far` with the second unit cut to its first character.
  */
-export function passageTokens(text: string): { near: string; far: string; runs: string[] } {
+export function passageTokens(text: string): { near: string; far: string; head: string; runs: string[] } {
   const lower = indexFold(text)
   const ascii = isAscii(lower)
   const near: string[] = []
   const far: string[] = []
+  const head: string[] = []
   const runs: string[] = []
   // the previous unit's ends in each column
   let prevNear = ''
@@ -138,15 +143,16 @@ export function passageTokens(text: string): { near: string; far: string; runs: 
   for (const { unit, isRun, token, at, end, context } of unitsOf(lower, ascii)) {
     if (isRun) runs.push(unit)
     if (prevEnd >= 0) {
-      const next = (at - prevEnd === 1 && lower.charCodeAt(prevEnd) === 32 ? '_' : '|') + token
-      near.push(prevNear + next)
-      far.push(prevFar + next)
+      const sep = at - prevEnd === 1 && lower.charCodeAt(prevEnd) === 32 ? '_' : '|'
+      near.push(prevNear + sep + token)
+      far.push(prevFar + sep + token)
+      head.push(prevFar + sep + firstOf(token))
     }
     prevEnd = end
     prevNear = isRun ? lastOf(unit, PAIR_ENDS.near, ascii) : token
     prevFar = isRun ? lastOf(unit, PAIR_ENDS.far, ascii) : context
   }
-  return { near: near.join(' '), far: far.join(' '), runs }
+  return { near: near.join(' '), far: far.join(' '), head: head.join(' '), runs }
 }
 
 /** the passages estimated to hold a pair token exactly, in a column (sampled from the index) */
@@ -232,26 +238,38 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   }
   const [fromFar, fromNear] = [from('far'), from('near')]
   const column: PairColumn = fromFar <= fromNear ? 'far' : 'near'
+  const sepOf = (i: number) => lower.slice(runs[i].end, runs[i + 1].at) === ' ' ? '_' : '|'
+  /**
+   * The phrases in `head` of a last pair whose second unit is one character `c` (any of them: one per form of a
+   * first run): its `far` end with `c`, after the pair before with its second unit's first character
+   */
+  const headOf = (i: number): string[][] | undefined => {
+    const last = (end: string) => `${end}${sepOf(i)}${runs[i + 1].run}`
+    if (i === 0) return firstForms ? firstForms.map((f) => [last(f)]) : ends[0].far === undefined ? undefined
+      : [[last(ends[0].far)]]
+    const befores = i === 1 && firstForms ? firstForms : ends[i - 1].far === undefined ? undefined : [ends[i - 1].far]
+    const end = ends[i].far
+    if (befores === undefined || end === undefined) return undefined
+    return befores.map((b) => [`${b}${sepOf(i - 1)}${firstOf(runs[i].run)}`, last(end)])
+  }
+  let headPhrases: string[][] | undefined
   // a pair's token; `prefix` when its second word may go on; `alts`: a first pair's forms (ORed, each a prefix when
   // it is); `exact`: a last pair's forms, each exact (in place of the prefix)
   const terms: Array<{ token: string; prefix: boolean; alts?: string[]; exact?: string[] }> = []
   for (let i = Math.min(fromFar, fromNear); i + 1 < runs.length; i++) {
-    const x = runs[i]
     const y = runs[i + 1]
     const yWhole = i + 2 < runs.length || y.end < lower.length || !y.isRun
     const yChars = length(y.run)
-    const sep = lower.slice(x.end, y.at) === ' ' ? '_' : '|'
-    // a last word of one character is a prefix of thousands of pairs for FTS5 to merge, and narrows little (one
-    // of two or three characters costs up to ~100 ms at 1,000,000 passages, "ed_to" *; leaving it out, more); unless
-    // it is a digit after at least 4 characters of the word before in `far`, its pair in at most DENSE_PREFIX
-    // passages by the index's counts (`JSON specification 1`: `cation_1` *, where without it the passages holding
-    // `json specification` were read to find 4 matches). Not a letter: the counts are the exact token's, and the
-    // pairs a letter begins are many times more (`this_i` *: `this_is`, `this_it`, `this_in`…; the numbers a digit
-    // begins are few)
-    const rareDigit = () => column === 'far' && x.isRun && length(x.run) >= 4 && !(i === 0 && firstForms) &&
-      /^\p{Nd}$/u.test(y.run) && density !== undefined &&
-      density(column, `${ends[i][column]}${sep}${y.run}`) <= DENSE_PREFIX
-    if (!yWhole && yChars < SHORT_PREFIX && !rareDigit()) break
+    const sep = sepOf(i)
+    // a last word of one character is a prefix of hundreds of thousands of pairs for FTS5 to merge (`to_a` *: every
+    // word after `to` that begins with `a`), and begins too many words of the vocabulary to ask each: `head` keeps
+    // a pair's second unit to its first character, so its pair is asked there, exact, in a phrase with the pair
+    // before (`resolve to a`: `{head}: ("esolve_t" + "to_a")`, ANDed with the rest), when `far` knows their ends;
+    // else it is left out
+    if (!yWhole && yChars < SHORT_PREFIX) {
+      headPhrases = headOf(i)
+      break
+    }
     // the first pair's forms: the first run's ends in the column (the last 6 characters of the words it may end in
     // `far`, the last 2 in `near` for a run of one character)
     const firstEnds = i > 0 ? undefined : column === 'far' ? firstForms : nearForms
@@ -340,11 +358,11 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
         return undefined
       }
     }
-  } else if (terms.length === 1 && column === 'near' && !nearForms &&
+  } else if (terms.length === 1 && column === 'near' && !nearForms && !headPhrases &&
     !(density && density(column, last.token) <= NEAR_ALONE)) {
     // one pair in `near` ("used in", "layer that"): its last 2 characters and a prefix stand for too many passages
     // (a common phrase is found sooner by the trigram walk, a rarer one through thousands of candidates); not the
-    // ends of a first run of one character, each of them a match's
+    // ends of a first run of one character, each of them a match's, nor with a last pair in `head`
     return undefined
   } else if (terms.length === 1 && open(last) && density && density(column, last.token) > DENSE_PREFIX) {
     // one pair whose second word may go on, in many passages (`, the`: `,_the` *, `,_then`, `,_there`…): FTS5 would
@@ -352,6 +370,10 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
     // phrase at once
     return undefined
   }
-  if (terms.length === 0) return undefined
-  return { match: phraseOf(terms), narrow }
+  // a last pair of one character, in `head` (any of its phrases), ANDed
+  const inHead = headPhrases &&
+    `{head}: (${headPhrases.map((p) => `(${p.map((k) => keyOf(k, false)).join(' + ')})`).join(' OR ')})`
+  if (terms.length === 0) return inHead ? { match: inHead } : undefined
+  const withHead = (match: string) => inHead ? `${match} AND ${inHead}` : match
+  return { match: withHead(phraseOf(terms)), narrow: narrow && { ...narrow, match: withHead(narrow.match) } }
 }

@@ -14,7 +14,8 @@ function earlierVersion(dir: string) {
   fs.cpSync(path.join(ROOT, 'schema/migrations'), migrations, { recursive: true })
   const journalFile = path.join(migrations, 'meta/_journal.json')
   const journal = JSON.parse(fs.readFileSync(journalFile, 'utf8')) as { entries: Array<{ tag: string }> }
-  journal.entries = journal.entries.filter((e) => e.tag !== '0025_webhook_outbox_file')
+  // (and every migration after it: drizzle applies only those newer than the last one applied)
+  journal.entries = journal.entries.slice(0, journal.entries.findIndex((e) => e.tag === '0025_webhook_outbox_file'))
   fs.writeFileSync(journalFile, JSON.stringify(journal))
   const file = path.join(dir, 'cairn.db')
   const sqlite = new Database(file)

@@ -20,13 +20,14 @@ t.test('isAscii: only ASCII characters (a lone surrogate is not)', async (t) => 
 })
 t.test('pairTokens: the end of a word (2 characters, 6), the separator, the next word', async (t) => {
   t.same(pairTokens('Weeks of Parental leave'), { near: 'ks_of of_parental al_leave',
-    far: 'weeks_of of_parental rental_leave' })
+    far: 'weeks_of of_parental rental_leave', head: 'weeks_o of_p rental_l' },
+  '`head`: `far` with the second unit cut to its first character')
   t.equal(near('e-mail, then  x'), `e|${p('-')} ${p('-')}|mail il|${p(',')} ${p(',')}_then en|x`,
     'a punctuation character is a unit; anything but one space is `|`')
   const comma = p(',')
   // a punctuation character: alone in `near`, with the last 6 characters up to it without white space in `far`
   t.same(pairTokens('case, the list'), { near: `se|${comma} ${comma}_the he_list`,
-    far: `case|${comma} case${comma}_the the_list` })
+    far: `case|${comma} case${comma}_the the_list`, head: `case|${comma} case${comma}_t the_l` })
   t.equal(pairTokens('the library, so (e-mail)').far, `the_library ibrary|${comma} brary${comma}_so so_${p('(')} ` +
     `${p('(')}|e e|${p('-')} ${p('(')}e${p('-')}|mail mail|${p(')')}`)
   t.equal(pairTokens(`${'\u{1D400}'.repeat(10)}, x`).far.split(' ')[1], `${'\u{1D400}'.repeat(5)}${comma}_x`,
@@ -38,10 +39,11 @@ t.test('pairTokens: the end of a word (2 characters, 6), the separator, the next
   t.equal(near('a_b|c "d" — ¶'), `a|${low} ${low}|b b|${bar} ${bar}|c c_${quote} ${quote}|d d|${quote} ` +
     `${quote}_— —_¶`, '`_`, `|` and quotes stand in as well; non-ASCII punctuation as itself')
   t.equal(near('a b'), 'a_b', 'a one-letter word is whole')
-  t.same(pairTokens('lonely'), { near: '', far: '' })
+  t.same(pairTokens('lonely'), { near: '', far: '', head: '' })
+  t.equal(pairTokens('a \u{1D400}b').head, 'a_\u{1D400}', 'a first character, not a UTF-16 unit')
   t.equal(near(`go ${'y'.repeat(50)}`), `go_${'y'.repeat(PAIR_WORD_MAX)}`, 'the second word is cut')
-  t.same(pairTokens('École normale à Paris'),
-    { near: 'le_normale le_à à_paris', far: 'école_normale ormale_à à_paris' }, 'non-ASCII words, lower-cased')
+  t.same(pairTokens('École normale à Paris'), { near: 'le_normale le_à à_paris',
+    far: 'école_normale ormale_à à_paris', head: 'école_n ormale_à à_p' }, 'non-ASCII words, lower-cased')
   t.equal(near('Des Maſses'), 'es_masses', 'folded as the trigram index folds: the long s to s')
   t.equal(near('5 µs ΟΔΟΣ ΑΘΗΝΑΣ'), '5_μs μs_οδοσ οσ_αθηνασ', 'the micro sign to mu, a final capital sigma to σ')
   t.equal(near('ᲡᲐᲥᲐᲠᲗᲕᲔᲚᲝᲡ Kılıç İl'), 'ᲝᲡ_kılıç ıç_İl', 'Georgian capitals, dotless i and İ: kept')
@@ -69,8 +71,10 @@ t.test('pairMatch: a phrase of the query\'s pairs in one column, the last a pref
   t.equal(matchOf('e, a'), undefined, 'a one-letter start and end left out: nothing left')
   t.equal(matchOf('to ,'), undefined, 'one pair of `near`')
   t.equal(matchOf('weeks of p words'), `{near}: ("ks_of" + "of_p" + "p_words" *)`)
-  t.equal(matchOf('them weeks of p'), `{near}: ("em_weeks" + "ks_of")`,
-    'a one-letter end is left out')
+  t.equal(matchOf('them weeks of p'), `{near}: ("em_weeks" + "ks_of") AND {head}: (("weeks_o" + "of_p"))`,
+    'a one-letter end is asked in `head`, with the pair before (their ends in `far` known)')
+  t.equal(matchOf('weeks of p'), undefined, 'else left out (and one pair of `near` is not asked)')
+  t.equal(matchOf('weeks of p', () => 1), `{near}: ("ks_of")`)
   t.equal(matchOf('used in'), undefined, 'one pair of `near` stands for too many passages: the trigram index')
   t.equal(matchOf('complete you'), `{far}: ("mplete_you" *)`, 'one pair of `far` narrows enough')
   t.equal(matchOf('one two three four five six seven eight nine'),
@@ -87,11 +91,13 @@ t.test('pairMatch with the vocabulary: a first run that may end a longer word, a
   async (t) => {
     const checks = () => ['check', 'typecheck', 'spellcheck', 'recheck']
     t.equal(matchOf('check in a', undefined, checks),
-      '{far}: (("check_in" OR "echeck_in" OR "lcheck_in"))', 'one pair: `far` for each distinct last 6')
+      '{far}: (("check_in" OR "echeck_in" OR "lcheck_in")) AND {head}: (("check_i" + "in_a") OR ' +
+      '("echeck_i" + "in_a") OR ("lcheck_i" + "in_a"))', 'one pair: `far` for each distinct last 6 (and `head`)')
     t.equal(matchOf('check in the', undefined, checks),
       '{far}: (("check_in" OR "echeck_in" OR "lcheck_in") AND ("in_the" *))', 'the rest\'s phrase, ANDed')
     t.equal(matchOf('check in a'), undefined, 'without it: one `near` pair, not asked')
-    t.equal(matchOf(' check in a', undefined, checks), '{far}: ("check_in")', 'a whole first word needs none')
+    t.equal(matchOf(' check in a', undefined, checks), '{far}: ("check_in") AND {head}: (("check_i" + "in_a"))',
+      'a whole first word needs none')
     t.equal(matchOf('check in a', undefined, () => []), undefined, 'no such word: as without')
     const many = () => Array.from({ length: 17 }, (_, i) => `${'abcdefghijklmnopq'[i]}check`)
     t.equal(matchOf('check in the', undefined, many), '{near}: ("ck_in" + "in_the" *)', 'more than 16 forms: `near`')
@@ -137,12 +143,14 @@ t.test('pairMatch with the index\'s counts: a dense last prefix left out, one ra
     '{near}: ("er_that" + "at_be" *)', 'not left out when one common pair of `near` would be all that is left')
   t.equal(matchOf('layer that be', counts({ 'near at_be': 300_000, 'near er_that': 60_000 })), undefined,
     'unless in over 200,000 passages: the trigram walk')
-  t.equal(matchOf('specification 1', counts({ 'far cation_1': 300 })), '{far}: ("cation_1" *)',
-    'a last word of one character after 4 or more in `far`, rare by the counts: asked')
+  t.equal(matchOf('specification 1', counts({})), '{head}: (("cation_1"))',
+    'a last word of one character, in `head`, exact, whatever its count')
   t.equal(matchOf('JSON specification 1', () => 300, () => ['json', 'tojson']),
-    '{far}: (("json_specification" OR "tojson_specification") AND ("cation_1" *))')
-  t.equal(matchOf('specification 1', counts({ 'far cation_1': 30_000 })), undefined, 'common: left out')
-  t.equal(matchOf('resolve to a', () => 300), '{far}: ("esolve_to")', 'after fewer than 4: left out')
+    '{far}: (("json_specification" OR "tojson_specification")) AND {head}: (("json_s" + "cation_1") OR ' +
+    '("tojson_s" + "cation_1"))', 'after first forms: a phrase per form')
+  t.equal(matchOf('resolve to a', () => 300), '{far}: ("esolve_to") AND {head}: (("esolve_t" + "to_a"))')
+  t.equal(matchOf('library, a', counts({})), `{far}: ("ibrary|${p(',')}") AND {head}: (("ibrary|${p(',')}" + ` +
+    `"brary${p(',')}_a"))`, 'after punctuation, its end in `far` known')
   t.equal(matchOf('used instead o', () => 300), '{near}: ("ed_instead")', 'a letter: left out (its pairs are many)')
   t.equal(matchOf('date, the', counts({ [`near te|${p(',')}`]: 30_163, [`near ${p(',')}_the`]: 262_778 })), undefined)
 })
@@ -165,8 +173,8 @@ t.test('pairMatch with the vocabulary: a last run that may begin a longer word, 
     t.equal(matchOf('complete to', undefined, undefined, starts),
       '{far}: (("mplete_to") OR ("mplete_today") OR ("mplete_tool") OR ("mplete_toolbox"))',
       'a run of 2 UTF-16 units: itself too (the vocabulary has no such word)')
-    t.equal(matchOf('introduced by t', undefined, undefined, starts), '{far}: ("oduced_by")',
-      'one character: left out as without (the vocabulary has not the words of 2)')
+    t.equal(matchOf('introduced by t', undefined, undefined, starts),
+      '{far}: ("oduced_by") AND {head}: (("oduced_b" + "by_t"))', 'one character: in `head`, as without')
     asked = []
     t.equal(matchOf('introduced by the ', undefined, undefined, starts), '{far}: ("oduced_by" + "by_the")',
       'a whole last word: none asked')
@@ -255,7 +263,7 @@ t.test('every passage the trigram index finds is among the pair index\'s matches
   async (t) => {
     const db = new Database(':memory:')
     t.teardown(() => db.close())
-    db.exec(`CREATE VIRTUAL TABLE pair_index USING fts5(near, far, content = '', contentless_delete = 1,
+    db.exec(`CREATE VIRTUAL TABLE pair_index USING fts5(near, far, head, content = '', contentless_delete = 1,
       tokenize = "ascii tokenchars '_|'");
       CREATE VIRTUAL TABLE trigrams USING fts5(text, tokenize = 'trigram case_sensitive 0')`)
     let seed = 7
@@ -274,7 +282,7 @@ t.test('every passage the trigram index finds is among the pair index\'s matches
       '"', '*', '\t', '\u200b']
     const texts = Array.from({ length: 300 }, () => Array.from({ length: 4 + Math.floor(random() * 12) },
       () => pick(words)).map((w, i) => (i ? pick(seps) : '') + w).join(''))
-    const insert = db.prepare('INSERT INTO pair_index (rowid, near, far) VALUES (?, @near, @far)')
+    const insert = db.prepare('INSERT INTO pair_index (rowid, near, far, head) VALUES (?, @near, @far, @head)')
     const insertText = db.prepare('INSERT INTO trigrams (rowid, text) VALUES (?, ?)')
     texts.forEach((text, i) => { insert.run(i + 1, pairTokens(text)); insertText.run(i + 1, text) })
     const folded = texts.map(indexFold)
@@ -301,6 +309,7 @@ t.test('every passage the trigram index finds is among the pair index\'s matches
     const trigramMatches = db.prepare('SELECT rowid FROM trigrams WHERE trigrams MATCH ?').pluck()
     let checked = 0
     let narrowed = 0
+    let inHead = 0
     for (let n = 0; n < 3000; n++) {
       const source = pick(texts)
       const from = Math.floor(random() * source.length)
@@ -329,6 +338,7 @@ t.test('every passage the trigram index finds is among the pair index\'s matches
         const lost = holding.filter((id) => !got.has(id))
         if (lost.length > 0) t.fail(`${JSON.stringify(variant)}: ${lost.length} passages lost`, { match })
         if (got.size < texts.length / 2) narrowed++
+        if (match.includes('{head}')) inHead++
       }
     }
     t.ok(checked > 1000, `${checked} queries checked`)
@@ -336,4 +346,5 @@ t.test('every passage the trigram index finds is among the pair index\'s matches
     t.ok(started > 300, `${started} last runs asked as the starts of words`)
     t.ok(ended > 100, `${ended} first runs of one character asked as the ends of words`)
     t.ok(narrowed > checked, `the pairs narrow most of them (${narrowed} of the forms)`)
+    t.ok(inHead > 100, `${inHead} with a last character in \`head\``)
   })

@@ -132,7 +132,8 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
     app.sqlite.prepare(`DELETE FROM knowledge_passages_pairs WHERE rowid = ?`).run(holding[0])
     t.same(byPairs(reader(a), {}, 'cleaning: hooks deferred', 200).map((r) => r.rowid), holding.slice(1),
       'the pairs are what is asked')
-    app.sqlite.prepare(`INSERT INTO knowledge_passages_pairs (rowid, near, far) VALUES (?, @near, @far)`)
+    app.sqlite.prepare(`INSERT INTO knowledge_passages_pairs (rowid, near, far, head)
+      VALUES (?, @near, @far, @head)`)
       .run(holding[0], pairTokens(textOf.get(holding[0]) as string))
     // a first run of one character too, asked as its ends in `near` (before, it was left out and nothing was left)
     t.equal(pairMatch('s per '), undefined)
@@ -141,7 +142,8 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
     t.same(ids(byPairs(reader(a), {}, 's per ', 200)), perRun)
     app.sqlite.prepare(`DELETE FROM knowledge_passages_pairs WHERE rowid = ?`).run(perRun[0])
     t.same(ids(byPairs(reader(a), {}, 's per ', 200)), perRun.slice(1), 'the ends of `s` are what is asked')
-    app.sqlite.prepare(`INSERT INTO knowledge_passages_pairs (rowid, near, far) VALUES (?, @near, @far)`)
+    app.sqlite.prepare(`INSERT INTO knowledge_passages_pairs (rowid, near, far, head)
+      VALUES (?, @near, @far, @head)`)
       .run(perRun[0], pairTokens(textOf.get(perRun[0]) as string))
     // and the run index for one word: a passage whose runs are gone is not found through it, unless the word is in
     // more words of the vocabulary than the finder asks for

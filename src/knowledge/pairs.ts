@@ -57,7 +57,7 @@ const narrowest = (terms: string[]) => bestWindow(terms, MAX_PAIR_TERMS,
 /** the words a query's first run may end (src/knowledge/runs.ts: the vocabulary), or undefined when unknown */
 export type WordEnds = (run: string) => string[] | undefined
 /**
- * The words of the vocabulary that start with a query's last run (src/knowledge/runs.ts: every run of 3+ UTF-16
+ * The words of the vocabulary that start with a query's last run (src/knowledge/runs.ts: every run of 2+ UTF-16
  * units the pair index has, added in the same transaction), or undefined when unknown or more than MAX_LAST_FORMS
  */
 export type WordStarts = (run: string) => string[] | undefined
@@ -68,6 +68,12 @@ export type WordStarts = (run: string) => string[] | undefined
  * 16 warm). 342 forms of `in` alone: 1.7 ms cold.
  */
 export const MAX_LAST_FORMS = 512
+/**
+ * More forms than this are ORed as tokens and ANDed with the phrase of the pairs before, not each a phrase with the
+ * pair before: FTS5 opens an iterator on that pair per phrase (512 forms after a pair in every passage: 16 ms against
+ * 2 ms ANDed, 60,000 passages in memory); the text is checked after, adjacency or not
+ */
+const PHRASED_FORMS = 64
 /**
  * The ends in `near` (last 2 characters) of the vocabulary's words that end with a character (src/knowledge/runs.ts:
  * every run of 2+ UTF-16 units the pair index has, added in the same transaction), or undefined when unknown or more
@@ -275,15 +281,17 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
     const firstEnds = i > 0 ? undefined : column === 'far' ? firstForms : nearForms
     let alts = firstEnds?.map((f) => `${f}${sep}${firstMax(y.run, ascii)}`)
     const prefix = !yWhole && yChars < PAIR_WORD_MAX
-    // the words the last run may begin: itself (a run of 2 UTF-16 units is not in the vocabulary) and the
-    // vocabulary's, as they stand in a token (cut); with a first pair's forms, each of theirs
+    // the words the last run may begin: itself and the vocabulary's, as they stand in a token (cut); with a first
+    // pair's forms, each of theirs (counted before they are made)
     const words = prefix && y.isRun && y.run.length >= 2 ? starts?.(y.run) : undefined
     let exact: string[] | undefined
-    if (words !== undefined) {
+    if (words !== undefined && (words.length + 1) * (firstEnds?.length ?? 1) <= MAX_LAST_FORMS * 2) {
       const seconds = [...new Set([y.run, ...words].map((w) => firstMax(w, isAscii(w))))]
-      exact = (alts ? firstEnds! : [ends[i][column]!]).flatMap((f) => seconds.map((w) => `${f}${sep}${w}`))
-      if (exact.length > MAX_LAST_FORMS) exact = undefined
-      else alts = undefined
+      const firsts = alts ? firstEnds! : [ends[i][column]!]
+      if (firsts.length * seconds.length <= MAX_LAST_FORMS) {
+        exact = firsts.flatMap((f) => seconds.map((w) => `${f}${sep}${w}`))
+        alts = undefined
+      }
     }
     terms.push({ token: `${ends[i][column]}${sep}${firstMax(y.run, ascii)}`, prefix, alts, exact })
   }
@@ -314,7 +322,8 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   const phraseOf = (ts: typeof terms) => {
     // (the window chosen as for the prefix)
     const keys = ts.map((t) => keyOf(t.token, t.prefix))
-    const at = keys.findIndex((_, s) => narrowest(keys).every((k, i) => keys[s + i] === k))
+    const best = narrowest(keys)
+    const at = keys.findIndex((_, s) => best.every((k, i) => keys[s + i] === k))
     const kept = keys.slice(at, at + Math.min(keys.length, MAX_PAIR_TERMS)).map((k, i) =>
       i + at === ts.length - 1 ? keyOf(ts[i + at].token, open(ts[i + at])) : k)
     const heads = at === 0 ? ts[0].alts?.map((a) => keyOf(a, ts[0].prefix)) : undefined
@@ -330,8 +339,11 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
       parts.push(anyOf(heads.map((h) => [h, body[0]])))
     } else {
       if (heads) parts.push(`(${heads.join(' OR ')})`)
-      if (body.length > 1 || (body.length === 1 && !exact)) parts.push(`(${body.join(' + ')})`)
-      if (exact) parts.push(anyOf(exact.map((f) => body.length > 0 ? [body[body.length - 1], f] : [f])))
+      if (body.length > 1 || (body.length === 1 && (!exact || exact.length > PHRASED_FORMS))) {
+        parts.push(`(${body.join(' + ')})`)
+      }
+      if (exact && exact.length > PHRASED_FORMS && body.length > 0) parts.push(`(${exact.join(' OR ')})`)
+      else if (exact) parts.push(anyOf(exact.map((f) => body.length > 0 ? [body[body.length - 1], f] : [f])))
     }
     // (a first pair's forms alone wrapped again, as an AND of one)
     return `{${column}}: ${parts.length === 1 && parts[0] !== `(${heads?.join(' OR ')})` ? parts[0]

@@ -1,8 +1,8 @@
 /**
  * The run index (migration 0024): each passage's runs of letters, digits and marks (its words, folded as the
  * trigram index folds case: the pair index's runs, src/knowledge/pairs.ts) without positions, and the vocabulary
- * of every run of 2+ UTF-16 units indexed, those of 3+ under a trigram index of its own. No server-side imports: the
- * index worker loads this.
+ * of every run of 2+ UTF-16 units indexed, under a trigram index of its own (no trigram for a run of 2). No
+ * server-side imports: the index worker loads this.
  *
  * A substring query of one run (a word, or part of one) lies inside one run of any passage holding it, so such a
  * passage holds a word of the vocabulary that holds the query. The vocabulary is small beside the passages (10,027
@@ -40,11 +40,11 @@ export function runsWriter(sqlite: Database.Database) {
     vocabulary(seen: Set<string>) {
       for (const term of seen) {
         // a run of one UTF-16 unit is not kept (pairs.ts asks none); one of 2 is, for the words a query's last run
-        // begins and the ends a first run of one character stands for (pairs.ts), but not under the trigram index
-        // (fewer than 3 units: fewer than 3 code points, never looked up by a trigram)
+        // begins and the ends a first run of one character stands for (pairs.ts); under the trigram index too, where
+        // it gives no trigram (the index's rows are its content table's, as its integrity check wants)
         if (term.length < 2) continue
         const id = addTerm.get(term) as number | undefined
-        if (id !== undefined && term.length >= 3) indexTerm.run(id, term)
+        if (id !== undefined) indexTerm.run(id, term)
       }
     }
   }

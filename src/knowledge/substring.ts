@@ -187,23 +187,30 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
   const madeWith = sqlite.prepare(`SELECT made_with FROM knowledge_pairs_state`).pluck()
   const lastWord = sqlite.prepare(`SELECT coalesce(max(id), 0) FROM knowledge_run_terms`).pluck()
   const wordsAfter = sqlite.prepare(`SELECT id, term FROM knowledge_run_terms WHERE id > ? ORDER BY id`).raw(true)
-  let nearEndsKept = { madeWith: '', through: 0, byLast: new Map<string, Set<string>>() }
-  /** the ends in `near` of the vocabulary's words ending with `char`, read in the search's transaction */
+  const wordAt = sqlite.prepare(`SELECT term FROM knowledge_run_terms WHERE id = ?`).pluck()
+  let nearEndsKept = { madeWith: '', through: 0, word: '', byLast: new Map<string, Set<string>>() }
+  /**
+   * the ends in `near` of the vocabulary's words ending with `char`, read in the search's transaction (kept while
+   * the word last read is still there under its id: a vocabulary emptied and filled again gives ids again)
+   */
   function nearEndsOf(char: string): string[] | undefined {
     const made = madeWith.get() as string
     const top = lastWord.get() as number
-    if (made !== nearEndsKept.madeWith || top < nearEndsKept.through) {
-      nearEndsKept = { madeWith: made, through: 0, byLast: new Map() }
+    const kept = nearEndsKept
+    if (made !== kept.madeWith || top < kept.through || (kept.through > 0 && wordAt.get(kept.through) !== kept.word)) {
+      nearEndsKept = { madeWith: made, through: 0, word: '', byLast: new Map() }
     }
     if (top > nearEndsKept.through) {
       for (const [id, term] of wordsAfter.iterate(nearEndsKept.through) as IterableIterator<[number, string]>) {
-        const points = [...term]
-        const end = points.slice(-PAIR_ENDS.near).join('')
+        // (the last 2 characters are in the last 4 UTF-16 units: a word may be a 20,000-character run)
+        const points = [...term.slice(-2 * PAIR_ENDS.near)]
         const last = points[points.length - 1]
         let set = nearEndsKept.byLast.get(last)
         if (!set) nearEndsKept.byLast.set(last, set = new Set())
-        set.add(end)
+        // (past MAX_NEAR_ENDS only "more" is told)
+        if (set.size <= MAX_NEAR_ENDS) set.add(points.slice(-PAIR_ENDS.near).join(''))
         nearEndsKept.through = id
+        nearEndsKept.word = term
       }
     }
     const ends = nearEndsKept.byLast.get(char)

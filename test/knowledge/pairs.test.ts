@@ -160,10 +160,10 @@ t.test('pairMatch with the vocabulary: a last run that may begin a longer word, 
     const vocabulary = ['the', 'then', 'theme', 'there', 'to', 'today', 'tool', 'toolbox', 'a', 'ab', 'abc',
       `the${'x'.repeat(40)}`]
     let asked: string[] = []
-    // the vocabulary's words of 3+ UTF-16 units (runs.ts keeps no shorter ones) that start with the run
+    // the vocabulary's words of 2+ UTF-16 units (runs.ts keeps no shorter ones) that start with the run
     const starts: WordStarts = (run) => {
       asked.push(run)
-      return vocabulary.filter((w) => w.length >= 3 && w.startsWith(run))
+      return vocabulary.filter((w) => w.length >= 2 && w.startsWith(run))
     }
     t.equal(matchOf('introduced by the', undefined, undefined, starts),
       `{far}: (("oduced_by" + "by_the") OR ("oduced_by" + "by_then") OR ("oduced_by" + "by_theme") OR ` +
@@ -172,7 +172,7 @@ t.test('pairMatch with the vocabulary: a last run that may begin a longer word, 
     t.same(asked, ['the'])
     t.equal(matchOf('complete to', undefined, undefined, starts),
       '{far}: (("mplete_to") OR ("mplete_today") OR ("mplete_tool") OR ("mplete_toolbox"))',
-      'a run of 2 UTF-16 units: itself too (the vocabulary has no such word)')
+      'a run of 2 UTF-16 units: itself too')
     t.equal(matchOf('introduced by t', undefined, undefined, starts),
       '{far}: ("oduced_by") AND {head}: (("oduced_b" + "by_t"))', 'one character: in `head`, as without')
     asked = []
@@ -203,6 +203,11 @@ t.test('pairMatch with the vocabulary: a last run that may begin a longer word, 
       '("echeck_in" + "in_tool") OR ("echeck_in" + "in_toolbox"))', 'several: the phrase per pair of forms')
     t.equal(matchOf('check in to ', undefined, checks, starts),
       '{far}: (("check_in" + "in_to") OR ("echeck_in" + "in_to"))', 'and per first form when the last is whole')
+    const hundred: WordStarts = (run) => Array.from({ length: 100 }, (_, i) => `${run}${i}`)
+    t.equal(matchOf('introduced by to', undefined, undefined, hundred),
+      `{far}: (("oduced_by") AND (${['by_to', ...Array.from({ length: 100 }, (_, i) => `by_to${i}`)]
+        .map((f) => `"${f}"`).join(' OR ')}))`,
+      'more than 64 forms: ORed and ANDed with the pairs before (FTS5 would open the pair before once per form)')
     const many: WordStarts = () => Array.from({ length: MAX_LAST_FORMS / 2 }, (_, i) => `to${i}`)
     t.equal(matchOf('check in to', undefined, checks, many),
       `{far}: (("check_in" OR "echeck_in") AND (${Array.from({ length: MAX_LAST_FORMS / 2 + 1 },
@@ -300,6 +305,8 @@ t.test('every passage the trigram index finds is among the pair index\'s matches
       started++
       return kept.filter((w) => w.startsWith(run))
     }
+    // and with words no passage holds (more than 64 forms: ORed, not each a phrase)
+    const padded: WordStarts = (run) => [...starts(run)!, ...Array.from({ length: 70 }, (_, i) => `${run}ǫ${i}`)]
     let ended = 0
     const nearEnds: NearEnds = (char) => {
       ended++
@@ -330,7 +337,7 @@ t.test('every passage the trigram index finds is among the pair index\'s matches
         matchOf(variant, undefined, endings), matchOf(variant, counts, endings),
         matchOf(variant, undefined, undefined, starts), matchOf(variant, counts, endings, starts),
         matchOf(variant, undefined, undefined, undefined, nearEnds),
-        matchOf(variant, counts, endings, starts, nearEnds)])
+        matchOf(variant, counts, endings, starts, nearEnds), matchOf(variant, undefined, endings, padded, nearEnds)])
       if (!forms.has(undefined)) checked++
       for (const match of forms) {
         if (match === undefined) continue

@@ -230,6 +230,36 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
     }
   })
 
+t.test('the ends of a first letter follow the vocabulary, also when it is made again with the same version',
+  async (t) => {
+    const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+    const u = await signup(app)
+    const reader = { customerId: u.customerId, userId: u.userId, workspaceIds: [u.workspaceId] }
+    await uploadDocument(app, u, { filename: 'a.txt', content: 'Each call takes 5 µs per run of the loop.' })
+    await pairIndexCaughtUp(app)
+    const byPairs = substringFinder(...searching(t, app))
+    const byTrigrams = substringFinder(...searching(t, app), { pairs: false })
+    t.equal(byPairs(reader, {}, 's per ', 50).length, 1, 'the ends are read')
+    await uploadDocument(app, u, { filename: 'b.txt', content: 'The zzqs per run is new.' })
+    await pairIndexCaughtUp(app)
+    const both = ids(byTrigrams(reader, {}, 's per ', 50))
+    t.equal(both.length, 2)
+    t.same(ids(substringFinder(...searching(t, app))(reader, {}, 's per ', 50)), both,
+      'a word added since (its end `qs`)')
+    // the vocabulary emptied and filled again (made_with unchanged), the new word first: ids given again, below the
+    // last one the first finder read
+    const words = app.sqlite.prepare(`SELECT term FROM knowledge_run_terms ORDER BY id`).pluck().all() as string[]
+    app.sqlite.transaction(() => {
+      app.sqlite.exec(`DELETE FROM knowledge_run_terms`)
+      const add = app.sqlite.prepare(`INSERT INTO knowledge_run_terms (term) VALUES (?)`)
+      for (const w of ['zzqs', ...words.filter((w) => w !== 'zzqs')]) add.run(w)
+      app.sqlite.exec(`INSERT INTO knowledge_run_terms_fts (knowledge_run_terms_fts) VALUES ('rebuild')`)
+    })()
+    const fresh = substringFinder(...searching(t, app))
+    t.same(ids(fresh(reader, {}, 's per ', 50)), both)
+    t.same(ids(byPairs(reader, {}, 's per ', 50)), both, 'a kept reading of the ends is read again')
+  })
+
 t.test('a word longer than FTS5 keeps of a token (32,768 bytes) and a lone surrogate in the query', async (t) => {
   const app = await build(t, { config: { rateLimits: NO_LIMITS } })
   const u = await signup(app)

@@ -162,7 +162,7 @@ export function passageTokens(text: string): { near: string; far: string; head: 
 }
 
 /** the passages estimated to hold a pair token exactly, in a column (sampled from the index) */
-export type PairDensity = (column: PairColumn, token: string) => number
+export type PairDensity = (column: PairColumn | 'head', token: string) => number
 export type PairColumn = keyof typeof PAIR_ENDS
 /**
  * A last pair asked as a prefix makes FTS5 merge the whole doclist of every token it begins, before the first
@@ -170,6 +170,8 @@ export type PairColumn = keyof typeof PAIR_ENDS
  * it is left out when other pairs remain (the text is checked after: the candidates narrow less).
  */
 const DENSE_PREFIX = 20_000
+/** a first pair in more passages than this (and 10 times a later one's) is left out */
+const DROPPED_DENSE = 50_000
 /** a last prefix that cannot be left out, in more passages than this: the trigram walk instead */
 const MERGED_TOO_DENSE = 200_000
 /**
@@ -255,7 +257,10 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
       : [[last(ends[0].far)]]
     const befores = i === 1 && firstForms ? firstForms : ends[i - 1].far === undefined ? undefined : [ends[i - 1].far]
     const end = ends[i].far
-    if (befores === undefined || end === undefined) return undefined
+    if (end === undefined) return undefined
+    // (without the pair before when its end in `far` is unknown: `are passed a` → `"passed_a"`, ANDed with
+    // `"re_passed"`)
+    if (befores === undefined) return [[last(end)]]
     return befores.map((b) => [`${b}${sepOf(i - 1)}${firstOf(runs[i].run)}`, last(end)])
   }
   let headPhrases: string[][] | undefined
@@ -297,6 +302,17 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   }
   // asked as a prefix (merged whole by FTS5 before the first match)
   const open = (t: (typeof terms)[number]) => t.prefix && t.exact === undefined
+  // a dense first pair before a rarer one narrows little more than the rarer one, and FTS5 steps its doclist at each
+  // of their candidates (`of the gyp-next`: `of_the`, in 448,000 passages, before `he_gyp`: 13.5 MB read on a dropped
+  // page cache): by the index's counts, left out while a pair 10 times rarer is left before the last (the text is
+  // checked after)
+  const plain = (t: (typeof terms)[number]) => !t.prefix && !t.alts && !t.exact
+  while (density && terms.length >= 3 && plain(terms[0])) {
+    const others = terms.slice(1, -1).filter(plain).map((t) => density(column, t.token))
+    const dense = density(column, terms[0].token)
+    if (others.length === 0 || dense <= DROPPED_DENSE || dense <= 10 * Math.min(...others)) break
+    terms.shift()
+  }
   // one pair whose second word may go on (`this is`): its prefix alone is merged whole for each form (`this_is` *:
   // 11 ms, where the trigram walk finds such a common phrase at once); asked as without the vocabulary, unless the
   // index's counts put its forms in at most NEAR_ALONE passages together (`layer that`: `layer_that` *, `player_that`
@@ -370,11 +386,13 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
         return undefined
       }
     }
-  } else if (terms.length === 1 && column === 'near' && !nearForms && !headPhrases &&
-    !(density && density(column, last.token) <= NEAR_ALONE)) {
+  } else if (terms.length === 1 && column === 'near' && !nearForms && !(headPhrases && headPhrases[0].length > 1) &&
+    !(density && Math.min(density(column, last.token),
+      headPhrases ? density('head', headPhrases[0][0]) : Infinity) <= NEAR_ALONE)) {
     // one pair in `near` ("used in", "layer that"): its last 2 characters and a prefix stand for too many passages
     // (a common phrase is found sooner by the trigram walk, a rarer one through thousands of candidates); not the
-    // ends of a first run of one character, each of them a match's, nor with a last pair in `head`
+    // ends of a first run of one character, each of them a match's, nor with a phrase in `head`, nor with one token
+    // there when it is rare (`are passed a`: `"re_passed"` and `"passed_a"`)
     return undefined
   } else if (terms.length === 1 && open(last) && density && density(column, last.token) > DENSE_PREFIX) {
     // one pair whose second word may go on, in many passages (`, the`: `,_the` *, `,_then`, `,_there`…): FTS5 would

@@ -74,7 +74,8 @@ t.test('pairMatch: a phrase of the query\'s pairs in one column, the last a pref
   t.equal(matchOf('them weeks of p'), `{near}: ("em_weeks" + "ks_of") AND {head}: (("weeks_o" + "of_p"))`,
     'a one-letter end is asked in `head`, with the pair before (their ends in `far` known)')
   t.equal(matchOf('weeks of p'), undefined, 'else left out (and one pair of `near` is not asked)')
-  t.equal(matchOf('weeks of p', () => 1), `{near}: ("ks_of")`)
+  t.equal(matchOf('weeks of p', () => 1), `{near}: ("ks_of") AND {head}: (("of_p"))`,
+    'unless rare by the counts (`"of_p"` alone in `head`: its pair before is unknown in `far`)')
   t.equal(matchOf('used in'), undefined, 'one pair of `near` stands for too many passages: the trigram index')
   t.equal(matchOf('complete you'), `{far}: ("mplete_you" *)`, 'one pair of `far` narrows enough')
   t.equal(matchOf('one two three four five six seven eight nine'),
@@ -127,7 +128,8 @@ t.test('pairMatch with the index\'s counts: a dense last prefix left out, one ra
     '{near}: ("on_the" + "he_path" *)', 'kept when the other pairs are not 4 times rarer')
   t.equal(matchOf('be removed in', counts({ 'near ed_in': 269_000, 'near be_removed': 10_000 })),
     '{near}: ("be_removed")', 'the pair left may be one of `near`')
-  t.equal(matchOf('option will be.', counts({})), `{far}: ("option_will" + "will_be" + "be|${p('.')}")`,
+  t.equal(matchOf('option will be.', counts({ 'far option_will': 3_000, 'far will_be': 342_000 })),
+    `{far}: ("option_will" + "will_be" + "be|${p('.')}")`,
     'a whole word: no prefix')
   t.equal(matchOf('used in', counts({ 'near ed_in': 269_000 })), undefined, 'one common pair of `near`: trigrams')
   t.equal(matchOf('layer thatch', counts({ 'near er_thatch': 40 })), '{near}: ("er_thatch" *)',
@@ -149,9 +151,22 @@ t.test('pairMatch with the index\'s counts: a dense last prefix left out, one ra
     '{far}: (("json_specification" OR "tojson_specification")) AND {head}: (("json_s" + "cation_1") OR ' +
     '("tojson_s" + "cation_1"))', 'after first forms: a phrase per form')
   t.equal(matchOf('resolve to a', () => 300), '{far}: ("esolve_to") AND {head}: (("esolve_t" + "to_a"))')
+  t.equal(matchOf('are passed a', counts({ 'near re_passed': 8_000, 'head passed_a': 2_000 })),
+    '{near}: ("re_passed") AND {head}: (("passed_a"))',
+    'the pair before unknown in `far`: the last alone, with one `near` pair when either is rare')
+  t.equal(matchOf('are passed a', counts({ 'near re_passed': 8_000, 'head passed_a': 9_000 })), undefined)
+  t.equal(matchOf('are passed a'), undefined, 'without the counts, as one `near` pair')
+  t.equal(matchOf('options passed a'), '{far}: ("ptions_passed") AND {head}: (("ptions_p" + "passed_a"))')
+  t.equal(matchOf('of the gyp next', counts({ 'near of_the': 448_000, 'near he_gyp': 20, 'near yp_next': 10 })),
+    '{near}: ("he_gyp" + "yp_next" *)', 'a dense first pair before one 10 times rarer: left out')
+  t.equal(matchOf('of the gyp next', counts({ 'near of_the': 40_000, 'near he_gyp': 20, 'near yp_next': 10 })),
+    '{near}: ("of_the" + "he_gyp" + "yp_next" *)', 'not when in at most 50,000 passages')
+  t.equal(matchOf('of the gyp next', counts({ 'near of_the': 448_000, 'near he_gyp': 100_000, 'near yp_next': 10 })),
+    '{near}: ("of_the" + "he_gyp" + "yp_next" *)', 'nor when the other is not 10 times rarer')
   t.equal(matchOf('library, a', counts({})), `{far}: ("ibrary|${p(',')}") AND {head}: (("ibrary|${p(',')}" + ` +
     `"brary${p(',')}_a"))`, 'after punctuation, its end in `far` known')
-  t.equal(matchOf('used instead o', () => 300), '{near}: ("ed_instead")', 'a letter: left out (its pairs are many)')
+  t.equal(matchOf('used instead o', () => 300), '{near}: ("ed_instead") AND {head}: (("nstead_o"))',
+    'a letter too, in `head`')
   t.equal(matchOf('date, the', counts({ [`near te|${p(',')}`]: 30_163, [`near ${p(',')}_the`]: 262_778 })), undefined)
 })
 

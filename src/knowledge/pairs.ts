@@ -170,8 +170,6 @@ export type PairColumn = keyof typeof PAIR_ENDS
  * it is left out when other pairs remain (the text is checked after: the candidates narrow less).
  */
 const DENSE_PREFIX = 20_000
-/** a first pair in more passages than this (and 10 times a later one's) is left out */
-const DROPPED_DENSE = 50_000
 /** a last prefix that cannot be left out, in more passages than this: the trigram walk instead */
 const MERGED_TOO_DENSE = 200_000
 /**
@@ -302,17 +300,7 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   }
   // asked as a prefix (merged whole by FTS5 before the first match)
   const open = (t: (typeof terms)[number]) => t.prefix && t.exact === undefined
-  // a dense first pair before a rarer one narrows little more than the rarer one, and FTS5 steps its doclist at each
-  // of their candidates (`of the gyp-next`: `of_the`, in 448,000 passages, before `he_gyp`: 13.5 MB read on a dropped
-  // page cache): by the index's counts, left out while a pair 10 times rarer is left before the last (the text is
-  // checked after)
-  const plain = (t: (typeof terms)[number]) => !t.prefix && !t.alts && !t.exact
-  while (density && terms.length >= 3 && plain(terms[0])) {
-    const others = terms.slice(1, -1).filter(plain).map((t) => density(column, t.token))
-    const dense = density(column, terms[0].token)
-    if (others.length === 0 || dense <= DROPPED_DENSE || dense <= 10 * Math.min(...others)) break
-    terms.shift()
-  }
+
   // one pair whose second word may go on (`this is`): its prefix alone is merged whole for each form (`this_is` *:
   // 11 ms, where the trigram walk finds such a common phrase at once); asked as without the vocabulary, unless the
   // index's counts put its forms in at most NEAR_ALONE passages together (`layer that`: `layer_that` *, `player_that`

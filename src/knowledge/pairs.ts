@@ -75,6 +75,12 @@ export const MAX_LAST_FORMS = 512
  */
 const PHRASED_FORMS = 64
 /**
+ * At most this many forms are each the whole phrase, ORed: FTS5 steps a phrase's doclists together, its rarest pair
+ * leading, where the rest's phrase ANDed apart finds its own matches first (`of the gyp-next`: `"of_the" + "he_gyp"
+ * + "yp|-"` stepped `of_the` at each of ~300 `he_gyp` candidates, where `"-|next"` has 18)
+ */
+const WHOLE_PHRASES = 8
+/**
  * The ends in `near` (last 2 characters) of the vocabulary's words that end with a character (src/knowledge/runs.ts:
  * every run of 2+ UTF-16 units the pair index has, added in the same transaction), or undefined when unknown or more
  * than MAX_NEAR_ENDS
@@ -343,11 +349,15 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
       parts.push(anyOf(heads.map((h) => [h, body[0]])))
     } else {
       if (heads) parts.push(`(${heads.join(' OR ')})`)
-      if (body.length > 1 || (body.length === 1 && (!exact || exact.length > PHRASED_FORMS))) {
-        parts.push(`(${body.join(' + ')})`)
+      if (exact && exact.length <= WHOLE_PHRASES) {
+        parts.push(anyOf(exact.map((f) => [...body, f])))
+      } else {
+        if (body.length > 1 || (body.length === 1 && (!exact || exact.length > PHRASED_FORMS))) {
+          parts.push(`(${body.join(' + ')})`)
+        }
+        if (exact && exact.length > PHRASED_FORMS && body.length > 0) parts.push(`(${exact.join(' OR ')})`)
+        else if (exact) parts.push(anyOf(exact.map((f) => body.length > 0 ? [body[body.length - 1], f] : [f])))
       }
-      if (exact && exact.length > PHRASED_FORMS && body.length > 0) parts.push(`(${exact.join(' OR ')})`)
-      else if (exact) parts.push(anyOf(exact.map((f) => body.length > 0 ? [body[body.length - 1], f] : [f])))
     }
     // (a first pair's forms alone wrapped again, as an AND of one)
     return `{${column}}: ${parts.length === 1 && parts[0] !== `(${heads?.join(' OR ')})` ? parts[0]

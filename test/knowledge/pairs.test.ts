@@ -227,17 +227,22 @@ t.test('pairMatch with the vocabulary: a last run that may begin a longer word, 
     t.equal(matchOf('check to', undefined, checks, many), matchOf('check to', undefined, checks),
       `more than ${MAX_LAST_FORMS} forms with the first's: as without`)
     t.equal(matchOf('one two three four five six seven eight nine', undefined, undefined, starts),
-      '{near}: (("ee_four" + "ur_five" + "ve_six" + "ix_seven" + "en_eight") AND (("en_eight" + "ht_nine")))',
-      'a long phrase: the window chosen as without, its last pair exact, with the pair before')
+      '{near}: (("ee_four" + "ur_five" + "ve_six" + "ix_seven" + "en_eight" + "ht_nine"))',
+      'a long phrase: the window chosen as without, its last pair exact')
     t.equal(matchOf('extraordinarily complicated sentences appear here often ab cd to', undefined, undefined, starts),
       '{far}: ("narily_complicated" + "icated_sentences" + "tences_appear" + "appear_here" + "here_often" + ' +
       '"often_ab")', 'a window that leaves out the last pair: nothing asked of it')
     t.equal(matchOf('one two three four five six seven eight nine ', undefined, undefined, starts),
       matchOf('one two three four five six seven eight nine '), 'whole: as without')
     t.equal(matchOf('a b c d e f g h to', undefined, undefined, starts),
-      '{far}: (("c_d" + "d_e" + "e_f" + "f_g" + "g_h") AND (("g_h" + "h_to") OR ("g_h" + "h_today") OR ' +
-      '("g_h" + "h_tool") OR ("g_h" + "h_toolbox")))',
-      'whose window ends with it: the phrase of the rest once (FTS5 would step it once per form)')
+      '{far}: (("c_d" + "d_e" + "e_f" + "f_g" + "g_h" + "h_to") OR ("c_d" + "d_e" + "e_f" + "f_g" + "g_h" + ' +
+      '"h_today") OR ("c_d" + "d_e" + "e_f" + "f_g" + "g_h" + "h_tool") OR ("c_d" + "d_e" + "e_f" + "f_g" + "g_h" + ' +
+      '"h_toolbox"))', 'whose window ends with it: up to 8 forms, each the whole phrase (its rarest pair leads)')
+    const twelve: WordStarts = (run) => Array.from({ length: 11 }, (_, i) => `${run}${'abcdefghijk'[i]}`)
+    t.equal(matchOf('a b c d e f g h to', undefined, undefined, twelve),
+      `{far}: (("c_d" + "d_e" + "e_f" + "f_g" + "g_h") AND (${['to', ...'abcdefghijk'].map((x, i) =>
+        `("g_h" + "h_${i === 0 ? 'to' : `to${x}`}")`).join(' OR ')}))`,
+      'more: the phrase of the rest once, ANDed (FTS5 would step it once per form), each form with the pair before')
   })
 
 t.test('pairMatch with the vocabulary: a first run of one character asked as each end in `near` it may be the last of',

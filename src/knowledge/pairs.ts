@@ -306,7 +306,6 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   }
   // asked as a prefix (merged whole by FTS5 before the first match)
   const open = (t: (typeof terms)[number]) => t.prefix && t.exact === undefined
-
   // one pair whose second word may go on (`this is`): its prefix alone is merged whole for each form (`this_is` *:
   // 11 ms, where the trigram walk finds such a common phrase at once); asked as without the vocabulary, unless the
   // index's counts put its forms in at most NEAR_ALONE passages together (`layer that`: `layer_that` *, `player_that`
@@ -324,11 +323,12 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   const keyOf = (token: string, prefix: boolean) => `"${token}"${prefix ? ' *' : ''}`
   // the phrase of the narrowest window of pairs. A first pair's forms are ORed and ANDed with the phrase of the rest
   // (one phrase per form would make FTS5 merge a last prefix's doclists once per form: 16 forms of `… in_the *`,
-  // 2.5 s on 400,000 passages against 155 ms; the text is checked after, adjacency or not). A last pair's exact forms
-  // are each a phrase with the pair before, ORed, and ANDed with the phrase of the rest (FTS5 would step the rest's
-  // doclists once per form: `"it|'" + "'|s" + "s_better" + "er_to"`, 65 forms of `to`, read 6.5 MB in 53 ms on a
-  // dropped page cache); with one pair before and first forms, a phrase per pair of forms, when at most
-  // MAX_LAST_FORMS. With first forms alone, one phrase per form when the window is two pairs, the last whole.
+  // 2.5 s on 400,000 passages against 155 ms; the text is checked after, adjacency or not). A last pair's exact forms:
+  // up to WHOLE_PHRASES each the whole phrase, up to PHRASED_FORMS each a phrase with the pair before, more ORed, both
+  // ANDed with the phrase of the rest (FTS5 would step the rest's doclists once per form: `"it|'" + "'|s" +
+  // "s_better" + "er_to"`, 65 forms of `to`, read 6.5 MB in 53 ms on a dropped page cache). With one pair and first
+  // forms, a phrase per pair of forms, when at most MAX_LAST_FORMS; with first forms alone, one phrase per form when
+  // the window is two pairs, the last whole.
   const phraseOf = (ts: typeof terms) => {
     // (the window chosen as for the prefix)
     const keys = ts.map((t) => keyOf(t.token, t.prefix))

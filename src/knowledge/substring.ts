@@ -182,6 +182,11 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
   // starting with the run sorts before the run followed by it)
   const wordsStarting = sqlite.prepare(`SELECT term FROM knowledge_run_terms WHERE term >= ? AND term < ?
     ORDER BY term LIMIT ${MAX_LAST_FORMS + 1}`).pluck()
+  /** the vocabulary's words that start with `run`, or undefined when more than MAX_LAST_FORMS */
+  function wordsStartingWith(run: string): string[] | undefined {
+    const words = wordsStarting.all(run, `${run}\u{10FFFF}`) as string[]
+    return words.length > MAX_LAST_FORMS ? undefined : words
+  }
   // the ends in `near` of the vocabulary's words, by their last character, kept per connection: words are only
   // added (ids rising) until the index is made again (`made_with`), so each search reads the words added since
   const madeWith = sqlite.prepare(`SELECT made_with FROM knowledge_pairs_state`).pluck()
@@ -253,10 +258,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     return snapshot(() => {
       const asked = usePairs ? pairMatch(query, pairDensity,
         useRuns ? (run) => vocabulary(run)?.filter((t) => t.endsWith(run)) : undefined,
-        useRuns ? (run) => {
-          const words = wordsStarting.all(run, `${run}\u{10FFFF}`) as string[]
-          return words.length > MAX_LAST_FORMS ? undefined : words
-        } : undefined, useRuns ? nearEndsOf : undefined) : undefined
+        useRuns ? wordsStartingWith : undefined, useRuns ? nearEndsOf : undefined) : undefined
       if (asked === undefined && mayExist && !mayExist()) return []
       // the passages the pair and run indexes have not reached yet (normally none: they follow the index worker)
       const mark = BigInt(pairsThrough.get() as number)

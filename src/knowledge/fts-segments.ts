@@ -96,6 +96,21 @@ export function segmentsOf(sqlite: Database.Database, table: string): () => Segm
 }
 
 /**
+ * One FTS5 merge step of `pages` on the index `table` of this connection (negative: every segment on one level, as
+ * few as two merged), and whether it merged anything (a step that finds nothing to merge changes fewer than 2 rows)
+ */
+export function mergeStep(sqlite: Database.Database, table: string, pages: number): () => boolean {
+  // (FTS5 takes a command and its value as literals only)
+  const merge = sqlite.prepare(`INSERT INTO ${table} (${table}, rank) VALUES ('merge', ${pages})`)
+  const totalChanges = sqlite.prepare('SELECT total_changes()').pluck()
+  return () => {
+    const before = totalChanges.get() as number
+    merge.run()
+    return (totalChanges.get() as number) - before >= 2
+  }
+}
+
+/**
  * The idle merges of the FTS5 index `table` on this connection, one bounded step of `pages` a call (false once
  * nothing is left to merge): FTS5's level merges (`usermerge`, the index's setting, segments of a level at a time);
  * then, when the segments beside the largest have grown enough, all of them into one (a negative page count: every
@@ -107,22 +122,15 @@ export function segmentsOf(sqlite: Database.Database, table: string): () => Segm
 export function idleMerger(sqlite: Database.Database, table: string, pages: number,
   usermerge: number): () => boolean {
   // (FTS5 takes a command and its value as literals only)
-  const command = (key: string, value: number) =>
-    sqlite.prepare(`INSERT INTO ${table} (${table}, rank) VALUES ('${key}', ${value})`)
-  const totalChanges = sqlite.prepare('SELECT total_changes()').pluck()
-  /** whether the statement merged anything (a step that finds nothing to merge changes fewer than 2 rows) */
-  const merged = (merge: Database.Statement) => {
-    const before = totalChanges.get() as number
-    merge.run()
-    return (totalChanges.get() as number) - before >= 2
-  }
-  const levels = command('merge', pages)
-  const whole = command('merge', -pages)
-  const [pairsOn, pairsOff] = [command('usermerge', 2), command('usermerge', usermerge)]
+  const usermergeOf = (value: number) =>
+    sqlite.prepare(`INSERT INTO ${table} (${table}, rank) VALUES ('usermerge', ${value})`)
+  const levels = mergeStep(sqlite, table, pages)
+  const whole = mergeStep(sqlite, table, -pages)
+  const [pairsOn, pairsOff] = [usermergeOf(2), usermergeOf(usermerge)]
   const pairwise = sqlite.transaction(() => {
     pairsOn.run()
     try {
-      return merged(levels)
+      return levels()
     } finally {
       pairsOff.run()
     }
@@ -131,7 +139,7 @@ export function idleMerger(sqlite: Database.Database, table: string, pages: numb
   let next: 'levels' | 'pairwise' | 'whole' = 'levels'
   return () => {
     for (;;) {
-      const did = next === 'levels' ? merged(levels) : next === 'whole' ? merged(whole) : pairwise() as boolean
+      const did = next === 'levels' ? levels() : next === 'whole' ? whole() : pairwise() as boolean
       if (did) { next = 'levels'; return true }
       if (next !== 'levels') { next = 'levels'; return false }
       let now: Segment[]

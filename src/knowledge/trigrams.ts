@@ -19,7 +19,7 @@ import fs from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 import { FILE_MODE } from '../db/data-dir.js'
-import { idleMerger } from './fts-segments.js'
+import { idleMerger, mergeStep } from './fts-segments.js'
 
 /** FTS5's default `usermerge`, which the trigram index keeps (its merge settings change automerge and crisismerge) */
 const FTS5_USERMERGE = 4
@@ -131,11 +131,11 @@ export function openTrigrams(mainFile: string) {
   for (const s of [deletes, fresh]) s.safeIntegers(true)
   const setProgress = sqlite.prepare(`UPDATE trigram_state SET indexed_through = @indexedThrough,
     deleted_through = @deletedThrough`)
-  const totalChanges = sqlite.prepare('SELECT total_changes()').pluck()
   // (FTS5 takes a command and its value as literals only)
   const command = (key: string, value: number) =>
     sqlite.prepare(`INSERT INTO ${TRIGRAM_TABLE} (${TRIGRAM_TABLE}, rank) VALUES ('${key}', ${value})`)
-  const merges = new Map<number, Database.Statement>()
+  // the level merges by steps of `pages`
+  const levelSteps = new Map<number, () => boolean>()
   // the worker's idle merges (src/knowledge/fts-segments.ts), by steps of `pages`; FTS5's usermerge is its default
   const idleSteps = new Map<number, () => boolean>()
   const automergeNow = sqlite.prepare(`SELECT v FROM ${TRIGRAM_TABLE}_config WHERE k = 'automerge'`).pluck()
@@ -219,11 +219,9 @@ export function openTrigrams(mainFile: string) {
      */
     mergeStep(pages: number, whole = false): boolean {
       if (!whole) {
-        const before = totalChanges.get() as number
-        let merge = merges.get(pages)
-        if (!merge) merges.set(pages, merge = command('merge', pages))
-        merge.run()
-        return (totalChanges.get() as number) - before >= 2
+        let step = levelSteps.get(pages)
+        if (!step) levelSteps.set(pages, step = mergeStep(sqlite, TRIGRAM_TABLE, pages))
+        return step()
       }
       let step = idleSteps.get(pages)
       if (!step) idleSteps.set(pages, step = idleMerger(sqlite, TRIGRAM_TABLE, pages, FTS5_USERMERGE))

@@ -2,6 +2,7 @@ import t from 'tap'
 import { passageWriter } from '../../src/knowledge/passages.js'
 import { build, signup, addUser, uploadDocument, type TestUser, searching } from '../helper.js'
 import type { App } from '../../src/app.js'
+import { readableParams, readableWhere } from '../../src/knowledge/readers.js'
 import { createSearch, cutLevel, intersects, mergePostings, topEntries, type SearchHit }
   from '../../src/knowledge/search.js'
 
@@ -594,4 +595,54 @@ t.test('words with a filter leaving out none of the reader\'s passages: what the
   for (const filters of [{ category: 'ops' }, { tags: ['every'] }]) {
     t.same(found(await search.search(reader, filters, 'harbour quay', 10, 'words')), without, JSON.stringify(filters))
   }
+})
+
+t.test('the passages a reader reads, from the organization\'s shares: as the read rule counts them, for every ' +
+  'reader and scope, read one organization at a time or all at once (warm)', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const owner = await signup(app)
+  const mate = await addUser(app, owner)
+  const stranger = await signup(app)
+  const ws2 = (await app.inject({ method: 'POST', url: '/api/v2/workspaces', headers: owner.auth,
+    payload: { name: 'Team' } })).json().data
+  const passages = (n: number, word: string) => Array.from({ length: n }, (_, i) => `${word} entry ${i} here.`)
+    .join('\n\n')
+  const small = { chunkSize: '60', chunkOverlap: '0' }
+  await uploadDocument(app, owner, { filename: 'org.txt', content: passages(3, 'Harbour') }, small)
+  await uploadDocument(app, owner, { filename: 'ws.txt', content: passages(5, 'Lens') },
+    { ...small, scope: 'workspace', workspaceId: ws2.id })
+  await uploadDocument(app, owner, { filename: 'me.txt', content: passages(7, 'Diary') },
+    { ...small, scope: 'personal' })
+  await uploadDocument(app, mate, { filename: 'mine.txt', content: passages(11, 'Kelp') },
+    { ...small, scope: 'personal' })
+  await uploadDocument(app, stranger, { filename: 'theirs.txt', content: passages(13, 'Storm') }, small)
+  const [sqlite, store] = searching(t, app)
+  const counted = (reader: Parameters<typeof readableParams>[0], scope?: 'organization' | 'workspace' | 'personal') =>
+    (sqlite.prepare(`SELECT coalesce(sum(d.chunk_count), 0) FROM knowledge_documents d
+      WHERE ${readableWhere({ scope })}`).pluck().get(readableParams(reader, { scope })) as number)
+  const readers = [
+    { customerId: owner.customerId, userId: owner.userId, workspaceIds: [owner.workspaceId, ws2.id] },
+    { customerId: owner.customerId, userId: owner.userId, workspaceIds: [owner.workspaceId] },
+    { customerId: owner.customerId, userId: mate.userId, workspaceIds: [] },
+    { customerId: owner.customerId, userId: mate.userId, workspaceIds: [ws2.id] },
+    { customerId: stranger.customerId, userId: stranger.userId, workspaceIds: [stranger.workspaceId] },
+    { customerId: stranger.customerId, userId: owner.userId, workspaceIds: [ws2.id] }
+  ]
+  const lazy = createSearch(sqlite, store)
+  const warmed = createSearch(sqlite, store)
+  await warmed.warm()
+  for (const [i, reader] of readers.entries()) {
+    for (const scope of [undefined, 'organization', 'workspace', 'personal'] as const) {
+      const expected = counted(reader, scope)
+      t.equal(lazy.passagesReadBy(reader, { scope }), expected, `reader ${i}, scope ${scope ?? 'any'}: read when asked`)
+      t.equal(warmed.passagesReadBy(reader, { scope }), expected, `reader ${i}, scope ${scope ?? 'any'}: warm`)
+    }
+  }
+  const chunks = (name: string) => sqlite.prepare('SELECT chunk_count FROM knowledge_documents WHERE file_name = ?')
+    .pluck().get(name) as number
+  t.ok(['org.txt', 'ws.txt', 'me.txt', 'mine.txt'].every((f) => chunks(f) > 1), 'documents of several passages')
+  t.equal(counted(readers[0]), chunks('org.txt') + chunks('ws.txt') + chunks('me.txt'),
+    'the owner reads the organization\'s, the workspace\'s and their own')
+  t.equal(counted(readers[3]), chunks('org.txt') + chunks('ws.txt') + chunks('mine.txt'),
+    'the colleague in the workspace: theirs, not the owner\'s personal')
 })

@@ -2,7 +2,7 @@
 // every match against BM25 computed in JavaScript over a bounded candidate set (the newest 2,000 matches);
 // then words search as it runs (bounded, WORDS_TUNING or BENCH_WORDS_TUNING) against exact bm25() ranking:
 // time per question in process and how much of the exact top 10 it returns.
-import Database from 'better-sqlite3'
+import type Database from 'better-sqlite3'
 import fs from 'node:fs'
 import path from 'node:path'
 import { projectRoot } from '../src/db/index.js'
@@ -13,6 +13,7 @@ import { drizzle } from 'drizzle-orm/better-sqlite3'
 import * as tables from '../schema/tables/index.js'
 import { createKnowledgeStore } from '../src/knowledge/store.js'
 import { createSearch, type WordsTuning } from '../src/knowledge/search.js'
+import { openSearchConnection } from '../src/knowledge/trigrams.js'
 
 const BOUND = 2000
 
@@ -22,7 +23,8 @@ export async function run() {
   if (!fs.existsSync(path.join(dir,
     'seeded.json'))) { console.log(`no seeded corpus in ${dir}: run \`npm run bench -- search\` first`); return }
   const seeded = JSON.parse(fs.readFileSync(path.join(dir, 'seeded.json'), 'utf8')) as { vocabulary: string[] }
-  const db = new Database(path.join(dir, 'cairn.db'), { readonly: true })
+  // (the trigram index's file attached, as the search workers open it: substring.ts reads it)
+  const db = openSearchConnection(path.join(dir, 'cairn.db'))
   const { customerId } = db.prepare(`SELECT customer_id AS customerId FROM users
     WHERE email = 'big@example.test'`).get() as { customerId: string }
   const tokens = readerTokens({ customerId, userId: '00000000-0000-0000-0000-000000000000', workspaceIds: [] },

@@ -310,9 +310,10 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   // 11 ms, where the trigram walk finds such a common phrase at once); asked as without the vocabulary, unless the
   // index's counts put its forms in at most NEAR_ALONE passages together (`layer that`: `layer_that` *, `player_that`
   // *, where without them the run index's candidates were read: 99 → 39 ms on a dropped page cache, 7.2 → 1.1 warm)
-  const formsRare = density && column === 'far' && terms[0]?.alts &&
+  // (counted only then: each count reads the index)
+  const formsRare = () => density && column === 'far' && terms[0]?.alts &&
     terms[0].alts.reduce((n, a) => n + density('far', a), 0) <= NEAR_ALONE
-  if (firstForms && terms.length === 1 && open(terms[0]) && !formsRare) {
+  if (firstForms && terms.length === 1 && open(terms[0]) && !formsRare()) {
     return pairMatch(query, density, undefined, starts)
   }
   // and a first run of one character asked as its ends: left out, as without them

@@ -195,11 +195,6 @@ const SUBSTRING_RANGES = 64
 const RANGE_WINDOW = 8192n
 /** how many of a query's common words are sought where its rare words are (words search at scale) */
 const SOUGHT = 6
-/**
- * how many of a common word's newest meetings with the rare words a seek reads (10,000 before: 15 % more of a
- * question's CPU for 0.3 % of the exact top 10 in the scoring bench)
- */
-const SEEK_MEETINGS = 2500
 /** reciprocal rank fusion constant (Cormack et al. 2009) */
 const RRF_K = 60
 const K1 = 1.2
@@ -256,10 +251,15 @@ export interface WordsTuning {
    * filter's ranges
    */
   filteredJoins: number
+  /**
+   * how many of a common word's newest meetings with the rare words a seek reads (10,000 before: 15 % more of a
+   * question's CPU for 0.3 % of the exact top 10 in the scoring bench)
+   */
+  seekMeetings: number
 }
 export const WORDS_TUNING: WordsTuning = { postingsPerTerm: 10_000, exactPostings: 6_000, rescore: 50, probe: 500,
   commonMargin: 1, filteredDocs: 5000, everyTerms: 3,
-  fallbackRanges: 400, filteredJoins: 1000 }
+  fallbackRanges: 400, filteredJoins: 1000, seekMeetings: 2500 }
 const WORD_TOKEN = /[\p{L}\p{N}\p{Co}]+/gu
 const WORD_CHAR = /[\p{L}\p{N}\p{Co}]/u
 
@@ -288,7 +288,8 @@ const newestFirst = (a: HitRow, b: HitRow) =>
 export function createSearch(sqlite: Database.Database, store: KnowledgeStore, semantic?: SemanticSource,
   log?: FastifyBaseLogger, tuning: Partial<WordsTuning> = {}) {
   const { postingsPerTerm: POSTINGS_PER_TERM, exactPostings: EXACT_POSTINGS, rescore, filteredDocs: FILTERED_DOCS,
-    commonMargin, everyTerms: EVERY_TERMS, fallbackRanges: FALLBACK_RANGES, filteredJoins: FILTERED_JOINS } =
+    commonMargin, everyTerms: EVERY_TERMS, fallbackRanges: FALLBACK_RANGES, filteredJoins: FILTERED_JOINS,
+    seekMeetings: SEEK_MEETINGS } =
     { ...WORDS_TUNING, ...tuning }
   // Without category or tag filters, the readers tokens already say what the caller can read: the index
   // ranks alone (FTS5 in C, no joins per match) and the documents join only checks the best few. With

@@ -108,6 +108,14 @@ t.test('pairMatch with the vocabulary: a first run that may end a longer word, a
       'unless its forms are in at most 5,000 passages together (the index\'s counts)')
     t.equal(matchOf('check in', () => 3_000, checks), '{near}: ("ck_in" *)', 'more: as without')
     t.equal(matchOf('check inner', undefined, checks), matchOf('check inner'))
+    // the forms' counts are read only for that one pair: each is a read of the index
+    const asked: string[] = []
+    const counting: PairDensity = (_column, token) => { asked.push(token); return 100 }
+    t.equal(matchOf('check in the list.', counting, checks),
+      '{far}: (("check_in" OR "echeck_in" OR "lcheck_in") AND ("in_the" + "the_list" + "list|\ue02e"))')
+    t.same(asked, [], 'several pairs, the last whole: no count read')
+    matchOf('check in', counting, checks)
+    t.same(asked.slice(0, 3), ['check_in', 'echeck_in', 'lcheck_in'], 'one pair that may go on: its forms counted')
   })
 
 t.test('pairMatch with the index\'s counts: a dense last prefix left out, one rare `near` pair asked', async (t) => {

@@ -166,8 +166,9 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     return n
   }
   const passagesWith = (gram: string) => estimate(sample, gram.toLowerCase(), ftsPhrase(gram))
-  const pairDensity: PairDensity = givenDensity ?? ((column, token) =>
-    estimate(pairSample, `${column} ${token}`, `{${column}}: ${ftsPhrase(token)}`))
+  const pairDensity: PairDensity = givenDensity ?? ((column, token, and) =>
+    estimate(pairSample, `${column} ${token}${and ? ` ${and.column} ${and.token}` : ''}`,
+      `{${column}}: ${ftsPhrase(token)}${and ? ` AND {${and.column}}: ${ftsPhrase(and.token)}` : ''}`))
 
   const pairsThrough = sqlite.prepare(`SELECT indexed_through FROM knowledge_pairs_state`).pluck()
   const pairCandidates = sqlite.prepare(`SELECT rowid FROM knowledge_passages_pairs

@@ -119,9 +119,10 @@ t.test('pairMatch with the vocabulary: a first run that may end a longer word, a
   })
 
 t.test('pairMatch with the index\'s counts: a dense last prefix left out, one rare `near` pair asked', async (t) => {
-  const counts = (known: Record<string, number>) => (column: string, token: string) => {
-    const n = known[`${column} ${token}`]
-    if (n === undefined) throw new Error(`not expected: ${column} ${token}`)
+  const counts = (known: Record<string, number>): PairDensity => (column, token, and) => {
+    const key = `${column} ${token}${and ? ` & ${and.column} ${and.token}` : ''}`
+    const n = known[key]
+    if (n === undefined) throw new Error(`not expected: ${key}`)
     return n
   }
   t.equal(matchOf('option will be', counts({ 'far will_be': 342_000, 'far option_will': 3_000 })),
@@ -162,7 +163,11 @@ t.test('pairMatch with the index\'s counts: a dense last prefix left out, one ra
   t.equal(matchOf('are passed a', counts({ 'near re_passed': 8_000, 'head passed_a': 2_000 })),
     '{near}: ("re_passed") AND {head}: (("passed_a"))',
     'the pair before unknown in `far`: the last alone, with one `near` pair when either is rare')
-  t.equal(matchOf('are passed a', counts({ 'near re_passed': 8_000, 'head passed_a': 9_000 })), undefined)
+  t.equal(matchOf('are passed a', counts({ 'near re_passed': 8_000, 'head passed_a': 9_000,
+    'near re_passed & head passed_a': 1_100 })), '{near}: ("re_passed") AND {head}: (("passed_a"))',
+  'or when the passages holding both are few')
+  t.equal(matchOf('are passed a', counts({ 'near re_passed': 8_000, 'head passed_a': 9_000,
+    'near re_passed & head passed_a': 6_000 })), undefined, 'else not asked')
   t.equal(matchOf('are passed a'), undefined, 'without the counts, as one `near` pair')
   t.equal(matchOf('options passed a'), '{far}: ("ptions_passed") AND {head}: (("ptions_p" + "passed_a"))')
   t.equal(matchOf('of the gyp next', counts({ 'near yp_next': 10 })), '{near}: ("of_the" + "he_gyp" + "yp_next" *)',

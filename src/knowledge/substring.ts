@@ -47,6 +47,10 @@ const MAX_RUN_PARTS = 8
 const VOCABULARY_PROBE = 64
 /** FTS5 keeps a token's first this many bytes (FTS5_MAX_TOKEN_SIZE) */
 const MAX_TOKEN_BYTES = 32_768
+/** a first run of more words than this is not sieved for (pairWalk): an OR of them for each candidate */
+const MAX_SIEVE_TERMS = 16
+/** and is not when in more than this share of the passages (1 / SIEVE_SHARE) */
+const SIEVE_SHARE = 20
 /** how many of the rarest trigrams are ANDed */
 const RARE_GRAMS = 3
 /** candidates read by a walk's first step (then twice as many, or what the matches so far say the rest takes) */
@@ -175,6 +179,9 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     WHERE knowledge_passages_pairs MATCH ? AND rowid < ? AND rowid > ? ORDER BY rowid DESC LIMIT +?`).pluck()
   const runCandidates = sqlite.prepare(`SELECT rowid FROM knowledge_passages_runs
     WHERE knowledge_passages_runs MATCH ? AND rowid < ? AND rowid > ? ORDER BY rowid DESC LIMIT +?`).pluck()
+  // the candidates (newest first) holding a run-index match: one look-up of each in its doclist
+  const runHolding = sqlite.prepare(`SELECT value FROM json_each(@ids) WHERE EXISTS (SELECT 1
+    FROM knowledge_passages_runs WHERE knowledge_passages_runs MATCH @match AND rowid = value)`).pluck()
   const runSample = sqlite.prepare(`SELECT count(*) AS n, min(rowid) AS oldest FROM (SELECT rowid
     FROM knowledge_passages_runs WHERE knowledge_passages_runs MATCH ? ORDER BY rowid DESC LIMIT ${SAMPLE_HITS})`)
   const wordsHolding = sqlite.prepare(`SELECT term FROM knowledge_run_terms_fts WHERE knowledge_run_terms_fts MATCH ?
@@ -254,6 +261,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     const needle = indexFold(query)
     let grams: { sampled: Array<{ g: string; n: number }>; step: number } | undefined
     let phraseRunsMemo: { match: string | undefined; n: number } | undefined | null = null
+    let firstRunMemo: string | null | undefined | false = false
     let rareAnd: { match: string; n: number } | undefined | null = null
     const vocabularyMemo = new Map<string, string[] | undefined>()
     return snapshot(() => {
@@ -315,6 +323,20 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
         // the rarest trigrams (`(rather than`: its pairs are common, its `(ra` rare; each estimated once)
         const weighs = phraseRuns === 'weigh'
         let instead: 'runs' | 'trigrams' | undefined
+        // the candidates whose words hold the query's first run (the run index): asked once a chunk of candidates
+        // proved sparse in matches. The pairs keep a first run's last 6 characters, the run index whole words:
+        // `resolution is not` asks `"lution_is"`, in `solution is` too (27 candidates a match, each a page read on a
+        // dropped page cache), where a look-up in the doclist of `resolution` reads one of its few pages (~15 µs a
+        // candidate warm, against ~2 µs to read and check a text)
+        const sieve = (ids: number[]) => {
+          const part = firstRunPart()
+          if (part === undefined) return undefined
+          if (part === null) return []
+          // (a word in many passages leaves most candidates, at a look-up each: `not, then the` read 1,375 of them,
+          // 18 ms warm, 41 sieved by the words ending with `not`)
+          if (estimate(runSample, `runs end ${part}`, part, !behind) * SIEVE_SHARE > corpus.newest) return undefined
+          return runHolding.all({ ids: JSON.stringify(ids), match: part }) as number[]
+        }
         const weigh = (found: number, read: number) => {
           // the candidates the rest takes at the density of matches so far (with none yet, at least this many)
           const more = (rest - found) * (read / Math.max(1, found))
@@ -343,7 +365,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
         if (!p.narrow) {
           const first = Math.min(pairProbe * 2, rest)
           const walk = weighs
-            ? candidateWalk(pairCandidates, p.match, below, after, rest, pairBudget, weigh, first)
+            ? candidateWalk(pairCandidates, p.match, below, after, rest, pairBudget, weigh, first, sieve)
             : candidateWalk(pairCandidates, p.match, below, after, rest, pairBudget, undefined, first)
           return instead ? otherwise(walk) : walk
         }
@@ -366,6 +388,24 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
         }
       }
     })
+
+    /**
+     * The run index's MATCH for the passages holding the query's first run (a passage holding the query holds it,
+     * whole or as the end of a word, and the pair and run indexes are written together): the words of the vocabulary
+     * it may be, at most MAX_SIEVE_TERMS; null when none, undefined when not asked (fewer than 3 code points, more
+     * words, or one FTS5 would cut)
+     */
+    function firstRunPart(): string | null | undefined {
+      if (firstRunMemo !== false) return firstRunMemo
+      const first = queryRuns(query)?.[0]
+      let terms: string[] | undefined
+      if (first && [...first.run].length >= 3) {
+        terms = first.is === 'whole' ? [first.run] : vocabulary(first.run)?.filter((t) => t.endsWith(first.run))
+      }
+      firstRunMemo = terms === undefined || terms.length > MAX_SIEVE_TERMS ||
+        terms.some((t) => t.length * 3 > MAX_TOKEN_BYTES) ? undefined : terms.length === 0 ? null : runsMatch(terms)
+      return firstRunMemo
+    }
 
     /** the query's trigrams (a long query's sampled: at most SAMPLED_GRAMS, spread over it) with their counts */
     function gramCounts() {
@@ -523,9 +563,11 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
      */
     function candidateWalk(source: Database.Statement, match: string, before: bigint, after: bigint,
       wanted: number, limit: number, stopAfter?: (found: number, read: number) => boolean,
-      first = FIRST_CHUNK): Walk {
+      first = FIRST_CHUNK, sieve?: (ids: number[]) => number[] | undefined): Walk {
       const found: HitRow[] = []
       let read = 0
+      // once a chunk proved sparse in matches, each chunk's candidates sieved before their texts are read
+      let sieving = false
       // one statement for the whole walk, its rowids taken a chunk at a time: FTS5 merges a prefix token's doclists
       // whole before its first row (each statement again: "of_the" * read 3 MB twice for two chunks)
       const rowids = source.iterate(match, before, after, limit) as IterableIterator<number>
@@ -541,10 +583,12 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
           if (ids.length === 0) return { found, before, done: true, read }
           read += ids.length
           before = BigInt(ids[ids.length - 1])
+          const kept = sieving ? sieve!(ids) : undefined
+          if (sieving && kept === undefined) sieving = false
           // read lazily, newest first (the IN list is walked in rowid order, no sort): a chunk whose first candidates
           // hold the rest is not read whole (each candidate is a page read when the file's pages are not cached)
           const texts = store.prepared(textsSql(filters)).raw(true).iterate({ ...params,
-            rowids: JSON.stringify(ids) }) as IterableIterator<[number, string]>
+            rowids: JSON.stringify(kept ?? ids) }) as IterableIterator<[number, string]>
           const holding: number[] = []
           for (const [rowid, text] of texts) {
             if (indexFold(text).includes(needle)) {
@@ -558,6 +602,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
             if (found.length >= wanted) return { found, before, done: false, read }
           }
           if (ids.length < asked) return { found, before, done: true, read }
+          if (sieve && !sieving && holding.length * 2 < ids.length) sieving = true
           if (stopAfter?.(found.length, read)) return { found, before, done: false, read }
           // twice as many next time, or about what the matches so far say the rest takes (a chunk read whole where
           // its first quarter held the rest costs ~4 µs a candidate for nothing, and drawing it from FTS5 a page of

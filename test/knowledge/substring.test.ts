@@ -287,3 +287,33 @@ t.test('a word longer than FTS5 keeps of a token (32,768 bytes) and a lone surro
   }
   t.equal(find(reader, {}, 'broken \ud800', 10).length, 1)
 })
+
+t.test('a phrase whose pairs hold few matches: its candidates sieved by the run index for its first run', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const a = await signup(app)
+  // `resolution is not` asks `"lution_is"`: every `solution is not` line is a candidate too
+  const lines = Array.from({ length: 60 }, (_, i) => i % 20 === 5 ? `A resolution is not taken, line ${i}.`
+    : `The solution is not here, line ${i}.`).map((l) => l.padEnd(60, ' '))
+  await uploadDocument(app, a, { filename: 'a.txt', content: lines.join('') }, { chunkSize: '60', chunkOverlap: '0' })
+  await pairIndexCaughtUp(app)
+  const reader = { customerId: a.customerId, userId: a.userId, workspaceIds: [a.workspaceId] }
+  const query = 'resolution is not'
+  t.match(pairMatch(query)?.match, /"lution_is"/, 'the pairs keep the first word\'s last 6 characters')
+  const expected = ids(substringFinder(...searching(t, app), { pairs: false, runs: false })(reader, {}, query, 200))
+  t.equal(expected.length, 3)
+  // first chunks of 2 candidates: the first proves sparse, the next are sieved
+  const sieved = substringFinder(...searching(t, app), { pairProbe: 1, phraseRuns: 'weigh', rareEnough: 1e9 })
+  t.same(ids(sieved(reader, {}, query, 200)), expected, 'every match, newest first')
+  // a passage whose runs are gone is not found once the candidates are sieved: the runs are what is asked
+  const textOf = app.sqlite.prepare(`SELECT text FROM knowledge_passages WHERE rowid = ?`).pluck()
+  const oldest = expected[expected.length - 1]
+  app.sqlite.prepare(`DELETE FROM knowledge_passages_runs WHERE rowid = ?`).run(oldest)
+  try {
+    t.same(ids(sieved(reader, {}, query, 200)), expected.slice(0, -1), 'sieved by the run index')
+    const whole = substringFinder(...searching(t, app), { pairProbe: 1000, phraseRuns: 'weigh', rareEnough: 1e9 })
+    t.same(ids(whole(reader, {}, query, 200)), expected, 'a first chunk of every candidate: none sieved')
+  } finally {
+    app.sqlite.prepare(`INSERT INTO knowledge_passages_runs (rowid, runs) VALUES (?, ?)`)
+      .run(oldest, passageTokens(textOf.get(oldest) as string).runs.join(' '))
+  }
+})

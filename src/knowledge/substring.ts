@@ -622,7 +622,23 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     }
   }
 
+  /**
+   * Of `rowids` (newest first), the `want` newest readable passages holding `query`, newest first: what `rows` gives
+   * when every passage that may hold it is among them
+   */
+  function among(reader: Reader, filters: DocFilters, query: string, rowids: number[], want: number): HitRow[] {
+    query = query.toWellFormed()
+    const params = readableParams(reader, filters)
+    const needle = indexFold(query)
+    const texts = store.prepared(textsSql(filters)).raw(true).all({ ...params, rowids: JSON.stringify(rowids) }) as
+      Array<[number, string]>
+    const holding = texts.filter(([, text]) => indexFold(text).includes(needle)).map(([rowid]) => rowid)
+      .slice(0, want)
+    return holding.length === 0 ? []
+      : store.prepared(rowsSql(filters)).all({ ...params, rowids: JSON.stringify(holding) }) as HitRow[]
+  }
+
   /** reads the vocabulary's ends in `near` ahead of use (a search's first first run of one character) */
   const warm = () => { if (useRuns) snapshot(() => nearEndsOf('')) }
-  return Object.assign(rows, { warm })
+  return Object.assign(rows, { warm, among })
 }

@@ -571,6 +571,14 @@ t.test('hybrid at scale: the words part may spare the substring look-up, never a
     const apart = await bounded.search(reader, {}, 'gamma ray telescopes outshine galaxies', 5, 'hybrid')
     t.ok(apart.length >= 2)
     t.ok(apart.every((h) => h.matchedBy.length === 1 && h.matchedBy[0] === 'words'))
+    // where they meet, those passages alone are read for the substring part: the same as substring search finds
+    for (const q of ['GAMMA ray bursts outshine whole galax', 'Solar gamma flares outshine moons',
+      'ray bursts outshine', 'Gamma note 3: the sky', 'gamma ray telescopes outshine galaxies']) {
+      const bySubstring = (await bounded.search(reader, {}, q, 10, 'substring')).map((h) => h.chunk.id).sort()
+      const inHybrid = (await bounded.search(reader, {}, q, 10, 'hybrid')).filter((h) => h.matchedBy
+        .includes('substring')).map((h) => h.chunk.id).sort()
+      t.same(inHybrid, bySubstring, `hybrid's substring part: ${q}`)
+    }
     t.equal(intersects([[9, 5, 2], [7, 5], [5, 1]]), true)
     t.equal(intersects([[9, 5, 2], [7, 6], [5, 1]]), false)
     t.equal(intersects([[]]), false)

@@ -172,6 +172,18 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
       t.same(ids(findWith({ runTerms: 0 })(reader(a), {}, 'zebra', 200)), zebras,
         'a word in more words than asked for goes to the trigram index')
     })
+    // among given passages (what hybrid search's words part shows may hold the query): the newest that do, readable
+    const everyId = app.sqlite.prepare(`SELECT rowid FROM knowledge_passages ORDER BY rowid DESC`).pluck()
+      .all() as number[]
+    const among = substringFinder(...searching(t, app)).among
+    for (const q of ['zebra', 'of the', 'école normale', 'des masses', 'first,last', 'Filler line 1']) {
+      const all = ids(byTrigrams(reader(a), {}, q, 200))
+      t.ok(all.length > 0)
+      t.same(ids(among(reader(a), {}, q, everyId, 200)), all, `among every passage: ${q}`)
+      t.same(ids(among(reader(a), {}, q, everyId, 1)), all.slice(0, 1), `the newest: ${q}`)
+      t.same(ids(among(reader(a), {}, q, all.slice(1), 200)), all.slice(1), `only those given: ${q}`)
+    }
+    t.same(among(reader(b), {}, 'Filler line 1', everyId, 200), [], 'never another organization\'s')
     // a word with a rarer part around it: `cleaning` is in every filler line, `ng:` in one passage of ours
     const colons = ids(byTrigrams(reader(a), {}, 'cleaning:', 200))
     t.equal(colons.length, 2)

@@ -19,6 +19,16 @@ async function results(app: App, user: TestUser, body: Record<string, unknown>):
   return res.json().results
 }
 const names = (rs: Result[]) => rs.map((r) => r.document.fileName)
+/** an organization's owner, a colleague outside its second workspace (`ws2`), and another organization's owner */
+async function organizations(t: Parameters<typeof build>[0]) {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const owner = await signup(app)
+  const mate = await addUser(app, owner)
+  const stranger = await signup(app)
+  const ws2 = (await app.inject({ method: 'POST', url: '/api/v2/workspaces', headers: owner.auth,
+    payload: { name: 'Team' } })).json().data as { id: string }
+  return { app, owner, mate, stranger, ws2 }
+}
 
 t.test('modes: a question finds the passage that answers it; substring stays literal', async (t) => {
   const app = await build(t, { config: { rateLimits: NO_LIMITS } })
@@ -83,12 +93,7 @@ t.test('modes: a question finds the passage that answers it; substring stays lit
 })
 
 t.test('every mode keeps the read rules, the filters and the limit', async (t) => {
-  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
-  const owner = await signup(app)
-  const mate = await addUser(app, owner)
-  const stranger = await signup(app)
-  const ws2 = (await app.inject({ method: 'POST', url: '/api/v2/workspaces', headers: owner.auth,
-    payload: { name: 'Team' } })).json().data
+  const { app, owner, mate, stranger, ws2 } = await organizations(t)
   await uploadDocument(app, owner, { filename: 'org.txt', content: 'The lighthouse keeper logs storms.' },
     { category: 'ops', tags: '["sea"]' })
   await uploadDocument(app, owner, { filename: 'ws.txt', content: 'The lighthouse lens was polished.' },
@@ -607,12 +612,7 @@ t.test('words with a filter leaving out none of the reader\'s passages: what the
 
 t.test('the passages a reader reads, from the organization\'s shares: as the read rule counts them, for every ' +
   'reader and scope, read one organization at a time or all at once (warm)', async (t) => {
-  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
-  const owner = await signup(app)
-  const mate = await addUser(app, owner)
-  const stranger = await signup(app)
-  const ws2 = (await app.inject({ method: 'POST', url: '/api/v2/workspaces', headers: owner.auth,
-    payload: { name: 'Team' } })).json().data
+  const { app, owner, mate, stranger, ws2 } = await organizations(t)
   const passages = (n: number, word: string) => Array.from({ length: n }, (_, i) => `${word} entry ${i} here.`)
     .join('\n\n')
   const small = { chunkSize: '60', chunkOverlap: '0' }

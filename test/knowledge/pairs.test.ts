@@ -108,6 +108,13 @@ t.test('pairMatch with the vocabulary: a first run that may end a longer word, a
       'unless its forms are in at most 5,000 passages together (the index\'s counts)')
     t.equal(matchOf('check in', () => 3_000, checks), '{near}: ("ck_in" *)', 'more: as without')
     t.equal(matchOf('check inner', undefined, checks), matchOf('check inner'))
+    // a comma after it: its end in `far` is what precedes it without a space (punctuation too), so the phrase is in
+    // `near`; the first pair in `far` as well, ANDed
+    t.equal(matchOf('not, then the', undefined, () => ['not', 'cannot']),
+      `{near}: ("ot|${p(',')}" + "${p(',')}_then" + "en_the" *) AND {far}: ("not|${p(',')}" OR "cannot|${p(',')}")`)
+    t.equal(matchOf('not, then the'), `{near}: ("ot|${p(',')}" + "${p(',')}_then" + "en_the" *)`, 'without its forms')
+    t.equal(matchOf('resolution, then'), '{far}: ("lution|\ue02c" + "ution\ue02c_then" *)',
+      'a first word of 6 characters or more gives the comma\'s end: all in `far`')
     // the forms' counts are read only for that one pair: each is a read of the index
     const asked: string[] = []
     const counting: PairDensity = (_column, token) => { asked.push(token); return 100 }

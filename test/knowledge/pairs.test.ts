@@ -110,9 +110,15 @@ t.test('pairMatch with the vocabulary: a first run that may end a longer word, a
     t.equal(matchOf('check inner', undefined, checks), matchOf('check inner'))
     // a comma after it: its end in `far` is what precedes it without a space (punctuation too), so the phrase is in
     // `near`; the first pair in `far` as well, ANDed
+    t.equal(matchOf('not, then', undefined, () => ['not', 'cannot']),
+      `{near}: ("ot|${p(',')}" + "${p(',')}_then" *) AND {far}: ("not|${p(',')}" OR "cannot|${p(',')}")`)
+    t.equal(matchOf('not, then'), `{near}: ("ot|${p(',')}" + "${p(',')}_then" *)`, 'without its forms')
+    // and the pairs after it in `far` (a phrase of its own, ANDed), where `en_the` stands for `when the`, `often the`…
     t.equal(matchOf('not, then the', undefined, () => ['not', 'cannot']),
-      `{near}: ("ot|${p(',')}" + "${p(',')}_then" + "en_the" *) AND {far}: ("not|${p(',')}" OR "cannot|${p(',')}")`)
-    t.equal(matchOf('not, then the'), `{near}: ("ot|${p(',')}" + "${p(',')}_then" + "en_the" *)`, 'without its forms')
+      `({near}: ("ot|${p(',')}" + "${p(',')}_then") AND {far}: ("not|${p(',')}" OR "cannot|${p(',')}")) AND ` +
+      '({far}: ("then_the" *))')
+    t.equal(matchOf('not, then the'), `({near}: ("ot|${p(',')}" + "${p(',')}_then")) AND ({far}: ("then_the" *))`)
+    t.equal(matchOf('on the path'), '{near}: ("on_the" + "he_path" *)', 'not with one pair before them')
     t.equal(matchOf('resolution, then'), '{far}: ("lution|\ue02c" + "ution\ue02c_then" *)',
       'a first word of 6 characters or more gives the comma\'s end: all in `far`')
     // the forms' counts are read only for that one pair: each is a read of the index

@@ -427,11 +427,11 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   // forms): that pair in `far` too, ANDed. `near` is chosen when the end in `far` of a unit after the first is unknown
   // (`not, then the`: the comma's is the last 6 characters before it without a space, punctuation included), and
   // there `"ot|,"` stands for `got,`, `snapshot,`…: `"not|," OR "cannot|,"` left 139 candidates of 1,752 (110 matches)
-  const y = runs[1]
+  const second = runs[1]
   const firstFar = column === 'near' && Math.min(fromFar, fromNear) === 0 && ends[0].far !== undefined &&
-    (runs.length > 2 || y.end < lower.length || !y.isRun)
-    ? `{far}: (${(firstForms ?? [ends[0].far!]).map((f) => keyOf(`${f}${sepOf(0)}${y.isRun ? firstMax(y.run, ascii)
-      : y.run}`, false)).join(' OR ')})`
+    (runs.length > 2 || second.end < lower.length || !second.isRun)
+    ? `{far}: (${(firstForms ?? [ends[0].far!]).map((f) => keyOf(`${f}${sepOf(0)}${second.isRun
+      ? firstMax(second.run, ascii) : second.run}`, false)).join(' OR ')})`
     : undefined
   const withHead = (match: string) => [match, inHead, firstFar].filter((m) => m !== undefined).join(' AND ')
   return { match: withHead(phraseOf(terms)), narrow: narrow && { ...narrow, match: withHead(narrow.match) } }

@@ -90,6 +90,11 @@ export type NearEnds = (char: string) => string[] | undefined
 export const MAX_NEAR_ENDS = 128
 /** at most this many distinct last 6 characters of those words are asked for a first run (else `near`) */
 const MAX_FIRST_FORMS = 16
+/**
+ * a query cut in two after its first pair (`near` before, `far` after) shares a run of at least this many characters
+ * between the parts: a shorter one is common, and a passage holding each part apart is then no sign of the query
+ */
+const SHARED_RUN = 5
 /** a query's last word shorter than this (and not known whole) is left out */
 const SHORT_PREFIX = 2
 /** how much of a pair's first word each column keeps: its last 2 characters (`near`), its last 6 (`far`) */
@@ -260,14 +265,36 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   // the path` → `"on_the"` anywhere, would lose what makes the phrase rare). `not, then the`: `{near}: ("ot|," +
   // ",_then") AND {far}: ("not|," OR "cannot|,")` and `{far}: ("then_the" *)`, where `near` asked `"en_the"` (`when
   // the`, `often the`…) in 21 phrases with the dense `",_then"`: 25 ms on a dropped page cache against 150, 7–11 warm
-  // against 58–73
-  if (column === 'near' && fromFar >= 2 && fromFar < runs.length - 1 && lower[runs[fromFar].at - 1] === ' ' &&
-    runs.slice(fromFar, -1).some((u) => u.isRun && length(u.run) > PAIR_ENDS.near)) {
-    const before = pairMatch(`${lower.slice(0, runs[fromFar].end)} `, density, endings, starts, nearEnds)
-    const after = pairMatch(lower.slice(runs[fromFar].at - 1), density, endings, starts, nearEnds)
-    if (before && after && !before.narrow && !after.narrow) return { match: `(${before.match}) AND (${after.match})` }
-  }
+  // against 58–73. After one pair, when the run both parts share is long enough to be rare (`be removed in`:
+  // `{near}: ("be_removed")` and `{far}: ("emoved_in" OR "emoved_inaccessible" OR …)`, where `near` ANDed the 342
+  // forms of `ed_in` apart: 98 % of the candidates matches, against 33 %); not `on the path` (`"on_the"` anywhere and
+  // `the path` would lose what makes the phrase rare) nor `to a brace-expanded`, nor when all after it is a last
+  // letter in `head` (`are passed a`: the counts decide, below)
   const sepOf = (i: number) => lower.slice(runs[i].end, runs[i + 1].at) === ' ' ? '_' : '|'
+  // a last run of one character that may go on (asked in `head`, below)
+  const lastRun = runs[runs.length - 1]
+  const lastLetter = lastRun.isRun && length(lastRun.run) < SHORT_PREFIX && lastRun.end === lower.length
+  const keyOf = (token: string, prefix: boolean) => `"${token}"${prefix ? ' *' : ''}`
+  /** the first pair's tokens, exact, from the ends of its first run given (its second unit whole) */
+  const firstPairOf = (firstEnds: string[]) => {
+    const second = runs[1].isRun ? firstMax(runs[1].run, ascii) : runs[1].run
+    return firstEnds.map((f) => keyOf(`${f}${sepOf(0)}${second}`, false)).join(' OR ')
+  }
+  // the first pair in `far`, when its first run gives its end there (whole, 6+ characters, or its forms)
+  const firstFar = (): string | undefined => ends[0].far === undefined ? undefined
+    : `{far}: (${firstPairOf(firstForms ?? [ends[0].far])})`
+  if (column === 'near' && fromFar >= 1 && fromFar < runs.length - 1 && lower[runs[fromFar].at - 1] === ' ' &&
+    (fromFar >= 2 ? runs.slice(fromFar, -1).some((u) => u.isRun && length(u.run) > PAIR_ENDS.near)
+      : runs[1].isRun && length(runs[1].run) >= SHARED_RUN && !(runs.length === 3 && lastLetter))) {
+    // (one pair before: its tokens in `near`, ORed, and in `far`; asked whatever its count, the part after narrowing)
+    const firstNear = nearForms ?? (ends[0].near === undefined ? undefined : [ends[0].near])
+    const before = fromFar >= 2 ? pairMatch(`${lower.slice(0, runs[fromFar].end)} `, density, endings, starts, nearEnds)
+      : firstNear && { match: [`{near}: (${firstPairOf(firstNear)})`, firstFar()].filter(Boolean).join(' AND '),
+        narrow: undefined }
+    const after = before && !before.narrow ? pairMatch(lower.slice(runs[fromFar].at - 1), density, endings, starts,
+      nearEnds) : undefined
+    if (before && after && !after.narrow) return { match: `(${before.match}) AND (${after.match})` }
+  }
   /**
    * The phrases in `head` of a last pair whose second unit is one character `c` (any of them: one per form of a
    * first run): its `far` end with `c`, after the pair before with its second unit's first character
@@ -338,7 +365,6 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
     return pairMatch(query, density, endings, starts)
   }
   const last = terms[terms.length - 1]
-  const keyOf = (token: string, prefix: boolean) => `"${token}"${prefix ? ' *' : ''}`
   // the phrase of the narrowest window of pairs. A first pair's forms are ORed and ANDed with the phrase of the rest
   // (one phrase per form would make FTS5 merge a last prefix's doclists once per form: 16 forms of `… in_the *`,
   // 2.5 s on 400,000 passages against 155 ms; the text is checked after, adjacency or not). A last pair's exact forms:
@@ -428,11 +454,8 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   // (`not, then the`: the comma's is the last 6 characters before it without a space, punctuation included), and
   // there `"ot|,"` stands for `got,`, `snapshot,`…: `"not|," OR "cannot|,"` left 139 candidates of 1,752 (110 matches)
   const second = runs[1]
-  const firstFar = column === 'near' && Math.min(fromFar, fromNear) === 0 && ends[0].far !== undefined &&
-    (runs.length > 2 || second.end < lower.length || !second.isRun)
-    ? `{far}: (${(firstForms ?? [ends[0].far!]).map((f) => keyOf(`${f}${sepOf(0)}${second.isRun
-      ? firstMax(second.run, ascii) : second.run}`, false)).join(' OR ')})`
-    : undefined
-  const withHead = (match: string) => [match, inHead, firstFar].filter((m) => m !== undefined).join(' AND ')
+  const alsoFar = column === 'near' && Math.min(fromFar, fromNear) === 0 &&
+    (runs.length > 2 || second.end < lower.length || !second.isRun) ? firstFar() : undefined
+  const withHead = (match: string) => [match, inHead, alsoFar].filter((m) => m !== undefined).join(' AND ')
   return { match: withHead(phraseOf(terms)), narrow: narrow && { ...narrow, match: withHead(narrow.match) } }
 }

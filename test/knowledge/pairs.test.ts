@@ -71,7 +71,8 @@ t.test('pairMatch: a phrase of the query\'s pairs in one column, the last a pref
   t.equal(matchOf('e, a'), undefined, 'a one-letter start and end left out: nothing left')
   t.equal(matchOf('to ,'), undefined, 'one pair of `near`')
   t.equal(matchOf('weeks of p words'), `{near}: ("ks_of" + "of_p" + "p_words" *)`)
-  t.equal(matchOf('them weeks of p'), `{near}: ("em_weeks" + "ks_of") AND {head}: (("weeks_o" + "of_p"))`,
+  t.equal(matchOf('them weeks of p'),
+    '({near}: ("em_weeks")) AND ({far}: ("weeks_of") AND {head}: (("weeks_o" + "of_p")))',
     'a one-letter end is asked in `head`, with the pair before (their ends in `far` known)')
   t.equal(matchOf('weeks of p'), undefined, 'else left out (and one pair of `near` is not asked)')
   t.equal(matchOf('weeks of p', () => 1), `{near}: ("ks_of") AND {head}: (("of_p"))`,
@@ -85,7 +86,8 @@ t.test('pairMatch: a phrase of the query\'s pairs in one column, the last a pref
     `{near}: ("he_of" + "of_the" + "he_of" + "of_the" + "he_of" + "of_the" *)`)
   t.equal(matchOf('parental'), undefined, 'one word')
   t.equal(matchOf('s o'), undefined, 'nothing left')
-  t.equal(matchOf('ΟΔΟΣ ΑΘΗΝΑΣ ODOS'), '{near}: ("οσ_αθηνασ" + "ασ_odos" *)', 'folded as the passages are')
+  t.equal(matchOf('ΟΔΟΣ ΑΘΗΝΑΣ ODOS'), '({near}: ("οσ_αθηνασ")) AND ({far}: ("αθηνασ_odos" *))',
+    'folded as the passages are (and cut at the long word: `far` after it)')
 })
 
 t.test('pairMatch with the vocabulary: a first run that may end a longer word, asked as each word\'s end',
@@ -148,8 +150,11 @@ t.test('pairMatch with the index\'s counts: a dense last prefix left out, one ra
     '{far}: ("option_will" + "will_be" *)', 'a prefix of up to 20,000 passages is kept')
   t.equal(matchOf('on the path', counts({ 'near he_path': 75_000, 'near on_the': 166_000 })),
     '{near}: ("on_the" + "he_path" *)', 'kept when the other pairs are not 4 times rarer')
-  t.equal(matchOf('be removed in', counts({ 'near ed_in': 269_000, 'near be_removed': 10_000 })),
-    '{near}: ("be_removed")', 'the pair left may be one of `near`')
+  t.equal(matchOf('be used in', counts({ 'near ed_in': 269_000, 'near be_used': 10_000 })),
+    '{near}: ("be_used")', 'the pair left may be one of `near`')
+  t.equal(matchOf('be removed in', counts({ 'far emoved_in': 3_000 })),
+    '({near}: ("be_removed")) AND ({far}: ("emoved_in" *))',
+    'after one pair, a word of 5+ characters: cut there, the pair before in `near` whatever its count')
   t.equal(matchOf('option will be.', counts({ 'far option_will': 3_000, 'far will_be': 342_000 })),
     `{far}: ("option_will" + "will_be" + "be|${p('.')}")`,
     'a whole word: no prefix')
@@ -161,8 +166,10 @@ t.test('pairMatch with the index\'s counts: a dense last prefix left out, one ra
   t.equal(matchOf(' , zebra', counts({ [`far ${p(',')}_zebra`]: 12 })), `{far}: ("${p(',')}_zebra" *)`,
     'a rare one is asked')
   t.equal(matchOf(' ( )', counts({})), `{far}: ("${p('(')}_${p(')')}")`, 'and one without a prefix, whatever its count')
-  t.equal(matchOf('zebra quagga herd', counts({ 'near ga_herd': 0 })), '{near}: ("ra_quagga" + "ga_herd" *)',
+  t.equal(matchOf('zebra herd of', counts({ 'near rd_of': 0 })), '{near}: ("ra_herd" + "rd_of" *)',
     'a prefix in no passage yet is kept')
+  t.equal(matchOf('zebra quagga herd', counts({ 'far quagga_herd': 0 })),
+    '({near}: ("ra_quagga")) AND ({far}: ("quagga_herd" *))', 'and cut at a long word after one pair of `near`')
   t.equal(matchOf('layer that be', counts({ 'near at_be': 150_000, 'near er_that': 60_000 })),
     '{near}: ("er_that" + "at_be" *)', 'not left out when one common pair of `near` would be all that is left')
   t.equal(matchOf('layer that be', counts({ 'near at_be': 300_000, 'near er_that': 60_000 })), undefined,
@@ -278,8 +285,10 @@ t.test('pairMatch with the vocabulary: a first run of one character asked as eac
       [...new Set(vocabulary.filter((w) => w.endsWith(char)).map((w) => w.slice(-2)))]
     const starts: WordStarts = (run) => vocabulary.filter((w) => w.startsWith(run))
     t.equal(matchOf('a build tool,', undefined, undefined, undefined, nearEnds),
-      `{near}: (("a_build" OR "ta_build" OR "va_build" OR "la_build") AND ("ld_tool" + "ol|${p(',')}"))`,
-      'itself (the word `a`, which the vocabulary has not) and each end of 2 characters, ORed, ANDed with the rest')
+      '({near}: ("a_build" OR "ta_build" OR "va_build" OR "la_build")) AND ' +
+      `({far}: ("build_tool" + "tool|${p(',')}"))`,
+      'itself (the word `a`, which the vocabulary has not) and each end of 2 characters, ORed; the rest in `far`, ' +
+      'cut at `build` (5 characters), ANDed')
     t.equal(matchOf('a build tool,'), `{far}: ("build_tool" + "tool|${p(',')}")`, 'without: left out, `far`')
     t.equal(matchOf('a build', undefined, undefined, undefined, nearEnds), undefined,
       'one pair whose second word may go on, as prefixes: as without (each would be merged whole)')

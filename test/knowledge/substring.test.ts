@@ -316,12 +316,17 @@ t.test('a phrase whose pairs hold few matches: its candidates sieved by the run 
   // first chunks of 2 candidates: the first proves sparse, the next are sieved
   const sieved = substringFinder(...searching(t, app), { pairProbe: 1, phraseRuns: 'weigh', rareEnough: 1e9 })
   t.same(ids(sieved(reader, {}, query, 200)), expected, 'every match, newest first')
+  // each candidate looked up in the run index, not its rowids in the chunk's stretch read
+  const lookedUp = substringFinder(...searching(t, app), { pairProbe: 1, phraseRuns: 'weigh', rareEnough: 1e9,
+    sieveSpan: 0 })
+  t.same(ids(lookedUp(reader, {}, query, 200)), expected, 'every match, each candidate looked up')
   // a passage whose runs are gone is not found once the candidates are sieved: the runs are what is asked
   const textOf = app.sqlite.prepare(`SELECT text FROM knowledge_passages WHERE rowid = ?`).pluck()
   const oldest = expected[expected.length - 1]
   app.sqlite.prepare(`DELETE FROM knowledge_passages_runs WHERE rowid = ?`).run(oldest)
   try {
     t.same(ids(sieved(reader, {}, query, 200)), expected.slice(0, -1), 'sieved by the run index')
+    t.same(ids(lookedUp(reader, {}, query, 200)), expected.slice(0, -1), 'either way')
     const whole = substringFinder(...searching(t, app), { pairProbe: 1000, phraseRuns: 'weigh', rareEnough: 1e9 })
     t.same(ids(whole(reader, {}, query, 200)), expected, 'a first chunk of every candidate: none sieved')
   } finally {

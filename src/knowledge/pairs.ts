@@ -280,17 +280,14 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
     const second = runs[1].isRun ? firstMax(runs[1].run, ascii) : runs[1].run
     return firstEnds.map((f) => keyOf(`${f}${sepOf(0)}${second}`, false)).join(' OR ')
   }
-  // the first pair in `far`, when its first run gives its end there (whole, 6+ characters, or its forms)
-  const firstFar = (): string | undefined => ends[0].far === undefined ? undefined
-    : `{far}: (${firstPairOf(firstForms ?? [ends[0].far])})`
   if (column === 'near' && fromFar >= 1 && fromFar < runs.length - 1 && lower[runs[fromFar].at - 1] === ' ' &&
     (fromFar >= 2 ? runs.slice(fromFar, -1).some((u) => u.isRun && length(u.run) > PAIR_ENDS.near)
       : runs[1].isRun && length(runs[1].run) >= SHARED_RUN && !(runs.length === 3 && lastLetter))) {
-    // (one pair before: its tokens in `near`, ORed, and in `far`; asked whatever its count, the part after narrowing)
+    // (one pair before: its tokens in `near`, ORed, asked whatever its count, the part after narrowing; its first run
+    // has no end in `far`, or `far` would begin there)
     const firstNear = nearForms ?? (ends[0].near === undefined ? undefined : [ends[0].near])
     const before = fromFar >= 2 ? pairMatch(`${lower.slice(0, runs[fromFar].end)} `, density, endings, starts, nearEnds)
-      : firstNear && { match: [`{near}: (${firstPairOf(firstNear)})`, firstFar()].filter(Boolean).join(' AND '),
-        narrow: undefined }
+      : firstNear && { match: `{near}: (${firstPairOf(firstNear)})`, narrow: undefined }
     const after = before && !before.narrow ? pairMatch(lower.slice(runs[fromFar].at - 1), density, endings, starts,
       nearEnds) : undefined
     if (before && after && !after.narrow) return { match: `(${before.match}) AND (${after.match})` }
@@ -449,13 +446,13 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   const inHead = headPhrases &&
     `{head}: (${headPhrases.map((p) => `(${p.map((k) => keyOf(k, false)).join(' + ')})`).join(' OR ')})`
   if (terms.length === 0) return inHead ? { match: inHead } : undefined
-  // the phrase in `near` from the first pair, whose first run gives its end in `far` (whole, 6+ characters, or its
-  // forms): that pair in `far` too, ANDed. `near` is chosen when the end in `far` of a unit after the first is unknown
-  // (`not, then the`: the comma's is the last 6 characters before it without a space, punctuation included), and
-  // there `"ot|,"` stands for `got,`, `snapshot,`…: `"not|," OR "cannot|,"` left 139 candidates of 1,752 (110 matches)
-  const second = runs[1]
-  const alsoFar = column === 'near' && Math.min(fromFar, fromNear) === 0 &&
-    (runs.length > 2 || second.end < lower.length || !second.isRun) ? firstFar() : undefined
-  const withHead = (match: string) => [match, inHead, alsoFar].filter((m) => m !== undefined).join(' AND ')
+  // the phrase in `near` from the first pair, whose first run has forms in `far`: that pair in `far` too, ANDed. `near`
+  // is chosen when the end in `far` of a unit after the first is unknown (`not, then the`: the comma's is the last 6
+  // characters before it without a space, punctuation included), and there `"ot|,"` stands for `got,`, `snapshot,`…:
+  // `"not|," OR "cannot|,"` left 139 candidates of 1,752 (110 matches). (A first run whole or of 6+ characters would
+  // give the comma's end too: the phrase would be in `far`.)
+  const firstFar = column === 'near' && Math.min(fromFar, fromNear) === 0 && firstForms
+    ? `{far}: (${firstPairOf(firstForms)})` : undefined
+  const withHead = (match: string) => [match, inHead, firstFar].filter((m) => m !== undefined).join(' AND ')
   return { match: withHead(phraseOf(terms)), narrow: narrow && { ...narrow, match: withHead(narrow.match) } }
 }

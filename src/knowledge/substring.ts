@@ -599,17 +599,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
           before = BigInt(ids[ids.length - 1])
           const kept = sieving ? sieve!(ids) : undefined
           if (sieving && kept === undefined) sieving = false
-          // read lazily, newest first (the IN list is walked in rowid order, no sort): a chunk whose first candidates
-          // hold the rest is not read whole (each candidate is a page read when the file's pages are not cached)
-          const texts = store.prepared(textsSql(filters)).raw(true).iterate({ ...params,
-            rowids: JSON.stringify(kept ?? ids) }) as IterableIterator<[number, string]>
-          const holding: number[] = []
-          for (const [rowid, text] of texts) {
-            if (indexFold(text).includes(needle)) {
-              holding.push(rowid)
-              if (found.length + holding.length >= wanted) break
-            }
-          }
+          const holding = holdersOf(filters, params, needle, kept ?? ids, wanted - found.length)
           if (holding.length > 0) {
             found.push(...store.prepared(rowsSql(filters)).all({ ...params, rowids: JSON.stringify(holding) }) as
               HitRow[])
@@ -637,17 +627,32 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
   }
 
   /**
+   * Of `ids` (newest first), the first `most` readable passages whose text holds `needle` (folded as the index folds).
+   * Read lazily, newest first (the IN list is walked in rowid order, no sort): candidates after the last needed are
+   * not read (each is a page read when the file's pages are not cached).
+   */
+  function holdersOf(filters: DocFilters, params: ReturnType<typeof readableParams>, needle: string, ids: number[],
+    most: number): number[] {
+    const texts = store.prepared(textsSql(filters)).raw(true).iterate({ ...params, rowids: JSON.stringify(ids) }) as
+      IterableIterator<[number, string]>
+    const holding: number[] = []
+    for (const [rowid, text] of texts) {
+      if (indexFold(text).includes(needle)) {
+        holding.push(rowid)
+        if (holding.length >= most) break
+      }
+    }
+    return holding
+  }
+
+  /**
    * Of `rowids` (newest first), the `want` newest readable passages holding `query`, newest first: what `rows` gives
    * when every passage that may hold it is among them
    */
   function among(reader: Reader, filters: DocFilters, query: string, rowids: number[], want: number): HitRow[] {
     query = query.toWellFormed()
     const params = readableParams(reader, filters)
-    const needle = indexFold(query)
-    const texts = store.prepared(textsSql(filters)).raw(true).all({ ...params, rowids: JSON.stringify(rowids) }) as
-      Array<[number, string]>
-    const holding = texts.filter(([, text]) => indexFold(text).includes(needle)).map(([rowid]) => rowid)
-      .slice(0, want)
+    const holding = holdersOf(filters, params, indexFold(query), rowids, want)
     return holding.length === 0 ? []
       : store.prepared(rowsSql(filters)).all({ ...params, rowids: JSON.stringify(holding) }) as HitRow[]
   }

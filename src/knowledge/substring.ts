@@ -269,7 +269,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     const needle = indexFold(query)
     let grams: { sampled: Array<{ g: string; n: number }>; step: number } | undefined
     let phraseRunsMemo: { match: string | undefined; n: number } | undefined | null = null
-    let firstRunMemo: string | null | undefined | false = false
+    let firstRunMemo: { key: string; match: string } | null | undefined | false = false
     let rareAnd: { match: string; n: number } | undefined | null = null
     const vocabularyMemo = new Map<string, string[] | undefined>()
     return snapshot(() => {
@@ -342,14 +342,14 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
           if (part === null) return []
           // (a word in many passages leaves most candidates, at a look-up each: `not, then the` read 1,375 of them,
           // 18 ms warm, 41 sieved by the words ending with `not`)
-          const n = estimate(runSample, `runs end ${part}`, part, !behind)
+          const n = estimate(runSample, part.key, part.match, !behind)
           if (n * SIEVE_SHARE > corpus.newest) return undefined
           // (the match's rowids in the chunk's stretch, when they are estimated few per candidate: 300 random 2-word
           // phrases warm, p99 1.7–1.8 ms against 3.5 with a look-up of each)
           const [hi, lo] = [ids[0], ids[ids.length - 1]]
           return (n * (hi - lo + 1) <= sieveSpan * ids.length * Math.max(1, corpus.newest)
-            ? runWithin.all({ ids: JSON.stringify(ids), match: part, hi: BigInt(hi), lo: BigInt(lo) })
-            : runHolding.all({ ids: JSON.stringify(ids), match: part })) as number[]
+            ? runWithin.all({ ids: JSON.stringify(ids), match: part.match, hi: BigInt(hi), lo: BigInt(lo) })
+            : runHolding.all({ ids: JSON.stringify(ids), match: part.match })) as number[]
         }
         const weigh = (found: number, read: number) => {
           // the candidates the rest takes at the density of matches so far (with none yet, at least this many)
@@ -407,17 +407,19 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
      * The run index's MATCH for the passages holding the query's first run (a passage holding the query holds it,
      * whole or as the end of a word, and the pair and run indexes are written together): the words of the vocabulary
      * it may be, at most MAX_SIEVE_TERMS; null when none, undefined when not asked (fewer than 3 code points, more
-     * words, or one FTS5 would cut)
+     * words, or one FTS5 would cut); its count's key and MATCH as phraseRunsOf's (one sample for both)
      */
-    function firstRunPart(): string | null | undefined {
+    function firstRunPart(): { key: string; match: string } | null | undefined {
       if (firstRunMemo !== false) return firstRunMemo
       const first = queryRuns(query)?.[0]
       let terms: string[] | undefined
       if (first && [...first.run].length >= 3) {
         terms = first.is === 'whole' ? [first.run] : vocabulary(first.run)?.filter((t) => t.endsWith(first.run))
       }
-      firstRunMemo = terms === undefined || terms.length > MAX_SIEVE_TERMS ||
-        terms.some((t) => t.length * 3 > MAX_TOKEN_BYTES) ? undefined : terms.length === 0 ? null : runsMatch(terms)
+      firstRunMemo = !first || terms === undefined || terms.length > MAX_SIEVE_TERMS ||
+        terms.some((t) => t.length * 3 > MAX_TOKEN_BYTES) ? undefined : terms.length === 0 ? null
+          : first.is === 'whole' ? { key: `runs whole ${first.run}`, match: runsMatch(terms) }
+            : { key: `runs end ${first.run}`, match: `(${runsMatch(terms)})` }
       return firstRunMemo
     }
 

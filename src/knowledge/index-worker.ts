@@ -10,8 +10,8 @@ import { textFilePieces } from '../ingest/text.js'
 import { PASSAGE_INDEXES, passageWindows, passageWriter } from './passages.js'
 import { holdingWriteLock, INTENT } from '../db/write-intent.js'
 import { openThreadWriter } from '../db/connection.js'
-import { passageTokens, PAIRS_BEHIND_SQL } from './pairs.js'
-import { runsWriter } from './runs.js'
+import { PAIRS_BEHIND_SQL } from './pairs.js'
+import { pairCatchUp } from './runs.js'
 import { Worker } from 'node:worker_threads'
 import { workerEntry } from '../worker-entry.js'
 import { CELL, CELLS } from './trigrams.js'
@@ -303,41 +303,16 @@ async function purge(id: number, documentId: string) {
   while (await locked(task, () => purgeSome.run(documentId).changes) > 0) poke()
 }
 
-const pairsThrough = sqlite.prepare(`SELECT indexed_through FROM knowledge_pairs_state`).pluck()
-const insertPairs = sqlite.prepare(`INSERT INTO knowledge_passages_pairs (rowid, near, far, head)
-  VALUES (?, ?, ?, ?)`)
-const runs = runsWriter(sqlite)
-const setPairsThrough = sqlite.prepare(`UPDATE knowledge_pairs_state SET indexed_through = ?`)
 const pairsBehind = sqlite.prepare(PAIRS_BEHIND_SQL).pluck()
-/** passages read at a time by the pair index's catch-up (each costs ~0.1 ms to index) */
-const PAIRS_BATCH = 64
-const unpaired = sqlite.prepare(`SELECT rowid, text FROM knowledge_passages WHERE rowid > ? ORDER BY rowid
-  LIMIT ${PAIRS_BATCH}`)
+const pairsCatchUp = pairCatchUp(sqlite)
 
 /**
- * One transaction of the catch-up of the pair and run indexes (src/knowledge/runs.ts), which share the mark: the
- * next passages in rowid order, for about TXN_MS.
+ * One transaction of the catch-up of the pair and run indexes (src/knowledge/runs.ts): passages for about TXN_MS,
+ * ended after the current one by a write of the server waiting for the lock (as writeSlice).
  */
 const pairSlice = sqlite.transaction(() => {
-  let through = pairsThrough.get() as number
   const deadline = performance.now() + TXN_MS
-  let added = 0
-  do {
-    const rows = unpaired.all(through) as Array<{ rowid: number; text: string }>
-    // (the batch's new words within the time budget: text of ids and numbers brings thousands, ~12 µs each)
-    const seen = new Set<string>()
-    for (const row of rows) {
-      const tokens = passageTokens(row.text)
-      insertPairs.run(row.rowid, tokens.near, tokens.far, tokens.head)
-      runs.insert(row.rowid, tokens.runs, seen)
-    }
-    runs.vocabulary(seen)
-    added += rows.length
-    if (rows.length > 0) through = rows[rows.length - 1].rowid
-    if (rows.length < PAIRS_BATCH) break
-  } while (performance.now() < deadline && Atomics.load(intent, INTENT) === 0)
-  if (added > 0) setPairsThrough.run(through)
-  return added
+  return pairsCatchUp(() => performance.now() >= deadline || Atomics.load(intent, INTENT) !== 0)
 }).immediate
 
 /**

@@ -13,7 +13,7 @@
  */
 import type Database from 'better-sqlite3'
 import { indexFold } from './fold.js'
-import { RUN } from './pairs.js'
+import { passageTokens, RUN } from './pairs.js'
 
 /**
  * A query whose run is in more words than this goes to the trigram index (a 3-character fragment: "ion" is in
@@ -28,17 +28,27 @@ export function runsWriter(sqlite: Database.Database) {
     RETURNING id`).pluck()
   const indexTerm = sqlite.prepare(`INSERT INTO knowledge_run_terms_fts (rowid, term) VALUES (?, ?)`)
   return {
-    /** a passage's runs (passageTokens), each added to `seen` for `vocabulary` */
-    insert(rowid: number | bigint, runs: string[], seen: Set<string>) {
+    /**
+     * a passage's runs (passageTokens); those not in `seen` yet (the runs of the transaction's passages so far) are
+     * added to it and answered, for `vocabulary`
+     */
+    insert(rowid: number | bigint, runs: string[], seen: Set<string>): string[] {
       insertRuns.run(rowid, runs.join(' '))
-      for (const run of runs) seen.add(run)
+      const fresh: string[] = []
+      for (const run of runs) {
+        if (!seen.has(run)) {
+          seen.add(run)
+          fresh.push(run)
+        }
+      }
+      return fresh
     },
     /**
      * The runs the vocabulary does not have yet, added in the same transaction as their passages (a passage in the
      * index always has its words there): one look-up per distinct run, ~2 µs each (~12 µs a new one).
      */
-    vocabulary(seen: Set<string>) {
-      for (const term of seen) {
+    vocabulary(terms: Iterable<string>) {
+      for (const term of terms) {
         // a run of one UTF-16 unit is not kept (pairs.ts asks none); one of 2 is, for the words a query's last run
         // begins and the ends a first run of one character stands for (pairs.ts); under the trigram index too, where
         // it gives no trigram (the index's rows are its content table's, as its integrity check wants)
@@ -82,3 +92,46 @@ export const vocabularyMatch = (run: string) => `"${run}"`
 
 /** the run index's MATCH for the passages holding any of `terms` (runs: no quote, no space in them) */
 export const runsMatch = (terms: string[]) => terms.map((t) => `"${t}"`).join(' OR ')
+
+/** passages read at a time by the pair index's catch-up */
+const PAIRS_BATCH = 64
+
+/**
+ * The catch-up of the pair and run indexes (pairs.ts, this file), which share a mark (`knowledge_pairs_state`), for
+ * the index worker's transactions: the next passages in rowid order, each with its pair tokens, its runs and its new
+ * words, until `stop()` (asked after each passage: one costs 0.3–3 ms to index, so a batch of 64 between two looks,
+ * as before, ran a 25 ms slice to 40–220 ms, and a server write that arrived meanwhile held the event loop up to
+ * 90 ms waiting for it). Answers how many passages it indexed: 0 once none is left.
+ */
+export function pairCatchUp(sqlite: Database.Database) {
+  const through = sqlite.prepare(`SELECT indexed_through FROM knowledge_pairs_state`).pluck()
+  const setThrough = sqlite.prepare(`UPDATE knowledge_pairs_state SET indexed_through = ?`)
+  const insertPairs = sqlite.prepare(`INSERT INTO knowledge_passages_pairs (rowid, near, far, head)
+    VALUES (?, ?, ?, ?)`)
+  const unpaired = sqlite.prepare(`SELECT rowid, text FROM knowledge_passages WHERE rowid > ? ORDER BY rowid
+    LIMIT ${PAIRS_BATCH}`)
+  const runs = runsWriter(sqlite)
+  return function slice(stop: () => boolean): number {
+    let mark = through.get() as number
+    let added = 0
+    // the runs looked up in the vocabulary in this slice (text of ids and numbers brings thousands, ~12 µs a new one)
+    const seen = new Set<string>()
+    for (let more = true; more;) {
+      const rows = unpaired.all(mark) as Array<{ rowid: number; text: string }>
+      more = rows.length === PAIRS_BATCH
+      for (const row of rows) {
+        const tokens = passageTokens(row.text)
+        insertPairs.run(row.rowid, tokens.near, tokens.far, tokens.head)
+        runs.vocabulary(runs.insert(row.rowid, tokens.runs, seen))
+        mark = row.rowid
+        added++
+        if (stop()) {
+          more = false
+          break
+        }
+      }
+    }
+    if (added > 0) setThrough.run(mark)
+    return added
+  }
+}

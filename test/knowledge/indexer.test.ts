@@ -8,6 +8,7 @@ import { passageId, passageWriter } from '../../src/knowledge/passages.js'
 import { passageTokens } from '../../src/knowledge/pairs.js'
 import { build, multipart, pairIndexCaughtUp, signup, tempDir, trigramsCaughtUp } from '../helper.js'
 import { openTrigrams, trigramFile } from '../../src/knowledge/trigrams.js'
+import { pairCatchUp } from '../../src/knowledge/runs.js'
 
 t.test('passageWriter writes passages and the word index with the readers token, without insert triggers; ' +
   'the trigram file follows them and their deletes, and is made again when it does not match', async (t) => {
@@ -213,6 +214,52 @@ t.test('merge settings left by a process stopped mid-ingest (automerge off) are 
   t.match(Object.fromEntries((again.prepare(`SELECT k, v FROM knowledge_passages_fts_config`).all() as
     Array<{ k: string; v: number }>).map((r) => [r.k, r.v])), { automerge: 4, crisismerge: 16 },
   'the trigram file\'s, at the start')
+})
+
+t.test('the pair index\'s catch-up asks whether to stop after every passage, its words in the vocabulary with it ' +
+  '(a slice of a batch ran to 40–220 ms while a server write waited)', async (t) => {
+  const handle = openDatabase(path.join(tempDir(t), 'cairn.db'), { checkpointer: false })
+  t.teardown(() => handle.close())
+  const { sqlite } = handle
+  sqlite.pragma('foreign_keys = OFF')
+  const docId = randomUUID()
+  sqlite.prepare(`INSERT INTO knowledge_documents (id, customer_id, workspace_id, owner_id, scope, file_name,
+    file_type, file_size, sha256, category, tags, metadata, text_length, chunk_count, chunk_size, chunk_overlap,
+    indexed_count, status, original_path, text_path, uploaded_at, updated_at)
+    VALUES (?, ?, NULL, ?, 'organization', 'a.txt', 'txt', 1, '', 'c', '[]', '{}', 1, 70, 1000, 0, 70, 'indexed', NULL,
+    '', 'a', 'a')`).run(docId, randomUUID(), randomUUID())
+  const writer = passageWriter(sqlite)
+  const readers = writer.readers(docId)!
+  // more than one batch read (64): the first passage's words are its own
+  const texts = Array.from({ length: 70 }, (_, i) => i === 0 ? 'The amber kestrel hovers.' : `Passage number ${i} of w${i}x.`)
+  const rowids = texts.map((text, i) => Number(writer.insert(docId, readers, i, text)))
+  const through = sqlite.prepare(`SELECT indexed_through FROM knowledge_pairs_state`).pluck()
+  const paired = sqlite.prepare(`SELECT rowid FROM knowledge_passages_pairs WHERE knowledge_passages_pairs MATCH ?`)
+    .pluck()
+  const vocabulary = () => new Set(sqlite.prepare(`SELECT term FROM knowledge_run_terms`).pluck().all() as string[])
+  const slice = pairCatchUp(sqlite)
+  const inTransaction = (stop: () => boolean) => sqlite.transaction(() => slice(stop)).immediate()
+
+  let asked = 0
+  t.equal(inTransaction(() => ++asked >= 1), 1, 'stopped after the first passage')
+  t.equal(asked, 1, 'asked once')
+  t.equal(through.get(), rowids[0], 'the mark is on it')
+  t.same(paired.all('{far}: "amber_kestrel"'), [rowids[0]], 'its pairs are in the index')
+  t.same(paired.all('{far}: "assage_number"'), [], 'not the next one\'s')
+  t.same([...vocabulary()].sort(), ['amber', 'hovers', 'kestrel', 'the'], 'its words, and only its, in the vocabulary')
+
+  asked = 0
+  t.equal(inTransaction(() => ++asked >= 3), 3, 'three more when asked to stop at the third')
+  t.equal(through.get(), rowids[3])
+  asked = 0
+  t.equal(inTransaction(() => { asked++; return false }), 66, 'the rest, over two batches read, when never stopped')
+  t.equal(asked, 66, 'asked after each')
+  t.equal(through.get(), rowids[69])
+  t.equal(paired.all('{far}: "assage_number"').length, 69)
+  const words = vocabulary()
+  t.same(texts.flatMap((text) => passageTokens(text).runs).filter((r) => r.length >= 2 && !words.has(r)), [],
+    'every passage\'s words in the vocabulary')
+  t.equal(inTransaction(() => false), 0, 'then nothing is left')
 })
 
 t.test('the pair and run indexes follow the passages: after indexing, after deletes (a rowid taken again), ' +

@@ -231,7 +231,8 @@ t.test('the pair index\'s catch-up asks whether to stop after every passage, its
   const writer = passageWriter(sqlite)
   const readers = writer.readers(docId)!
   // more than one batch read (64): the first passage's words are its own
-  const texts = Array.from({ length: 70 }, (_, i) => i === 0 ? 'The amber kestrel hovers.' : `Passage number ${i} of w${i}x.`)
+  const texts = Array.from({ length: 70 },
+    (_, i) => i === 0 ? 'The amber kestrel hovers.' : `Passage number ${i} of w${i}x.`)
   const rowids = texts.map((text, i) => Number(writer.insert(docId, readers, i, text)))
   const through = sqlite.prepare(`SELECT indexed_through FROM knowledge_pairs_state`).pluck()
   const paired = sqlite.prepare(`SELECT rowid FROM knowledge_passages_pairs WHERE knowledge_passages_pairs MATCH ?`)

@@ -9,6 +9,7 @@ import { newWriteIntent, writeIntentOf } from '../db/write-intent.js'
 import { createOutboxReader, createOutboxWriter, newDeliveryId, RETRY_MAX_ATTEMPTS } from './outbox.js'
 import type { EventName } from './names.js'
 import { jobs } from '../../schema/tables/jobs.js'
+import type { JobPayloads } from '../jobs/payloads.js'
 import { webhookEvents, webhooks } from '../../schema/tables/webhooks.js'
 
 export interface EventBus {
@@ -105,13 +106,23 @@ async function eventsPlugin(app: FastifyInstance) {
     await thread.single({ seq, messageId, kind: 'redeliver', retry: 0, deliveryId }, ctx.signal)
   }, { maxAttempts: 3, concurrency: 4 })
 
-  // jobs queued by an earlier version (one per webhook and event): each becomes a message of its own
-  app.jobs.register('webhook.deliver', async (payload) => {
-    const { webhookId, event, data } = payload
+  // jobs queued by an earlier version (one per webhook and event): each becomes a message of its own, once whatever
+  // stops the process: the event's seq goes into the job's payload in the transaction that writes the event (a run
+  // after a stop finds it there), and the outbox thread adds its message only if that event has none for the webhook
+  const setPayload = app.db.update(jobs).set({ payload: sql`${sql.placeholder('payload')}` })
+    .where(eq(jobs.id, sql.placeholder('id'))).prepare()
+  const legacyEvent = app.sqlite.transaction((jobId: string, workspaceId: string,
+    payload: JobPayloads['webhook.deliver']) => {
+    const { seq } = outbox.addEvent(workspaceId, payload.event, payload.data, true)
+    setPayload.run({ id: jobId, payload: JSON.stringify({ ...payload, eventSeq: seq }) })
+    return seq
+  })
+  app.jobs.register('webhook.deliver', async (payload, ctx) => {
+    const { webhookId } = payload
     const hook = app.db.select({ workspaceId: webhooks.workspaceId }).from(webhooks).where(eq(webhooks.id, webhookId))
       .get()
     if (!hook) return
-    const { seq } = outbox.addEvent(hook.workspaceId, event, data, true)
+    const seq = payload.eventSeq ?? legacyEvent(ctx.jobId, hook.workspaceId, payload)
     await thread.chore({ add: { eventSeq: seq, webhookId } })
     notify()
   }, { maxAttempts: 1 })

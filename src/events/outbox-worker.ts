@@ -421,6 +421,8 @@ async function single({ n, seq: which, messageId, kind, retry, deliveryId }: Sin
 
 async function chore(c: Chore): Promise<Record<string, number>> {
   if ('add' in c) {
+    // (a job of an earlier version run again after a stop: its message is there already)
+    if (outbox.hasMessage(c.add.eventSeq, c.add.webhookId)) return {}
     outbox.addMessage(c.add.eventSeq, c.add.webhookId)
     // a run under way reads it (a run that starts reads every pending message)
     messageAdded = true

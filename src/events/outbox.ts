@@ -196,6 +196,9 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
   const insertMessage = preparedWrite(sqlite, db.insert(webhookMessages).values({ id: p('id'),
     eventSeq: p('eventSeq'), webhookId: p('webhookId'), state: 'pending', attempts: 0, createdAt: p('now'),
     updatedAt: p('now') }))
+  const messageOf = db.select({ seq: webhookMessages.seq }).from(webhookMessages)
+    .where(and(eq(webhookMessages.eventSeq, p('eventSeq')), eq(webhookMessages.webhookId, p('webhookId')))).limit(1)
+    .prepare()
   const failingSince = db.select({ since: webhooks.failingSince }).from(webhooks).where(eq(webhooks.id, p('id')))
     .prepare()
   // a deleted webhook's rows (cairn.db's cascade cannot reach this file): only once it is gone from cairn.db
@@ -345,6 +348,8 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
         removed.events += inMain(() => eventsIn.run(list).changes)
       }
     },
+    /** whether the event has a message for the webhook */
+    hasMessage: (eventSeq: number, webhookId: string) => messageOf.get({ eventSeq, webhookId }) !== undefined,
     /** a message of one event for one webhook (test pings, jobs of an earlier version): its seq */
     addMessage: (eventSeq: number, webhookId: string) => Number(insertMessage.run({ id: newMessageId(), eventSeq,
       webhookId, now: new Date().toISOString() }).lastInsertRowid),

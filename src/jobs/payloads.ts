@@ -17,8 +17,11 @@ export interface JobPayloads {
    */
   'webhook.retry': { seq: number; retry: number; messageId?: string }
   'webhook.redeliver': { seq: number; deliveryId: string; messageId?: string }
-  /** queued by versions before the outbox; still delivered */
-  'webhook.deliver': { webhookId: string; event: string; data: object }
+  /**
+   * queued by versions before the outbox; still delivered. `eventSeq`: the event its first run made, set in the same
+   * transaction (a run after a stop makes none)
+   */
+  'webhook.deliver': { webhookId: string; event: string; data: object; eventSeq?: number }
 }
 
 export type JobName = keyof JobPayloads

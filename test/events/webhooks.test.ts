@@ -515,6 +515,49 @@ t.test('a delivery job queued by the previous version is sent as a message of it
     { attempt: 1, success: true, message_id: rx.got[0].headers['webhook-id'] })
 })
 
+t.test('a delivery job of the previous version stopped mid-way makes its event and message once', async (t) => {
+  const dataDir = tempDir(t)
+  const rx = await receiver(t)
+  const config = { allowPrivateUrls: true }
+  const first = await build(t, { dataDir, config })
+  const u = await signup(first)
+  const { hook } = await hookAndChannel(first, u, `${rx.base}/ok`)
+  // the job's first run made its event (the seq in its payload, one transaction), then the process stopped: once
+  // before its message was added, once after (the message delivered already)
+  await first.jobs.stop()
+  const now = new Date().toISOString()
+  const insertEvent = first.sqlite.prepare(`INSERT INTO webhook_events (workspace_id, event, body, expanded,
+    created_at) VALUES (?, 'message.created', ?, 1, ?)`)
+  const addEvent = (content: string) => Number(insertEvent.run(hook.workspace_id ?? u.workspaceId,
+    JSON.stringify({ event: 'message.created', timestamp: now, data: { content } }), now).lastInsertRowid)
+  const addJob = (id: string, eventSeq: number, content: string) => first.sqlite.prepare(`INSERT INTO jobs (id, type,
+    payload, status, attempts, max_attempts, run_at, created_at, updated_at)
+    VALUES (?, 'webhook.deliver', ?, 'running', 1, 1, 0, ?, ?)`).run(id, JSON.stringify({ webhookId: hook.id,
+    event: 'message.created', data: { content }, eventSeq }), now, now)
+  const beforeMessage = addEvent('stopped before its message')
+  addJob('legacy-1', beforeMessage, 'stopped before its message')
+  const afterMessage = addEvent('stopped after its message')
+  addJob('legacy-2', afterMessage, 'stopped after its message')
+  first.outboxSqlite.prepare(`INSERT INTO webhook_messages (id, event_seq, webhook_id, state, attempts, created_at,
+    updated_at) VALUES ('msg_delivered_before', ?, ?, 'delivered', 1, ?, ?)`).run(afterMessage, hook.id, now, now)
+  const events = () => first.sqlite.prepare(`SELECT count(*) FROM webhook_events`).pluck().get()
+  const eventsBefore = events()
+  await first.close()
+
+  const second = await build(t, { dataDir, config })
+  await rx.received(1)
+  await second.jobs.idle()
+  t.equal(second.sqlite.prepare(`SELECT count(*) FROM jobs WHERE type = 'webhook.deliver'`).pluck().get(), 0,
+    'both jobs ran to their end')
+  t.equal(second.sqlite.prepare(`SELECT count(*) FROM webhook_events`).pluck().get(), eventsBefore,
+    'no event made again')
+  const messages = second.outboxSqlite.prepare(`SELECT event_seq FROM webhook_messages WHERE webhook_id = ?
+    ORDER BY event_seq`).pluck()
+  t.same(messages.all(hook.id), [beforeMessage, afterMessage], 'one message each')
+  t.equal(rx.got.length, 1, 'one delivery')
+  t.equal(JSON.parse(rx.got[0].raw.toString()).data.content, 'stopped before its message')
+})
+
 t.test('the delivery thread runs nicer than the request thread (Linux)', { skip: process.platform !== 'linux' },
   async (t) => {
     const app = await build(t, { config: { allowPrivateUrls: true } })

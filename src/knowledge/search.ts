@@ -494,9 +494,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     if (kept && kept.version === version && kept.newest === newest) return kept.span
     const params = readableParams(reader, filters)
     const { n: passages } = store.prepared(readablePassages(filters)).get(params) as { n: number }
-    const scoped = { scope: filters.scope }
-    const { n: readable } = store.prepared(readablePassages(scoped)).get(readableParams(reader, scoped)) as
-      { n: number }
+    const readable = stats.readable(reader, { scope: filters.scope })
     const docs = store.prepared(filteredDocsSql(filters)).all({ ...params, most: SPAN_DOCS + 1 }) as SpanDoc[]
     let ranges: Array<[bigint, bigint]> | undefined
     const all = passages === readable && passages > 0
@@ -574,11 +572,11 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
   const sampleTexts = sqlite.prepare(`SELECT text FROM knowledge_passages WHERE rowid >= ? LIMIT 200`).pluck()
   /** an organization's passages by who may read them: a scope, its workspace or owner (null when not the scope's) */
   type Share = { scope: string; workspace: string | null; owner: string | null; n: number }
-  type OrgShares = { at: number; version: number | undefined; shares: Share[] }
-  const sharesSql = (where: string) => `SELECT ${where ? '' : 'customer_id, '}scope,
-      CASE scope WHEN 'workspace' THEN workspace_id END AS workspace,
-      CASE scope WHEN 'personal' THEN owner_id END AS owner, sum(chunk_count) AS n
-    FROM knowledge_documents ${where} GROUP BY ${where ? '' : 'customer_id, '}scope, workspace, owner`
+  type OrgShares = { version: number | undefined; shares: Share[] }
+  // (migration 0027's table, kept by triggers with the documents)
+  const sharesSql = (where: string) => `SELECT ${where ? '' : 'customer_id, '}scope, nullif(workspace, '') AS workspace,
+      nullif(owner, '') AS owner, passages AS n
+    FROM knowledge_reader_shares ${where}`
   const orgShares = sqlite.prepare(sharesSql('WHERE customer_id = ?'))
   const allShares = sqlite.prepare(sharesSql(''))
   const allVersions = sqlite.prepare('SELECT customer_id, version FROM knowledge_listing_versions').raw()
@@ -621,11 +619,9 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
         return corpus
       },
       /**
-       * From the organization's passages by who may read them (its `shares`), kept while its documents are unchanged
-       * (migration 0017's version, raised by any document write) and for 10 s when they change (an ingest's progress
-       * moves it 40 times a second). Counting them reads the organization's document rows, 22 ms on a dropped page
-       * cache at 5,000 documents: the first question of each reader paid it, and again after 10 s idle. `warm`
-       * reads every organization's at once.
+       * From the organization's passages by who may read them (its `shares`, migration 0027: a row per scope and
+       * workspace or owner), read again when its documents change (migration 0017's version, raised by any document
+       * write). `warm` reads every organization's at once.
        */
       readable(reader: Reader, filters: DocFilters) {
         const org = shares(reader.customerId)
@@ -653,16 +649,15 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
           if (!list) read.set(id, (list = []))
           list.push(s)
         }
-        for (const [id, list] of read) orgs.set(id, { at: performance.now(), version: versions.get(id), shares: list })
+        for (const [id, list] of read) orgs.set(id, { version: versions.get(id), shares: list })
       }
     }
     function shares(customerId: string): OrgShares {
       const version = listingVersion.get(customerId) as number | undefined
       let org = orgs.get(customerId)
-      if (!org || (org.version !== version && performance.now() - org.at > 10_000)) {
+      if (!org || org.version !== version) {
         if (orgs.size > 10_000) orgs.clear()
-        orgs.set(customerId, (org = { at: performance.now(), version,
-          shares: orgShares.all(customerId) as Share[] }))
+        orgs.set(customerId, (org = { version, shares: orgShares.all(customerId) as Share[] }))
       }
       return org
     }

@@ -1,9 +1,11 @@
 // `npm run bench -- ingest`: read-your-writes at 1 MB, then 50 MB of real Markdown from upload to `indexed`,
-// with a health probe every 10 ms, the event-loop delay and the server's peak RSS.
+// with a health probe every 10 ms, the event-loop delay and the server's peak RSS; then, probed alike, the work an
+// upload leaves in the background (the word-pair and run indexes' catch-up, merges) and the document's delete.
 // INGEST_MB=10 for a shorter run.
 import fs from 'node:fs'
 import path from 'node:path'
 import { openSearchConnection } from '../src/knowledge/trigrams.js'
+import { PAIRS_BEHIND_SQL } from '../src/knowledge/pairs.js'
 import { startServer, stopServer, table } from './lib.js'
 import { realMarkdown } from './markdown-corpus.js'
 
@@ -60,28 +62,38 @@ export async function run() {
   const bigBlob = new Blob([big], { type: 'text/markdown' })
   await fetch(`${info.address}/bench/loop-delay`)
   const rssBefore = rssMb(child.pid!)
-  // a neighbour asks for health every 10 ms while the upload is extracted and indexed
-  let probing = true
-  const probeTimes: number[] = []
-  const probe = (async () => {
-    while (probing) {
-      const s = performance.now()
-      await fetch(`${info.address}/api/health`)
-      probeTimes.push(performance.now() - s)
-      await new Promise((r) => setTimeout(r, 10))
+  // a neighbour asks for health every 10 ms, and makes a small write on the server's connection every 200 ms (the
+  // index worker shares SQLite's one write lock: each such write makes the worker commit early and waits for its
+  // commit's signal, src/db/write-intent.ts), in each phase: the upload extracted and indexed, the work it leaves
+  // in the background, the delete
+  const probed = () => {
+    let probing = true
+    const health: number[] = []
+    const writes: number[] = []
+    const probe = (async () => {
+      while (probing) {
+        const s = performance.now()
+        await fetch(`${info.address}/api/health`)
+        health.push(performance.now() - s)
+        await new Promise((r) => setTimeout(r, 10))
+      }
+    })()
+    const writer = (async () => {
+      while (probing) {
+        const r = await (await fetch(`${info.address}/bench/write`, { method: 'POST' })).json() as { ms: number }
+        writes.push(r.ms)
+        await new Promise((r) => setTimeout(r, 200))
+      }
+    })()
+    return async () => {
+      probing = false
+      await Promise.all([probe, writer])
+      const loop = await (await fetch(`${info.address}/bench/loop-delay`)).json() as { maxMs: number; p99Ms: number }
+      return { health: health.sort((a, b) => a - b), writes: writes.sort((a, b) => a - b), loop }
     }
-  })()
+  }
+  const stopProbes = probed()
   const cpuBefore = cpuSeconds(child.pid!)
-  // and a small write on the server's connection every 200 ms (the index worker shares SQLite's one write lock:
-  // each such write makes the worker commit early and waits for its commit's signal, src/db/write-intent.ts)
-  const writeTimes: number[] = []
-  const writer = (async () => {
-    while (probing) {
-      const r = await (await fetch(`${info.address}/bench/write`, { method: 'POST' })).json() as { ms: number }
-      writeTimes.push(r.ms)
-      await new Promise((r) => setTimeout(r, 200))
-    }
-  })()
   // RSS sampled every 50 ms: the peak while the upload is received, extracted and counted, and while it is indexed
   const rssPeak = { upload: 0, indexing: 0 }
   let phase: keyof typeof rssPeak = 'upload'
@@ -98,18 +110,48 @@ export async function run() {
   }
   const indexed = performance.now() - start
   const cpu = cpuSeconds(child.pid!) - cpuBefore
-  probing = false
-  await probe
-  await writer
-  writeTimes.sort((a, b) => a - b)
-  const loop = await (await fetch(`${info.address}/bench/loop-delay`)).json() as { maxMs: number; p99Ms: number }
+  const { health: probeTimes, writes: writeTimes, loop } = await stopProbes()
   const peak = peakRssMb(child.pid!)
   clearInterval(sampler)
-  // the work left once indexed: the index worker's idle merges (bounded steps, then it ends)
-  await new Promise((r) => setTimeout(r, 10_000))
-  const cpuAfter = cpuSeconds(child.pid!) - cpuBefore - cpu
+
+  // the work left once indexed, probed alike: the word-pair and run indexes' catch-up (at most 5 minutes), then the
+  // index worker's idle merges (bounded steps, then it ends); then the document's delete (its passages a batch at
+  // a time, the indexes' rows with them)
+  const reader = openSearchConnection(path.join(info.dataDir, 'cairn.db'))
+  const pairsBehind = reader.prepare(PAIRS_BEHIND_SQL).pluck()
+  const passagesOf = reader.prepare(`SELECT count(*) FROM knowledge_passages WHERE document_id = ?`).pluck()
+  const phases: Array<Record<string, string | number>> = []
+  const measured = async (name: string, work: () => Promise<void>) => {
+    const stop = probed()
+    const cpuAt = cpuSeconds(child.pid!)
+    const at = performance.now()
+    await work()
+    const seconds = (performance.now() - at) / 1000
+    const cpuSpent = cpuSeconds(child.pid!) - cpuAt
+    const r = await stop()
+    phases.push({ phase: name, s: +seconds.toFixed(1), 'server CPU s': +cpuSpent.toFixed(1),
+      'max loop delay ms': +r.loop.maxMs.toFixed(1), 'p99 loop delay ms': +r.loop.p99Ms.toFixed(1),
+      'health p99 ms': +percentile(r.health, 0.99).toFixed(1),
+      'health max ms': +r.health[r.health.length - 1].toFixed(1),
+      'write p99 ms': +percentile(r.writes, 0.99).toFixed(1),
+      'write max ms': +r.writes[r.writes.length - 1].toFixed(1) })
+  }
+  const until = async (done: () => boolean, ms: number) => {
+    const end = performance.now() + ms
+    while (!done() && performance.now() < end) await new Promise((r) => setTimeout(r, 100))
+  }
+  await measured('pair and run indexes catch up', () => until(() => pairsBehind.get() === 0, 300_000))
+  const cpuAfterStart = cpuSeconds(child.pid!)
+  await measured('10 s more (merges)', () => new Promise((r) => setTimeout(r, 10_000)))
+  const cpuAfter = cpuSeconds(child.pid!) - cpuAfterStart
+  await measured('delete the document', async () => {
+    const res = await fetch(`${info.address}/api/knowledge/document/${doc.id}`, { method: 'DELETE', headers: auth })
+    if (res.status !== 200) throw new Error(`delete failed: ${res.status}`)
+    await until(() => passagesOf.get(doc.id) === 0, 300_000)
+  })
+  await measured('10 s after the delete (merges)', () => new Promise((r) => setTimeout(r, 10_000)))
+  reader.close()
   await stopServer(child)
-  probeTimes.sort((a, b) => a - b)
 
   const loadAverage = fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
   console.log(`indexes: ${indexes.join(', ')}; load average ${loadAverage}`)
@@ -121,7 +163,7 @@ export async function run() {
   table([{
     'file MB': +(Buffer.byteLength(big) / 1048576).toFixed(1), passages: doc.chunkCount,
     'upload answered s': +(uploaded / 1000).toFixed(1), 'indexed s': +(indexed / 1000).toFixed(1),
-    'server CPU s': +cpu.toFixed(1), 'CPU s in the 10 s after': +cpuAfter.toFixed(1),
+    'server CPU s': +cpu.toFixed(1), 'CPU s in the 10 s after the catch-up': +cpuAfter.toFixed(1),
     'max loop delay ms': +loop.maxMs.toFixed(1), 'p99 loop delay ms': +loop.p99Ms.toFixed(1),
     'health p99 ms': +percentile(probeTimes, 0.99).toFixed(1),
     'health max ms': +probeTimes[probeTimes.length - 1].toFixed(1),
@@ -130,6 +172,7 @@ export async function run() {
     'RSS before MB': +rssBefore.toFixed(0), 'peak RSS MB': +peak.toFixed(0),
     'RSS upload/indexing MB': `${rssPeak.upload.toFixed(0)}/${rssPeak.indexing.toFixed(0)}`
   }])
+  table(phases)
   console.log('targets: 1 MB searchable at 201 <= 300 ms; 50 MB indexed <= 10 s with every index; health p99 <= 50 ' +
-    'ms; peak RSS <= 300 MB')
+    'ms; peak RSS <= 300 MB; no phase holds the event loop over 50 ms')
 }

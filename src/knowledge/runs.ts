@@ -21,44 +21,6 @@ import { passageTokens, RUN } from './pairs.js'
  */
 export const MAX_RUN_TERMS = 256
 
-/** The run index's writer, for the index worker's transactions. */
-export function runsWriter(sqlite: Database.Database) {
-  const insertRuns = sqlite.prepare(`INSERT INTO knowledge_passages_runs (rowid, runs) VALUES (?, ?)`)
-  const addTerm = sqlite.prepare(`INSERT INTO knowledge_run_terms (term) VALUES (?) ON CONFLICT DO NOTHING
-    RETURNING id`).pluck()
-  const indexTerm = sqlite.prepare(`INSERT INTO knowledge_run_terms_fts (rowid, term) VALUES (?, ?)`)
-  return {
-    /**
-     * a passage's runs (passageTokens); those not in `seen` yet (the runs of the transaction's passages so far) are
-     * added to it and answered, for `vocabulary`
-     */
-    insert(rowid: number | bigint, runs: string[], seen: Set<string>): string[] {
-      insertRuns.run(rowid, runs.join(' '))
-      const fresh: string[] = []
-      for (const run of runs) {
-        if (!seen.has(run)) {
-          seen.add(run)
-          fresh.push(run)
-        }
-      }
-      return fresh
-    },
-    /**
-     * The runs the vocabulary does not have yet, added in the same transaction as their passages (a passage in the
-     * index always has its words there): one look-up per distinct run, ~2 µs each (~12 µs a new one).
-     */
-    vocabulary(terms: Iterable<string>) {
-      for (const term of terms) {
-        // a run of one UTF-16 unit is not kept (pairs.ts asks none); one of 2 is, for the words a query's last run
-        // begins and the ends a first run of one character stands for (pairs.ts); under the trigram index too, where
-        // it gives no trigram (the index's rows are its content table's, as its integrity check wants)
-        if (term.length < 2) continue
-        const id = addTerm.get(term) as number | undefined
-        if (id !== undefined) indexTerm.run(id, term)
-      }
-    }
-  }
-}
 
 /**
  * The one run of a query, when it has exactly one of at least 3 code points (folded as the index folds); `exact`
@@ -93,15 +55,26 @@ export const vocabularyMatch = (run: string) => `"${run}"`
 /** the run index's MATCH for the passages holding any of `terms` (runs: no quote, no space in them) */
 export const runsMatch = (terms: string[]) => terms.map((t) => `"${t}"`).join(' OR ')
 
+/**
+ * Vocabulary words a catch-up remembers as there (about 100 bytes each): past this many it starts over, the words
+ * every passage has coming back first
+ */
+const KNOWN_WORDS = 50_000
+
 /** passages read at a time by the pair index's catch-up */
 const PAIRS_BATCH = 64
 
 /**
  * The catch-up of the pair and run indexes (pairs.ts, this file), which share a mark (`knowledge_pairs_state`), for
- * the index worker's transactions: the next passages in rowid order, each with its pair tokens, its runs and its new
- * words, until `stop()` (asked after each passage: one costs 0.3–3 ms to index, so a batch of 64 between two looks,
- * as before, ran a 25 ms slice to 40–220 ms, and a server write that arrived meanwhile held the event loop up to
- * 90 ms waiting for it). Answers how many passages it indexed: 0 once none is left.
+ * the index worker: one write transaction a call, of the next passages in rowid order, each with its pair tokens, its
+ * runs and its new words, until `stop()` (asked after each passage: one costs 0.3–3 ms to index, so a batch of 64
+ * between two looks, as before, ran a 25 ms slice to 40–220 ms, and a server write that arrived meanwhile held the
+ * event loop up to 90 ms waiting for it). Answers how many passages it indexed: 0 once none is left.
+ *
+ * A passage's runs not in the vocabulary yet are added in the same transaction (a passage in the index always has its
+ * words there). The words it has seen committed are remembered (at most KNOWN_WORDS): looking each run up in the
+ * table took two thirds of the catch-up's time. Only the index worker writes the vocabulary, and it is emptied only
+ * at a start, before the worker's first transaction: what a catch-up remembers stays there while it lives.
  */
 export function pairCatchUp(sqlite: Database.Database) {
   const through = sqlite.prepare(`SELECT indexed_through FROM knowledge_pairs_state`).pluck()
@@ -110,19 +83,34 @@ export function pairCatchUp(sqlite: Database.Database) {
     VALUES (?, ?, ?, ?)`)
   const unpaired = sqlite.prepare(`SELECT rowid, text FROM knowledge_passages WHERE rowid > ? ORDER BY rowid
     LIMIT ${PAIRS_BATCH}`)
-  const runs = runsWriter(sqlite)
-  return function slice(stop: () => boolean): number {
+  const insertRuns = sqlite.prepare(`INSERT INTO knowledge_passages_runs (rowid, runs) VALUES (?, ?)`)
+  const addTerm = sqlite.prepare(`INSERT INTO knowledge_run_terms (term) VALUES (?) ON CONFLICT DO NOTHING
+    RETURNING id`).pluck()
+  const indexTerm = sqlite.prepare(`INSERT INTO knowledge_run_terms_fts (rowid, term) VALUES (?, ?)`)
+  // in the vocabulary, committed
+  let known = new Set<string>()
+  // looked up or added in this transaction (known once it commits)
+  const seen = new Set<string>()
+
+  const slice = sqlite.transaction((stop: () => boolean): number => {
     let mark = through.get() as number
     let added = 0
-    // the runs looked up in the vocabulary in this slice (text of ids and numbers brings thousands, ~12 µs a new one)
-    const seen = new Set<string>()
     for (let more = true; more;) {
       const rows = unpaired.all(mark) as Array<{ rowid: number; text: string }>
       more = rows.length === PAIRS_BATCH
       for (const row of rows) {
         const tokens = passageTokens(row.text)
         insertPairs.run(row.rowid, tokens.near, tokens.far, tokens.head)
-        runs.vocabulary(runs.insert(row.rowid, tokens.runs, seen))
+        insertRuns.run(row.rowid, tokens.runs.join(' '))
+        for (const run of tokens.runs) {
+          // a run of one UTF-16 unit is not kept (pairs.ts asks none); one of 2 is, for the words a query's last run
+          // begins and the ends a first run of one character stands for (pairs.ts); under the trigram index too,
+          // where it gives no trigram (the index's rows are its content table's, as its integrity check wants)
+          if (run.length < 2 || known.has(run) || seen.has(run)) continue
+          seen.add(run)
+          const id = addTerm.get(run) as number | undefined
+          if (id !== undefined) indexTerm.run(id, run)
+        }
         mark = row.rowid
         added++
         if (stop()) {
@@ -133,5 +121,16 @@ export function pairCatchUp(sqlite: Database.Database) {
     }
     if (added > 0) setThrough.run(mark)
     return added
+  }).immediate
+
+  return function catchUp(stop: () => boolean): number {
+    try {
+      const added = slice(stop)
+      if (known.size + seen.size > KNOWN_WORDS) known = new Set()
+      for (const word of seen) known.add(word)
+      return added
+    } finally {
+      seen.clear()
+    }
   }
 }

@@ -238,8 +238,12 @@ t.test('the pair index\'s catch-up asks whether to stop after every passage, its
   const paired = sqlite.prepare(`SELECT rowid FROM knowledge_passages_pairs WHERE knowledge_passages_pairs MATCH ?`)
     .pluck()
   const vocabulary = () => new Set(sqlite.prepare(`SELECT term FROM knowledge_run_terms`).pluck().all() as string[])
-  const slice = pairCatchUp(sqlite)
-  const inTransaction = (stop: () => boolean) => sqlite.transaction(() => slice(stop)).immediate()
+  const inTransaction = pairCatchUp(sqlite)
+
+  // a transaction that fails (its words rolled back with it) leaves no word remembered as in the vocabulary
+  t.throws(() => inTransaction(() => { throw new Error('the disk is full') }), /the disk is full/)
+  t.equal(through.get(), 0, 'nothing of it stays')
+  t.same([...vocabulary()], [], 'no word of it in the vocabulary')
 
   let asked = 0
   t.equal(inTransaction(() => ++asked >= 1), 1, 'stopped after the first passage')

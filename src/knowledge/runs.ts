@@ -21,7 +21,6 @@ import { passageTokens, RUN } from './pairs.js'
  */
 export const MAX_RUN_TERMS = 256
 
-
 /**
  * The one run of a query, when it has exactly one of at least 3 code points (folded as the index folds); `exact`
  * when the query is that run alone (its matches are then exactly the passages holding a word that holds it).

@@ -5,6 +5,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build, tempDir } from '../helper.js'
 import { PermanentJobError } from '../../src/jobs/queue.js'
+import { MAINTENANCE_BATCH } from '../../src/jobs/maintenance.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
@@ -124,6 +125,22 @@ t.test('expired Idempotency-Key answers are swept by the maintenance run', async
   insert.run('user:a', 'new', new Date().toISOString())
   app.runMaintenance()
   t.same(app.sqlite.prepare('SELECT key FROM idempotency_keys').pluck().all(), ['new'])
+})
+
+t.test('maintenance removes rows a batch at a time, the event loop free between two', async (t) => {
+  const app = await build(t)
+  const insert = app.sqlite.prepare(`INSERT INTO idempotency_keys (caller, key, fingerprint, state, created_at)
+    VALUES (?, ?, 'f', 'done', ?)`)
+  app.sqlite.transaction(() => {
+    for (let i = 0; i < MAINTENANCE_BATCH * 2 + 10; i++) insert.run('user:a', `old-${i}`, '2000-01-01T00:00:00.000Z')
+  })()
+  insert.run('user:a', 'new', new Date().toISOString())
+  const count = app.sqlite.prepare('SELECT count(*) FROM idempotency_keys').pluck()
+  let between: unknown
+  setImmediate(() => { between = count.get() })
+  await app.runMaintenance()
+  t.equal(between, MAINTENANCE_BATCH + 11, 'the event loop ran after the first batch')
+  t.same(app.sqlite.prepare('SELECT key FROM idempotency_keys').pluck().all(), ['new'], 'then the rest went')
 })
 
 // compile-time only: payloads are typed by job name (tsc checks this file; the function never runs)

@@ -125,7 +125,13 @@ export async function run() {
     const stop = probed()
     const cpuAt = cpuSeconds(child.pid!)
     const at = performance.now()
-    await work()
+    let rss = 0
+    const rssSampler = setInterval(() => { rss = Math.max(rss, rssMb(child.pid!)) }, 50)
+    try {
+      await work()
+    } finally {
+      clearInterval(rssSampler)
+    }
     const seconds = (performance.now() - at) / 1000
     const cpuSpent = cpuSeconds(child.pid!) - cpuAt
     const r = await stop()
@@ -134,24 +140,29 @@ export async function run() {
       'health p99 ms': +percentile(r.health, 0.99).toFixed(1),
       'health max ms': +r.health[r.health.length - 1].toFixed(1),
       'write p99 ms': +percentile(r.writes, 0.99).toFixed(1),
-      'write max ms': +r.writes[r.writes.length - 1].toFixed(1) })
+      'write max ms': +r.writes[r.writes.length - 1].toFixed(1), 'peak RSS MB': +rss.toFixed(0) })
   }
   const until = async (done: () => boolean, ms: number) => {
     const end = performance.now() + ms
     while (!done() && performance.now() < end) await new Promise((r) => setTimeout(r, 100))
   }
-  await measured('pair and run indexes catch up', () => until(() => pairsBehind.get() === 0, 300_000))
-  const cpuAfterStart = cpuSeconds(child.pid!)
-  await measured('10 s more (merges)', () => new Promise((r) => setTimeout(r, 10_000)))
-  const cpuAfter = cpuSeconds(child.pid!) - cpuAfterStart
-  await measured('delete the document', async () => {
-    const res = await fetch(`${info.address}/api/knowledge/document/${doc.id}`, { method: 'DELETE', headers: auth })
-    if (res.status !== 200) throw new Error(`delete failed: ${res.status}`)
-    await until(() => passagesOf.get(doc.id) === 0, 300_000)
-  })
-  await measured('10 s after the delete (merges)', () => new Promise((r) => setTimeout(r, 10_000)))
-  reader.close()
-  await stopServer(child)
+  let cpuAfter = NaN
+  try {
+    await measured('pair and run indexes catch up', () => until(() => pairsBehind.get() === 0, 300_000))
+    // (with the probes' own CPU: not comparable with the "10 s after" of sessions before the twenty-second)
+    const cpuAfterStart = cpuSeconds(child.pid!)
+    await measured('10 s more (merges)', () => new Promise((r) => setTimeout(r, 10_000)))
+    cpuAfter = cpuSeconds(child.pid!) - cpuAfterStart
+    await measured('delete the document', async () => {
+      const res = await fetch(`${info.address}/api/knowledge/document/${doc.id}`, { method: 'DELETE', headers: auth })
+      if (res.status !== 200) throw new Error(`delete failed: ${res.status}`)
+      await until(() => passagesOf.get(doc.id) === 0, 300_000)
+    })
+    await measured('10 s after the delete (merges)', () => new Promise((r) => setTimeout(r, 10_000)))
+  } finally {
+    reader.close()
+    await stopServer(child)
+  }
 
   const loadAverage = fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')
   console.log(`indexes: ${indexes.join(', ')}; load average ${loadAverage}`)

@@ -3,7 +3,7 @@ import type Database from 'better-sqlite3'
 import { and, eq, gt, inArray, isNull, lt, lte, notExists, sql } from 'drizzle-orm'
 import type { Db } from '../db/index.js'
 import type { OutboxDb } from '../db/outbox-file.js'
-import { boundLimit, preparedWrite } from '../db/prepared.js'
+import { boundLimit, fixedLimit, preparedWrite } from '../db/prepared.js'
 import { webhookEvents, webhooks } from '../../schema/tables/webhooks.js'
 import { outboxState, webhookDeliveries, webhookMessages } from '../../schema/outbox/tables.js'
 import type { DeliveryAttempt } from './delivery.js'
@@ -197,7 +197,8 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
     eventSeq: p('eventSeq'), webhookId: p('webhookId'), state: 'pending', attempts: 0, createdAt: p('now'),
     updatedAt: p('now') }))
   const messageOf = db.select({ seq: webhookMessages.seq }).from(webhookMessages)
-    .where(and(eq(webhookMessages.eventSeq, p('eventSeq')), eq(webhookMessages.webhookId, p('webhookId')))).limit(1)
+    .where(and(eq(webhookMessages.eventSeq, p('eventSeq')), eq(webhookMessages.webhookId, p('webhookId'))))
+    .limit(fixedLimit(1))
     .prepare()
   const failingSince = db.select({ since: webhooks.failingSince }).from(webhooks).where(eq(webhooks.id, p('id')))
     .prepare()

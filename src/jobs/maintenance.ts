@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { setImmediate } from 'node:timers/promises'
 import { and, eq, inArray, lt, sql, type SQL } from 'drizzle-orm'
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core'
+import { fixedLimit } from '../db/prepared.js'
 import { developerLogChunks } from '../../schema/tables/developer.js'
 import { idempotencyKeys } from '../../schema/tables/idempotency.js'
 import { jobs } from '../../schema/tables/jobs.js'
@@ -24,10 +25,12 @@ declare module 'fastify' {
 }
 
 /**
- * Rows a maintenance DELETE removes at a time, the event loop free between two: a month of developer log removed in
- * one statement (a first run after a long stop, or a busy key's hour) held the server for as long as it took
+ * Rows a maintenance DELETE removes at a time, the event loop free between two: 20,000 developer-log chunks removed
+ * in one statement (a busy key's month) held the server 170 ms. A log chunk may be up to 1 MB (its overflow pages
+ * are read to be freed: 500 of those took 75 ms), so the log goes 50 at a time.
  */
 export const MAINTENANCE_BATCH = 500
+const LOG_BATCH = 50
 
 /**
  * Periodic maintenance, in one place: retention of developer logs, webhook events and delivery records, and failed
@@ -39,15 +42,16 @@ async function maintenancePlugin(app: FastifyInstance) {
   const cutoff = sql.placeholder('cutoff')
   const before = (ms: number) => () => new Date(Date.now() - ms).toISOString()
   const retention = () => before(app.config.retentionDays * DAY_MS)()
-  // the first MAINTENANCE_BATCH rows of `table` that `where` names (by rowid: every table here has one)
-  const task = (name: string, table: SQLiteTable, where: SQL | undefined, cutoffOf: () => string) => ({
-    name, cutoffOf,
+  // the first `batch` rows of `table` that `where` names (by rowid: every table here has one)
+  const task = (name: string, table: SQLiteTable, where: SQL | undefined, cutoffOf: () => string,
+    batch = MAINTENANCE_BATCH) => ({
+    name, cutoffOf, batch,
     statement: db.delete(table).where(inArray(sql`rowid`,
-      db.select({ rowid: sql`rowid` }).from(table).where(where).limit(MAINTENANCE_BATCH))).prepare()
+      db.select({ rowid: sql`rowid` }).from(table).where(where).limit(fixedLimit(batch)))).prepare()
   })
   const tasks = [
     // a log chunk goes once its newest entry is past retention (its entries span one batch: at most a quarter second)
-    task('developer log', developerLogChunks, lt(developerLogChunks.lastAt, cutoff), retention),
+    task('developer log', developerLogChunks, lt(developerLogChunks.lastAt, cutoff), retention, LOG_BATCH),
     task('failed jobs', jobs, and(eq(jobs.status, 'failed'), lt(jobs.updatedAt, cutoff)), retention),
     task('idempotency keys', idempotencyKeys, lt(idempotencyKeys.createdAt, cutoff), before(IDEMPOTENCY_TTL_MS))
   ]
@@ -57,31 +61,36 @@ async function maintenancePlugin(app: FastifyInstance) {
     if (Object.keys(some).length > 0) app.log.info({ removed: some }, 'maintenance')
   }
   let closing = false
-  // (a run's first batch of each task is removed at once: a run with little to do ends within the call)
-  async function run() {
+  // a run's removal under way (between two batches): the next run's removal starts once it has ended
+  let removing: Promise<void> | undefined
+  // (while no task has more than a batch, a run's removal ends within the call)
+  async function removeRows() {
     const removed: Record<string, number> = {}
-    try {
-      for (const task of tasks) {
-        const cutoffNow = task.cutoffOf()
-        removed[task.name] = 0
+    for (const task of tasks) {
+      const cutoffNow = task.cutoffOf()
+      removed[task.name] = 0
+      try {
         for (;;) {
-          if (closing) return
+          if (closing) break
           const n = task.statement.run({ cutoff: cutoffNow }).changes
           removed[task.name] += n
-          if (n < MAINTENANCE_BATCH) break
+          if (n < task.batch) break
           await setImmediate()
         }
+      } catch (err) {
+        app.log.error({ error: (err as Error).message, task: task.name }, 'maintenance: rows not removed')
       }
-    } catch (err) {
-      app.log.error({ error: (err as Error).message }, 'maintenance: rows not removed')
-    } finally {
-      logRemoved(removed)
     }
-    if (closing) return
+    logRemoved(removed)
+  }
+  function run(): Promise<void> {
+    const rows = removing ? removing.then(removeRows) : removeRows()
+    removing = rows
+    rows.finally(() => { if (removing === rows) removing = undefined }).catch(() => {})
     // an outbox event goes with its messages, unless one of them still waits for its first attempt or a retry
-    return app.events.retain(retention()).then(
+    return rows.then(() => closing ? undefined : app.events.retain(retention()).then(
       (webhooks) => logRemoved(Object.fromEntries(Object.entries(webhooks).map(([k, n]) => [`webhook ${k}`, n]))),
-      (err: Error) => app.log.error({ error: err.message }, 'maintenance: webhook records not removed'))
+      (err: Error) => app.log.error({ error: err.message }, 'maintenance: webhook records not removed')))
   }
 
   app.decorate('runMaintenance', run)

@@ -309,6 +309,8 @@ async function purge(id: number, documentId: string) {
 
 const pairsBehind = sqlite.prepare(PAIRS_BEHIND_SQL).pluck()
 const pairsCatchUp = pairCatchUp(sqlite)
+/** the merge steps of the two indexes the catch-up writes */
+const pairMerges = FTS_TABLES.flatMap((t, i) => t === 'knowledge_passages_words' ? [] : [merges[i]])
 
 /**
  * One transaction of the catch-up of the pair and run indexes (src/knowledge/runs.ts): passages for about TXN_MS,
@@ -344,7 +346,7 @@ async function catchUpPairs() {
     if (!done) return
     checkpoint()
     if (done.value === 0) return
-    for (const merge of merges) for (let i = 0; i < MERGE_STEPS; i++) if (!await pairTurn(() => merge.run())) return
+    for (const merge of pairMerges) for (let i = 0; i < MERGE_STEPS; i++) if (!await pairTurn(() => merge.run())) return
   }
 }
 

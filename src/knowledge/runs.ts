@@ -55,10 +55,12 @@ export const vocabularyMatch = (run: string) => `"${run}"`
 export const runsMatch = (terms: string[]) => terms.map((t) => `"${t}"`).join(' OR ')
 
 /**
- * Vocabulary words a catch-up remembers as there (about 100 bytes each): past this many it starts over, the words
- * every passage has coming back first
+ * The characters of the vocabulary words a catch-up remembers as there (each a copy: a word of 13+ characters matched
+ * in a passage is a slice of the whole passage's text, which it would keep alive): past this many it starts over, the
+ * words every passage has coming back first. Longer words are not remembered (looked up each time).
  */
-const KNOWN_WORDS = 50_000
+const KNOWN_CHARS = 1_000_000
+const KNOWN_WORD_MAX = 64
 
 /** passages read at a time by the pair index's catch-up */
 const PAIRS_BATCH = 64
@@ -71,12 +73,13 @@ const PAIRS_BATCH = 64
  * event loop up to 90 ms waiting for it). Answers how many passages it indexed: 0 once none is left.
  *
  * A passage's runs not in the vocabulary yet are added in the same transaction (a passage in the index always has its
- * words there). The words it has seen committed are remembered (at most KNOWN_WORDS): looking each run up in the
- * table took two thirds of the catch-up's time. Only the index worker writes the vocabulary, and it is emptied only
- * at a start, before the worker's first transaction: what a catch-up remembers stays there while it lives.
+ * words there). The words it has seen committed are remembered (at most KNOWN_CHARS characters): looking each run up in
+ * the table took two thirds of the catch-up's time. Only the index worker writes the vocabulary, and it is emptied
+ * only when tokens are made anew (`made_with`, at a start): the catch-up forgets what it remembered when that
+ * changes.
  */
 export function pairCatchUp(sqlite: Database.Database) {
-  const through = sqlite.prepare(`SELECT indexed_through FROM knowledge_pairs_state`).pluck()
+  const state = sqlite.prepare(`SELECT indexed_through AS through, made_with AS madeWith FROM knowledge_pairs_state`)
   const setThrough = sqlite.prepare(`UPDATE knowledge_pairs_state SET indexed_through = ?`)
   const insertPairs = sqlite.prepare(`INSERT INTO knowledge_passages_pairs (rowid, near, far, head)
     VALUES (?, ?, ?, ?)`)
@@ -86,13 +89,22 @@ export function pairCatchUp(sqlite: Database.Database) {
   const addTerm = sqlite.prepare(`INSERT INTO knowledge_run_terms (term) VALUES (?) ON CONFLICT DO NOTHING
     RETURNING id`).pluck()
   const indexTerm = sqlite.prepare(`INSERT INTO knowledge_run_terms_fts (rowid, term) VALUES (?, ?)`)
-  // in the vocabulary, committed
+  // in the vocabulary, committed (`chars`: their characters), while its tokens are made the same way (`madeWith`: a
+  // process of another version empties the vocabulary when it starts)
   let known = new Set<string>()
+  let chars = 0
+  let madeWith: string | undefined
   // looked up or added in this transaction (known once it commits)
   const seen = new Set<string>()
 
   const slice = sqlite.transaction((stop: () => boolean): number => {
-    let mark = through.get() as number
+    const now = state.get() as { through: number; madeWith: string }
+    if (now.madeWith !== madeWith) {
+      known = new Set()
+      chars = 0
+      madeWith = now.madeWith
+    }
+    let mark = now.through
     let added = 0
     for (let more = true; more;) {
       const rows = unpaired.all(mark) as Array<{ rowid: number; text: string }>
@@ -123,10 +135,20 @@ export function pairCatchUp(sqlite: Database.Database) {
   }).immediate
 
   return function catchUp(stop: () => boolean): number {
+    // (inside another transaction its commit would not be the one that keeps the words)
+    if (sqlite.inTransaction) throw new Error('the pair catch-up runs in a transaction of its own')
     try {
       const added = slice(stop)
-      if (known.size + seen.size > KNOWN_WORDS) known = new Set()
-      for (const word of seen) known.add(word)
+      for (const word of seen) {
+        if (word.length > KNOWN_WORD_MAX) continue
+        if (chars + word.length > KNOWN_CHARS) {
+          known = new Set()
+          chars = 0
+        }
+        // a copy of its own, not a slice of the passage's text
+        known.add((' ' + word).slice(1))
+        chars += word.length
+      }
       return added
     } finally {
       seen.clear()

@@ -265,6 +265,20 @@ t.test('the pair index\'s catch-up asks whether to stop after every passage, its
   t.same(texts.flatMap((text) => passageTokens(text).runs).filter((r) => r.length >= 2 && !words.has(r)), [],
     'every passage\'s words in the vocabulary')
   t.equal(inTransaction(() => false), 0, 'then nothing is left')
+
+  // tokens made anew (another version's start empties the indexes and the vocabulary): the words it remembered are
+  // looked up again
+  sqlite.exec(`INSERT INTO knowledge_passages_pairs (knowledge_passages_pairs) VALUES ('delete-all');
+    INSERT INTO knowledge_passages_runs (knowledge_passages_runs) VALUES ('delete-all');
+    INSERT INTO knowledge_run_terms_fts (knowledge_run_terms_fts) VALUES ('delete-all');
+    DELETE FROM knowledge_run_terms;
+    UPDATE knowledge_pairs_state SET indexed_through = 0, made_with = 'another version'`)
+  t.equal(inTransaction(() => false), 70, 'every passage again')
+  const again = vocabulary()
+  t.same(texts.flatMap((text) => passageTokens(text).runs).filter((r) => r.length >= 2 && !again.has(r)), [],
+    'every word in the vocabulary again')
+  t.throws(() => sqlite.transaction(() => inTransaction(() => false))(), /a transaction of its own/,
+    'not inside another transaction')
 })
 
 t.test('the pair and run indexes follow the passages: after indexing, after deletes (a rowid taken again), ' +

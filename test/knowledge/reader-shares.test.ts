@@ -77,3 +77,55 @@ t.test('the readers\' shares follow every write of the documents, as a sum over 
   sqlite.exec(statements.find((s) => s.includes('INSERT INTO knowledge_reader_shares') && !s.includes('TRIGGER'))!)
   t.same(kept(), expected, 'the migration sums the documents already there')
 })
+
+t.test('the readers\' shares follow the cascades: a workspace, a user, an organization deleted', async (t) => {
+  const handle = openDatabase(path.join(tempDir(t), 'cairn.db'), { checkpointer: false })
+  t.teardown(() => handle.close())
+  const { sqlite } = handle
+  t.equal(sqlite.pragma('foreign_keys', { simple: true }), 1, 'foreign keys on, as the service runs')
+  const now = new Date().toISOString()
+  const [orgA, orgB] = [randomUUID(), randomUUID()]
+  for (const org of [orgA, orgB]) sqlite.prepare(`INSERT INTO organizations (id, name, created_at) VALUES (?, 'o', ?)`)
+    .run(org, now)
+  const user = (org: string) => {
+    const id = randomUUID()
+    sqlite.prepare(`INSERT INTO users (id, customer_id, email, name, password_hash, org_role, created_at)
+      VALUES (?, ?, ?, 'u', 'x', 'member', ?)`).run(id, org, `${id}@example.test`, now)
+    return id
+  }
+  const workspace = (org: string, by: string) => {
+    const id = randomUUID()
+    sqlite.prepare(`INSERT INTO workspaces (id, customer_id, name, created_by, created_at) VALUES (?, ?, 'w', ?, ?)`)
+      .run(id, org, by, now)
+    return id
+  }
+  const [alice, bob, carol] = [user(orgA), user(orgA), user(orgB)]
+  const [ws1, ws2, ws3] = [workspace(orgA, alice), workspace(orgA, bob), workspace(orgB, carol)]
+  const insert = sqlite.prepare(`INSERT INTO knowledge_documents (id, customer_id, workspace_id, owner_id, scope,
+    file_name, file_type, file_size, sha256, category, tags, metadata, text_length, chunk_count, chunk_size,
+    chunk_overlap, indexed_count, status, original_path, text_path, uploaded_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, 'a.txt', 'txt', 1, '', 'c', '[]', '{}', 1, ?, 1000, 0, 0, 'processing', NULL, '', 'a', 'a')`)
+  const add = (org: string, ws: string | null, owner: string, scope: string, chunks: number) =>
+    insert.run(randomUUID(), org, ws, owner, scope, chunks)
+  add(orgA, ws1, alice, 'workspace', 10)
+  add(orgA, ws1, bob, 'workspace', 5)
+  add(orgA, ws2, bob, 'workspace', 7)
+  add(orgA, ws2, alice, 'personal', 3)
+  add(orgA, null, bob, 'organization', 20)
+  add(orgB, ws3, carol, 'workspace', 2)
+  const kept = () => sqlite.prepare(`SELECT customer_id, scope, workspace, owner, passages FROM knowledge_reader_shares
+    ORDER BY 1, 2, 3, 4`).raw().all()
+  const summed = () => sqlite.prepare(`SELECT customer_id, scope,
+      CASE scope WHEN 'workspace' THEN coalesce(workspace_id, '') ELSE '' END AS workspace,
+      CASE scope WHEN 'personal' THEN coalesce(owner_id, '') ELSE '' END AS owner, sum(chunk_count) AS passages
+    FROM knowledge_documents GROUP BY 1, 2, 3, 4 HAVING sum(chunk_count) > 0 ORDER BY 1, 2, 3, 4`).raw().all()
+  t.same(kept(), summed(), 'to begin with')
+  sqlite.prepare(`DELETE FROM workspaces WHERE id = ?`).run(ws1)
+  t.same(kept(), summed(), 'a workspace deleted: its documents go with it')
+  sqlite.prepare(`DELETE FROM users WHERE id = ?`).run(alice)
+  t.same(kept(), summed(), 'a user deleted: their documents go')
+  sqlite.prepare(`DELETE FROM organizations WHERE id = ?`).run(orgA)
+  t.same(kept(), summed(), 'an organization deleted')
+  t.notOk(kept().some((r) => (r as unknown[])[0] === orgA), 'none of its rows left')
+  t.equal(kept().length, 1, 'the other organization\'s row stays')
+})

@@ -3,15 +3,16 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { randomUUID } from 'node:crypto'
 import { openDatabase, projectRoot } from '../../src/db/index.js'
+import type Database from 'better-sqlite3'
 import { tempDir } from '../helper.js'
 
 // migration 0027: each organization's passages by who may read them, kept by triggers in the statement that writes a
 // document (words search's estimate of a reader's passages, src/knowledge/search.ts)
-t.test('the readers\' shares follow every write of the documents, as a sum over them would', async (t) => {
-  const handle = openDatabase(path.join(tempDir(t), 'cairn.db'), { checkpointer: false })
-  t.teardown(() => handle.close())
-  const { sqlite } = handle
-  sqlite.pragma('foreign_keys = OFF')
+/**
+ * A document's insert (`insert.run(id, organization, workspace, owner, scope, passages)`), the shares as kept
+ * (`kept`) and as a sum over the documents would give them (`summed`)
+ */
+function sharesOf(sqlite: Database.Database) {
   const insert = sqlite.prepare(`INSERT INTO knowledge_documents (id, customer_id, workspace_id, owner_id, scope,
     file_name, file_type, file_size, sha256, category, tags, metadata, text_length, chunk_count, chunk_size,
     chunk_overlap, indexed_count, status, original_path, text_path, uploaded_at, updated_at)
@@ -22,6 +23,15 @@ t.test('the readers\' shares follow every write of the documents, as a sum over 
       CASE scope WHEN 'workspace' THEN coalesce(workspace_id, '') ELSE '' END AS workspace,
       CASE scope WHEN 'personal' THEN coalesce(owner_id, '') ELSE '' END AS owner, sum(chunk_count) AS passages
     FROM knowledge_documents GROUP BY 1, 2, 3, 4 HAVING sum(chunk_count) > 0 ORDER BY 1, 2, 3, 4`).raw().all()
+  return { insert, kept, summed }
+}
+
+t.test('the readers\' shares follow every write of the documents, as a sum over them would', async (t) => {
+  const handle = openDatabase(path.join(tempDir(t), 'cairn.db'), { checkpointer: false })
+  t.teardown(() => handle.close())
+  const { sqlite } = handle
+  sqlite.pragma('foreign_keys = OFF')
+  const { insert, kept, summed } = sharesOf(sqlite)
   const [orgA, orgB] = [randomUUID(), randomUUID()]
   const [ws1, ws2] = [randomUUID(), randomUUID()]
   const [alice, bob] = [randomUUID(), randomUUID()]
@@ -101,10 +111,7 @@ t.test('the readers\' shares follow the cascades: a workspace, a user, an organi
   }
   const [alice, bob, carol] = [user(orgA), user(orgA), user(orgB)]
   const [ws1, ws2, ws3] = [workspace(orgA, alice), workspace(orgA, bob), workspace(orgB, carol)]
-  const insert = sqlite.prepare(`INSERT INTO knowledge_documents (id, customer_id, workspace_id, owner_id, scope,
-    file_name, file_type, file_size, sha256, category, tags, metadata, text_length, chunk_count, chunk_size,
-    chunk_overlap, indexed_count, status, original_path, text_path, uploaded_at, updated_at)
-    VALUES (?, ?, ?, ?, ?, 'a.txt', 'txt', 1, '', 'c', '[]', '{}', 1, ?, 1000, 0, 0, 'processing', NULL, '', 'a', 'a')`)
+  const { insert, kept, summed } = sharesOf(sqlite)
   const add = (org: string, ws: string | null, owner: string, scope: string, chunks: number) =>
     insert.run(randomUUID(), org, ws, owner, scope, chunks)
   add(orgA, ws1, alice, 'workspace', 10)
@@ -113,12 +120,6 @@ t.test('the readers\' shares follow the cascades: a workspace, a user, an organi
   add(orgA, ws2, alice, 'personal', 3)
   add(orgA, null, bob, 'organization', 20)
   add(orgB, ws3, carol, 'workspace', 2)
-  const kept = () => sqlite.prepare(`SELECT customer_id, scope, workspace, owner, passages FROM knowledge_reader_shares
-    ORDER BY 1, 2, 3, 4`).raw().all()
-  const summed = () => sqlite.prepare(`SELECT customer_id, scope,
-      CASE scope WHEN 'workspace' THEN coalesce(workspace_id, '') ELSE '' END AS workspace,
-      CASE scope WHEN 'personal' THEN coalesce(owner_id, '') ELSE '' END AS owner, sum(chunk_count) AS passages
-    FROM knowledge_documents GROUP BY 1, 2, 3, 4 HAVING sum(chunk_count) > 0 ORDER BY 1, 2, 3, 4`).raw().all()
   t.same(kept(), summed(), 'to begin with')
   sqlite.prepare(`DELETE FROM workspaces WHERE id = ?`).run(ws1)
   t.same(kept(), summed(), 'a workspace deleted: its documents go with it')

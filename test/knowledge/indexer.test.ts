@@ -10,6 +10,15 @@ import { build, multipart, pairIndexCaughtUp, signup, tempDir, trigramsCaughtUp 
 import { openTrigrams, trigramFile } from '../../src/knowledge/trigrams.js'
 import { pairCatchUp } from '../../src/knowledge/runs.js'
 
+/** an indexed organization document of `passages` passages, written directly (foreign keys off) */
+function addDocument(sqlite: Database.Database, id: string, customer: string, passages: number) {
+  sqlite.prepare(`INSERT INTO knowledge_documents (id, customer_id, workspace_id, owner_id, scope, file_name,
+    file_type, file_size, sha256, category, tags, metadata, text_length, chunk_count, chunk_size, chunk_overlap,
+    indexed_count, status, original_path, text_path, uploaded_at, updated_at)
+    VALUES (?, ?, NULL, ?, 'organization', 'a.txt', 'txt', 1, '', 'c', '[]', '{}', 1, ?, 1000, 0, ?, 'indexed', NULL,
+    '', 'a', 'a')`).run(id, customer, randomUUID(), passages, passages)
+}
+
 t.test('passageWriter writes passages and the word index with the readers token, without insert triggers; ' +
   'the trigram file follows them and their deletes, and is made again when it does not match', async (t) => {
   const file = path.join(tempDir(t), 'cairn.db')
@@ -24,11 +33,7 @@ t.test('passageWriter writes passages and the word index with the readers token,
   sqlite.pragma('foreign_keys = OFF')
   const customer = randomUUID()
   const docId = randomUUID()
-  sqlite.prepare(`INSERT INTO knowledge_documents (id, customer_id, workspace_id, owner_id, scope, file_name,
-    file_type, file_size, sha256, category, tags, metadata, text_length, chunk_count, chunk_size, chunk_overlap,
-    indexed_count, status, original_path, text_path, uploaded_at, updated_at)
-    VALUES (?, ?, NULL, ?, 'organization', 'a.txt', 'txt', 1, '', 'c', '[]', '{}', 1, 2, 1000, 0, 2, 'indexed', NULL,
-    '', 'a', 'a')`).run(docId, customer, randomUUID())
+  addDocument(sqlite, docId, customer, 2)
   const writer = passageWriter(sqlite)
   const readers = writer.readers(docId)
   t.equal(readers, `o${customer.replace(/-/g, '')}z`)
@@ -223,11 +228,7 @@ t.test('the pair index\'s catch-up asks whether to stop after every passage, its
   const { sqlite } = handle
   sqlite.pragma('foreign_keys = OFF')
   const docId = randomUUID()
-  sqlite.prepare(`INSERT INTO knowledge_documents (id, customer_id, workspace_id, owner_id, scope, file_name,
-    file_type, file_size, sha256, category, tags, metadata, text_length, chunk_count, chunk_size, chunk_overlap,
-    indexed_count, status, original_path, text_path, uploaded_at, updated_at)
-    VALUES (?, ?, NULL, ?, 'organization', 'a.txt', 'txt', 1, '', 'c', '[]', '{}', 1, 70, 1000, 0, 70, 'indexed', NULL,
-    '', 'a', 'a')`).run(docId, randomUUID(), randomUUID())
+  addDocument(sqlite, docId, randomUUID(), 70)
   const writer = passageWriter(sqlite)
   const readers = writer.readers(docId)!
   // more than one batch read (64): the first passage's words are its own

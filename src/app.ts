@@ -7,6 +7,7 @@ import { openDatabase } from './db/index.js'
 import { prepareTrigrams } from './knowledge/trigrams.js'
 import { restrictNewFiles, secureDataDir } from './db/data-dir.js'
 import core from './core.js'
+import writeTurn from './http/write-turn.js'
 import auth, { type RouteAuth } from './auth/plugin.js'
 import rateLimit from './http/rate-limit.js'
 import idempotency from './http/idempotency.js'
@@ -153,6 +154,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   await app.register(openApi, { publicUrl: config.publicUrl })
 
   await app.register(core, { config, database })
+  await app.register(writeTurn)
   await app.register(auth, { jwtSecret, jwtTtlSeconds: config.jwtTtlSeconds, serviceKey: config.serviceKey })
   await app.register(rateLimit, { limits: config.rateLimits })
   await app.register(idempotency, { secret: jwtSecret })

@@ -253,7 +253,7 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
   })
 
   app.post('/knowledge/search', {
-    config: { action: 'knowledge.search' },
+    config: { action: 'knowledge.search', writes: false },
     schema: {
       tags, summary: 'Passages that answer the query: hybrid (default), substring, words or semantic', body: SearchBody,
       response: { 200: SearchResponse, ...errors(400, 403, 502) }

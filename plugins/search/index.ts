@@ -7,7 +7,7 @@ import { badRequest } from '../../src/http/errors.js'
 /** `POST /api/v2/search` (CONTRACT.md §8): one search over what the caller can read (src/search/search.ts). */
 const searchPlugin: FastifyPluginAsyncTypebox = async (app) => {
   app.post('', {
-    config: { action: 'search.query' },
+    config: { action: 'search.query', writes: false },
     schema: {
       tags: ['search'], summary: 'Search knowledge, artifacts, voice-note transcripts and channel messages at once',
       body: SearchBody, response: { 200: SearchResponse, ...errors(403) }

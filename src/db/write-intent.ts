@@ -53,6 +53,41 @@ function awaitHolder(intent: Int32Array, waits: WriteWaits) {
 }
 
 /**
+ * The same wait for async code about to write (a request that will write, a background flush), with the event loop
+ * free meanwhile: undefined when no writer on another thread holds SQLite's write lock (go on at once), else a
+ * promise settled once each has signalled its commit (or after the same bounded wait). awaitHolder blocks the loop
+ * for as long as the other writer holds the lock, and one of its steps cannot always be cut short: after a very
+ * large document's delete, one idle FTS5 merge step of the index worker walks the deleted entries for 60–95 ms.
+ * While it waits, the connection's write count is raised: the other thread ends its transaction at its next check
+ * and starts no new one, so the write that follows meets a free lock.
+ */
+export function writeTurn(sqlite: Database.Database): Promise<void> | undefined {
+  const counted = counts.get(sqlite)
+  if (counted === undefined || !held(counted.intent)) return undefined
+  return waitTurn(counted.intent, counted.waits)
+}
+
+async function waitTurn(intent: Int32Array, waits: WriteWaits) {
+  const start = performance.now()
+  const deadline = start + HOLDER_WAIT_MS
+  Atomics.add(intent, INTENT, 1)
+  try {
+    for (const slot of HOLDERS) {
+      while (Atomics.load(intent, slot) !== 0) {
+        const left = deadline - performance.now()
+        if (left <= 0) return
+        const wait = Atomics.waitAsync(intent, slot, 1, left)
+        if (wait.async) await wait.value
+      }
+    }
+  } finally {
+    Atomics.sub(intent, INTENT, 1)
+    waits.count++
+    waits.ms += performance.now() - start
+  }
+}
+
+/**
  * Counts, in shared memory, the writes of this connection in progress or waiting for SQLite's write lock: every
  * statement that may write, every transaction and every `exec`. A writer on another thread (the index worker)
  * reads it to end its transaction early and let this connection in, and signals its commits (see

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { routeAction, routeGroup } from '../http/route-group.js'
 import { encodeEntry, type EntryAt } from './format.js'
+import { writeTurn } from '../db/write-intent.js'
 import { and, eq, isNull, lt, or, sql } from 'drizzle-orm'
 import { apiKeys } from '../../schema/tables/api-keys.js'
 import { developerLogChunks, keyUsageDaily } from '../../schema/tables/developer.js'
@@ -144,6 +145,13 @@ async function requestLogPlugin(app: FastifyInstance) {
     }
   }
 
+  /** a batch's flush after another thread's writer has let go of the lock, the event loop free meanwhile */
+  function flushInTurn() {
+    const wait = writeTurn(sqlite)
+    if (wait === undefined) flush()
+    else void wait.then(flush)
+  }
+
   function queue(e: Queued) {
     buffer.push(e)
     if (e.apiKeyId) {
@@ -152,8 +160,8 @@ async function requestLogPlugin(app: FastifyInstance) {
       const day = stamp.day(e.at)
       days.set(day, (days.get(day) ?? 0) + 1)
     }
-    if (buffer.length === FLUSH_AT) setImmediate(flush) // once: the flush empties the buffer
-    else if (!timer) { timer = setTimeout(flush, FLUSH_EVERY_MS); timer.unref() }
+    if (buffer.length === FLUSH_AT) setImmediate(flushInTurn) // once: the flush empties the buffer
+    else if (!timer) { timer = setTimeout(flushInTurn, FLUSH_EVERY_MS); timer.unref() }
   }
 
   const devLog: DevLog = {

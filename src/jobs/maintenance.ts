@@ -4,6 +4,7 @@ import { setImmediate } from 'node:timers/promises'
 import { and, eq, inArray, lt, sql, type SQL } from 'drizzle-orm'
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core'
 import { fixedLimit } from '../db/prepared.js'
+import { writeTurn } from '../db/write-intent.js'
 import { developerLogChunks } from '../../schema/tables/developer.js'
 import { idempotencyKeys } from '../../schema/tables/idempotency.js'
 import { jobs } from '../../schema/tables/jobs.js'
@@ -71,6 +72,10 @@ async function maintenancePlugin(app: FastifyInstance) {
       removed[task.name] = 0
       try {
         for (;;) {
+          if (closing) break
+          // after another thread's writer has let go of the lock, the event loop free meanwhile
+          const turn = writeTurn(app.sqlite)
+          if (turn) await turn
           if (closing) break
           const n = task.statement.run({ cutoff: cutoffNow }).changes
           removed[task.name] += n

@@ -6,6 +6,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { jobs } from '../../schema/tables/jobs.js'
 import type { Db } from '../db/index.js'
 import { boundLimit, fixedLimit, preparedWrite } from '../db/prepared.js'
+import { writeTurn } from '../db/write-intent.js'
 import type { PayloadOf } from './payloads.js'
 
 export type { JobPayloads, JobName, PayloadOf } from './payloads.js'
@@ -153,7 +154,14 @@ export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBa
     if (!started || stopped || scheduled) return
     scheduled = true
     if (timer) { clearTimeout(timer); timer = undefined }
-    setImmediate(tick)
+    setImmediate(tickInTurn)
+  }
+
+  /** a turn claims due jobs (a write): after another thread's writer has let go of the lock, the loop free meanwhile */
+  function tickInTurn() {
+    const wait = writeTurn(sqlite)
+    if (wait === undefined) tick()
+    else void wait.then(tick)
   }
 
   function tick() {

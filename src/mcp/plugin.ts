@@ -52,7 +52,8 @@ async function mcpPlugin(app: FastifyInstance) {
     for (const method of methods) schemas.set(`${method} ${route.url}`, route.schema)
   })
 
-  const config = { idempotency: false, action: 'mcp' }
+  // each tool call reaches its own route (with its own write turn, src/http/write-turn.ts): the envelope writes nothing
+  const config = { idempotency: false, action: 'mcp', writes: false as const }
   app.post(MCP_PATH, { config, bodyLimit: MCP_BODY_LIMIT, schema: { hide: true } }, async (request, reply) => {
     const principal = requirePrincipal(request)
     // each tool call is logged by the route it reaches; the envelope itself is not an entry

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
 import Database from 'better-sqlite3'
 import { countWriteIntent, HOLDER, INDEX_HOLDER, INTENT, OUTBOX_HOLDER, releaseHolder, writeIntentOf,
-  writeWaitsOf } from '../../src/db/write-intent.js'
+  writeTurn, writeWaitsOf } from '../../src/db/write-intent.js'
 import { tempDir } from '../helper.js'
 
 t.test('the write intent counts statements that may write and transactions while they run, and only then',
@@ -105,3 +105,52 @@ t.test('a write waits for the other thread\'s commit signal instead of meeting i
   t.equal(writeWaitsOf(sqlite)!.count, 4, 'every wait is counted')
   t.ok(writeWaitsOf(sqlite)!.ms - before >= 999, 'with its time: the bounded wait for a flag nobody clears')
 })
+
+t.test('async code waits for its write turn with the event loop free, its wait counted as a write intent',
+  async (t) => {
+    const file = path.join(tempDir(t), 'a.db')
+    const sqlite = new Database(file)
+    t.teardown(() => sqlite.close())
+    sqlite.pragma('journal_mode = WAL')
+    t.equal(writeTurn(sqlite), undefined, 'a connection that does not count its writes never waits')
+    const intent = countWriteIntent(sqlite)
+    sqlite.exec('CREATE TABLE rows (who TEXT)')
+    t.equal(writeTurn(sqlite), undefined, 'nobody holds the lock: go on at once')
+
+    // the other thread's writer commits once it sees the wait's intent, then signals
+    const driver = createRequire(import.meta.url).resolve('better-sqlite3')
+    const worker = new Worker(HOLDER_SOURCE, { eval: true, workerData: { intent, file, driver, slot: INDEX_HOLDER } })
+    t.teardown(() => worker.terminate())
+    await new Promise<void>((resolve) => {
+      worker.once('message', () => resolve())
+      worker.postMessage('go')
+    })
+    sqlite.pragma('busy_timeout = 0')
+    const turn = writeTurn(sqlite)
+    t.ok(turn, 'a promise while the other thread holds the lock')
+    await turn
+    sqlite.prepare('INSERT INTO rows (who) VALUES (?)').run('server')
+    t.same(sqlite.prepare('SELECT who FROM rows ORDER BY rowid').pluck().all(), ['worker', 'server'],
+      'the write went in after the other thread\'s commit, without SQLITE_BUSY')
+    t.equal(writeWaitsOf(sqlite)!.count, 1, 'the wait is counted; the write after it did not wait again')
+    sqlite.pragma('busy_timeout = 5000')
+
+    // a holder that stays: the event loop runs meanwhile, and the wait shows as an intent until it ends
+    Atomics.store(intent, OUTBOX_HOLDER, 1)
+    let ended = false
+    const waiting = writeTurn(sqlite)!.then(() => { ended = true })
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    t.notOk(ended, 'still waiting, and a timer ran meanwhile')
+    t.equal(Atomics.load(intent, INTENT), 1, 'the other thread sees a write waiting')
+    releaseHolder(intent, OUTBOX_HOLDER)
+    await waiting
+    t.equal(Atomics.load(intent, INTENT), 0, 'no intent left once it ends')
+
+    // a flag nobody clears: a bounded wait, no more
+    Atomics.store(intent, HOLDER, 1)
+    const before = writeWaitsOf(sqlite)!.ms
+    await writeTurn(sqlite)
+    releaseHolder(intent)
+    t.ok(writeWaitsOf(sqlite)!.ms - before >= 999, 'it gave up after the bounded wait')
+    t.equal(Atomics.load(intent, INTENT), 0)
+  })

@@ -4,6 +4,7 @@ import { build, signup, createKey } from '../helper.js'
 import { loggerOptions, type App } from '../../src/app.js'
 import { createTimestamps } from '../../src/developer-log/recorder.js'
 import { decodeChunk, encodeEntry, placeId } from '../../src/developer-log/format.js'
+import { INTENT, OUTBOX_HOLDER, releaseHolder, writeIntentOf } from '../../src/db/write-intent.js'
 
 /** every stored developer-log entry, oldest first, with its chunk's key and user */
 function storedEntries(app: App) {
@@ -144,4 +145,28 @@ t.test('the entry format: named fields in code, the stored tuple on disk, and ba
     ['o2', 'sync', 'sync.done', null, null, 201, 1, null, createdAt]]
   t.same(decodeChunk(JSON.stringify(older), 1).map((e) => [e.id, e.category, e.action, e.method, e.createdAt]),
     [['o1', 'sync', 'sync.done', null, createdAt], ['o2', 'sync', 'sync.done', null, createdAt]])
+})
+
+t.test('a batch\'s flush waits for another thread\'s writer with the event loop free', async (t) => {
+  const app = await build(t)
+  const u = await signup(app)
+  const reader = await createKey(app, u, ['read'])
+  app.devLog.flush()
+  const intent = writeIntentOf(app.sqlite)!
+  // the webhook outbox thread's flag, as if it held SQLite's write lock (idle here: nothing else sets or clears it)
+  Atomics.store(intent, OUTBOX_HOLDER, 1)
+  t.teardown(() => releaseHolder(intent, OUTBOX_HOLDER))
+  const url = `/api/v2/developer/api-keys/${reader.id}/usage`
+  t.equal((await app.inject({ url, headers: { 'x-api-key': reader.key } })).statusCode, 200)
+  // the batch's timer fires, and its flush waits, counted as a write intent
+  for (let i = 0; i < 1_000_000 && Atomics.load(intent, INTENT) === 0; i++) {
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+  t.equal(Atomics.load(intent, INTENT), 1, 'the flush waits while the event loop turns')
+  t.equal(storedEntries(app).length, 0, 'nothing written yet')
+  releaseHolder(intent, OUTBOX_HOLDER)
+  for (let i = 0; i < 1_000_000 && Atomics.load(intent, INTENT) !== 0; i++) {
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+  t.equal(storedEntries(app).length, 1, 'then the batch is written')
 })

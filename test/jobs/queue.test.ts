@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { build, tempDir } from '../helper.js'
 import { PermanentJobError } from '../../src/jobs/queue.js'
 import { MAINTENANCE_BATCH } from '../../src/jobs/maintenance.js'
+import { INTENT, OUTBOX_HOLDER, releaseHolder, writeIntentOf } from '../../src/db/write-intent.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
@@ -141,6 +142,38 @@ t.test('maintenance removes rows a batch at a time, the event loop free between 
   await app.runMaintenance()
   t.equal(between, MAINTENANCE_BATCH + 11, 'the event loop ran after the first batch')
   t.same(app.sqlite.prepare('SELECT key FROM idempotency_keys').pluck().all(), ['new'], 'then the rest went')
+})
+
+t.test('claims and maintenance batches wait for another thread\'s writer with the event loop free', async (t) => {
+  const app = await build(t)
+  const intent = writeIntentOf(app.sqlite)!
+  const seen: unknown[] = []
+  app.jobs.register('test.turn', async (payload) => { seen.push(payload) })
+  await app.jobs.idle()
+  // the webhook outbox thread's flag, as if it held SQLite's write lock (idle here: nothing else sets or clears it)
+  Atomics.store(intent, OUTBOX_HOLDER, 1)
+  t.teardown(() => releaseHolder(intent, OUTBOX_HOLDER))
+  app.jobs.enqueue('test.turn', { n: 1 })
+  const insert = app.sqlite.prepare(`INSERT INTO idempotency_keys (caller, key, fingerprint, state, created_at)
+    VALUES ('user:a', ?, 'f', 'done', '2000-01-01T00:00:00.000Z')`)
+  releaseHolder(intent, OUTBOX_HOLDER)
+  insert.run('old')
+  Atomics.store(intent, OUTBOX_HOLDER, 1)
+  let swept = false
+  const sweeping = app.runMaintenance().then(() => { swept = true })
+  for (let i = 0; i < 10_000 && Atomics.load(intent, INTENT) < 2; i++) {
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+  t.equal(Atomics.load(intent, INTENT), 2, 'both wait, each counted as a write intent, while the event loop turns')
+  t.same(seen, [], 'the job is not claimed yet')
+  t.notOk(swept)
+  t.equal(app.sqlite.prepare('SELECT count(*) FROM idempotency_keys').pluck().get(), 1, 'nothing removed yet')
+  releaseHolder(intent, OUTBOX_HOLDER)
+  await sweeping
+  await app.jobs.idle()
+  t.same(seen, [{ n: 1 }], 'then the job runs')
+  t.equal(app.sqlite.prepare('SELECT count(*) FROM idempotency_keys').pluck().get(), 0, 'and the old row goes')
+  t.equal(Atomics.load(intent, INTENT), 0)
 })
 
 // compile-time only: payloads are typed by job name (tsc checks this file; the function never runs)

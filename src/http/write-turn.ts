@@ -1,0 +1,37 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import { writeTurn } from '../db/write-intent.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** false on a route of a writing method that only reads (a search): it does not wait for a write turn */
+    writes?: false
+  }
+}
+
+/** the methods of routes that write */
+const WRITING = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+/**
+ * A request to a route that writes waits, before its handler, for a writer on another thread (the index worker,
+ * the webhook outbox thread) to release SQLite's write lock, with the event loop free meanwhile
+ * (src/db/write-intent.ts, writeTurn): other requests are answered while it waits, instead of the whole process
+ * waiting inside its first write. Only those routes carry the hook (after credentials are checked, before
+ * the idempotency key is stored): reads do not pay for it, nor do the routes of those methods that only read
+ * (`config.writes: false`: searches, whose wait would also make the index worker yield).
+ */
+async function writeTurnPlugin(app: FastifyInstance) {
+  const sqlite = app.sqlite
+  const turn = (_request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    const wait = writeTurn(sqlite)
+    if (wait === undefined) return done()
+    wait.then(() => done(), done)
+  }
+  app.addHook('onRoute', (route) => {
+    if (route.config?.writes === false || ![route.method].flat().some((m) => WRITING.has(m))) return
+    route.onRequest = [turn, ...(route.onRequest === undefined ? [] : [route.onRequest].flat())] as
+      typeof route.onRequest
+  })
+}
+
+export default fp(writeTurnPlugin, { name: 'cairn-write-turn', dependencies: ['cairn-db'] })

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import path from 'node:path'
 import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
@@ -51,24 +51,33 @@ parentPort.on('message', () => {
 })
 `
 
-t.test('a write waits for the other thread\'s commit signal instead of meeting its lock', async (t) => {
+/** a database in WAL mode in the test's directory, closed at its end */
+function walDatabase(t: Test) {
   const file = path.join(tempDir(t), 'a.db')
   const sqlite = new Database(file)
   t.teardown(() => sqlite.close())
   sqlite.pragma('journal_mode = WAL')
+  return { file, sqlite }
+}
+
+/** another thread's writer (HOLDER_SOURCE) on `slot`: each call has it take the lock, answered once it holds it */
+function otherWriter(t: Test, intent: Int32Array, file: string, slot: number) {
+  const driver = createRequire(import.meta.url).resolve('better-sqlite3')
+  const worker = new Worker(HOLDER_SOURCE, { eval: true, workerData: { intent, file, driver, slot } })
+  t.teardown(() => worker.terminate())
+  return () => new Promise<void>((resolve) => {
+    worker.once('message', () => resolve())
+    worker.postMessage('go')
+  })
+}
+
+t.test('a write waits for the other thread\'s commit signal instead of meeting its lock', async (t) => {
+  const { file, sqlite } = walDatabase(t)
   t.equal(writeWaitsOf(sqlite), undefined, 'no waits kept for a connection that does not count its writes')
   const intent = countWriteIntent(sqlite)
   sqlite.exec('CREATE TABLE rows (who TEXT)')
   t.same(writeWaitsOf(sqlite), { count: 0, ms: 0 })
-  const driver = createRequire(import.meta.url).resolve('better-sqlite3')
-  const writer = (slot: number) => {
-    const worker = new Worker(HOLDER_SOURCE, { eval: true, workerData: { intent, file, driver, slot } })
-    t.teardown(() => worker.terminate())
-    return () => new Promise<void>((resolve) => {
-      worker.once('message', () => resolve())
-      worker.postMessage('go')
-    })
-  }
+  const writer = (slot: number) => otherWriter(t, intent, file, slot)
   const holding = writer(INDEX_HOLDER)
   const insert = sqlite.prepare('INSERT INTO rows (who) VALUES (?)')
   const count = sqlite.prepare('SELECT count(*) FROM rows').pluck()
@@ -108,23 +117,14 @@ t.test('a write waits for the other thread\'s commit signal instead of meeting i
 
 t.test('async code waits for its write turn with the event loop free, its wait counted as a write intent',
   async (t) => {
-    const file = path.join(tempDir(t), 'a.db')
-    const sqlite = new Database(file)
-    t.teardown(() => sqlite.close())
-    sqlite.pragma('journal_mode = WAL')
+    const { file, sqlite } = walDatabase(t)
     t.equal(writeTurn(sqlite), undefined, 'a connection that does not count its writes never waits')
     const intent = countWriteIntent(sqlite)
     sqlite.exec('CREATE TABLE rows (who TEXT)')
     t.equal(writeTurn(sqlite), undefined, 'nobody holds the lock: go on at once')
 
     // the other thread's writer commits once it sees the wait's intent, then signals
-    const driver = createRequire(import.meta.url).resolve('better-sqlite3')
-    const worker = new Worker(HOLDER_SOURCE, { eval: true, workerData: { intent, file, driver, slot: INDEX_HOLDER } })
-    t.teardown(() => worker.terminate())
-    await new Promise<void>((resolve) => {
-      worker.once('message', () => resolve())
-      worker.postMessage('go')
-    })
+    await otherWriter(t, intent, file, INDEX_HOLDER)()
     sqlite.pragma('busy_timeout = 0')
     const turn = writeTurn(sqlite)
     t.ok(turn, 'a promise while the other thread holds the lock')

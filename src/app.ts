@@ -154,10 +154,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   await app.register(openApi, { publicUrl: config.publicUrl })
 
   await app.register(core, { config, database })
-  await app.register(writeTurn)
   await app.register(auth, { jwtSecret, jwtTtlSeconds: config.jwtTtlSeconds, serviceKey: config.serviceKey })
   await app.register(rateLimit, { limits: config.rateLimits })
   await app.register(idempotency, { secret: jwtSecret })
+  // after idempotency: its preValidation hook goes ahead of the key's (a write)
+  await app.register(writeTurn)
   await app.register(requestLog)
   await app.register(events)
   await app.register(metrics)

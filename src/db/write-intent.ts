@@ -1,7 +1,10 @@
 import type Database from 'better-sqlite3'
 
-/** per counting connection: its shared write count, and its waits for the other threads' writers */
-const counts = new WeakMap<Database.Database, { intent: Int32Array; waits: WriteWaits }>()
+/**
+ * per counting connection: its shared write count, its writes' blocking waits for the other threads' writers, and
+ * the non-blocking waits for a write turn (writeTurn)
+ */
+const counts = new WeakMap<Database.Database, { intent: Int32Array; waits: WriteWaits; turns: WriteWaits }>()
 
 /** the slots of the shared array: this connection's writes in progress or waiting for the lock */
 export const INTENT = 0
@@ -64,10 +67,10 @@ function awaitHolder(intent: Int32Array, waits: WriteWaits) {
 export function writeTurn(sqlite: Database.Database): Promise<void> | undefined {
   const counted = counts.get(sqlite)
   if (counted === undefined || !held(counted.intent)) return undefined
-  return waitTurn(counted.intent, counted.waits)
+  return waitTurn(counted.intent, counted.turns)
 }
 
-async function waitTurn(intent: Int32Array, waits: WriteWaits) {
+async function waitTurn(intent: Int32Array, turns: WriteWaits) {
   const start = performance.now()
   const deadline = start + HOLDER_WAIT_MS
   Atomics.add(intent, INTENT, 1)
@@ -82,8 +85,8 @@ async function waitTurn(intent: Int32Array, waits: WriteWaits) {
     }
   } finally {
     Atomics.sub(intent, INTENT, 1)
-    waits.count++
-    waits.ms += performance.now() - start
+    turns.count++
+    turns.ms += performance.now() - start
   }
 }
 
@@ -101,7 +104,7 @@ export function countWriteIntent(sqlite: Database.Database): Int32Array {
   if (existing) return existing.intent
   const intent = newWriteIntent()
   const waits: WriteWaits = { count: 0, ms: 0 }
-  counts.set(sqlite, { intent, waits })
+  counts.set(sqlite, { intent, waits, turns: { count: 0, ms: 0 } })
   const counted = <A extends unknown[], R>(fn: (...args: A) => R) => function (this: unknown, ...args: A): R {
     Atomics.add(intent, INTENT, 1)
     try {
@@ -136,9 +139,17 @@ export function countWriteIntent(sqlite: Database.Database): Int32Array {
   return intent
 }
 
-/** the waits of this connection's writes for another thread's writer so far, if it counts its writes */
+/** the blocking waits of this connection's writes for another thread's writer so far, if it counts its writes */
 export function writeWaitsOf(sqlite: Database.Database): Readonly<WriteWaits> | undefined {
   return counts.get(sqlite)?.waits
+}
+
+/**
+ * the waits for a write turn (writeTurn, the event loop free) of this connection so far, if it counts its writes:
+ * how many, and their time summed (waits that overlap each count)
+ */
+export function writeTurnsOf(sqlite: Database.Database): Readonly<WriteWaits> | undefined {
+  return counts.get(sqlite)?.turns
 }
 
 /** the count of countWriteIntent for this connection, if it keeps one */

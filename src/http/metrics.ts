@@ -9,7 +9,7 @@ import { count, gt, inArray, sql } from 'drizzle-orm'
 import { jobOutcomes } from '../jobs/queue.js'
 import { jobs as jobsTable } from '../../schema/tables/jobs.js'
 import { webhookDeliveries } from '../../schema/outbox/tables.js'
-import { writeWaitsOf, type WriteWaits } from '../db/write-intent.js'
+import { writeTurnsOf, writeWaitsOf } from '../db/write-intent.js'
 import { outboxFile } from '../db/outbox-file.js'
 
 /**
@@ -73,20 +73,31 @@ async function metricsPlugin(app: FastifyInstance) {
   })
   // a write of the server's connection that found a background thread's transaction open (the index worker's, the
   // webhook outbox thread's) waits for its commit: how often, and how long in all (each counter adds what is new)
-  const waits = () => writeWaitsOf(app.sqlite) ?? { count: 0, ms: 0 }
-  const waitCounter = (name: string, help: string, read: (w: WriteWaits) => number) => {
-    let seen = read(waits())
+  // (blocking the event loop); a request, job claim or log batch about to write waits for its turn without blocking
+  // it (src/db/write-intent.ts, writeTurn): counted apart
+  const none = { count: 0, ms: 0 }
+  const waitCounter = (name: string, help: string, read: () => number) => {
+    let seen = read()
     new client.Counter({ name, help, registers: [registry],
       collect() {
-        const now = read(waits())
+        const now = read()
         this.inc(now - seen)
         seen = now
       } })
   }
+  const waits = () => writeWaitsOf(app.sqlite) ?? none
+  const turns = () => writeTurnsOf(app.sqlite) ?? none
   waitCounter('cairn_db_write_waits_total',
-    'Writes of the server that waited for a background thread\'s commit (index worker, webhook outbox)', (w) => w.count)
+    'Writes of the server that waited for a background thread\'s commit (index worker, webhook outbox), blocking',
+    () => waits().count)
   waitCounter('cairn_db_write_wait_seconds_total',
-    'Time the server\'s writes spent waiting for a background thread\'s commit', (w) => w.ms / 1000)
+    'Time the server\'s writes spent waiting for a background thread\'s commit, blocking', () => waits().ms / 1000)
+  waitCounter('cairn_db_write_turns_total',
+    'Requests, job claims and log batches that waited for a background thread\'s commit before writing, the event ' +
+    'loop free', () => turns().count)
+  waitCounter('cairn_db_write_turn_seconds_total',
+    'Time requests, job claims and log batches waited for a background thread\'s commit before writing, the event ' +
+    'loop free (waits that overlap each count)', () => turns().ms / 1000)
   new client.Gauge({
     name: 'cairn_database_size_bytes', help: 'Size of cairn.db and of the webhook outbox file, with their WALs',
     registers: [registry],

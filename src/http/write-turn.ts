@@ -16,9 +16,13 @@ const WRITING = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
  * A request to a route that writes waits, before its handler, for a writer on another thread (the index worker,
  * the webhook outbox thread) to release SQLite's write lock, with the event loop free meanwhile
  * (src/db/write-intent.ts, writeTurn): other requests are answered while it waits, instead of the whole process
- * waiting inside its first write. Only those routes carry the hook (after credentials are checked, before
- * the idempotency key is stored): reads do not pay for it, nor do the routes of those methods that only read
- * (`config.writes: false`: searches, whose wait would also make the index worker yield).
+ * waiting inside its first write. The wait is the first `preValidation` hook: after credentials, rate limits and
+ * the body (a refused request does not wait, and the handler's writes follow soon after), before the
+ * idempotency key is stored (a write). A handler that awaits something long before it writes (an upload's
+ * extraction) takes its own turn again (src/knowledge/intake.ts); if the other thread has taken the lock again by
+ * then, a write waits for its commit blocking, as before. Only those routes carry the hook: reads do not pay for
+ * it, nor do the routes of those methods that only read (`config.writes: false`: searches, whose wait would also
+ * make the index worker yield).
  */
 async function writeTurnPlugin(app: FastifyInstance) {
   const sqlite = app.sqlite
@@ -29,9 +33,9 @@ async function writeTurnPlugin(app: FastifyInstance) {
   }
   app.addHook('onRoute', (route) => {
     if (route.config?.writes === false || ![route.method].flat().some((m) => WRITING.has(m))) return
-    route.onRequest = [turn, ...(route.onRequest === undefined ? [] : [route.onRequest].flat())] as
-      typeof route.onRequest
+    route.preValidation = [turn, ...(route.preValidation === undefined ? [] : [route.preValidation].flat())] as
+      typeof route.preValidation
   })
 }
 
-export default fp(writeTurnPlugin, { name: 'cairn-write-turn', dependencies: ['cairn-db'] })
+export default fp(writeTurnPlugin, { name: 'cairn-write-turn', dependencies: ['cairn-db', 'cairn-idempotency'] })

@@ -157,9 +157,13 @@ export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBa
     setImmediate(tickInTurn)
   }
 
-  /** a turn claims due jobs (a write): after another thread's writer has let go of the lock, the loop free meanwhile */
+  /**
+   * A turn claims due jobs (a write): when one is due, after another thread's writer has let go of the lock, the
+   * event loop free meanwhile. With none due it reads only (see claim), and goes on at once.
+   */
   function tickInTurn() {
-    const wait = writeTurn(sqlite)
+    const due = nextDueAt()
+    const wait = due !== undefined && due <= Date.now() ? writeTurn(sqlite) : undefined
     if (wait === undefined) tick()
     else void wait.then(tick)
   }

@@ -13,6 +13,7 @@ import type { KnowledgeFiles } from './files.js'
 import type { Indexer } from './indexer.js'
 import type { NewDocument } from './store.js'
 import type { Placement, UploadOptions } from './upload-policy.js'
+import { writeTurn } from '../db/write-intent.js'
 
 /** Documents whose extracted text is at most this many bytes (UTF-8) are searchable when their upload answers. */
 export const READ_YOUR_WRITES_BYTES = 1024 * 1024
@@ -134,6 +135,9 @@ export function createIntake(deps: {
       else if (text === undefined) text = await decodeUtf8Sliced(await fsp.readFile(textTmp), yieldToLoop)
       await fsp.rename(file.tmpPath, files.abs(originalRel))
       await fsp.rename(textTmp, files.abs(textRel))
+      // the request's turn came before its body was read and its text extracted: another now, the event loop free
+      const turn = writeTurn(sqlite)
+      if (turn) await turn
       const jobId = commit({
         id, customerId: who.customerId, workspaceId: place.workspaceId, ownerId: who.userId, scope: place.scope,
         fileName: file.fileName, fileType: file.fileType, fileSize: file.size, sha256: file.sha256,

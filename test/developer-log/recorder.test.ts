@@ -169,4 +169,20 @@ t.test('a batch\'s flush waits for another thread\'s writer with the event loop 
     await new Promise((resolve) => setImmediate(resolve))
   }
   t.equal(storedEntries(app).length, 1, 'then the batch is written')
+
+  // a full batch is flushed at the next turn of the event loop, after its write turn too
+  Atomics.store(intent, OUTBOX_HOLDER, 1)
+  for (let i = 0; i < 500; i++) {
+    app.devLog.record({ userId: u.userId, apiKeyId: null, category: 'activity', action: 'activity.log',
+      statusCode: 200, durationMs: 1 })
+  }
+  await new Promise((resolve) => setImmediate(resolve))
+  await new Promise((resolve) => setImmediate(resolve))
+  t.equal(Atomics.load(intent, INTENT), 1, 'the full batch\'s flush waits')
+  t.equal(storedEntries(app).length, 1, 'nothing more written yet')
+  releaseHolder(intent, OUTBOX_HOLDER)
+  for (let i = 0; i < 1_000_000 && Atomics.load(intent, INTENT) !== 0; i++) {
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+  t.equal(storedEntries(app).length, 501, 'then it is written')
 })

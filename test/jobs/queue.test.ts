@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { build, tempDir } from '../helper.js'
 import { PermanentJobError } from '../../src/jobs/queue.js'
 import { MAINTENANCE_BATCH } from '../../src/jobs/maintenance.js'
-import { INTENT, OUTBOX_HOLDER, releaseHolder, writeIntentOf } from '../../src/db/write-intent.js'
+import { INTENT, OUTBOX_HOLDER, releaseHolder, writeIntentOf, writeTurnsOf } from '../../src/db/write-intent.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 
@@ -150,15 +150,24 @@ t.test('claims and maintenance batches wait for another thread\'s writer with th
   const seen: unknown[] = []
   app.jobs.register('test.turn', async (payload) => { seen.push(payload) })
   await app.jobs.idle()
-  // the webhook outbox thread's flag, as if it held SQLite's write lock (idle here: nothing else sets or clears it)
-  Atomics.store(intent, OUTBOX_HOLDER, 1)
+  // the webhook outbox thread's flag, as if it held SQLite's write lock (idle here: nothing else sets or clears it),
+  // raised after each write of the test (a write of this thread would wait for it, blocking) and before the turn
+  // the write schedules
+  const hold = () => Atomics.store(intent, OUTBOX_HOLDER, 1)
   t.teardown(() => releaseHolder(intent, OUTBOX_HOLDER))
-  app.jobs.enqueue('test.turn', { n: 1 })
-  const insert = app.sqlite.prepare(`INSERT INTO idempotency_keys (caller, key, fingerprint, state, created_at)
-    VALUES ('user:a', ?, 'f', 'done', '2000-01-01T00:00:00.000Z')`)
+  // a turn with nothing due reads only: it goes on at once
+  const turns = writeTurnsOf(app.sqlite)!.count
+  app.jobs.enqueue('test.turn', { n: 0 }, { runAt: Date.now() + 3_600_000 })
+  hold()
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve))
+  t.equal(writeTurnsOf(app.sqlite)!.count, turns, 'no wait while nothing is due')
+  t.equal(Atomics.load(intent, INTENT), 0)
   releaseHolder(intent, OUTBOX_HOLDER)
-  insert.run('old')
-  Atomics.store(intent, OUTBOX_HOLDER, 1)
+  app.sqlite.prepare(`DELETE FROM jobs WHERE type = 'test.turn'`).run()
+  app.sqlite.prepare(`INSERT INTO idempotency_keys (caller, key, fingerprint, state, created_at)
+    VALUES ('user:a', 'old', 'f', 'done', '2000-01-01T00:00:00.000Z')`).run()
+  app.jobs.enqueue('test.turn', { n: 1 })
+  hold()
   let swept = false
   const sweeping = app.runMaintenance().then(() => { swept = true })
   for (let i = 0; i < 10_000 && Atomics.load(intent, INTENT) < 2; i++) {

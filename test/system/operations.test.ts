@@ -108,7 +108,9 @@ t.test('Prometheus metrics: off by default; on with a bearer token', async (t) =
   t.match(res.body, /# TYPE cairn_jobs_total counter/)
   t.match(res.body, /# TYPE cairn_webhook_deliveries_total counter/)
   t.match(res.body, /^cairn_db_write_waits_total 0$/m, 'no write has waited for a background thread')
-  // a background thread's flag that nobody clears: the server's next write waits its bounded time, and is counted
+  t.match(res.body, /^cairn_db_write_turns_total 0$/m)
+  // a background thread's flag that nobody clears: a request that writes waits its bounded time for its turn (the
+  // event loop free), then its write waits its bounded time again (blocking), each counted
   const intent = writeIntentOf(app.sqlite)!
   Atomics.store(intent, INDEX_HOLDER, 1)
   await signup(app)
@@ -117,6 +119,8 @@ t.test('Prometheus metrics: off by default; on with a bearer token', async (t) =
   t.match(after, /^cairn_db_write_waits_total [1-9]\d*$/m)
   t.ok(Number(/^cairn_db_write_wait_seconds_total (\S+)$/m.exec(after)?.[1]) >= 0.999,
     'with the time it waited')
+  t.match(after, /^cairn_db_write_turns_total [1-9]\d*$/m)
+  t.ok(Number(/^cairn_db_write_turn_seconds_total (\S+)$/m.exec(after)?.[1]) >= 0.999, 'and the turn\'s')
 })
 
 /** The Prometheus text format's naming rules, as `promtool check metrics` applies them. */

@@ -147,6 +147,11 @@ t.test('the entry format: named fields in code, the stored tuple on disk, and ba
     [['o1', 'sync', 'sync.done', null, createdAt], ['o2', 'sync', 'sync.done', null, createdAt]])
 })
 
+/** turns the event loop until `done` holds (at most a million turns) */
+async function turnUntil(done: () => boolean) {
+  for (let i = 0; i < 1_000_000 && !done(); i++) await new Promise((resolve) => setImmediate(resolve))
+}
+
 t.test('a batch\'s flush waits for another thread\'s writer with the event loop free', async (t) => {
   const app = await build(t)
   const u = await signup(app)
@@ -159,15 +164,11 @@ t.test('a batch\'s flush waits for another thread\'s writer with the event loop 
   const url = `/api/v2/developer/api-keys/${reader.id}/usage`
   t.equal((await app.inject({ url, headers: { 'x-api-key': reader.key } })).statusCode, 200)
   // the batch's timer fires, and its flush waits, counted as a write intent
-  for (let i = 0; i < 1_000_000 && Atomics.load(intent, INTENT) === 0; i++) {
-    await new Promise((resolve) => setImmediate(resolve))
-  }
+  await turnUntil(() => Atomics.load(intent, INTENT) !== 0)
   t.equal(Atomics.load(intent, INTENT), 1, 'the flush waits while the event loop turns')
   t.equal(storedEntries(app).length, 0, 'nothing written yet')
   releaseHolder(intent, OUTBOX_HOLDER)
-  for (let i = 0; i < 1_000_000 && Atomics.load(intent, INTENT) !== 0; i++) {
-    await new Promise((resolve) => setImmediate(resolve))
-  }
+  await turnUntil(() => Atomics.load(intent, INTENT) === 0)
   t.equal(storedEntries(app).length, 1, 'then the batch is written')
 
   // a full batch is flushed at the next turn of the event loop, after its write turn too
@@ -181,8 +182,6 @@ t.test('a batch\'s flush waits for another thread\'s writer with the event loop 
   t.equal(Atomics.load(intent, INTENT), 1, 'the full batch\'s flush waits')
   t.equal(storedEntries(app).length, 1, 'nothing more written yet')
   releaseHolder(intent, OUTBOX_HOLDER)
-  for (let i = 0; i < 1_000_000 && Atomics.load(intent, INTENT) !== 0; i++) {
-    await new Promise((resolve) => setImmediate(resolve))
-  }
+  await turnUntil(() => Atomics.load(intent, INTENT) === 0)
   t.equal(storedEntries(app).length, 501, 'then it is written')
 })

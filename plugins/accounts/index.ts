@@ -12,6 +12,7 @@ import { requirePrincipal, type Principal } from '../../src/auth/plugin.js'
 import { conflict, forbidden, HttpError, notFound, unauthorized } from '../../src/http/errors.js'
 import { createLoginThrottle, sqliteThrottleStore } from '../../src/auth/login-throttle.js'
 import { keptSecret } from '../../src/kept-secret.js'
+import { writeTurn } from '../../src/db/write-intent.js'
 
 const normalizeEmail = (email: string) => email.trim().toLowerCase()
 
@@ -46,6 +47,8 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
     const email = normalizeEmail(request.body.email)
     const name = request.body.name?.trim() || email.split('@')[0]
     const passwordHash = await hashPassword(request.body.password)
+    // (the request's write turn came before the hash: another, src/db/write-intent.ts)
+    await writeTurn(app.sqlite)
     let created
     try {
       created = store.createOrganization({
@@ -91,6 +94,7 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
     }
     const user = store.userByEmail(email)
     const ok = await verifyPassword(request.body.password, user?.passwordHash ?? await dummyPasswordHash())
+    await writeTurn(app.sqlite)
     if (!user || !ok) {
       // (the counters are a database write: a failure to write them must not turn this 401 into a 500)
       try { throttle.failed(email, request.ip) } catch (err) { request.log.warn({ err }, 'login throttle not updated') }
@@ -150,6 +154,7 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
     const p = requirePrincipal(request)
     const email = normalizeEmail(request.body.email)
     const passwordHash = await hashPassword(request.body.password)
+    await writeTurn(app.sqlite)
     try {
       const user = store.createUser(p.customerId, {
         email, passwordHash, name: request.body.name?.trim() || email.split('@')[0], role: request.body.role ?? 'member'

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto'
 import { downloadTo } from '../../src/net/download.js'
 import type { SpeechToText } from '../../src/ai/stt.js'
 import type { Db } from '../../src/db/index.js'
+import { writeTurn } from '../../src/db/write-intent.js'
 import type { NoteRow, VoiceNoteStore } from './store.js'
 
 export const TRANSCRIBE_JOB = 'voice.transcribe'
@@ -36,9 +37,11 @@ export function createTranscriber(app: FastifyInstance, store: VoiceNoteStore, d
         file = fetched
       }
       const result = await engine.transcribe(file, note.mimeType, ctx.signal)
+      await writeTurn(app.sqlite)
       store.complete(noteId, result.text, result.segments)
     } catch (err) {
       if (ctx.signal.aborted) throw err
+      await writeTurn(app.sqlite)
       store.fail(noteId, (err as Error).message || 'Transcription failed')
     } finally {
       await fsp.rm(fetched, { force: true })

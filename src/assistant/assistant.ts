@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { and, eq, sql } from 'drizzle-orm'
 import { conversationMessages, conversations } from '../../schema/tables/assistant.js'
 import { nowIso } from '../db/index.js'
+import { writeTurn } from '../db/write-intent.js'
 import type { Principal } from '../auth/plugin.js'
 import type { Reader } from '../knowledge/readers.js'
 import type { SearchHit } from '../knowledge/search.js'
@@ -170,6 +171,8 @@ export function createAssistant(app: FastifyInstance) {
       }
     }
     fresh.push({ role: 'assistant', content: reply })
+    // after the model's answer: a write turn of its own (src/db/write-intent.ts), the event loop free
+    await writeTurn(app.sqlite)
     const now = nowIso()
     db.transaction((tx) => {
       tx.insert(conversationMessages).values(fresh.map((m) => ({ conversationId: conversationId!, role: m.role,

@@ -19,10 +19,10 @@ const WRITING = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
  * waiting inside its first write. The wait is the first `preValidation` hook: after credentials, rate limits and
  * the body (a refused request does not wait, and the handler's writes follow soon after), before the
  * idempotency key is stored (a write). A handler that awaits something long before it writes (an upload's
- * extraction) takes its own turn again (src/knowledge/intake.ts); if the other thread has taken the lock again by
- * then, a write waits for its commit blocking, as before. Only those routes carry the hook: reads do not pay for
- * it, nor do the routes of those methods that only read (`config.writes: false`: searches, whose wait would also
- * make the index worker yield).
+ * extraction, a password hash, a model's answer) takes its own turn again right before; elsewhere, if the other
+ * thread has taken the lock again by then, a write waits for its commit blocking, as before. Only those routes
+ * carry the hook: reads do not pay for it, nor do the routes of those methods that only read (`config.writes:
+ * false`: searches, whose wait would also make the index worker yield).
  */
 async function writeTurnPlugin(app: FastifyInstance) {
   const sqlite = app.sqlite

@@ -204,10 +204,13 @@ export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBa
         maxAttempts: row.maxAttempts,
         signal: abort.signal
       })
+      // a job's end is a write: after another thread's writer has let go of the lock, the event loop free
+      await writeTurn(sqlite)
       markDone.run({ id: row.id })
       if (jobOutcomes.hasSubscribers) jobOutcomes.publish({ type: row.type, outcome: 'completed' })
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err)
+      await writeTurn(sqlite)
       const now = new Date().toISOString()
       if (stopped && abort.signal.aborted && !(err instanceof PermanentJobError)) {
         markInterrupted.run({ id: row.id, now })

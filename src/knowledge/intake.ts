@@ -136,8 +136,7 @@ export function createIntake(deps: {
       await fsp.rename(file.tmpPath, files.abs(originalRel))
       await fsp.rename(textTmp, files.abs(textRel))
       // the request's turn came before its body was read and its text extracted: another now, the event loop free
-      const turn = writeTurn(sqlite)
-      if (turn) await turn
+      await writeTurn(sqlite)
       const jobId = commit({
         id, customerId: who.customerId, workspaceId: place.workspaceId, ownerId: who.userId, scope: place.scope,
         fileName: file.fileName, fileType: file.fileType, fileSize: file.size, sha256: file.sha256,

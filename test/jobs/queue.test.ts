@@ -185,6 +185,26 @@ t.test('claims and maintenance batches wait for another thread\'s writer with th
   t.equal(Atomics.load(intent, INTENT), 0)
 })
 
+t.test('a job\'s end waits for its write turn: another thread took the lock while its handler ran', async (t) => {
+  const app = await build(t)
+  const intent = writeIntentOf(app.sqlite)!
+  t.teardown(() => releaseHolder(intent, OUTBOX_HOLDER))
+  let ended = false
+  // the handler's last act: the webhook outbox thread's flag goes up, as if it had taken SQLite's write lock
+  app.jobs.register('test.end', async () => { Atomics.store(intent, OUTBOX_HOLDER, 1); ended = true })
+  app.jobs.enqueue('test.end', {})
+  const status = app.sqlite.prepare(`SELECT status FROM jobs WHERE type = 'test.end'`).pluck()
+  for (let i = 0; i < 100_000 && Atomics.load(intent, INTENT) === 0; i++) {
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+  t.ok(ended)
+  t.equal(Atomics.load(intent, INTENT), 1, 'its end waits, counted as a write intent, while the event loop turns')
+  t.equal(status.get(), 'running', 'not marked done yet')
+  releaseHolder(intent, OUTBOX_HOLDER)
+  await app.jobs.idle()
+  t.equal(status.get(), undefined, 'then it is done (and removed)')
+})
+
 // compile-time only: payloads are typed by job name (tsc checks this file; the function never runs)
 export function payloadTypes(app: Awaited<ReturnType<typeof build>>) {
   app.jobs.enqueue('workflow.run', { runId: 'r' })

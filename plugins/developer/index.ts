@@ -14,6 +14,7 @@ import { unknownEvents, EVENT_NAMES } from '../../src/events/names.js'
 import { createUsageStore } from './store.js'
 import { createWebhookStore } from './webhooks.js'
 import { createLogStore, decodeCursor, type LogPosition } from '../../src/developer-log/reader.js'
+import { writeTurn } from '../../src/db/write-intent.js'
 
 /** The developer API (SPEC.md "Developer API", CONTRACT.md §8): key usage, webhooks, deliveries, logs. */
 const developer: FastifyPluginAsyncTypebox = async (app) => {
@@ -85,6 +86,8 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
     const scope = hookScope(request, true)
     const events = knownEvents(request.body.events)
     const url = await allowedUrl(request.body.url)
+    // after the address's check (a DNS look-up): a write turn of its own (src/db/write-intent.ts)
+    await writeTurn(app.sqlite)
     reply.code(201).header('cache-control', 'no-store')
     return { success: true as const,
       data: hooks.create(scope, { url, events, description: request.body.description ?? '' }) }
@@ -116,6 +119,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
     if (!hooks.find(request.params.id, s.workspaceId, s.customerId)) throw notFound('Webhook not found')
     const patch = { ...b, ...(b.events ? { events: knownEvents(b.events) } : {}),
       ...(b.url ? { url: await allowedUrl(b.url) } : {}) }
+    if (b.url) await writeTurn(app.sqlite)
     const updated = hooks.update(request.params.id, s.workspaceId, s.customerId, patch)
     if (!updated) throw notFound('Webhook not found')
     return { success: true as const,

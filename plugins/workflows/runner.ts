@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Principal } from '../../src/auth/plugin.js'
 import { nowIso, type Db } from '../../src/db/index.js'
+import { writeTurn } from '../../src/db/write-intent.js'
 import { toolsOf, type AgentStore } from '../../src/agents/store.js'
 import type { StepState, WorkflowStep } from '../../schema/api/workflows.js'
 import { definitionOf, type RunRow, type WorkflowRow, type WorkflowStore } from './store.js'
@@ -84,10 +85,13 @@ export function registerWorkflowRunner(app: FastifyInstance, store: WorkflowStor
         state.status = 'failed'
         state.error = (err as Error).message
         state.finished_at = nowIso()
+        await writeTurn(app.sqlite)
         save({ status: 'failed', steps: JSON.stringify(states), error: `Step "${step.id}" failed: ${state.error}`,
           finishedAt: state.finished_at })
         return
       }
+      // after the step (a model's answer, a search): a write turn before the next write (src/db/write-intent.ts)
+      await writeTurn(app.sqlite)
     }
     const finishedAt = nowIso()
     // the run's completion and its event's outbox row commit together

@@ -15,6 +15,7 @@ import { requirePrincipal } from '../../src/auth/plugin.js'
 import { badRequest, conflict, HttpError, malformedOr, notFound } from '../../src/http/errors.js'
 import { checkPublicUrl, UrlNotAllowedError } from '../../src/net/address-guard.js'
 import { sttFromConfig, type SpeechToText } from '../../src/ai/stt.js'
+import { writeTurn } from '../../src/db/write-intent.js'
 import { createVoiceNoteStore, toNote } from './store.js'
 import { createTranscriber } from './transcriber.js'
 
@@ -80,6 +81,8 @@ const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opt
     }
     const size = (await fsp.stat(target)).size
     const mimeType = part.mimetype.startsWith('audio/') ? part.mimetype : `audio/${ext === 'm4a' ? 'mp4' : ext}`
+    // after the upload's body: a write turn of its own (src/db/write-intent.ts)
+    await writeTurn(app.sqlite)
     store.addAudio({ id, userId: p.userId, mimeType, size, path: rel })
     reply.code(201)
     return { success: true as const, data: { audioUrl: `${audioPrefix}${id}`, mimeType, size } }
@@ -115,6 +118,8 @@ const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opt
       }
     }
     if (b.workspaceId) app.workspaceFor(p, b.workspaceId)
+    // after the address's check (a DNS look-up)
+    await writeTurn(app.sqlite)
     const note = store.create({
       customerId: p.customerId, userId: p.userId, workspaceId: b.workspaceId ?? null,
       title: b.title?.trim() || defaultTitle(),

@@ -90,8 +90,10 @@ export function registerWorkflowRunner(app: FastifyInstance, store: WorkflowStor
           finishedAt: state.finished_at })
         return
       }
-      // after the step (a model's answer, a search): a write turn before the next write (src/db/write-intent.ts)
+      // after the step (a model's answer, a search): a write turn before the next write (src/db/write-intent.ts); a
+      // stop that came meanwhile ends the run here, as during a step (it is taken up again after the restart)
       await writeTurn(app.sqlite)
+      ctx.signal.throwIfAborted()
     }
     const finishedAt = nowIso()
     // the run's completion and its event's outbox row commit together

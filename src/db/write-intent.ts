@@ -60,7 +60,7 @@ function awaitHolder(intent: Int32Array, waits: WriteWaits) {
  * free meanwhile: undefined when no writer on another thread holds SQLite's write lock (go on at once), else a
  * promise settled once each has signalled its commit (or after the same bounded wait). awaitHolder blocks the loop
  * for as long as the other writer holds the lock, and one of its steps cannot always be cut short: after a very
- * large document's delete, one idle FTS5 merge step of the index worker can walk the deleted entries for 60–390 ms
+ * large document's delete, one idle FTS5 merge step of the index worker can walk the deleted entries for 58–390 ms
  * (bench ingest).
  * While it waits, the connection's write count is raised: the other thread ends its transaction at its next check
  * and starts no new one, so the write that follows meets a free lock.

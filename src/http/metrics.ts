@@ -73,8 +73,8 @@ async function metricsPlugin(app: FastifyInstance) {
   })
   // a write of the server's connection that found a background thread's transaction open (the index worker's, the
   // webhook outbox thread's) waits for its commit: how often, and how long in all (each counter adds what is new)
-  // (blocking the event loop); a request, job claim or log batch about to write waits for its turn without blocking
-  // it (src/db/write-intent.ts, writeTurn): counted apart
+  // (blocking the event loop); code about to write (requests, handlers, jobs, log and retention batches) waits for
+  // its turn without blocking it (src/db/write-intent.ts, writeTurn): counted apart
   const none = { count: 0, ms: 0 }
   const waitCounter = (name: string, help: string, read: () => number) => {
     let seen = read()
@@ -93,11 +93,11 @@ async function metricsPlugin(app: FastifyInstance) {
   waitCounter('cairn_db_write_wait_seconds_total',
     'Time the server\'s writes spent waiting for a background thread\'s commit, blocking', () => waits().ms / 1000)
   waitCounter('cairn_db_write_turns_total',
-    'Requests, job claims and log batches that waited for a background thread\'s commit before writing, the event ' +
-    'loop free', () => turns().count)
+    'Writes (of requests, handlers, jobs, log and retention batches) that waited for their turn behind a background ' +
+    'thread\'s commit, the event loop free', () => turns().count)
   waitCounter('cairn_db_write_turn_seconds_total',
-    'Time requests, job claims and log batches waited for a background thread\'s commit before writing, the event ' +
-    'loop free (waits that overlap each count)', () => turns().ms / 1000)
+    'Time writes waited for their turn behind a background thread\'s commit, the event loop free (waits that ' +
+    'overlap each count)', () => turns().ms / 1000)
   new client.Gauge({
     name: 'cairn_database_size_bytes', help: 'Size of cairn.db and of the webhook outbox file, with their WALs',
     registers: [registry],

@@ -17,8 +17,9 @@ const WRITING = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
  * the webhook outbox thread) to release SQLite's write lock, with the event loop free meanwhile
  * (src/db/write-intent.ts, writeTurn): other requests are answered while it waits, instead of the whole process
  * waiting inside its first write. The wait is the first `preValidation` hook: after credentials, rate limits and
- * the body (a refused request does not wait, and the handler's writes follow soon after), before the
- * idempotency key is stored (a write). A handler that awaits something long before it writes (an upload's
+ * the body (a request they refuse does not wait, and the handler's writes follow soon after), before the
+ * idempotency key is stored (a write); a route's own role checks and an idempotent replay come after it (they wait
+ * too, though they write nothing). A handler that awaits something long before it writes (an upload's
  * extraction, a password hash, a model's answer) takes its own turn again right before; elsewhere, if the other
  * thread has taken the lock again by then, a write waits for its commit blocking, as before. Only those routes
  * carry the hook: reads do not pay for it, nor do the routes of those methods that only read (`config.writes:

@@ -210,9 +210,11 @@ export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBa
       if (jobOutcomes.hasSubscribers) jobOutcomes.publish({ type: row.type, outcome: 'completed' })
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err)
+      // decided as the handler ends: a stop that comes during the write turn does not make a failure an interruption
+      const interrupted = stopped && abort.signal.aborted && !(err instanceof PermanentJobError)
       await writeTurn(sqlite)
       const now = new Date().toISOString()
-      if (stopped && abort.signal.aborted && !(err instanceof PermanentJobError)) {
+      if (interrupted) {
         markInterrupted.run({ id: row.id, now })
         return
       }

@@ -205,6 +205,27 @@ t.test('a job\'s end waits for its write turn: another thread took the lock whil
   t.equal(status.get(), undefined, 'then it is done (and removed)')
 })
 
+t.test('a job that fails while another thread holds the lock stays failed when a stop comes during its turn',
+  async (t) => {
+    const app = await build(t)
+    const intent = writeIntentOf(app.sqlite)!
+    t.teardown(() => releaseHolder(intent, OUTBOX_HOLDER))
+    app.jobs.register('test.fails', async () => {
+      Atomics.store(intent, OUTBOX_HOLDER, 1)
+      throw new Error('real failure')
+    }, { maxAttempts: 1 })
+    app.jobs.enqueue('test.fails', {})
+    for (let i = 0; i < 100_000 && Atomics.load(intent, INTENT) === 0; i++) {
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    t.equal(Atomics.load(intent, INTENT), 1, 'its end waits for its turn')
+    const stopping = app.jobs.stop()
+    releaseHolder(intent, OUTBOX_HOLDER)
+    await stopping
+    t.same(app.sqlite.prepare(`SELECT status, last_error FROM jobs WHERE type = 'test.fails'`).get(),
+      { status: 'failed', last_error: 'real failure' }, 'failed, as it was when it ended: not taken for interrupted')
+  })
+
 // compile-time only: payloads are typed by job name (tsc checks this file; the function never runs)
 export function payloadTypes(app: Awaited<ReturnType<typeof build>>) {
   app.jobs.enqueue('workflow.run', { runId: 'r' })

@@ -71,6 +71,13 @@ export function writeTurn(sqlite: Database.Database): Promise<void> | undefined 
   return waitTurn(counted.intent, counted.turns)
 }
 
+/** Runs `then` once it is this connection's turn to write (writeTurn): within this call when nobody holds the lock. */
+export function afterWriteTurn(sqlite: Database.Database, then: () => void): void {
+  const wait = writeTurn(sqlite)
+  if (wait === undefined) then()
+  else void wait.then(() => then())
+}
+
 async function waitTurn(intent: Int32Array, turns: WriteWaits) {
   const start = performance.now()
   const deadline = start + HOLDER_WAIT_MS

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { routeAction, routeGroup } from '../http/route-group.js'
 import { encodeEntry, type EntryAt } from './format.js'
-import { writeTurn } from '../db/write-intent.js'
+import { afterWriteTurn } from '../db/write-intent.js'
 import { and, eq, isNull, lt, or, sql } from 'drizzle-orm'
 import { apiKeys } from '../../schema/tables/api-keys.js'
 import { developerLogChunks, keyUsageDaily } from '../../schema/tables/developer.js'
@@ -146,11 +146,7 @@ async function requestLogPlugin(app: FastifyInstance) {
   }
 
   /** a batch's flush after another thread's writer has let go of the lock, the event loop free meanwhile */
-  function flushInTurn() {
-    const wait = writeTurn(sqlite)
-    if (wait === undefined) flush()
-    else void wait.then(flush)
-  }
+  const flushInTurn = () => afterWriteTurn(sqlite, flush)
 
   function queue(e: Queued) {
     buffer.push(e)

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
-import { writeTurn } from '../db/write-intent.js'
+import { afterWriteTurn } from '../db/write-intent.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -27,11 +27,8 @@ const WRITING = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
  */
 async function writeTurnPlugin(app: FastifyInstance) {
   const sqlite = app.sqlite
-  const turn = (_request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    const wait = writeTurn(sqlite)
-    if (wait === undefined) return done()
-    wait.then(() => done(), done)
-  }
+  const turn = (_request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) =>
+    afterWriteTurn(sqlite, done)
   app.addHook('onRoute', (route) => {
     if (route.config?.writes === false || ![route.method].flat().some((m) => WRITING.has(m))) return
     route.preValidation = [turn, ...(route.preValidation === undefined ? [] : [route.preValidation].flat())] as

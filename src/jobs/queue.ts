@@ -6,7 +6,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { jobs } from '../../schema/tables/jobs.js'
 import type { Db } from '../db/index.js'
 import { boundLimit, fixedLimit, preparedWrite } from '../db/prepared.js'
-import { writeTurn } from '../db/write-intent.js'
+import { afterWriteTurn, writeTurn } from '../db/write-intent.js'
 import type { PayloadOf } from './payloads.js'
 
 export type { JobPayloads, JobName, PayloadOf } from './payloads.js'
@@ -163,9 +163,8 @@ export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBa
    */
   function tickInTurn() {
     const due = nextDueAt()
-    const wait = due !== undefined && due <= Date.now() ? writeTurn(sqlite) : undefined
-    if (wait === undefined) tick()
-    else void wait.then(tick)
+    if (due !== undefined && due <= Date.now()) afterWriteTurn(sqlite, tick)
+    else tick()
   }
 
   function tick() {

@@ -8,9 +8,13 @@ export class UrlNotAllowedError extends Error {
   override name = 'UrlNotAllowedError'
 }
 
-/** Ranges that are not public whatever the library's table says (older tables call some of them unicast). */
+/**
+ * Ranges that are not public whatever the library's table says (older tables call some of them unicast). `::/8` is
+ * reserved by the IETF as a whole: past the forms `embeddedIpv4` judges first, nothing in it is a public address
+ * (ipaddr.js calls `::ffff:0:0:7f00:1` unicast).
+ */
 const NOT_PUBLIC_V6: Array<[ipaddr.IPv6,
-  number]> = (['3fff::/20', '5f00::/16', '2001:db8::/32', '64:ff9b:1::/48'] as const)
+  number]> = (['::/8', '3fff::/20', '5f00::/16', '2001:db8::/32', '64:ff9b:1::/48'] as const)
   .map((cidr) => ipaddr.IPv6.parseCIDR(cidr))
 
 const v4FromParts = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 255, lo >> 8, lo & 255])

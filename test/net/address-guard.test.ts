@@ -37,14 +37,18 @@ t.test('embedded IPv4 forms are judged by the address they carry; reserved IPv6 
     '64:ff9b::a9fe:a9fe', '2002:7f00:1::', '2002:a00:1:ffff::1', '3fff::', '3fff:fff:ffff::1', '5f00::1',
     '5f00:ffff::1', '2001:db8::1',
     '2001:db8:ffff::1', '2001::1', '64:ff9b:1::808:808', '::ffff:8.8.8.8', '::', '::1', '::0.0.0.1', 'fe80::1%eth0',
-    '100.64.0.1', '192.0.0.9', '198.51.100.7'
+    '100.64.0.1', '192.0.0.9', '198.51.100.7',
+    // the rest of the reserved ::/8, whatever IPv4 address its last groups spell
+    '::ffff:0:0:7f00:1', '::ffff:0:0:808:808', '::1:0:0:0:808:808', '0:0:1::808:808', '::ffff:ffff:0:0:7f00:1',
+    'ff:ffff::1', '1::', '::1:7f00:1', '64:ff9a::808:808', '64:ff9b:0:1::808:808'
   ]
   for (const ip of notPublic) t.notOk(isPublicAddress(ip), ip)
   const isPublic = ['::8.8.8.8', '::808:808', '::ffff:0:8.8.8.8', '64:ff9b::8.8.8.8', '64:ff9b::808:808',
     '2002:808:808::1', '2a00:1450:4001::1', '2606:4700:4700::1111']
   for (const ip of isPublic) t.ok(isPublicAddress(ip), ip)
   // as URLs, whatever spelling the parser normalises them to
-  for (const url of ['http://[::127.0.0.1]/', 'http://[::ffff:0:127.0.0.1]/', 'http://[3fff::1]/', 'http://[5f00::1]/']) {
+  for (const url of ['http://[::127.0.0.1]/', 'http://[::ffff:0:127.0.0.1]/', 'http://[3fff::1]/', 'http://[5f00::1]/',
+    'http://[::ffff:0:0:7f00:1]/', 'http://[::ffff:0:0:127.0.0.1]:8080/']) {
     await t.rejects(checkPublicUrl(url, { allowPrivate: false }), { name: 'UrlNotAllowedError' }, url)
   }
 })

@@ -47,3 +47,15 @@ export const loginFailures = sqliteTable('login_failures', {
   lockedUntil: integer('locked_until').notNull(),
   lastFailure: integer('last_failure').notNull()
 }, (t) => [index('login_failures_last_idx').on(t.lastFailure)])
+
+/**
+ * Sign-in sessions: every token that login and sign-up hand out names one (`sid`), the console's cookie included.
+ * Ending one (logout) refuses its token at once, wherever it was copied. `expires_at` is epoch ms.
+ */
+export const sessions = sqliteTable('sessions', {
+  id: text('id').primaryKey(),
+  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  createdAt: text('created_at').notNull(),
+  expiresAt: integer('expires_at').notNull(),
+  endedAt: text('ended_at')
+}, (t) => [index('sessions_user_idx').on(t.userId), index('sessions_expires_idx').on(t.expiresAt)])

@@ -22,6 +22,13 @@ export const artifacts = sqliteTable('artifacts', {
   confidenceScore: real('confidence_score'),
   reviewPolicy: text('review_policy').notNull(),
   reviewedBy: text('reviewed_by'),
+  /** counts changes of title, content and confidence: 1 at creation */
+  revision: integer('revision').notNull().default(1),
+  /** who set the current status: `person` (a user session or the service key) or `key` (an API key) */
+  statusSetBy: text('status_set_by'),
+  /** the revision, and the SHA-256 of the title and content, that the current approval or rejection was made on */
+  reviewedRevision: integer('reviewed_revision'),
+  reviewedSha256: text('reviewed_sha256'),
   createdBy: text('created_by').notNull().references(() => users.id),
   createdAt: text('created_at').notNull(),
   updatedAt: text('updated_at').notNull()

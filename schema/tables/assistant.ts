@@ -92,8 +92,14 @@ export const workflowRuns = sqliteTable('workflow_runs', {
   outputs: text('outputs'),
   /** JSON array of {id, type, status, output, error} */
   steps: text('steps').notNull(),
+  /**
+   * JSON: the steps (and their agents' prompts and tools) as they were when the run was created: a run executes
+   * what was authorized, not a later edit. Null only for runs queued before this column existed.
+   */
+  definition: text('definition'),
   error: text('error'),
   createdAt: text('created_at').notNull(),
   startedAt: text('started_at'),
   finishedAt: text('finished_at')
-}, (t) => [index('workflow_runs_wf_idx').on(t.workflowId, t.createdAt)])
+}, (t) => [index('workflow_runs_wf_idx').on(t.workflowId, t.createdAt),
+  index('workflow_runs_trigger_idx').on(t.workflowId, t.trigger, t.createdAt)])

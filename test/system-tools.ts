@@ -10,8 +10,8 @@ export function missingPrograms(programs: readonly string[]): string[] {
 }
 
 interface SkippableTest {
-  skip(message?: string): void
-  fail(message?: string): void
+  skip(name: string, cb: () => void): unknown
+  fail(message?: string): unknown
 }
 
 /** true when every program is there; otherwise skips (or, under CI, fails) `t` with what to install */
@@ -20,6 +20,6 @@ export function needsPrograms(t: SkippableTest, programs: readonly string[], ins
   if (missing.length === 0) return true
   const line = `needs ${missing.join(', ')}: install with \`${install}\``
   if (process.env.CI === 'true') t.fail(line)
-  else t.skip(line)
+  else t.skip(line, () => {})
   return false
 }

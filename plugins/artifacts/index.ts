@@ -7,8 +7,9 @@ import {
   ChainResponse, SummariesResponse, MetaTypesResponse, ConversationParams, RunParams
 } from '../../schema/api/artifacts.js'
 import { requireWorkspaceContext } from '../../src/auth/plugin.js'
-import { badRequest, forbidden, notFound } from '../../src/http/errors.js'
-import { InvalidReference, type Scope } from '../../src/artifacts/store.js'
+import { badRequest, conflict, forbidden, notFound } from '../../src/http/errors.js'
+import { InvalidReference, ReviewRefused, type Scope } from '../../src/artifacts/store.js'
+import type { Actor } from '../../src/artifacts/review.js'
 
 const upperMap = (values: readonly string[]) => Object.fromEntries(values.map((v) => [v.toUpperCase(), v]))
 const TYPES_META = { types: upperMap(ARTIFACT_TYPES), statuses: upperMap(ARTIFACT_STATUSES) }
@@ -26,19 +27,22 @@ const artifactsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   }
   const missing = () => notFound('Artifact not found')
 
-  /**
-   * CONTRACT.md §3 machine reviews: an API key neither decides on an artifact that asks for a person's
-   * review nor lifts that request (a person, with a JWT, does).
-   */
-  function guardHumanReview(request: FastifyRequest, scope: Scope, id: string,
-    change: { status?: string; policy?: string }) {
-    if (request.principal?.kind !== 'apiKey') return
-    if (store.get(scope, id)?.review_policy !== 'request_review') return
-    const decides = change.status === 'approved' || change.status === 'rejected'
-    const lifts = change.policy !== undefined && change.policy !== 'request_review'
-    if (decides || lifts) {
-      throw forbidden('This artifact requests a human review: approve, reject or change its review policy with a ' +
-        'user session (JWT)', 'HUMAN_REVIEW_REQUIRED')
+  /** An API key is a machine to the review rules (src/artifacts/review.ts); a user session is a person. */
+  const actorOf = (request: FastifyRequest): Actor => request.principal?.kind === 'apiKey' ? 'key' : 'person'
+
+  /** Runs a store change, answering what the machine-review rules refuse. */
+  function reviewed<T>(change: () => T): T {
+    try {
+      return change()
+    } catch (err) {
+      if (!(err instanceof ReviewRefused)) throw err
+      if (err.code === 'HUMAN_REVIEW_REQUIRED') {
+        throw forbidden('This artifact requests a human review: approve, reject or change its review policy with a ' +
+          'user session (JWT)', 'HUMAN_REVIEW_REQUIRED')
+      }
+      throw conflict('A person has approved or rejected this artifact: an API key cannot change, supersede or ' +
+        'delete it. Create a new artifact with parent_artifact_id set to this one, or ask a person.',
+      'ARTIFACT_REVIEWED')
     }
   }
 
@@ -84,7 +88,8 @@ const artifactsPlugin: FastifyPluginAsyncTypebox = async (app) => {
 
   app.patch('/:id', {
     schema: { tags, summary: 'Change title, content, confidence or review policy', params: IdParams,
-      querystring: WorkspaceQuery, body: UpdateArtifactBody, response: { 200: ArtifactResponse, ...errors(403, 404) } }
+      querystring: WorkspaceQuery, body: UpdateArtifactBody,
+      response: { 200: ArtifactResponse, ...errors(403, 404, 409) } }
   }, async (request) => {
     const b = request.body
     if (b.title === undefined && b.content === undefined && b.confidence === undefined &&
@@ -92,27 +97,26 @@ const artifactsPlugin: FastifyPluginAsyncTypebox = async (app) => {
       throw badRequest('Nothing to update: send title, content, confidence or review_policy', 'VALIDATION_ERROR')
     }
     const scope = scopeOf(request)
-    guardHumanReview(request, scope, request.params.id, { policy: b.review_policy })
-    const artifact = store.update(scope, request.params.id, b)
+    const artifact = reviewed(() => store.update(scope, request.params.id, b, actorOf(request)))
     if (!artifact) throw missing()
     return { success: true as const, data: artifact }
   })
 
   app.delete('/:id', {
     schema: { tags, summary: 'Delete one artifact permanently (its chain stays connected)', params: IdParams,
-      querystring: WorkspaceQuery, response: { 200: SuccessMessage, ...errors(403, 404) } }
+      querystring: WorkspaceQuery, response: { 200: SuccessMessage, ...errors(403, 404, 409) } }
   }, async (request) => {
-    if (!store.remove(scopeOf(request), request.params.id)) throw missing()
+    const scope = scopeOf(request)
+    if (!reviewed(() => store.remove(scope, request.params.id, actorOf(request)))) throw missing()
     return { success: true as const, message: 'Artifact deleted' }
   })
 
   app.post('/:id/status', {
     schema: { tags, summary: 'Set the review status; the caller is recorded as reviewer', params: IdParams,
-      querystring: WorkspaceQuery, body: StatusBody, response: { 200: StatusResponse, ...errors(403, 404) } }
+      querystring: WorkspaceQuery, body: StatusBody, response: { 200: StatusResponse, ...errors(403, 404, 409) } }
   }, async (request) => {
     const scope = scopeOf(request)
-    guardHumanReview(request, scope, request.params.id, { status: request.body.status })
-    const result = store.setStatus(scope, request.params.id, request.body.status)
+    const result = reviewed(() => store.setStatus(scope, request.params.id, request.body.status, actorOf(request)))
     if (!result) throw missing()
     return { success: true as const, data: result }
   })
@@ -129,11 +133,11 @@ const artifactsPlugin: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/:id/supersede', {
     schema: { tags, summary: 'Make a new draft version; the original becomes superseded', params: IdParams,
-      querystring: WorkspaceQuery, body: SupersedeBody, response: { 201: ArtifactResponse, ...errors(403, 404) } }
+      querystring: WorkspaceQuery, body: SupersedeBody,
+      response: { 201: ArtifactResponse, ...errors(403, 404, 409) } }
   }, async (request, reply) => {
     const scope = scopeOf(request)
-    guardHumanReview(request, scope, request.params.id, { policy: request.body?.review_policy })
-    const artifact = store.supersede(scope, request.params.id, request.body ?? {})
+    const artifact = reviewed(() => store.supersede(scope, request.params.id, request.body ?? {}, actorOf(request)))
     if (!artifact) throw missing()
     reply.code(201)
     return { success: true as const, data: artifact }

@@ -4,6 +4,7 @@ import type Database from 'better-sqlite3'
 import type { Db } from '../db/index.js'
 import { nowIso } from '../db/index.js'
 import { artifacts, artifactComments, artifactTombstones, artifactCounts } from '../../schema/tables/artifacts.js'
+import { reviewRefusal, reviewedSha256, type Actor, type ReviewChange, type ReviewRefusal } from './review.js'
 import type {
   CreateArtifactBody, UpdateArtifactBody, ListArtifactsQuery, ArtifactStatus, ReviewPolicy
 } from '../../schema/api/artifacts.js'
@@ -59,6 +60,13 @@ const summary = (row: Row) => ({
   id: row.id, type: row.type, subtype: row.subtype, title: row.title,
   status: row.status, created_at: row.createdAt, updated_at: row.updatedAt
 })
+
+/** A change the machine-review rules refuse (src/artifacts/review.ts); the route answers it. */
+export class ReviewRefused extends Error {
+  constructor(readonly code: ReviewRefusal) {
+    super(code)
+  }
+}
 
 /** A reference (parent or related artifact) that is not a live artifact of the workspace. */
 export class InvalidReference extends Error {
@@ -116,6 +124,21 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
     if (missing.length > 0) throw new InvalidReference(field, missing)
   }
 
+  /**
+   * Runs `write` on the artifact inside one immediate transaction, after the machine-review rules allowed `actor`
+   * to make `change` (ReviewRefused otherwise): the check and the write see the same row. Undefined when the
+   * artifact is missing or foreign.
+   */
+  function guarded<T>(s: Scope, id: string, actor: Actor, change: ReviewChange, write: (row: Row) => T): T | undefined {
+    return db.transaction(() => {
+      const row = find(s, id)
+      if (!row) return undefined
+      const refusal = reviewRefusal(actor, row, change)
+      if (refusal) throw new ReviewRefused(refusal)
+      return write(row)
+    }, { behavior: 'immediate' })
+  }
+
   // a recursive CTE: Drizzle's query builder has no WITH RECURSIVE
   const chainStatement = sqlite.prepare<{ id: string; workspaceId: string; customerId: string }, ChainRow>(CHAIN_SQL)
 
@@ -169,6 +192,10 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
           confidenceScore: body.confidence?.score ?? null,
           reviewPolicy: body.review_policy ?? 'agent_decides',
           reviewedBy: null,
+          revision: 1,
+          statusSetBy: null,
+          reviewedRevision: null,
+          reviewedSha256: null,
           createdBy: s.userId,
           createdAt: now,
           updatedAt: now
@@ -178,36 +205,58 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
       }, { behavior: 'immediate' })
     },
 
-    update(s: Scope, id: string, patch: UpdateArtifactBody) {
-      const set: Partial<Row> = { updatedAt: nowIso() }
-      if (patch.title !== undefined) set.title = patch.title
-      if (patch.content !== undefined) set.content = JSON.stringify(patch.content)
-      if (patch.confidence !== undefined) set.confidenceScore = patch.confidence.score
-      if (patch.review_policy !== undefined) set.reviewPolicy = patch.review_policy
-      const row = db.update(artifacts).set(set).where(inWorkspace(s, id)).returning().get()
-      return row && detail(row, false)
+    /** Throws ReviewRefused when the machine-review rules refuse `actor` this change. */
+    update(s: Scope, id: string, patch: UpdateArtifactBody, actor: Actor = 'person') {
+      const edits = patch.title !== undefined || patch.content !== undefined || patch.confidence !== undefined
+      return guarded(s, id, actor, { edits, policy: patch.review_policy }, (current) => {
+        const set: Partial<Row> = { updatedAt: nowIso() }
+        if (patch.title !== undefined) set.title = patch.title
+        if (patch.content !== undefined) set.content = JSON.stringify(patch.content)
+        if (patch.confidence !== undefined) set.confidenceScore = patch.confidence.score
+        if (patch.review_policy !== undefined) set.reviewPolicy = patch.review_policy
+        if (edits) set.revision = current.revision + 1
+        const row = db.update(artifacts).set(set).where(eq(artifacts.id, id)).returning().get()!
+        return detail(row, false)
+      })
     },
 
-    /** Deletes one artifact (its comments with it); a tombstone keeps its chain connected. */
-    remove(s: Scope, id: string) {
-      return db.transaction((tx) => {
-        const row = tx.select({ id: artifacts.id,
-          parent: artifacts.parentArtifactId }).from(artifacts).where(inWorkspace(s, id)).get()
-        if (!row) return false
-        tx.insert(artifactTombstones).values({ id: row.id, workspaceId: s.workspaceId, parentArtifactId: row.parent,
-          deletedAt: nowIso() }).run()
-        tx.delete(artifacts).where(eq(artifacts.id, row.id)).run()
+    /**
+     * Deletes one artifact (its comments with it); a tombstone keeps its chain connected. Throws ReviewRefused
+     * when the machine-review rules refuse `actor` the deletion.
+     */
+    remove(s: Scope, id: string, actor: Actor = 'person') {
+      return guarded(s, id, actor, { deletes: true }, (row) => {
+        db.insert(artifactTombstones).values({ id: row.id, workspaceId: s.workspaceId,
+          parentArtifactId: row.parentArtifactId, deletedAt: nowIso() }).run()
+        db.delete(artifacts).where(eq(artifacts.id, row.id)).run()
         return true
-      }, { behavior: 'immediate' })
+      }) ?? false
     },
 
-    setStatus(s: Scope, id: string, status: ArtifactStatus) {
-      const row = db.update(artifacts).set({ status, reviewedBy: s.userId, updatedAt: nowIso() })
-        .where(inWorkspace(s, id)).returning().get()
-      return row && {
-        id: row.id, type: row.type, title: row.title, status: row.status, reviewed_by: row.reviewedBy,
-        updated_at: row.updatedAt
-      }
+    /**
+     * Sets the status, recording the caller as reviewer and whether a person or a key set it; an approval or a
+     * rejection also records the revision and the fingerprint of the title and content it was made on. Throws
+     * ReviewRefused when the machine-review rules refuse `actor` this status.
+     */
+    setStatus(s: Scope, id: string, status: ArtifactStatus, actor: Actor = 'person') {
+      return guarded(s, id, actor, { status }, (current) => {
+        const decision = status === 'approved' || status === 'rejected'
+        const row = db.update(artifacts).set({ status, reviewedBy: s.userId, statusSetBy: actor, updatedAt: nowIso(),
+          ...(decision ? { reviewedRevision: current.revision,
+            reviewedSha256: reviewedSha256(current.title, current.content) } : {}) })
+          .where(eq(artifacts.id, id)).returning().get()!
+        return {
+          id: row.id, type: row.type, title: row.title, status: row.status, reviewed_by: row.reviewedBy,
+          updated_at: row.updatedAt
+        }
+      })
+    },
+
+    /** What the review rules and `wait_for_review` read: who set the status, and what a decision was made on. */
+    reviewRecord(s: Scope, id: string) {
+      const row = find(s, id)
+      return row && { status: row.status, reviewPolicy: row.reviewPolicy, statusSetBy: row.statusSetBy,
+        revision: row.revision, reviewedRevision: row.reviewedRevision, reviewedSha256: row.reviewedSha256 }
     },
 
     addComment(s: Scope, id: string, content: string, position: Record<string, unknown> | undefined) {
@@ -223,15 +272,17 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
       }, { behavior: 'immediate' })
     },
 
-    /** The original becomes superseded and a new draft version follows it, in one transaction. */
+    /**
+     * The original becomes superseded and a new draft version follows it, in one transaction. Throws
+     * ReviewRefused when the machine-review rules refuse `actor` this.
+     */
     supersede(s: Scope, id: string,
       body: { title?: string; content?: Record<string, unknown>; confidence?: { score: number };
-        review_policy?: ReviewPolicy }) {
-      return db.transaction((tx) => {
-        const original = tx.select().from(artifacts).where(inWorkspace(s, id)).get()
-        if (!original) return undefined
+        review_policy?: ReviewPolicy }, actor: Actor = 'person') {
+      return guarded(s, id, actor, { supersedes: true, policy: body.review_policy }, (original) => {
         const now = nowIso()
-        tx.update(artifacts).set({ status: 'superseded', updatedAt: now }).where(eq(artifacts.id, id)).run()
+        db.update(artifacts).set({ status: 'superseded', statusSetBy: actor, updatedAt: now })
+          .where(eq(artifacts.id, id)).run()
         const row: Row = {
           ...original,
           id: randomUUID(),
@@ -246,13 +297,17 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
           parentArtifactId: original.id,
           relatedArtifacts: '[]',
           reviewedBy: null,
+          revision: 1,
+          statusSetBy: null,
+          reviewedRevision: null,
+          reviewedSha256: null,
           createdBy: s.userId,
           createdAt: now,
           updatedAt: now
         }
-        tx.insert(artifacts).values(row).run()
+        db.insert(artifacts).values(row).run()
         return detail(row, false)
-      }, { behavior: 'immediate' })
+      })
     },
 
     chain(s: Scope, id: string) {

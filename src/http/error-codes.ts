@@ -37,6 +37,8 @@ export const ERROR_CODE_DESCRIPTIONS = {
   CONFLICT: 'The request conflicts with the current state (409)',
   EMAIL_TAKEN: 'An account with this email exists (409)',
   INVALID_STATE: 'The resource is not in a state that allows this (409)',
+  ARTIFACT_REVIEWED: 'A person has approved or rejected this request_review artifact: an API key cannot change, ' +
+    'supersede or delete it (409)',
   KEY_REVOKED: 'A revoked API key cannot be rotated (409)',
   NO_ISSUABLE_SCOPES: 'The key holds no scope that can still be issued (409)',
   IDEMPOTENCY_IN_FLIGHT: 'A request with this Idempotency-Key is still running (409)',

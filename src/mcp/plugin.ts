@@ -62,7 +62,9 @@ async function mcpPlugin(app: FastifyInstance) {
     const closed = new AbortController()
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined })
     const server = createMcpServer({ principal, dispatch: dispatcherFor(app, request), schemas: schemas as RouteSchemas,
-      watch: app.reviewWatch, closed: closed.signal })
+      watch: app.reviewWatch, closed: closed.signal,
+      statusSetBy: (a) => app.artifactStore.reviewRecord({ customerId: principal.customerId,
+        workspaceId: a.workspace_id, userId: principal.userId }, a.id)?.statusSetBy })
     reply.raw.on('close', () => {
       closed.abort()
       void transport.close()

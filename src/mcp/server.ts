@@ -23,6 +23,11 @@ export interface McpContext {
   watch: ReviewWatch
   /** aborted when the HTTP exchange ends */
   closed: AbortSignal
+  /**
+   * Who set the current status of an artifact the caller has just read through its route: `person`, `key`, or
+   * null (never set). `wait_for_review` says whether a person decided.
+   */
+  statusSetBy?: (artifact: { id: string; workspace_id: string }) => string | null | undefined
 }
 
 /** Whether the credential may call the route a tool stands for (the capability table; users may call all). */
@@ -60,7 +65,11 @@ async function waitForReview(tool: ToolDef, args: Json, ctx: McpContext, signal:
       const answer = await ctx.dispatch(tool.call(args))
       if (!ok(answer)) return errorOf(answer)
       const status = (structuredOf(answer) as { status?: string }).status
-      if (status && DECIDED_STATUSES.includes(status)) return toolResult(tool, answer, { changed: true })
+      if (status && DECIDED_STATUSES.includes(status)) {
+        // a status an API key set (a supersede, or a decision its policy leaves to machines) is no person's decision
+        const setBy = ctx.statusSetBy?.(structuredOf(answer) as { id: string; workspace_id: string })
+        return toolResult(tool, answer, { changed: true, decided_by_person: setBy === 'person' })
+      }
       if (changed) continue // a change arrived while we read
       const woke = await new Promise<boolean>((resolve) => {
         const left = deadline - Date.now()

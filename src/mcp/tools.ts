@@ -154,7 +154,9 @@ export const TOOLS: ToolDef[] = [
     ['type', 'title', 'content', 'subtype', 'confidence', 'review_policy', 'conversation_id', 'workflow_id',
       'workflow_run_id', 'related_artifacts'],
     artifactLine),
-  bodyTool('update_artifact', 'Update an artifact', 'Change title, content, confidence or review policy.',
+  bodyTool('update_artifact', 'Update an artifact',
+    'Change title, content, confidence or review policy. Once a person has approved or rejected a request_review ' +
+      'artifact, an API key cannot change it (ARTIFACT_REVIEWED): create a new artifact with parent_artifact_id.',
     'PATCH', `${ARTIFACTS}/:id`, ['title', 'content', 'confidence', 'review_policy'], artifactLine, true),
   bodyTool('supersede_artifact', 'Make a new version of an artifact',
     'A new draft version follows the artifact, which becomes superseded.',
@@ -169,7 +171,8 @@ export const TOOLS: ToolDef[] = [
   {
     name: WAIT_FOR_REVIEW, title: 'Wait for the review of an artifact',
     description: 'Wait until the artifact is approved, rejected or superseded (changed: true), or until ' +
-      'timeoutSeconds pass (changed: false). Returns the artifact.',
+      'timeoutSeconds pass (changed: false). Returns the artifact; decided_by_person says whether a person (not an ' +
+      'API key) set that status.',
     route: { method: 'GET', url: `${ARTIFACTS}/:id` },
     inputSchema: (schemas) => {
       const base = fromRoute(schemas, { method: 'GET', url: `${ARTIFACTS}/:id` }, ['id'])
@@ -177,7 +180,11 @@ export const TOOLS: ToolDef[] = [
         properties: { ...base.properties, timeoutSeconds: { type: 'integer', minimum: 1, maximum: 60, default: 30 } } }
     },
     call: (args) => ({ method: 'GET', url: `${ARTIFACTS}/${idOf(args)}` }),
-    summary: (s) => `${s.changed ? 'decided' : 'no decision yet'}: ${artifactLine(s)}`
+    summary: (s) => {
+      const what = !s.changed ? 'no decision yet'
+        : s.decided_by_person ? 'decided by a person' : 'changed by an API key, not a person\'s decision'
+      return `${what}: ${artifactLine(s)}`
+    }
   },
   bodyTool('log_activity', 'Record an activity', 'Write an entry to the developer log.', 'POST', '/api/v2/activity/log',
     ['action', 'category', 'metadata'],

@@ -225,6 +225,33 @@ t.test('MCP tool server over Streamable HTTP with the official SDK client', asyn
       { status: 'draft', changed: false }, 'time up')
   })
 
+  await t.test('after a person decides, update_artifact is refused; a machine\'s supersede is no decision',
+    async (t) => {
+      const c = (await keyClient(u, ['artifacts:read', 'artifacts:write'])).client
+      const id = (await call(c, 'create_artifact',
+        { type: 'task_plan', title: 'Reviewed', review_policy: 'request_review' })).s.id as string
+      t.notOk((await call(person, 'set_artifact_status', { id, status: 'approved' })).isError)
+      for (const args of [{ title: 'Swapped after approval' }, { content: { steps: [{ title: 'other' }] } }]) {
+        const res = await call(c, 'update_artifact', { id, ...args })
+        t.ok(res.isError)
+        t.match(res.s, { statusCode: 409, code: 'ARTIFACT_REVIEWED' })
+      }
+      t.match((await call(c, 'supersede_artifact', { id })).s, { statusCode: 409, code: 'ARTIFACT_REVIEWED' })
+      t.match((await call(c, 'set_artifact_status', { id, status: 'superseded' })).s,
+        { statusCode: 409, code: 'ARTIFACT_REVIEWED' })
+      const decided = await call(c, 'wait_for_review', { id, timeoutSeconds: 1 })
+      t.match(decided.s, { title: 'Reviewed', status: 'approved', changed: true, decided_by_person: true })
+      t.match(decided.text, /decided by a person/)
+
+      // awaiting a person, the machine supersedes its own proposal: the wait ends, but not as a decision
+      const open = (await call(c, 'create_artifact',
+        { type: 'task_plan', title: 'Open', review_policy: 'request_review' })).s.id as string
+      t.notOk((await call(c, 'supersede_artifact', { id: open, title: 'Open v2' })).isError)
+      const superseded = await call(c, 'wait_for_review', { id: open, timeoutSeconds: 1 })
+      t.match(superseded.s, { status: 'superseded', changed: true, decided_by_person: false })
+      t.match(superseded.text, /not a person's decision/)
+    })
+
   await t.test('the route group rate limit applies to tools', async (t) => {
     const limited = await keyClient(u, ['artifacts:read'])
     let last: Structured = {}

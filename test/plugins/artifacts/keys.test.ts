@@ -101,3 +101,93 @@ t.test('rotation keeps the artifact scopes', async (t) => {
     payload: { name: 'x', scopes: ['artifacts:admin'] } })
   t.equal(bad.statusCode, 400)
 })
+
+t.test('a person\'s decision on a request_review artifact is final to API keys (HTTP)', async (t) => {
+  const app = await build(t)
+  const u = await signup(app)
+  const ws = { 'x-workspace-id': u.workspaceId }
+  const person = { ...u.auth, ...ws }
+  const key = { 'x-api-key': (await createKey(app, u, ['artifacts:read', 'artifacts:write'])).key, ...ws }
+  const plan = async () => (await app.inject({ method: 'POST', url: BASE, headers: key,
+    payload: { type: 'task_plan', title: 'Deploy plan', content: { steps: [{ title: 'deploy' }] },
+      review_policy: 'request_review' } })).json().data as { id: string }
+  const read = async (id: string) => (await app.inject({ url: `${BASE}/${id}`, headers: person })).json().data
+  const record = (id: string) => app.artifactStore.reviewRecord({ customerId: u.customerId, workspaceId: u.workspaceId,
+    userId: u.userId }, id)!
+
+  // before a decision the machine may still revise its proposal
+  const a = await plan()
+  t.equal((await app.inject({ method: 'PATCH', url: `${BASE}/${a.id}`, headers: key,
+    payload: { title: 'Deploy plan v2' } })).statusCode, 200)
+  t.equal(record(a.id).revision, 2, 'an edit counts as a revision')
+
+  for (const decision of ['approved', 'rejected'] as const) {
+    const art = decision === 'approved' ? a : await plan()
+    const decided = await app.inject({ method: 'POST', url: `${BASE}/${art.id}/status`, headers: person,
+      payload: { status: decision } })
+    t.equal(decided.statusCode, 200, `a person ${decision}`)
+    const before = await read(art.id)
+    const rec = record(art.id)
+    t.equal(rec.statusSetBy, 'person')
+    t.equal(rec.reviewedRevision, rec.revision, 'the decided revision is recorded')
+    t.match(rec.reviewedSha256, /^[0-9a-f]{64}$/, 'with the fingerprint of what was decided on')
+
+    const attempts: Array<[string, string, object | undefined]> = [
+      ['PATCH', `${BASE}/${art.id}`, { title: 'Drop the database' }],
+      ['PATCH', `${BASE}/${art.id}`, { content: { steps: [{ title: 'rm -rf /' }] } }],
+      ['PATCH', `${BASE}/${art.id}`, { confidence: { score: 1 } }],
+      ['PATCH', `${BASE}/${art.id}`, { review_policy: 'request_review' }],
+      ['POST', `${BASE}/${art.id}/status`, { status: 'superseded' }],
+      ['POST', `${BASE}/${art.id}/status`, { status: 'draft' }],
+      ['POST', `${BASE}/${art.id}/status`, { status: 'pending_review' }],
+      ['POST', `${BASE}/${art.id}/supersede`, { content: { steps: [{ title: 'other' }] } }],
+      ['POST', `${BASE}/${art.id}/supersede`, {}],
+      ['DELETE', `${BASE}/${art.id}`, undefined]
+    ]
+    for (const [method, url, payload] of attempts) {
+      const res = await app.inject({ method: method as 'POST', url, headers: key,
+        ...(payload === undefined ? {} : { payload }) })
+      t.equal(res.statusCode, 409, `key ${method} ${url.slice(BASE.length)} ${JSON.stringify(payload ?? {})}`)
+      t.equal(res.json().code, 'ARTIFACT_REVIEWED')
+    }
+    const flip = await app.inject({ method: 'POST', url: `${BASE}/${art.id}/status`, headers: key,
+      payload: { status: decision === 'approved' ? 'rejected' : 'approved' } })
+    t.equal(flip.json().code, 'HUMAN_REVIEW_REQUIRED', 'nor does it reverse the decision')
+    const after = await read(art.id)
+    t.same({ ...after, comments: undefined }, { ...before, comments: undefined }, 'nothing changed')
+    t.equal(after.status, decision)
+    t.equal(after.reviewed_by, u.userId)
+    t.equal((await app.inject({ url: `${BASE}/${art.id}/chain`, headers: key })).json().data.length, 1,
+      'no new version')
+
+    // a machine may still comment, and may follow up with a new artifact linked to the decided one
+    t.equal((await app.inject({ method: 'POST', url: `${BASE}/${art.id}/comments`, headers: key,
+      payload: { content: 'noted' } })).statusCode, 201)
+    const next = await app.inject({ method: 'POST', url: BASE, headers: key,
+      payload: { type: 'task_plan', title: 'Follow-up', parent_artifact_id: art.id, review_policy: 'request_review' } })
+    t.equal(next.statusCode, 201)
+    t.equal(next.json().data.status, 'draft')
+  }
+
+  // a person may reopen, edit and supersede; after a person reopens it, a machine may revise again
+  t.equal((await app.inject({ method: 'PATCH', url: `${BASE}/${a.id}`, headers: person,
+    payload: { title: 'Deploy plan (edited by a person)' } })).statusCode, 200)
+  t.equal((await app.inject({ method: 'POST', url: `${BASE}/${a.id}/status`, headers: person,
+    payload: { status: 'pending_review' } })).statusCode, 200)
+  t.equal((await app.inject({ method: 'PATCH', url: `${BASE}/${a.id}`, headers: key,
+    payload: { title: 'Deploy plan v3' } })).statusCode, 200, 'a reopened review lets the machine revise')
+  t.equal(record(a.id).statusSetBy, 'person')
+
+  // a machine's own decision, where the policy lets machines decide, binds nobody
+  const own = await app.inject({ method: 'POST', url: BASE, headers: key,
+    payload: { type: 'task_plan', title: 'Agent decides' } })
+  const ownId = own.json().data.id as string
+  t.equal((await app.inject({ method: 'POST', url: `${BASE}/${ownId}/status`, headers: key,
+    payload: { status: 'approved' } })).statusCode, 200)
+  t.equal(record(ownId).statusSetBy, 'key')
+  t.equal((await app.inject({ method: 'PATCH', url: `${BASE}/${ownId}`, headers: key,
+    payload: { review_policy: 'request_review', title: 'still the machine\'s' } })).statusCode, 200,
+  'turning the policy on afterwards does not make the machine\'s approval a person\'s')
+  t.equal((await app.inject({ method: 'PATCH', url: `${BASE}/${ownId}`, headers: key,
+    payload: { title: 'again' } })).statusCode, 200)
+})

@@ -9,10 +9,12 @@ import { errors, SuccessMessage } from '../../schema/api/common.js'
 import { createAccountStore } from './store.js'
 import { hashPassword, verifyPassword, dummyPasswordHash } from '../../src/auth/passwords.js'
 import { requirePrincipal, type Principal } from '../../src/auth/plugin.js'
-import { conflict, forbidden, HttpError, notFound, unauthorized } from '../../src/http/errors.js'
+import { badRequest, conflict, forbidden, HttpError, notFound, unauthorized } from '../../src/http/errors.js'
 import { createLoginThrottle, sqliteThrottleStore } from '../../src/auth/login-throttle.js'
 import { keptSecret } from '../../src/kept-secret.js'
 import { writeTurn } from '../../src/db/write-intent.js'
+import { checkCsrf, secureCookies, sessionCookie, sessionCookieToken } from '../../src/auth/console-session.js'
+import { bearerToken as bearerOf } from '../../src/auth/plugin.js'
 
 const normalizeEmail = (email: string) => email.trim().toLowerCase()
 
@@ -24,7 +26,9 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
   const throttle = createLoginThrottle({
     store: sqliteThrottleStore(app.sqlite, keptSecret(app.config.dataDir, 'login-throttle-key'))
   })
-  const issueToken = (userId: string, customerId: string) => app.jwt.sign({ sub: userId, cid: customerId })
+  /** a new session and its token (src/auth/console-session.ts): logout ends it */
+  const issueToken = (userId: string, customerId: string) =>
+    app.jwt.sign({ sub: userId, cid: customerId, sid: app.sessions.start(userId, jwtTtlSeconds).id })
 
   /** The caller's role in the workspace named in the path: 403 for a non-member (CONTRACT.md §2). */
   function managerOf(principal: Principal, workspaceId: string) {
@@ -85,6 +89,8 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: LoginResponse, ...errors() }
     }
   }, async (request, reply) => {
+    // a cookie sign-in is a console request: a cross-site page must not sign a browser in as someone else
+    if (request.body.cookie) checkCsrf(request, app.config.publicUrl)
     const email = normalizeEmail(request.body.email)
     const waitMs = throttle.retryAfterMs(email, request.ip)
     if (waitMs > 0) {
@@ -101,13 +107,33 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
       throw unauthorized('Invalid email or password')
     }
     try { throttle.succeeded(email, request.ip) } catch (err) { request.log.warn({ err }, 'login throttle not reset') }
-    return {
-      success: true as const,
-      data: {
-        token: issueToken(user.id, user.customerId),
-        expiresAt: new Date(Date.now() + jwtTtlSeconds * 1000).toISOString()
-      }
+    const token = issueToken(user.id, user.customerId)
+    const expiresAt = new Date(Date.now() + jwtTtlSeconds * 1000).toISOString()
+    if (request.body.cookie) {
+      reply.header('set-cookie', sessionCookie(token, jwtTtlSeconds, secureCookies(request, app.config.publicUrl)))
+      return { success: true as const, data: { expiresAt } }
     }
+    return { success: true as const, data: { token, expiresAt } }
+  })
+
+  app.post('/auth/logout', {
+    config: { auth: 'jwt' },
+    schema: { tags: ['accounts'], summary: 'End this session: its token (or cookie) stops working at once',
+      response: { 200: SuccessMessage, ...errors(400, 403) } }
+  }, async (request, reply) => {
+    // the credential the request was signed in with: the Authorization header, else the console's cookie
+    const authorization = request.headers.authorization
+    const token = authorization !== undefined ? bearerOf(authorization) : sessionCookieToken(request)
+    const sid = token === undefined || request.principal?.kind !== 'jwt'
+      ? undefined : app.jwt.decode<{ sid?: unknown }>(token)?.sid
+    reply.header('set-cookie', sessionCookie('', 0, secureCookies(request, app.config.publicUrl)))
+    if (typeof sid !== 'string') {
+      throw badRequest('This credential names no session to end: the service key, or a token made before ' +
+        'sessions existed (it stops working when it expires)')
+    }
+    await writeTurn(app.sqlite)
+    app.sessions.end(sid)
+    return { success: true as const, message: 'Signed out: this session\'s token no longer works' }
   })
 
   app.get('/auth/me', {

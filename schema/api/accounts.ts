@@ -24,13 +24,18 @@ export const SignupResponse = Type.Object({
 
 export const LoginBody = Type.Object({
   email: Type.String({ minLength: 1, maxLength: 254 }),
-  password: Type.String({ minLength: 1, maxLength: 1024 })
+  password: Type.String({ minLength: 1, maxLength: 1024 }),
+  cookie: Type.Optional(Type.Boolean({ description: 'true: the session token is set as the console\'s HttpOnly ' +
+    'cookie instead of being returned (send `x-cairn-csrf: 1` too)' }))
 }, { additionalProperties: false })
 export type LoginBody = Static<typeof LoginBody>
 
 export const LoginResponse = Type.Object({
   success: Type.Literal(true),
-  data: Type.Object({ token: Type.String(), expiresAt: Timestamp })
+  data: Type.Object({
+    token: Type.Optional(Type.String({ description: 'absent when the token was set as the console\'s cookie' })),
+    expiresAt: Timestamp
+  })
 })
 
 export const WorkspaceSummary = Type.Object({ id: Uuid, name: Type.String(), role: OrgRoleSchema })

@@ -8,6 +8,7 @@ import { forbidden, unauthorized, badRequest } from '../http/errors.js'
 import { and, eq, sql } from 'drizzle-orm'
 import { organizations, users, workspaceMembers, workspaces } from '../../schema/tables/accounts.js'
 import { apiKeys } from '../../schema/tables/api-keys.js'
+import { checkCsrf, createSessionStore, sessionCookieToken, type SessionStore } from './console-session.js'
 
 export type OrgRole = 'owner' | 'admin' | 'member'
 export type WorkspaceRole = 'owner' | 'admin' | 'member'
@@ -50,12 +51,13 @@ declare module 'fastify' {
 
 declare module '@fastify/jwt' {
   interface FastifyJWT {
-    payload: { sub: string; cid: string }
+    /** `sid`: the session (src/auth/console-session.ts); tokens made before sessions existed have none */
+    payload: { sub: string; cid: string; sid?: string }
   }
 }
 
 /** A session token whose signature checked out: its claims, and when it expires (epoch ms). */
-interface VerifiedToken { readonly sub: unknown; readonly cid: unknown; readonly expiresMs: number }
+interface VerifiedToken { readonly sub: unknown; readonly cid: unknown; readonly sid: unknown; readonly expiresMs: number }
 
 /** The columns of a user a principal is made of. */
 type Caller = Pick<typeof users.$inferSelect, 'id' | 'customerId' | 'orgRole' | 'email' | 'name'>
@@ -88,8 +90,8 @@ async function authPlugin(app: FastifyInstance,
   const verifiedHeaders = new Map<string, VerifiedToken>()
   function verifyToken(header: string, token: string): VerifiedToken {
     verifiedHeaders.delete(header) // an expired entry: verified again, which says why it is refused
-    const payload = app.jwt.verify<{ sub?: unknown; cid?: unknown; exp?: unknown }>(token)
-    const entry = { sub: payload.sub, cid: payload.cid,
+    const payload = app.jwt.verify<{ sub?: unknown; cid?: unknown; sid?: unknown; exp?: unknown }>(token)
+    const entry = { sub: payload.sub, cid: payload.cid, sid: payload.sid,
       expiresMs: typeof payload.exp === 'number' ? payload.exp * 1000 : Infinity }
     if (verifiedHeaders.size >= 10_000) verifiedHeaders.clear()
     verifiedHeaders.set(header, entry)
@@ -122,6 +124,7 @@ async function authPlugin(app: FastifyInstance,
 
   // principals and memberships are served from memory; the cache empties itself on any change (see db/table-cache.ts)
   const cache = createTableCache(sqlite, { name: 'auth', tables: AUTH_TABLES })
+  const sessions = createSessionStore(sqlite, db)
 
   /** Principals are shared by the requests of one caller: frozen, so no route can change another's. */
   function fromUser(kind: Principal['kind'], row: Caller | undefined): Principal | undefined {
@@ -174,6 +177,10 @@ async function authPlugin(app: FastifyInstance,
     const user = typeof sub === 'string'
       ? cache.get(`u:${sub}`, () => fromUser('jwt', userById.get({ id: sub }))) : undefined
     if (!user || user.customerId !== payload.cid) throw unauthorized('Invalid token')
+    // a session that was ended (logout) or is unknown refuses its token, wherever it was copied
+    if (payload.sid !== undefined && (typeof payload.sid !== 'string' || !sessions.isLive(payload.sid, user.userId))) {
+      throw unauthorized('The session has ended: sign in again')
+    }
     return user
   }
 
@@ -196,6 +203,12 @@ async function authPlugin(app: FastifyInstance,
     }
     const apiKey = request.headers['x-api-key']
     if (typeof apiKey === 'string') return resolveApiKey(apiKey.trim())
+    // the console's cookie, only when no other credential came: a forged cross-site write is refused first
+    const cookie = sessionCookieToken(request)
+    if (cookie !== undefined) {
+      checkCsrf(request, app.config.publicUrl)
+      return resolveJwt(`cookie ${cookie}`, cookie)
+    }
     return null
   }
 
@@ -218,6 +231,7 @@ async function authPlugin(app: FastifyInstance,
   app.decorate('workspaceFor', workspaceFor)
   app.decorate('workspaceIdsOf', workspaceIdsOf)
   app.decorate('authCache', cache)
+  app.decorate('sessions', sessions)
   app.decorateRequest('principal', null)
   app.decorateRequest('workspace', null)
 
@@ -266,6 +280,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** users, keys and memberships kept in memory, emptied on every change to their tables */
     authCache: TableCache
+    /** sign-in sessions: started by login and sign-up, ended by logout */
+    sessions: SessionStore
     workspaceFor(principal: Principal, workspaceId: string): WorkspaceContext
     /** the ids of the user's workspaces in that organization, from memory (emptied with the auth cache) */
     workspaceIdsOf(userId: string, customerId: string): readonly string[]

@@ -27,6 +27,7 @@ export const ERROR_CODE_DESCRIPTIONS = {
   API_KEY_NOT_ALLOWED: 'API keys cannot be used on this route (403)',
   INSUFFICIENT_SCOPE: 'The API key lacks the scope this route needs (403)',
   SIGNUP_CLOSED: 'Sign-up is closed (403)',
+  CSRF_REJECTED: 'A change carried by the console\'s cookie without `x-cairn-csrf: 1`, or from another origin (403)',
   HUMAN_REVIEW_REQUIRED: 'An API key cannot approve or reject, or lift the policy of, an artifact whose ' +
     'review_policy is request_review: a person decides (403)',
   WORKFLOW_FORBIDDEN: 'Changing, scheduling or deleting a workflow needs its creator or a workspace owner/admin (403)',

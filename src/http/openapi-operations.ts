@@ -41,7 +41,12 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     'Creates a user, a new organization (the caller its owner) and a first workspace, and returns a session token. ' +
       'Closed (403) unless CAIRN_SIGNUP allows it.', 'The new account, its token, organization and workspace'),
   'POST /api/v2/auth/login': op('authLogin', 'accounts',
-    'Exchanges email and password for a JWT. Any mismatch is the same 401.', 'A session token and its expiry'),
+    'Exchanges email and password for a JWT. Any mismatch is the same 401. With `cookie: true` (and the header ' +
+      '`x-cairn-csrf: 1`) the token is set as the console\'s HttpOnly cookie instead of being returned.',
+    'A session token and its expiry'),
+  'POST /api/v2/auth/logout': op('authLogout', 'accounts',
+    'Ends the session of the token (or console cookie) the request carries: that token stops working at once, ' +
+      'wherever it was copied. The console\'s cookie is removed.', 'The session has ended'),
   'GET /api/v2/auth/me': op('authMe', 'accounts', 'The caller, their organization role and their workspaces.',
     'The caller and their workspaces'),
   'POST /api/v2/users': op('usersCreate', 'accounts',

@@ -94,9 +94,28 @@ const EXPAND_MESSAGES = 64
 const EXPAND_BATCH = 200
 /** messages read per query, and kept waiting for a free slot at most about twice that */
 const FETCH_BATCH = 256
-/** first attempts in flight at once, in all and per webhook (a slow receiver takes only its own slots) */
+/**
+ * first attempts in flight at once: in all, per organization and per webhook. The slots are shared fairly: an
+ * organization takes at most half of them, and its turn comes round after every other's (so one tenant's slow
+ * receivers take only its own share, and another tenant's deliveries start at once)
+ */
 const MAX_IN_FLIGHT = 64
+const MAX_PER_ORG = 32
 const MAX_PER_HOOK = 16
+/**
+ * an attempt in flight this long no longer counts against MAX_IN_FLIGHT, only against its organization's and
+ * webhook's slots: receivers that hold their requests open until the timeout cannot fill the shared slots. A held
+ * request costs a socket and no CPU; MAX_OPEN bounds them all
+ */
+const SLOW_MS = 1000
+const MAX_OPEN = 512
+/**
+ * messages of one organization kept waiting for a slot at most: the fetch passes over the rest (and reads the
+ * others' behind them), and comes back for them once that organization's waiting ones are half gone. All the
+ * organizations' waiting messages together stay under MAX_WAITING
+ */
+const MAX_WAITING_PER_ORG = 128
+const MAX_WAITING = 1024
 /** attempts started per event-loop turn, so that finished ones are taken in between */
 const STARTS_PER_TURN = 16
 /**
@@ -209,9 +228,11 @@ const recorder = createRecorder<Outcome>((outcomes) => {
       return outbox.record(recording, aside)
     })
     if (retriesQueued) post({ retries: true })
+    for (let i = 0; i < recorded; i++) held.delete(outcomes[i].row.seq)
     return recorded
   } catch (err) {
-    // their messages stay pending: the next run attempts them again
+    // their messages stay pending: a run attempts them again
+    for (const o of outcomes) held.delete(o.row.seq)
     post({ log: 'error', msg: 'webhook attempts not recorded', fields: { error: (err as Error).message,
       attempts: outcomes.length } })
     return outcomes.length
@@ -221,7 +242,7 @@ const recorder = createRecorder<Outcome>((outcomes) => {
 /** a run's attempts in flight and the single ones listen to it (one listener each) */
 function stopper() {
   const controller = new AbortController()
-  setMaxListeners(MAX_IN_FLIGHT + 64, controller.signal)
+  setMaxListeners(MAX_OPEN + 64, controller.signal)
   return controller
 }
 /** aborted by `stop` and `close`: the run's attempts and the single ones in flight */
@@ -237,6 +258,11 @@ let messageAdded = false
  * cut short by a crash is still pending, and sent by the next run as any message of a crashed process.
  */
 const pinging = new Set<number>()
+/**
+ * the messages a run holds: waiting for a slot, in flight, or attempted and not recorded yet (still pending in the
+ * file). A run that reads pending messages again (after passing over an organization's) leaves them alone
+ */
+const held = new Set<number>()
 /** set while the run waits: for an attempt to finish, or for a new event */
 let wake: (() => void) | undefined
 
@@ -246,9 +272,19 @@ let wake: (() => void) | undefined
  * aborts the attempts in flight; their messages stay pending.
  */
 async function fanoutUntilDone(signal: AbortSignal) {
-  const waiting = new Map<string, OutboxMessage[]>()
+  /** organization → webhook → its waiting messages; both maps in the order of their next turn */
+  const waiting = new Map<string, Map<string, OutboxMessage[]>>()
+  const waitingOf = new Map<string, number>()
+  const perOrg = new Map<string, number>()
   const perHook = new Map<string, number>()
   const inFlight = new Set<Promise<void>>()
+  /** attempts in flight for less than SLOW_MS */
+  let fast = 0
+  /**
+   * organizations whose messages the fetch passes over (MAX_WAITING_PER_ORG of theirs wait): the first seq it
+   * passed over, read again once their waiting ones are half gone
+   */
+  const passedOver = new Map<string, number>()
   let waitingCount = 0
   let cursor = 0
   let morePending = true
@@ -281,6 +317,50 @@ async function fanoutUntilDone(signal: AbortSignal) {
   })
   const onAbort = () => wake?.()
   signal.addEventListener('abort', onAbort, { once: true })
+  const canStart = () => fast < MAX_IN_FLIGHT && inFlight.size < MAX_OPEN
+  const waitingPassedOver = () => {
+    let n = 0
+    for (const org of passedOver.keys()) n += waitingOf.get(org) ?? 0
+    return n
+  }
+  /** the first attempt of a waiting message */
+  const start = (row: OutboxMessage, org: string) => {
+    const hookId = row.webhookId
+    waitingCount--
+    const left = waitingOf.get(org)! - 1
+    if (left === 0) waitingOf.delete(org)
+    else waitingOf.set(org, left)
+    perOrg.set(org, (perOrg.get(org) ?? 0) + 1)
+    perHook.set(hookId, (perHook.get(hookId) ?? 0) + 1)
+    fast++
+    let slowTimer: NodeJS.Timeout | undefined = setTimeout(() => {
+      slowTimer = undefined
+      fast--
+      wake?.()
+    }, SLOW_MS)
+    let recorded = false
+    const p: Promise<void> = attempt(row, newDeliveryId(), signal).then((a) => {
+      if (signal.aborted) return
+      recorder.later({ row, attempt: a, kind: 'first', retry: 0 })
+      recorded = true
+    }).finally(() => {
+      if (slowTimer) {
+        clearTimeout(slowTimer)
+        fast--
+      }
+      // an attempt cut short stays pending, for a run to come
+      if (!recorded) held.delete(row.seq)
+      inFlight.delete(p)
+      const inOrg = perOrg.get(org)! - 1
+      if (inOrg === 0) perOrg.delete(org)
+      else perOrg.set(org, inOrg)
+      const inHook = perHook.get(hookId)! - 1
+      if (inHook === 0) perHook.delete(hookId)
+      else perHook.set(hookId, inHook)
+      wake?.()
+    })
+    inFlight.add(p)
+  }
   /** when the last expansion that emptied the outbox ran (performance.now()), or -Infinity */
   let drainedAt = -Infinity
   /**
@@ -310,16 +390,27 @@ async function fanoutUntilDone(signal: AbortSignal) {
         if (messages > 0) morePending = true
         if (events > 0) expandEvents = eventsPerExpansion(events, messages, EXPAND_MESSAGES, EXPAND_BATCH)
       }
-      if (morePending && waitingCount < FETCH_BATCH) {
-        const rows = outbox.pendingAfter(cursor, FETCH_BATCH)
+      // the messages of organizations passed over count only against MAX_WAITING: the others' are read meanwhile
+      if (morePending && waitingCount - waitingPassedOver() < FETCH_BATCH && waitingCount < MAX_WAITING) {
+        const rows = outbox.pendingAfter(cursor, FETCH_BATCH, [...passedOver.keys()])
         if (rows.length < FETCH_BATCH) morePending = false
         for (const row of rows) {
           cursor = row.seq
-          if (pinging.has(row.seq)) continue
+          if (pinging.has(row.seq) || held.has(row.seq)) continue
           if (!row.active) { outbox.fail(row.seq); continue }
-          const list = waiting.get(row.webhookId)
+          const org = row.customerId
+          const n = waitingOf.get(org) ?? 0
+          if (n >= MAX_WAITING_PER_ORG) {
+            if (!passedOver.has(org)) passedOver.set(org, row.seq)
+            continue
+          }
+          waitingOf.set(org, n + 1)
+          let hooks = waiting.get(org)
+          if (!hooks) waiting.set(org, hooks = new Map())
+          const list = hooks.get(row.webhookId)
           if (list) list.push(row)
-          else waiting.set(row.webhookId, [row])
+          else hooks.set(row.webhookId, [row])
+          held.add(row.seq)
           waitingCount++
         }
         if (rows.length > 0) pacer.spread(waitingCount)
@@ -327,36 +418,45 @@ async function fanoutUntilDone(signal: AbortSignal) {
       const allowed = pacer.allowed(performance.now(), waitingCount, morePending || expansionLeftMore)
       const paced = allowed !== Infinity
       const limit = Math.min(allowed, STARTS_PER_TURN)
-      // round robin over the webhooks with a free slot
+      // round robin over the organizations with a free slot, and within each over its webhooks with one
       let started = 0
       let progress = true
-      while (progress && inFlight.size < MAX_IN_FLIGHT && started < limit) {
+      while (progress && canStart() && started < limit) {
         progress = false
-        for (const [hookId, list] of waiting) {
-          if (inFlight.size >= MAX_IN_FLIGHT || started >= limit) break
-          const busy = perHook.get(hookId) ?? 0
-          if (busy >= MAX_PER_HOOK) continue
+        for (const [org, hooks] of waiting) {
+          if (!canStart() || started >= limit) break
+          if ((perOrg.get(org) ?? 0) >= MAX_PER_ORG) continue
+          let hookId: string | undefined
+          for (const id of hooks.keys()) {
+            if ((perHook.get(id) ?? 0) < MAX_PER_HOOK) { hookId = id; break }
+          }
+          if (hookId === undefined) continue
+          const list = hooks.get(hookId)!
           const row = list.shift()!
-          if (list.length === 0) waiting.delete(hookId)
-          waitingCount--
-          perHook.set(hookId, busy + 1)
-          const p: Promise<void> = attempt(row, newDeliveryId(), signal).then((a) => {
-            if (!signal.aborted) recorder.later({ row, attempt: a, kind: 'first', retry: 0 })
-          }).finally(() => {
-            inFlight.delete(p)
-            perHook.set(hookId, perHook.get(hookId)! - 1)
-            wake?.()
-          })
-          inFlight.add(p)
+          // both go to the back of their turn (a Map re-visits an entry set again during its iteration: the pass
+          // goes on round the organizations until the limits are met or none can start)
+          hooks.delete(hookId)
+          if (list.length > 0) hooks.set(hookId, list)
+          waiting.delete(org)
+          if (hooks.size > 0) waiting.set(org, hooks)
+          start(row, org)
           started++
           progress = true
         }
+      }
+      // an organization passed over whose waiting messages are half gone: the fetch reads its messages again from
+      // the first it passed over (the others' met again are held, or no longer pending)
+      for (const [org, from] of passedOver) {
+        if ((waitingOf.get(org) ?? 0) > MAX_WAITING_PER_ORG / 2) continue
+        passedOver.delete(org)
+        cursor = Math.min(cursor, from - 1)
+        morePending = true
       }
       pacer.started(performance.now(), started)
       /** paced, with attempts waiting and a free slot: ms until the next step (undefined when due: a finished
        * attempt frees the slot it waits for) */
       const step = pacer.dueIn(performance.now())
-      const paceIn = paced && waitingCount > 0 && inFlight.size < MAX_IN_FLIGHT && step > 0 ? step : undefined
+      const paceIn = paced && waitingCount > 0 && canStart() && step > 0 ? step : undefined
       // an expansion held back by EXPAND_EVERY_MS: how long until it is due
       const due = expandIn()
       const heldFor = due > 0 && due !== Infinity ? due : undefined
@@ -387,6 +487,10 @@ async function fanoutUntilDone(signal: AbortSignal) {
     recorder.flush()
     if (signal.aborted) throw new Error('stopped')
   } finally {
+    // messages never started stay pending, for the next run
+    for (const hooks of waiting.values()) {
+      for (const list of hooks.values()) for (const row of list) held.delete(row.seq)
+    }
     signal.removeEventListener('abort', onAbort)
     listenWithoutRun(wakeFlags)
   }

@@ -15,7 +15,8 @@ type WebhookMessage = typeof webhookMessages.$inferSelect
 /** A message with what an attempt needs: its event's body and its webhook's address and secrets. */
 export type OutboxMessage = Pick<WebhookMessage, 'seq' | 'id' | 'webhookId' | 'state'>
   & Pick<WebhookEvent, 'event' | 'body'> & { timestamp: WebhookEvent['createdAt'] }
-  & Pick<Webhook, 'url' | 'signingSecret' | 'previousSigningSecret' | 'previousSecretExpiresAt' | 'active'>
+  & Pick<Webhook, 'url' | 'signingSecret' | 'previousSigningSecret' | 'previousSecretExpiresAt' | 'active'
+    | 'customerId'>
 
 /**
  * first: the fan-out's attempt; retry: the n-th automatic retry; redeliver: asked for by the API (one attempt,
@@ -233,14 +234,15 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
     state: webhookMessages.state, event: webhookEvents.event, body: webhookEvents.body,
     timestamp: webhookEvents.createdAt, url: webhooks.url, signingSecret: webhooks.signingSecret,
     previousSigningSecret: webhooks.previousSigningSecret, previousSecretExpiresAt: webhooks.previousSecretExpiresAt,
-    active: webhooks.active
+    active: webhooks.active, customerId: webhooks.customerId
   }).from(webhookMessages)
     .innerJoin(webhookEvents, eq(webhookEvents.seq, webhookMessages.eventSeq))
     // the event's own workspace, as the expansion joined them: never another workspace's event, whatever a seq names
     .innerJoin(webhooks, and(eq(webhooks.id, webhookMessages.webhookId),
       eq(webhooks.workspaceId, webhookEvents.workspaceId)))
   const pendingAfter = messages()
-    .where(and(sql`${webhookMessages.state} = 'pending'`, gt(webhookMessages.seq, p('after'))))
+    .where(and(sql`${webhookMessages.state} = 'pending'`, gt(webhookMessages.seq, p('after')),
+      sql`${webhooks.customerId} NOT IN (SELECT value FROM json_each(${p('skip')}))`))
     .orderBy(webhookMessages.seq).limit(boundLimit('limit')).prepare()
   const bySeq = messages().where(eq(webhookMessages.seq, p('seq'))).prepare()
   const countAttempt = db.update(webhookMessages).set({ attempts: sql`${webhookMessages.attempts} + 1`,
@@ -354,7 +356,9 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
     /** a message of one event for one webhook (test pings, jobs of an earlier version): its seq */
     addMessage: (eventSeq: number, webhookId: string) => Number(insertMessage.run({ id: newMessageId(), eventSeq,
       webhookId, now: new Date().toISOString() }).lastInsertRowid),
-    pendingAfter: (seq: number, limit: number): OutboxMessage[] => pendingAfter.all({ after: seq, limit }),
+    /** pending messages after `seq`, in order, but none of the organizations in `skip` */
+    pendingAfter: (seq: number, limit: number, skip: readonly string[] = []): OutboxMessage[] =>
+      pendingAfter.all({ after: seq, limit, skip: JSON.stringify(skip) }),
     message: (seq: number): OutboxMessage | undefined => bySeq.get({ seq }),
     fail: (seq: number) => setState.run({ state: 'failed', now: new Date().toISOString(), seq }),
     /**

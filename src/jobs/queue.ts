@@ -7,6 +7,7 @@ import { jobs } from '../../schema/tables/jobs.js'
 import type { Db } from '../db/index.js'
 import { boundLimit, fixedLimit, preparedWrite } from '../db/prepared.js'
 import { afterWriteTurn, writeTurn } from '../db/write-intent.js'
+import { diskFullPause, isDiskFull } from '../db/disk-full.js'
 import type { PayloadOf } from './payloads.js'
 
 export type { JobPayloads, JobName, PayloadOf } from './payloads.js'
@@ -84,8 +85,21 @@ export function jobInsert(db: Db, sqlite: Database.Database, status: 'queued' | 
   }))
 }
 
-/** `sqlite` is db's connection: the writes of every job are preparedWrite statements on it */
-export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBaseLogger): JobQueue {
+export interface JobQueueOptions {
+  /** the first wait of the queue after a write found the disk full (default 1 s), doubled per failure up to a minute */
+  diskFullWaitMs?: number
+}
+
+/**
+ * `sqlite` is db's connection: the writes of every job are preparedWrite statements on it.
+ *
+ * A full disk pauses the queue instead of ending the process: a claim that fails for lack of space, or a handler that
+ * does, makes the queue wait (1 s, doubled per failure, at most a minute) and try again; a handler that failed for
+ * lack of space does not spend an attempt. A job's end that cannot be written waits in memory and is written before
+ * the next claim (or, after a crash, the job runs again: it was still `running`).
+ */
+export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBaseLogger,
+  options: JobQueueOptions = {}): JobQueue {
   const handlers = new Map<string, { handler: JobHandler; options: Required<JobTypeOptions> }>()
   const running = new Set<Promise<void>>()
   const runningByType = new Map<string, number>()
@@ -95,6 +109,9 @@ export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBa
   let stopped = false
   let scheduled = false
   let timer: NodeJS.Timeout | undefined
+  const pause = diskFullPause(log, 'background jobs', { firstWaitMs: options.diskFullWaitMs })
+  /** ends of jobs not written yet (the disk was full): written before the next claim */
+  const unsettled: Array<() => void> = []
 
   const p = sql.placeholder
   const insert = jobInsert(db, sqlite, 'queued')
@@ -105,6 +122,11 @@ export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBa
     .where(eq(jobs.id, p('id'))))
   const markFailed = preparedWrite(sqlite, db.update(jobs)
     .set({ status: 'failed', lastError: sql`${p('error')}`, updatedAt: sql`${p('now')}` })
+    .where(eq(jobs.id, p('id'))))
+  // the disk was full: it runs again once there is space, without spending an attempt
+  const markPaused = preparedWrite(sqlite, db.update(jobs)
+    .set({ status: 'queued', attempts: sql`${jobs.attempts} - 1`, runAt: sql`${p('runAt')}`,
+      lastError: sql`${p('error')}`, updatedAt: sql`${p('now')}` })
     .where(eq(jobs.id, p('id'))))
   // shutdown interrupted it: it runs again after the next start without spending an attempt
   const markInterrupted = preparedWrite(sqlite, db.update(jobs)
@@ -162,7 +184,8 @@ export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBa
    * event loop free meanwhile. With none due it reads only (see claim), and goes on at once.
    */
   function tickInTurn() {
-    const due = nextDueAt()
+    let due: number | undefined
+    try { due = nextDueAt() } catch { /* the turn itself meets the error */ }
     if (due !== undefined && due <= Date.now()) afterWriteTurn(sqlite, tick)
     else tick()
   }
@@ -170,6 +193,39 @@ export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBa
   function tick() {
     scheduled = false
     if (stopped) return
+    let sleep: number
+    try {
+      sleep = turn()
+    } catch (err) {
+      // never thrown out of a timer, which would end the process
+      if (isDiskFull(err)) sleep = pause.failed(err)
+      else {
+        log.error({ err }, 'job queue: could not claim jobs')
+        sleep = MAX_SLEEP_MS
+      }
+    }
+    timer = setTimeout(schedule, sleep)
+    // an idle() waiter keeps the process alive; otherwise the runner never does
+    if (idleWaiters.length === 0) timer.unref()
+  }
+
+  /** the ends kept back written, then the due jobs started (unless the disk was full a moment ago): the sleep */
+  function turn(): number {
+    settle()
+    const paused = pause.left()
+    if (paused > 0) return paused
+    startDue()
+    // each finished job schedules the next turn; this timer catches jobs that come due meanwhile
+    if (running.size > 0) return MAX_SLEEP_MS
+    const due = nextDueAt()
+    if (due === undefined) {
+      for (const w of idleWaiters.splice(0)) w()
+      return MAX_SLEEP_MS
+    }
+    return Math.min(Math.max(due - Date.now(), 0), MAX_SLEEP_MS)
+  }
+
+  function startDue() {
     for (const row of claim()) {
       runningByType.set(row.type, (runningByType.get(row.type) ?? 0) + 1)
       const p = run(row).finally(() => {
@@ -179,54 +235,74 @@ export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBa
       })
       running.add(p)
     }
-    if (running.size > 0) {
-      // each finished job schedules the next turn; this timer catches jobs that come due meanwhile
-      timer = setTimeout(schedule, MAX_SLEEP_MS)
-    } else {
-      const due = nextDueAt()
-      if (due === undefined) for (const w of idleWaiters.splice(0)) w()
-      timer = setTimeout(schedule,
-        due === undefined ? MAX_SLEEP_MS : Math.min(Math.max(due - Date.now(), 0), MAX_SLEEP_MS))
+  }
+
+  /** writes the ends of jobs kept while the disk was full (throws when one still cannot be written) */
+  function settle() {
+    while (unsettled.length > 0) {
+      unsettled[0]()
+      unsettled.shift()
     }
-    // an idle() waiter keeps the process alive; otherwise the runner never does
-    if (idleWaiters.length === 0) timer.unref()
+  }
+
+  /** a job's end, written now, or kept for the next turn when it cannot be */
+  function end(write: () => void) {
+    try {
+      write()
+    } catch (err) {
+      unsettled.push(write)
+      if (isDiskFull(err)) pause.failed(err)
+      else log.error({ err }, 'job queue: the end of a job could not be written; trying again')
+    }
   }
 
   async function run(row: JobRow) {
     const entry = handlers.get(row.type)!
-    let payload: unknown
+    let failure: { err: unknown } | undefined
     try {
-      payload = JSON.parse(row.payload)
-      await entry.handler(payload, {
+      await entry.handler(JSON.parse(row.payload), {
         jobId: row.id,
         attempt: row.attempts,
         maxAttempts: row.maxAttempts,
         signal: abort.signal
       })
-      // a job's end is a write: after another thread's writer has let go of the lock, the event loop free
-      await writeTurn(sqlite)
-      markDone.run({ id: row.id })
-      if (jobOutcomes.hasSubscribers) jobOutcomes.publish({ type: row.type, outcome: 'completed' })
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err)
-      // decided as the handler ends: a stop that comes during the write turn does not make a failure an interruption
-      const interrupted = stopped && abort.signal.aborted && !(err instanceof PermanentJobError)
-      await writeTurn(sqlite)
-      const now = new Date().toISOString()
-      if (interrupted) {
-        markInterrupted.run({ id: row.id, now })
-        return
-      }
-      if (err instanceof PermanentJobError || row.attempts >= row.maxAttempts) {
-        markFailed.run({ error: message, now, id: row.id })
-        if (jobOutcomes.hasSubscribers) jobOutcomes.publish({ type: row.type, outcome: 'failed' })
-        log.warn({ jobId: row.id, type: row.type, attempts: row.attempts, error: message }, 'job failed')
-      } else {
-        const delay = Math.min(entry.options.backoffMs * 2 ** (row.attempts - 1), MAX_BACKOFF_MS)
-        markRetry.run({ runAt: Date.now() + delay, error: message, now, id: row.id })
-        if (jobOutcomes.hasSubscribers) jobOutcomes.publish({ type: row.type, outcome: 'retried' })
-        log.info({ jobId: row.id, type: row.type, attempts: row.attempts, retryInMs: delay }, 'job will be retried')
-      }
+      failure = { err }
+    }
+    // decided as the handler ends: a stop that comes during the write turn does not make a failure an interruption
+    const interrupted = failure !== undefined && stopped && abort.signal.aborted &&
+      !(failure.err instanceof PermanentJobError)
+    // a job's end is a write: after another thread's writer has let go of the lock, the event loop free meanwhile
+    await writeTurn(sqlite)
+    if (!failure) {
+      end(() => {
+        markDone.run({ id: row.id })
+        pause.succeeded()
+        if (jobOutcomes.hasSubscribers) jobOutcomes.publish({ type: row.type, outcome: 'completed' })
+      })
+      return
+    }
+    const err = failure.err
+    const message = err instanceof Error ? err.message : String(err)
+    const now = new Date().toISOString()
+    if (interrupted) {
+      end(() => markInterrupted.run({ id: row.id, now }))
+      return
+    }
+    if (isDiskFull(err) && !(err instanceof PermanentJobError)) {
+      const wait = pause.failed(err)
+      end(() => markPaused.run({ runAt: Date.now() + wait, error: message, now, id: row.id }))
+      return
+    }
+    if (err instanceof PermanentJobError || row.attempts >= row.maxAttempts) {
+      end(() => markFailed.run({ error: message, now, id: row.id }))
+      if (jobOutcomes.hasSubscribers) jobOutcomes.publish({ type: row.type, outcome: 'failed' })
+      log.warn({ jobId: row.id, type: row.type, attempts: row.attempts, error: message }, 'job failed')
+    } else {
+      const delay = Math.min(entry.options.backoffMs * 2 ** (row.attempts - 1), MAX_BACKOFF_MS)
+      end(() => markRetry.run({ runAt: Date.now() + delay, error: message, now, id: row.id }))
+      if (jobOutcomes.hasSubscribers) jobOutcomes.publish({ type: row.type, outcome: 'retried' })
+      log.info({ jobId: row.id, type: row.type, attempts: row.attempts, retryInMs: delay }, 'job will be retried')
     }
   }
 
@@ -270,6 +346,8 @@ export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBa
       if (timer) clearTimeout(timer)
       abort.abort()
       await Promise.allSettled([...running])
+      // ends the disk kept from being written: one more try (else their jobs run again after the next start)
+      try { settle() } catch { /* still running in the table: picked up again at the next start */ }
       for (const w of idleWaiters.splice(0)) w()
     },
     poke() {

@@ -4,7 +4,8 @@ import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build, tempDir } from '../helper.js'
-import { PermanentJobError } from '../../src/jobs/queue.js'
+import { createJobQueue, PermanentJobError } from '../../src/jobs/queue.js'
+import { fillDatabase, freeDatabase } from '../db/fill-disk.js'
 import { MAINTENANCE_BATCH } from '../../src/jobs/maintenance.js'
 import { INTENT, OUTBOX_HOLDER, releaseHolder, writeIntentOf, writeTurnsOf } from '../../src/db/write-intent.js'
 
@@ -266,4 +267,59 @@ t.test('a turn with nothing due does not take the write lock (it would wait for 
   }
   t.same(errors, [], 'no SQLITE_BUSY from a claim')
   t.equal(app.sqlite.prepare(`SELECT status FROM jobs WHERE type = 'test.later'`).pluck().get(), 'queued')
+})
+
+t.test('a full disk pauses the queue: a job whose writes find no space spends no attempt and runs again once ' +
+  'there is space', async (t) => {
+  const app = await build(t)
+  const queue = createJobQueue(app.db, app.sqlite, app.log, { diskFullWaitMs: 10 })
+  t.teardown(() => queue.stop())
+  app.sqlite.exec('CREATE TABLE written (b BLOB)')
+  const write = app.sqlite.prepare('INSERT INTO written VALUES (?)')
+  let runs = 0
+  queue.register('test.write', async () => { runs++; write.run(Buffer.alloc(64 * 1024)) }, { maxAttempts: 2 })
+  const ids = [1, 2, 3].map(() => queue.enqueue('test.write', {}))
+  fillDatabase(app.sqlite)
+  queue.start()
+  // each run fails with SQLITE_FULL; before, two runs failed a job for good
+  while (runs < 6) await new Promise((resolve) => setTimeout(resolve, 5))
+  const rows = () => app.sqlite.prepare(`SELECT status, attempts FROM jobs WHERE type = 'test.write'`).all() as
+    JobRow[]
+  t.equal(rows().length, 3, 'every job is still there')
+  t.ok(rows().every((r) => r.status !== 'failed' && r.attempts <= 1), 'none failed, none spent its attempts')
+  freeDatabase(app.sqlite)
+  await queue.idle()
+  t.same(rows(), [], 'once there is space, every job ran')
+  t.equal(app.sqlite.prepare('SELECT count(*) FROM written').pluck().get(), 3)
+  t.equal(app.sqlite.prepare(`SELECT count(*) FROM jobs WHERE id IN (${ids.map(() => '?').join()})`).pluck()
+    .get(...ids), 0)
+})
+
+t.test('a job\'s end that cannot be written on a full disk waits in memory: the process lives, and it is ' +
+  'written once there is space', async (t) => {
+  const app = await build(t)
+  const queue = createJobQueue(app.db, app.sqlite, app.log, { diskFullWaitMs: 10 })
+  t.teardown(() => queue.stop())
+  let runs = 0
+  // a long error message needs a page of its own: recording the failure itself finds the disk full
+  queue.register('test.fails', async () => {
+    runs++
+    if (runs === 1) throw new Error('x'.repeat(20_000))
+  }, { backoffMs: 1 })
+  const id = queue.enqueue('test.fails', {})
+  fillDatabase(app.sqlite)
+  const rejections: unknown[] = []
+  const onRejection = (err: unknown) => { rejections.push(err) }
+  process.on('unhandledRejection', onRejection)
+  t.teardown(() => { process.off('unhandledRejection', onRejection) })
+  queue.start()
+  while (runs < 1) await new Promise((resolve) => setTimeout(resolve, 5))
+  for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 5))
+  t.same(rejections, [], 'nothing thrown out of the queue (an unhandled rejection ends the process)')
+  t.equal(runs, 1, 'no job runs while its end waits to be written')
+  t.equal(app.sqlite.prepare('SELECT status FROM jobs WHERE id = ?').pluck().get(id), 'running')
+  freeDatabase(app.sqlite)
+  await queue.idle()
+  t.equal(runs, 2, 'its failure was recorded, then it was retried')
+  t.equal(app.sqlite.prepare('SELECT count(*) FROM jobs WHERE id = ?').pluck().get(id), 0)
 })

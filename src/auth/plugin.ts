@@ -57,7 +57,9 @@ declare module '@fastify/jwt' {
 }
 
 /** A session token whose signature checked out: its claims, and when it expires (epoch ms). */
-interface VerifiedToken { readonly sub: unknown; readonly cid: unknown; readonly sid: unknown; readonly expiresMs: number }
+interface VerifiedToken {
+  readonly sub: unknown; readonly cid: unknown; readonly sid: unknown; readonly expiresMs: number
+}
 
 /** The columns of a user a principal is made of. */
 type Caller = Pick<typeof users.$inferSelect, 'id' | 'customerId' | 'orgRole' | 'email' | 'name'>

@@ -31,7 +31,7 @@ t.test('cookie sign-in: HttpOnly SameSite=Strict, no token in the body, the cook
   t.notMatch(setCookie, /Secure/, 'not Secure over plain http')
   const me = await fetch(`${base}/api/v2/auth/me`, { headers: { cookie } })
   t.equal(me.status, 200)
-  t.equal((await me.json()).data.user.email, u.email)
+  t.equal((await me.json() as { data: { user: { email: string } } }).data.user.email, u.email)
   const keys = await fetch(`${base}/api/v2/api-keys`, { headers: { cookie } })
   t.equal(keys.status, 200, 'a route for people only accepts the cookie')
 })
@@ -55,7 +55,7 @@ t.test('CSRF: writes carried by the cookie need x-cairn-csrf and the own origin'
 
   const forged = await create({})
   t.equal(forged.status, 403, 'no header: refused')
-  t.equal((await forged.json()).code, 'CSRF_REJECTED')
+  t.equal((await forged.json() as { code: string }).code, 'CSRF_REJECTED')
   t.equal((await create({ 'x-cairn-csrf': '1', origin: 'https://evil.example' })).status, 403, 'another origin')
   t.equal((await create({ 'x-cairn-csrf': '1', 'sec-fetch-site': 'same-site' })).status, 403, 'a sibling site')
   t.equal((await create({ 'x-cairn-csrf': '1', 'sec-fetch-site': 'cross-site' })).status, 403, 'another site')
@@ -93,7 +93,7 @@ t.test('logout ends the session for good: a copied cookie or token stops working
 
   const again = await fetch(`${base}/api/v2/auth/me`, { headers: { cookie: copied } })
   t.equal(again.status, 401, 'the copied cookie no longer works')
-  t.equal((await again.json()).message, 'The session has ended: sign in again')
+  t.equal((await again.json() as { message: string }).message, 'The session has ended: sign in again')
   t.equal((await fetch(`${base}/api/v2/auth/me`, { headers: { cookie: other.cookie } })).status, 200,
     'another session of the same person goes on')
 

@@ -6,7 +6,8 @@ import { build, signup, addUser, createKey } from '../helper.js'
  * Who may call each route, restated from SPEC.md "Authentication" and CONTRACT.md §2–§3 (independently of
  * the capability module): `public`; `user` (a user session; API keys 403); `key` (a user session, or an
  * API key holding one of `scopes`). `wsAdmin`: workspace owners/admins only; `orgAdmin`: organization
- * owners/admins only. A route registered without a rule here fails the test.
+ * owners/admins only — whatever the credential: a key never does more than the person who owns it.
+ * A route registered without a rule here fails the test.
  */
 type Rule = { who: 'public' } | { who: 'user' | 'key'; scopes?: string[]; wsAdmin?: boolean; orgAdmin?: boolean }
 const PUBLIC: Rule = { who: 'public' }
@@ -20,7 +21,8 @@ const ANY_KEY = key(SCOPES)
 
 const RULES: Record<string, Rule> = {
   'GET /api/health': PUBLIC, 'POST /api/v2/auth/signup': PUBLIC, 'POST /api/v2/auth/login': PUBLIC,
-  'GET /api/v2/auth/me': USER, 'POST /api/v2/auth/logout': USER, 'POST /api/v2/users': { who: 'user', orgAdmin: true }, 'POST /api/v2/workspaces': USER,
+  'GET /api/v2/auth/me': USER, 'POST /api/v2/auth/logout': USER,
+  'POST /api/v2/users': { who: 'user', orgAdmin: true }, 'POST /api/v2/workspaces': USER,
   'GET /api/v2/workspaces': USER,
   'POST /api/v2/workspaces/:id/members': { who: 'user', wsAdmin: true },
   'DELETE /api/v2/workspaces/:id/members/:userId': { who: 'user', wsAdmin: true },
@@ -73,10 +75,18 @@ t.test('every route × every kind of caller', async (t) => {
   const owner = await signup(app)
   const member = await addUser(app, owner)
   const wsAdmin = await addUser(app, owner)
-  await app.inject({ method: 'POST', url: `/api/v2/workspaces/${owner.workspaceId}/members`, headers: owner.auth,
-    payload: { userId: member.userId, role: 'member' } })
-  await app.inject({ method: 'POST', url: `/api/v2/workspaces/${owner.workspaceId}/members`, headers: owner.auth,
-    payload: { userId: wsAdmin.userId, role: 'admin' } })
+  const orgAdmin = await addUser(app, owner, 'admin')
+  for (const [user, role] of [[member, 'member'], [wsAdmin, 'admin'], [orgAdmin, 'member']] as const) {
+    await app.inject({ method: 'POST', url: `/api/v2/workspaces/${owner.workspaceId}/members`, headers: owner.auth,
+      payload: { userId: user.userId, role } })
+  }
+  // every role, each with a user session and with a key of every scope that the person made for themselves
+  const people = await Promise.all(([
+    ['owner', owner, 'owner', 'owner'], ['organization admin', orgAdmin, 'admin', 'member'],
+    ['workspace admin', wsAdmin, 'member', 'admin'], ['member', member, 'member', 'member']
+  ] as const).map(async ([label, user, org, ws]) => ({ label, user, org, ws,
+    key: (await createKey(app, user, SCOPES)).key })))
+  const admin = (role: string) => role === 'owner' || role === 'admin'
   const keys = Object.fromEntries(await Promise.all(SCOPES.map(async (s) => [s,
     (await createKey(app, owner, [s])).key] as const)))
   const revoked = await createKey(app, owner, SCOPES)
@@ -123,13 +133,18 @@ t.test('every route × every kind of caller', async (t) => {
         rule.scopes!.includes(s)) t.notOk(denied(status), `${name}: key with ${s} allowed (${status})`)
       else t.equal(status, 403, `${name}: key with ${s} refused`)
     }
-    const asMember = await send({ ...member.auth, ...ws })
-    const asAdmin = await send({ ...wsAdmin.auth, ...ws })
-    t.not(asMember, 401, `${name}: member authenticated`)
-    if (rule.wsAdmin || rule.orgAdmin) t.equal(asMember, 403, `${name}: members refused`)
-    else t.not(asMember, 403, `${name}: member allowed`)
-    if (rule.orgAdmin) t.equal(asAdmin, 403, `${name}: workspace admins are not organization admins`)
-    else t.not(asAdmin, 403, `${name}: workspace admin allowed (${asAdmin})`)
+    for (const person of people) {
+      const roleAllows = (!rule.wsAdmin || admin(person.ws)) && (!rule.orgAdmin || admin(person.org))
+      const asUser = await send({ ...person.user.auth, ...ws })
+      t.not(asUser, 401, `${name}: ${person.label} authenticated`)
+      if (roleAllows) t.not(asUser, 403, `${name}: ${person.label} allowed (${asUser})`)
+      else t.equal(asUser, 403, `${name}: ${person.label} refused`)
+      const withKey = await send({ 'x-api-key': person.key, ...ws })
+      if (rule.who === 'key' && roleAllows) {
+        t.notOk(denied(withKey), `${name}: ${person.label}'s key allowed (${withKey})`)
+      }
+      else t.equal(withKey, 403, `${name}: ${person.label}'s key refused, like its person`)
+    }
   }
   t.ok(calls > 900, `${calls} calls`)
 })

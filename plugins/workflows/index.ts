@@ -9,8 +9,8 @@ import {
 import { requirePrincipal, requireWorkspaceContext, type Principal } from '../../src/auth/plugin.js'
 import { badRequest, forbidden, notFound } from '../../src/http/errors.js'
 import { definitionProblems, resolveInputs } from './definition.js'
-import { createWorkflowStore, definitionOf, toRun, toWorkflow, type WorkflowRow } from './store.js'
-import { registerWorkflowRunner, RUN_JOB } from './runner.js'
+import { createWorkflowStore, definitionOf, toRun, toWorkflow } from './store.js'
+import { createRunStarter, registerWorkflowRunner } from './runner.js'
 import { createWorkflowScheduler } from './scheduler.js'
 
 /** Workflows of a workspace (SPEC.md, CONTRACT.md §9): definitions, runs on the job queue, cron schedules. */
@@ -19,7 +19,8 @@ const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   const agents = app.agentStore
   const channels = app.channelStore
   registerWorkflowRunner(app, store, agents, app.db)
-  const scheduler = createWorkflowScheduler(app, store)
+  const startRun = createRunStarter(app, store, app.db)
+  const scheduler = createWorkflowScheduler(app, store, startRun)
   const tags = ['workflows']
 
   function scopeOf(request: FastifyRequest) {
@@ -58,12 +59,6 @@ const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
       }
     }
     if (problems.length) throw badRequest(`Invalid workflow: ${problems.join('; ')}`, 'INVALID_WORKFLOW')
-  }
-
-  const startRun = (w: WorkflowRow, userId: string, inputs: Record<string, unknown>) => {
-    const id = store.createRun(w, userId, 'api', inputs)
-    app.jobs.enqueue(RUN_JOB, { runId: id })
-    return id
   }
 
   app.post('/workflows', {
@@ -131,7 +126,7 @@ const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
     const { p, w } = findOwn(request, request.params.id)
     const { inputs, missing } = resolveInputs(definitionOf(w).inputs, request.body?.inputs ?? {})
     if (missing.length) throw badRequest(`Missing required input(s): ${missing.join(', ')}`, 'MISSING_INPUT')
-    const id = startRun(w, p.userId, inputs)
+    const id = startRun(w, p.userId, 'api', inputs)
     reply.code(202)
     return { success: true as const, run: { id, status: 'queued' } }
   })
@@ -140,8 +135,8 @@ const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
     schema: { tags, summary: 'Runs of a workflow, newest first', params: WorkflowParams, querystring: RunsQuery,
       response: { 200: RunListResponse, ...errors(403, 404) } }
   }, async (request) => {
-    const { w } = findOwn(request, request.params.id)
-    return { success: true as const, runs: store.runsOf(w.id, request.query.limit).map(toRun) }
+    const { p, w } = findOwn(request, request.params.id)
+    return { success: true as const, runs: store.runsOf(w.id, request.query.limit).map((r) => toRun(r, p.userId)) }
   })
 
   app.get('/workflow-runs/:runId', {
@@ -151,7 +146,7 @@ const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
     const { p, ws } = scopeOf(request)
     const run = store.runById(request.params.runId)
     if (!run || run.workspaceId !== ws.id || run.customerId !== p.customerId) throw notFound('Run not found')
-    return { success: true as const, run: toRun(run) }
+    return { success: true as const, run: toRun(run, p.userId) }
   })
 }
 

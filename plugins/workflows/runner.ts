@@ -4,25 +4,57 @@ import { nowIso, type Db } from '../../src/db/index.js'
 import { writeTurn } from '../../src/db/write-intent.js'
 import { toolsOf, type AgentStore } from '../../src/agents/store.js'
 import type { StepState, WorkflowStep } from '../../schema/api/workflows.js'
-import { definitionOf, type RunRow, type WorkflowRow, type WorkflowStore } from './store.js'
+import { definitionOf, type RunDefinition, type RunRow, type WorkflowRow, type WorkflowStore } from './store.js'
 import { fillStep } from './definition.js'
 
 export const RUN_JOB = 'workflow.run'
+/** finished scheduled runs kept per workflow, the newest first: as many as its run list shows at most */
+export const SCHEDULED_RUNS_KEPT = 100
+/** Fastify's default request body limit, when the app sets none */
+const DEFAULT_BODY_LIMIT = 1024 * 1024
 
 /**
- * The `workflow.run` job: runs the steps in order as the run's user (CONTRACT.md §9: who last saved the
- * definition or schedule, or who executed it), with that user's rights checked again at run time.
+ * Creates runs: the definition is fixed here, when the run is created (POST /{id}/execute, a schedule's tick), so
+ * the run executes what its user authorized, whatever is saved while it waits in the queue.
+ */
+export function createRunStarter(app: FastifyInstance, store: WorkflowStore, db: Db) {
+  return function startRun(w: WorkflowRow, userId: string, trigger: RunRow['trigger'],
+    inputs: Record<string, unknown>): string {
+    const { steps } = definitionOf(w)
+    return db.transaction(() => {
+      const id = store.createRun(w, userId, trigger, inputs, { steps })
+      app.jobs.enqueue(RUN_JOB, { runId: id })
+      // a schedule (one a second at most) would otherwise add 86,400 runs a day that nobody prunes
+      if (trigger === 'schedule') store.pruneScheduled(w.id, SCHEDULED_RUNS_KEPT)
+      return id
+    })
+  }
+}
+
+/** The definition a run executes; undefined for a run queued before definitions were fixed, edited since. */
+function definitionOfRun(run: RunRow, wf: WorkflowRow): RunDefinition | undefined {
+  if (run.definition) return JSON.parse(run.definition) as RunDefinition
+  if (wf.updatedAt > run.createdAt) return undefined
+  return { steps: definitionOf(wf).steps }
+}
+
+/**
+ * The `workflow.run` job: runs the steps fixed when the run was created, in order, as the run's user (CONTRACT.md
+ * §9: who last saved the definition or schedule, or who executed it), with that user's rights checked again when it
+ * starts and at every step.
  */
 export function registerWorkflowRunner(app: FastifyInstance, store: WorkflowStore, agents: AgentStore, db: Db) {
   const assistant = app.assistant
   const channels = app.channelStore
   const artifacts = app.artifactStore
+  // what the artifact route takes: its content travels in a request body
+  const limits = { contentBytes: app.initialConfig.bodyLimit ?? DEFAULT_BODY_LIMIT }
 
   async function execute(raw: WorkflowStep, run: RunRow, wf: WorkflowRow, principal: Principal,
     inputs: Record<string, unknown>,
     outputs: Record<string, string>, signal: AbortSignal): Promise<string> {
     const reader = assistant.readerFor(principal, run.workspaceId)
-    const step = fillStep(raw, inputs, outputs)
+    const step = fillStep(raw, inputs, outputs, limits)
     switch (step.type) {
       case 'llm':
         return (await assistant.modelFor(reader).complete([{ role: 'user', content: step.prompt }], { signal })).content
@@ -30,6 +62,7 @@ export function registerWorkflowRunner(app: FastifyInstance, store: WorkflowStor
         return (await assistant.searchKnowledge(reader, step.query,
           step.limit ?? 5)).map((h) => h.chunk.text).join('\n\n')
       case 'agent': {
+        // an agent cannot be changed, only deleted (then the step fails)
         const agent = agents.find(principal.customerId, step.agentId)
         if (!agent) throw new Error(`agent ${step.agentId} no longer exists`)
         return (await assistant.converse({
@@ -55,6 +88,19 @@ export function registerWorkflowRunner(app: FastifyInstance, store: WorkflowStor
     const run = store.runById(payload.runId)
     if (!run || run.status === 'completed' || run.status === 'failed') return
     const save = (fields: Parameters<WorkflowStore['updateRun']>[1]) => store.updateRun(run.id, fields)
+    try {
+      await runSteps(run, save, ctx.signal)
+    } catch (err) {
+      // the last attempt: the run is failed rather than left queued or running for good (a schedule waits for it)
+      if (!ctx.signal.aborted && ctx.attempt >= ctx.maxAttempts) {
+        save({ status: 'failed', error: 'The run stopped unexpectedly', finishedAt: nowIso() })
+      }
+      throw err
+    }
+  }, { maxAttempts: 2, concurrency: 2 })
+
+  async function runSteps(run: RunRow, save: (fields: Parameters<WorkflowStore['updateRun']>[1]) => void,
+    signal: AbortSignal) {
     const startedAt = run.startedAt ?? nowIso()
     save({ status: 'running', startedAt, steps: '[]' })
     const wf = store.byId(run.workflowId)
@@ -66,22 +112,28 @@ export function registerWorkflowRunner(app: FastifyInstance, store: WorkflowStor
         finishedAt: nowIso() })
       return
     }
+    const definition = definitionOfRun(run, wf)
+    if (!definition) {
+      save({ status: 'failed', error: 'The workflow was changed after this run was queued; execute it again',
+        finishedAt: nowIso() })
+      return
+    }
     const principal: Principal = { kind: 'jwt', userId: user.id, customerId: user.customerId, orgRole: user.orgRole,
       email: user.email, name: user.name }
     const inputs = JSON.parse(run.inputs) as Record<string, unknown>
     const outputs: Record<string, string> = {}
     const states: StepState[] = []
-    for (const step of definitionOf(wf).steps) {
+    for (const step of definition.steps) {
       const state: StepState = { id: step.id, type: step.type, status: 'running', started_at: nowIso() }
       states.push(state)
       save({ steps: JSON.stringify(states) })
       try {
-        state.output = await execute(step, run, wf, principal, inputs, outputs, ctx.signal)
+        state.output = await execute(step, run, wf, principal, inputs, outputs, signal)
         outputs[step.id] = state.output
         state.status = 'completed'
         state.finished_at = nowIso()
       } catch (err) {
-        if (ctx.signal.aborted) throw err
+        if (signal.aborted) throw err
         state.status = 'failed'
         state.error = (err as Error).message
         state.finished_at = nowIso()
@@ -93,7 +145,7 @@ export function registerWorkflowRunner(app: FastifyInstance, store: WorkflowStor
       // after the step (a model's answer, a search): a write turn before the next write (src/db/write-intent.ts); a
       // stop that came meanwhile ends the run here, as during a step (it is taken up again after the restart)
       await writeTurn(app.sqlite)
-      ctx.signal.throwIfAborted()
+      signal.throwIfAborted()
     }
     const finishedAt = nowIso()
     // the run's completion and its event's outbox row commit together
@@ -105,5 +157,5 @@ export function registerWorkflowRunner(app: FastifyInstance, store: WorkflowStor
         started_at: startedAt, finished_at: finishedAt, duration_ms: Date.parse(finishedAt) - Date.parse(startedAt)
       })
     })
-  }, { maxAttempts: 2, concurrency: 2 })
+  }
 }

@@ -2,10 +2,14 @@ import type { FastifyInstance } from 'fastify'
 import { Cron } from 'croner'
 import { definitionOf, type WorkflowRow, type WorkflowStore } from './store.js'
 import { resolveInputs } from './definition.js'
-import { RUN_JOB } from './runner.js'
+import type { createRunStarter } from './runner.js'
 
-/** Cron schedules of workflows: a tick starts a run as the user who last saved the schedule (`updated_by`). */
-export function createWorkflowScheduler(app: FastifyInstance, store: WorkflowStore) {
+/**
+ * Cron schedules of workflows: a tick starts a run as the user who last saved the schedule (`updated_by`). A tick
+ * while the previous scheduled run still waits in the queue is skipped: a busy queue never piles up a schedule's runs.
+ */
+export function createWorkflowScheduler(app: FastifyInstance, store: WorkflowStore,
+  startRun: ReturnType<typeof createRunStarter>) {
   const crons = new Map<string, Cron>()
 
   function unschedule(id: string) {
@@ -13,19 +17,28 @@ export function createWorkflowScheduler(app: FastifyInstance, store: WorkflowSto
     crons.delete(id)
   }
 
+  function tick(id: string) {
+    const current = store.byId(id)
+    if (!current?.scheduleCron || store.scheduledWaiting(id)) return
+    const d = definitionOf(current)
+    const { inputs, missing } = resolveInputs(d.inputs, d.scheduleInputs)
+    if (missing.length) {
+      app.log.warn({ workflowId: id, missing }, 'scheduled run skipped: required inputs missing')
+      return
+    }
+    startRun(current, current.updatedBy, 'schedule', inputs)
+  }
+
   function schedule(w: WorkflowRow) {
     unschedule(w.id)
     if (!w.scheduleCron) return
     crons.set(w.id, new Cron(w.scheduleCron, { protect: true }, () => {
-      const current = store.byId(w.id)
-      if (!current?.scheduleCron) return
-      const d = definitionOf(current)
-      const { inputs, missing } = resolveInputs(d.inputs, d.scheduleInputs)
-      if (missing.length) {
-        app.log.warn({ workflowId: w.id, missing },
-          'scheduled run skipped: required inputs missing'); return
+      try {
+        tick(w.id)
+      } catch (err) {
+        // a tick that cannot write (a full disk, a busy database) is skipped: the next one tries again
+        app.log.error({ err, workflowId: w.id }, 'scheduled run not started')
       }
-      app.jobs.enqueue(RUN_JOB, { runId: store.createRun(current, current.updatedBy, 'schedule', inputs) })
     }))
   }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { and, desc, eq, isNotNull, sql } from 'drizzle-orm'
+import { and, desc, eq, inArray, isNotNull, lt, sql } from 'drizzle-orm'
 import type { Db } from '../../src/db/index.js'
 import { nowIso } from '../../src/db/index.js'
 import { workflowRuns, workflows } from '../../schema/tables/assistant.js'
@@ -26,13 +26,30 @@ export const toWorkflow = (w: WorkflowRow): Workflow => {
   }
 }
 
-export const toRun = (r: RunRow): Run => ({
-  id: r.id, workflow_id: r.workflowId, status: r.status, trigger: r.trigger, started_by: r.startedBy,
-  inputs: JSON.parse(r.inputs) as Record<string, unknown>,
-  outputs: r.outputs ? JSON.parse(r.outputs) as Record<string, string> : null,
-  steps: JSON.parse(r.steps) as StepState[],
-  error: r.error, created_at: r.createdAt, started_at: r.startedAt, finished_at: r.finishedAt
-})
+/**
+ * What a run executes, fixed when it is created (execute, a schedule's tick): a later edit of the workflow never
+ * changes a queued run.
+ */
+export interface RunDefinition {
+  steps: WorkflowStep[]
+}
+
+/**
+ * A run as `viewerId` may see it. Its inputs, outputs and step outputs come from what the run's user may read
+ * (CONTRACT.md §9: a run acts as that user), so only that user sees them; the other members of the workspace see
+ * its status, its steps' status and its error.
+ */
+export const toRun = (r: RunRow, viewerId: string): Run => {
+  const own = viewerId === r.startedBy
+  const steps = JSON.parse(r.steps) as StepState[]
+  return {
+    id: r.id, workflow_id: r.workflowId, status: r.status, trigger: r.trigger, started_by: r.startedBy,
+    inputs: own ? JSON.parse(r.inputs) as Record<string, unknown> : {},
+    outputs: own && r.outputs ? JSON.parse(r.outputs) as Record<string, string> : null,
+    steps: own ? steps : steps.map(({ output: _hidden, ...rest }) => rest),
+    error: r.error, created_at: r.createdAt, started_at: r.startedAt, finished_at: r.finishedAt
+  }
+}
 
 const definitionColumns = (b: WorkflowDefinitionBody) => ({
   name: b.name.trim(), description: b.description ?? '', inputs: JSON.stringify(b.inputs ?? []),
@@ -52,6 +69,9 @@ export function createWorkflowStore(db: Db) {
     .from(users).innerJoin(workspaceMembers, eq(workspaceMembers.userId, users.id))
     .where(and(eq(users.id, sql.placeholder('userId')),
       eq(workspaceMembers.workspaceId, sql.placeholder('workspaceId')))).prepare()
+  const scheduledQueued = db.select({ id: workflowRuns.id }).from(workflowRuns)
+    .where(and(eq(workflowRuns.workflowId, sql.placeholder('workflowId')), eq(workflowRuns.trigger, 'schedule'),
+      eq(workflowRuns.status, 'queued'))).limit(1).prepare()
 
   return {
     find: (who: { customerId: string }, workspaceId: string, id: string): WorkflowRow | undefined =>
@@ -82,13 +102,27 @@ export function createWorkflowStore(db: Db) {
     /** the user a run acts as, only while still a member of the run's workspace */
     actor: (userId: string, workspaceId: string) => actor.get({ userId, workspaceId }),
 
-    createRun(w: WorkflowRow, userId: string, trigger: RunRow['trigger'], inputs: Record<string, unknown>): string {
+    createRun(w: WorkflowRow, userId: string, trigger: RunRow['trigger'], inputs: Record<string, unknown>,
+      definition: RunDefinition): string {
       const id = randomUUID()
       db.insert(workflowRuns).values({
         id, workflowId: w.id, workspaceId: w.workspaceId, customerId: w.customerId, startedBy: userId, trigger,
-        status: 'queued', inputs: JSON.stringify(inputs), steps: '[]', createdAt: nowIso()
+        status: 'queued', inputs: JSON.stringify(inputs), steps: '[]', definition: JSON.stringify(definition),
+        createdAt: nowIso()
       }).run()
       return id
+    },
+    /** whether a scheduled run of the workflow is still waiting to start */
+    scheduledWaiting: (workflowId: string) => scheduledQueued.get({ workflowId }) !== undefined,
+    /** removes the workflow's finished scheduled runs older than its newest `keep` scheduled ones */
+    pruneScheduled(workflowId: string, keep: number): number {
+      const cut = db.select({ createdAt: workflowRuns.createdAt }).from(workflowRuns)
+        .where(and(eq(workflowRuns.workflowId, workflowId), eq(workflowRuns.trigger, 'schedule')))
+        .orderBy(desc(workflowRuns.createdAt)).limit(1).offset(keep - 1).get()
+      if (!cut) return 0
+      return db.delete(workflowRuns).where(and(eq(workflowRuns.workflowId, workflowId),
+        eq(workflowRuns.trigger, 'schedule'), lt(workflowRuns.createdAt, cut.createdAt),
+        inArray(workflowRuns.status, ['completed', 'failed']))).run().changes
     },
     runById: (id: string): RunRow | undefined => runById.get({ id }),
     runsOf: (workflowId: string,

@@ -93,8 +93,8 @@ export const workflowRuns = sqliteTable('workflow_runs', {
   /** JSON array of {id, type, status, output, error} */
   steps: text('steps').notNull(),
   /**
-   * JSON: the steps (and their agents' prompts and tools) as they were when the run was created: a run executes
-   * what was authorized, not a later edit. Null only for runs queued before this column existed.
+   * JSON {steps}: the steps as they were when the run was created: a run executes what was authorized, not a
+   * later edit. Null only for runs queued before this column existed.
    */
   definition: text('definition'),
   error: text('error'),

@@ -229,11 +229,15 @@ t.test('a workflow acts with the rights of who last saved it; only its creator o
   t.match(runs[0], { trigger: 'schedule', started_by: admin.userId })
   await app.inject({ method: 'PUT', url: `/api/v2/workflows/${wf.id}`, headers: h(owner),
     payload: { name: 'harmless', steps: [{ id: 'a', type: 'llm', prompt: 'hello' }] } })
-  const run = await waitRun(app, owner, runs[runs.length - 1].id)
-  t.equal(run.status, 'completed', run.error ?? '')
-  t.notMatch(run.outputs.steal, /lighthouse/, 'the run did not read the creator\'s personal documents')
+  // the run executes the definition it was created with, and only the admin (its user) sees its outputs
+  const run = await waitRun(app, admin, runs[runs.length - 1].id)
+  t.equal(run.steps[0].id, 'steal')
+  t.equal(run.steps[0].status, 'completed')
+  t.notMatch(run.steps[0].output, /lighthouse/, 'the run did not read the creator\'s personal documents')
+  // the search found nothing the admin may read, and an empty message is refused as the message route refuses it
+  t.equal(run.status, 'failed')
+  t.match(run.error, /^Step "leak" failed: content would be empty/)
   const posted = (await app.inject({ url: `/api/v2/channels/${channel.id}/messages`, headers: owner.auth })).json().data
-  t.ok(posted.length >= 1)
   t.ok(posted.every((m: { sender_id: string; content: string }) => m.sender_id === admin.userId &&
     !m.content.includes('lighthouse')), 'posted as the admin, without the secret')
 

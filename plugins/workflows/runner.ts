@@ -10,8 +10,6 @@ import { fillStep } from './definition.js'
 export const RUN_JOB = 'workflow.run'
 /** finished scheduled runs kept per workflow, the newest first: as many as its run list shows at most */
 export const SCHEDULED_RUNS_KEPT = 100
-/** Fastify's default request body limit, when the app sets none */
-const DEFAULT_BODY_LIMIT = 1024 * 1024
 
 /**
  * Creates runs: the definition is fixed here, when the run is created (POST /{id}/execute, a schedule's tick), so
@@ -47,8 +45,9 @@ export function registerWorkflowRunner(app: FastifyInstance, store: WorkflowStor
   const assistant = app.assistant
   const channels = app.channelStore
   const artifacts = app.artifactStore
-  // what the artifact route takes: its content travels in a request body
-  const limits = { contentBytes: app.initialConfig.bodyLimit ?? DEFAULT_BODY_LIMIT }
+  // what the artifact route takes: its content travels in a request body within the server's body limit (Fastify
+  // states its default here too)
+  const limits = { contentBytes: app.initialConfig.bodyLimit ?? 1024 * 1024 }
 
   async function execute(raw: WorkflowStep, run: RunRow, wf: WorkflowRow, principal: Principal,
     inputs: Record<string, unknown>,

@@ -34,6 +34,7 @@ import { routeGroup } from './http/route-group.js'
 import mcp from './mcp/plugin.js'
 import health from '../plugins/health/index.js'
 import accounts from '../plugins/accounts/index.js'
+import teammates from '../plugins/accounts/teammates.js'
 import apiKeys from '../plugins/api-keys/index.js'
 import developer from '../plugins/developer/index.js'
 import activity from '../plugins/activity/index.js'
@@ -174,6 +175,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
 
   await app.register(health, { prefix: '/api' })
   await app.register(accounts, { prefix: '/api/v2' })
+  await app.register(teammates, { prefix: '/api/v2' })
   await app.register(apiKeys, { prefix: '/api/v2/api-keys' })
   await app.register(developer, { prefix: '/api/v2/developer' })
   await app.register(activity, { prefix: '/api/v2/activity' })

@@ -48,7 +48,9 @@ const EnvSchema = Type.Object({
   CAIRN_METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   CAIRN_SHUTDOWN_TIMEOUT: Type.Number({ default: 10, exclusiveMinimum: 0, maximum: 3600 }),
   CAIRN_SEARCH_CACHE_MB: Type.Integer({ default: 64, minimum: 0, maximum: 65536 }),
-  CAIRN_CORS_ORIGINS: Type.Optional(Type.String())
+  CAIRN_CORS_ORIGINS: Type.Optional(Type.String()),
+  CAIRN_SMTP_URL: Type.Optional(Type.String({ minLength: 1 })),
+  CAIRN_MAIL_FROM: Type.Optional(Type.String({ minLength: 3 }))
 })
 
 /** Variables that must hold an http(s) URL (checked at start, not at the first request). */
@@ -145,6 +147,8 @@ export interface Config {
    * the main file, half for the trigram file)
    */
   searchCacheMb: number
+  /** CAIRN_SMTP_URL / CAIRN_MAIL_FROM: invitation and password-reset links are e-mailed when set */
+  mail: { smtpUrl?: string; from: string }
 }
 
 /** Reads the environment once; the only place in the service that looks at process.env. */
@@ -174,6 +178,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.CAIRN_EMBED_BASE_URL && !httpUrlProblem(e.CAIRN_EMBED_BASE_URL) && !e.CAIRN_EMBED_MODEL) {
     problems.push('CAIRN_EMBED_MODEL is unset: with CAIRN_EMBED_BASE_URL set, name the embedding model (for Ollama ' +
       'e.g. nomic-embed-text)')
+  }
+  if (e.CAIRN_SMTP_URL) {
+    let scheme = ''
+    try { scheme = new URL(e.CAIRN_SMTP_URL).protocol } catch { /* reported below */ }
+    if (scheme !== 'smtp:' && scheme !== 'smtps:') {
+      problems.push('CAIRN_SMTP_URL is invalid: expected smtp://user:pass@host:port or smtps://user:pass@host:port')
+    }
   }
   if (problems.length > 0) throw new ConfigError(problems)
   return {
@@ -207,7 +218,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins,
     metrics: { enabled: e.CAIRN_METRICS, token: e.CAIRN_METRICS_TOKEN },
     shutdownTimeoutMs: Math.round(e.CAIRN_SHUTDOWN_TIMEOUT * 1000),
-    searchCacheMb: e.CAIRN_SEARCH_CACHE_MB
+    searchCacheMb: e.CAIRN_SEARCH_CACHE_MB,
+    mail: { smtpUrl: e.CAIRN_SMTP_URL,
+      from: e.CAIRN_MAIL_FROM ?? `Cairn <cairn@${new URL((e.CAIRN_PUBLIC_URL ?? `http://${e.HOST}`)).hostname || 'localhost'}>` }
   }
 }
 

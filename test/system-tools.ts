@@ -11,7 +11,7 @@ export function missingPrograms(programs: readonly string[]): string[] {
 
 interface SkippableTest {
   skip(name: string, cb: () => void): unknown
-  fail(message?: string): unknown
+  fail(message: string): unknown
 }
 
 /** true when every program is there; otherwise skips (or, under CI, fails) `t` with what to install */

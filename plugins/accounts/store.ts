@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { and, eq, sql } from 'drizzle-orm'
+import { and, eq, isNull, sql } from 'drizzle-orm'
 import type { Db } from '../../src/db/index.js'
 import { nowIso } from '../../src/db/index.js'
 import { organizations, users, workspaces, workspaceMembers } from '../../schema/tables/accounts.js'
@@ -13,7 +13,9 @@ export interface NewAccount {
 }
 
 export function createAccountStore(db: Db) {
-  const userByEmail = db.select().from(users).where(eq(users.email, sql.placeholder('email'))).prepare()
+  // a removed person cannot sign in (their row stays for what they wrote)
+  const userByEmail = db.select().from(users)
+    .where(and(eq(users.email, sql.placeholder('email')), isNull(users.removedAt))).prepare()
   // hot path (every /auth/me): prepared once
   const workspacesOf = db.select({ id: workspaces.id, name: workspaces.name, role: workspaceMembers.role })
     .from(workspaceMembers).innerJoin(workspaces, eq(workspaces.id, workspaceMembers.workspaceId))

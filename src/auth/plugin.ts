@@ -5,7 +5,7 @@ import { checkCapability } from './capabilities.js'
 import { createTableCache, type TableCache, type WatchedTables } from '../db/table-cache.js'
 import { isWellFormedApiKey, sha256Hex, secretsEqual, API_KEY_PREFIX } from './keys.js'
 import { forbidden, unauthorized, badRequest } from '../http/errors.js'
-import { and, eq, sql } from 'drizzle-orm'
+import { and, eq, isNull, sql } from 'drizzle-orm'
 import { organizations, users, workspaceMembers, workspaces } from '../../schema/tables/accounts.js'
 import { apiKeys } from '../../schema/tables/api-keys.js'
 import { checkCsrf, createSessionStore, sessionCookieToken, type SessionStore } from './console-session.js'
@@ -107,7 +107,7 @@ async function authPlugin(app: FastifyInstance,
   // its tables), so the object mapping costs nothing on the hot path
   const caller = { id: users.id, customerId: users.customerId, orgRole: users.orgRole, email: users.email,
     name: users.name }
-  const userById = db.select(caller).from(users).where(eq(users.id, p('id'))).prepare()
+  const userById = db.select(caller).from(users).where(and(eq(users.id, p('id')), isNull(users.removedAt))).prepare()
   const keyByHash = db.select({ ...caller, keyId: apiKeys.id, scopes: apiKeys.scopes, workspaceId: apiKeys.workspaceId,
     expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt })
     .from(apiKeys).innerJoin(users, eq(users.id, apiKeys.userId)).where(eq(apiKeys.keyHash, p('hash'))).prepare()

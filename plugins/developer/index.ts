@@ -8,7 +8,7 @@ import {
   RedeliverResponse, RotateSecretResponse
 } from '../../schema/api/developer.js'
 import { requirePrincipal, requireWorkspaceContext } from '../../src/auth/plugin.js'
-import { badRequest, forbidden, notFound } from '../../src/http/errors.js'
+import { badRequest, notFound } from '../../src/http/errors.js'
 import { checkPublicUrl, UrlNotAllowedError } from '../../src/net/address-guard.js'
 import { unknownEvents, EVENT_NAMES } from '../../src/events/names.js'
 import { createUsageStore } from './store.js'
@@ -22,16 +22,18 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
   const hooks = createWebhookStore(app.db, app.outboxDb, app.webhookSecrets)
   const logs = createLogStore(app.sqlite)
 
-  /** The workspace the webhook routes act in; managing needs owner/admin for users, the capability for keys. */
-  function hookScope(request: FastifyRequest, manage: boolean) {
+  /**
+   * The workspace the webhook routes act in. Managing needs a workspace owner/admin, whatever the credential: the
+   * role table of src/auth/capabilities.ts, checked as the context is set (a key also needs its scope).
+   */
+  function hookScope(request: FastifyRequest) {
     const p = requirePrincipal(request)
     const ws = requireWorkspaceContext(request, (request.query as { workspaceId?: string } | undefined)?.workspaceId)
-    if (manage && !p.apiKey && ws.role === 'member') throw forbidden('Only workspace owners and admins manage webhooks')
     return { workspaceId: ws.id, customerId: p.customerId, userId: p.userId }
   }
 
   // authorization before validation, for the routes that manage webhooks
-  const managers = async (request: FastifyRequest) => { hookScope(request, true) }
+  const managers = async (request: FastifyRequest) => { hookScope(request) }
 
   async function allowedUrl(url: string) {
     try {
@@ -83,7 +85,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
       querystring: WorkspaceIdQuery, body: CreateWebhookBody, response: { 201: CreateWebhookResponse, ...errors(403) }
     }
   }, async (request, reply) => {
-    const scope = hookScope(request, true)
+    const scope = hookScope(request)
     const events = knownEvents(request.body.events)
     const url = await allowedUrl(request.body.url)
     // after the address's check (a DNS look-up): a write turn of its own (src/db/write-intent.ts)
@@ -98,7 +100,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
     schema: { tags: ['webhooks'], summary: 'Webhooks of the workspace (no secrets)', querystring: WorkspaceIdQuery,
       response: { 200: ListWebhooksResponse, ...errors(403) } }
   }, async (request) => {
-    const s = hookScope(request, false)
+    const s = hookScope(request)
     return { success: true as const, data: hooks.list(s.workspaceId, s.customerId) }
   })
 
@@ -111,7 +113,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: UpdateWebhookResponse, ...errors(403, 404) }
     }
   }, async (request) => {
-    const s = hookScope(request, true)
+    const s = hookScope(request)
     const b = request.body
     if (b.url === undefined && b.events === undefined && b.active === undefined && b.description === undefined) {
       throw badRequest('Nothing to update: send url, events, active or description', 'VALIDATION_ERROR')
@@ -133,7 +135,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
     schema: { tags: ['webhooks'], summary: 'Delete a webhook and its delivery records', params: IdParams,
       querystring: WorkspaceIdQuery, response: { 200: SuccessMessage, ...errors(403, 404) } }
   }, async (request) => {
-    const s = hookScope(request, true)
+    const s = hookScope(request)
     if (!hooks.remove(request.params.id, s.workspaceId, s.customerId)) throw notFound('Webhook not found')
     app.events.forget(request.params.id)
     return { success: true as const, message: 'Webhook deleted' }
@@ -144,7 +146,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
     schema: { tags: ['webhooks'], summary: 'The last 50 delivery attempts, newest first', params: IdParams,
       querystring: WorkspaceIdQuery, response: { 200: DeliveriesResponse, ...errors(403, 404) } }
   }, async (request) => {
-    const s = hookScope(request, false)
+    const s = hookScope(request)
     if (!hooks.find(request.params.id, s.workspaceId, s.customerId)) throw notFound('Webhook not found')
     return { success: true as const, data: hooks.deliveries(request.params.id) }
   })
@@ -155,7 +157,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
     schema: { tags: ['webhooks'], summary: 'Send a test.ping now and report the outcome', params: IdParams,
       querystring: WorkspaceIdQuery, response: { 200: TestWebhookResponse, ...errors(403, 404) } }
   }, async (request) => {
-    const s = hookScope(request, true)
+    const s = hookScope(request)
     const hook = hooks.find(request.params.id, s.workspaceId, s.customerId)
     if (!hook) throw notFound('Webhook not found')
     const attempt = await app.events.ping(hook)
@@ -177,7 +179,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
       params: DeliveryParams, querystring: WorkspaceIdQuery, response: { 202: RedeliverResponse, ...errors(403, 404) }
     }
   }, async (request, reply) => {
-    const s = hookScope(request, true)
+    const s = hookScope(request)
     if (!hooks.find(request.params.id, s.workspaceId, s.customerId)) throw notFound('Webhook not found')
     const id = app.events.redeliver(request.params.id, request.params.deliveryId)
     if (!id) throw notFound('Delivery not found')
@@ -194,7 +196,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
       params: IdParams, querystring: WorkspaceIdQuery, response: { 201: RotateSecretResponse, ...errors(403, 404) }
     }
   }, async (request, reply) => {
-    const s = hookScope(request, true)
+    const s = hookScope(request)
     const secret = hooks.rotateSecret(request.params.id, s.workspaceId, s.customerId)
     if (!secret) throw notFound('Webhook not found')
     reply.code(201).header('cache-control', 'no-store')

@@ -1,6 +1,7 @@
 /**
- * The capability table of SPEC.md "Authentication", read with CONTRACT.md §3: the one place that says
- * which per-user API key scopes open which route. A route not listed here answers 403 to an API key.
+ * Authorization, in one place: the capability table of SPEC.md "Authentication", read with CONTRACT.md §3 (which
+ * API key scopes open which route; a route not listed answers 403 to an API key), and the role table below (what
+ * every credential's person must be). A key's request needs both: its scope, and its user's current role.
  */
 export const ISSUABLE_SCOPES = ['read', 'write', 'execute', 'knowledge:read', 'knowledge:write', 'artifacts:read',
   'artifacts:write'] as const
@@ -64,7 +65,53 @@ export const CAPABILITY_TABLE: Readonly<Record<string, readonly Scope[]>> = {
   'DELETE /api/mcp': ANY
 }
 
+/**
+ * What a route asks of the person behind any credential — a user session, an API key or the service key — as
+ * their role now (read per request, so a demotion takes effect at once): a key never does more than its user.
+ * `workspace-admin`: owner or admin of the request's workspace context; `organization-admin`: owner or admin of
+ * the organization. Routes not listed here need no role beyond membership, or decide per resource (a workflow's
+ * creator; the workspace named in the path of the member routes, which accept no API key).
+ */
+export type RoleRule = 'workspace-admin' | 'organization-admin'
+
+export const ROLE_TABLE: Readonly<Record<string, RoleRule>> = {
+  'POST /api/v2/developer/webhooks': 'workspace-admin',
+  'PUT /api/v2/developer/webhooks/:id': 'workspace-admin',
+  'DELETE /api/v2/developer/webhooks/:id': 'workspace-admin',
+  'POST /api/v2/developer/webhooks/:id/test': 'workspace-admin',
+  'POST /api/v2/developer/webhooks/:id/deliveries/:deliveryId/redeliver': 'workspace-admin',
+  'POST /api/v2/developer/webhooks/:id/rotate-secret': 'workspace-admin',
+  'POST /api/v2/users': 'organization-admin',
+  'PATCH /api/v2/users/:id': 'organization-admin',
+  'DELETE /api/v2/users/:id': 'organization-admin',
+  'POST /api/v2/users/:id/password-reset': 'organization-admin',
+  'POST /api/v2/invitations': 'organization-admin',
+  'GET /api/v2/invitations': 'organization-admin',
+  'DELETE /api/v2/invitations/:id': 'organization-admin'
+}
+
 export type CapabilityDecision = 'allowed' | 'missing-scope' | 'not-in-table'
+export type RoleDecision = 'allowed' | 'needs-organization-admin' | 'needs-workspace-admin'
+
+const ADMIN_ROLES: readonly string[] = ['owner', 'admin']
+
+/** The role rule of a route, or undefined. HEAD is looked up as GET. */
+export function roleRuleOf(method: string, routeUrl: string): RoleRule | undefined {
+  return ROLE_TABLE[`${method === 'HEAD' ? 'GET' : method} ${routeUrl}`]
+}
+
+/**
+ * The role half of every authorization decision, the same for every kind of credential. `workspaceRole`: the
+ * caller's current role in the request's workspace once it is known (undefined: the workspace rule waits for it).
+ */
+export function checkRole(method: string, routeUrl: string, orgRole: string, workspaceRole?: string): RoleDecision {
+  const rule = roleRuleOf(method, routeUrl)
+  if (rule === 'organization-admin' && !ADMIN_ROLES.includes(orgRole)) return 'needs-organization-admin'
+  if (rule === 'workspace-admin' && workspaceRole !== undefined && !ADMIN_ROLES.includes(workspaceRole)) {
+    return 'needs-workspace-admin'
+  }
+  return 'allowed'
+}
 
 export function checkCapability(method: string, routeUrl: string, scopes: readonly string[]): CapabilityDecision {
   const m = method === 'HEAD' ? 'GET' : method

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import jwt from '@fastify/jwt'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { checkCapability } from './capabilities.js'
+import { checkCapability, checkRole } from './capabilities.js'
 import { createTableCache, type TableCache, type WatchedTables } from '../db/table-cache.js'
 import { isWellFormedApiKey, sha256Hex, secretsEqual, API_KEY_PREFIX } from './keys.js'
 import { forbidden, unauthorized, badRequest } from '../http/errors.js'
@@ -265,6 +265,7 @@ async function authPlugin(app: FastifyInstance,
     }
     const workspaceId = bound ?? named
     if (workspaceId) request.workspace = workspaceFor(principal, workspaceId)
+    requireRole(request)
   }
 
   // a callback hook, not an async one: it runs on every request and needs no promise
@@ -307,7 +308,23 @@ export function workspaceContext(request: FastifyRequest, queryValue?: string): 
   }
   if (!queryValue) return undefined
   request.workspace = request.server.workspaceFor(request.principal!, queryValue)
+  requireRole(request)
   return request.workspace
+}
+
+/**
+ * The role half of authorization (src/auth/capabilities.ts), the same for a user session, an API key and the
+ * service key: the route's role rule against the caller's current organization role and, once the workspace
+ * context is known, their current role there. Runs as the request is authenticated, and again when a route sets
+ * its workspace context from a query parameter.
+ */
+export function requireRole(request: FastifyRequest): void {
+  const p = request.principal
+  const url = request.routeOptions.config?.url
+  if (!p || url === undefined) return
+  const decision = checkRole(request.method, url, p.orgRole, request.workspace?.role)
+  if (decision === 'needs-organization-admin') throw forbidden('Only organization owners and admins may do this')
+  if (decision === 'needs-workspace-admin') throw forbidden('Only workspace owners and admins may do this')
 }
 
 /**

@@ -142,8 +142,7 @@ t.test('every route × every kind of caller', async (t) => {
       const withKey = await send({ 'x-api-key': person.key, ...ws })
       if (rule.who === 'key' && roleAllows) {
         t.notOk(denied(withKey), `${name}: ${person.label}'s key allowed (${withKey})`)
-      }
-      else t.equal(withKey, 403, `${name}: ${person.label}'s key refused, like its person`)
+      } else t.equal(withKey, 403, `${name}: ${person.label}'s key refused, like its person`)
     }
   }
   t.ok(calls > 900, `${calls} calls`)

@@ -48,7 +48,9 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
     const removed = await files.sweepOrphans((id) => store.exists(id))
     if (removed > 0) app.log.warn({ removed }, 'removed knowledge files left by an interrupted upload')
   })
-  const extractor = opts.extractor ?? createExtractor(opts.workerLimits ?? DEFAULT_WORKER_LIMITS)
+  // extracted text counts against the upload limit: no file gives more text than a text file may have
+  const extractor = opts.extractor ??
+    createExtractor(opts.workerLimits ?? { ...DEFAULT_WORKER_LIMITS, maxTextBytes: MAX_FILE_BYTES })
   app.addHook('onClose', () => extractor.close())
   const searcher = app.knowledgeSearch
   const listings = createListingCache(app.sqlite, opts.listingCache)

@@ -1,10 +1,14 @@
 import type { ExtractorKind } from './formats.js'
 import { decodeText, UnreadableFileError } from './text.js'
-import { checkPdfInflation, readZipBounded, storedZip } from './zip.js'
+import { checkPdfStreams } from './pdf-streams.js'
+import { readZipBounded, storedZip } from './zip.js'
+import { checkHtmlDepth } from './html-depth.js'
 
 export interface ExtractLimits {
   /** the most an archive (DOCX) or the compressed streams of a PDF may inflate to, in bytes, counted as inflated */
   maxUncompressedBytes: number
+  /** the most text one file may give, in bytes of UTF-8: as much as a plain-text upload may have */
+  maxTextBytes: number
   /** pages a PDF may have */
   maxPdfPages: number
   /** the longest one PDF page may take */
@@ -12,7 +16,7 @@ export interface ExtractLimits {
 }
 
 async function pdfText(data: Buffer, limits: ExtractLimits): Promise<string> {
-  checkPdfInflation(data, limits.maxUncompressedBytes)
+  await checkPdfStreams(data, limits.maxUncompressedBytes)
   const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs')
   let doc
   try {
@@ -33,6 +37,7 @@ async function pdfText(data: Buffer, limits: ExtractLimits): Promise<string> {
     throw new UnreadableFileError(`PDF has ${doc.numPages} pages, more than the ${limits.maxPdfPages} allowed: refused`)
   }
   const pages: string[] = []
+  let textBytes = 0
   const slow = () => new UnreadableFileError(`A PDF page took longer than ${limits.pdfPageTimeoutMs} ms: refused`)
   try {
     for (let n = 1; n <= doc.numPages; n++) {
@@ -52,6 +57,9 @@ async function pdfText(data: Buffer, limits: ExtractLimits): Promise<string> {
       }
       pages.push(text.trim())
       page.cleanup()
+      // counted as it grows: a PDF of repeated text could otherwise fill the memory first
+      textBytes += Buffer.byteLength(pages[pages.length - 1]) + 2
+      if (textBytes > limits.maxTextBytes) throw tooMuchText(limits)
     }
   } catch (err) {
     if (err instanceof UnreadableFileError) throw err
@@ -61,6 +69,10 @@ async function pdfText(data: Buffer, limits: ExtractLimits): Promise<string> {
   }
   return pages.join('\n\n')
 }
+
+const tooMuchText = (limits: ExtractLimits) => new UnreadableFileError(
+  `The file's text is larger than the ${MB(limits.maxTextBytes)} an upload may have: refused`)
+const MB = (n: number) => `${Math.round(n / 1048576)} MB`
 
 /** the parts that carry a document's text; images, fonts and embedded files are never inflated */
 const textPart = (name: string) => /\.(xml|rels)$/i.test(name)
@@ -80,7 +92,19 @@ async function docxText(data: Buffer, limits: ExtractLimits): Promise<string> {
 
 async function htmlText(data: Uint8Array): Promise<string> {
   const { convert } = await import('html-to-text')
-  return convert(decodeText(data), {
+  const html = decodeText(data)
+  checkHtmlDepth(html)
+  try {
+    return convertHtml(convert, html)
+  } catch (err) {
+    // the depth check is the bound; a stack still exhausted is the same refusal
+    if (err instanceof RangeError) throw new UnreadableFileError(`HTML nested too deeply: refused (${err.message})`)
+    throw err
+  }
+}
+
+function convertHtml(convert: typeof import('html-to-text').convert, html: string): string {
+  return convert(html, {
     wordwrap: false,
     selectors: [
       { selector: 'a', options: { ignoreHref: true } },
@@ -95,10 +119,17 @@ async function htmlText(data: Uint8Array): Promise<string> {
 
 /** The text of one file. Runs inside the extraction worker; throws UnreadableFileError for bad files. */
 export async function extractText(kind: ExtractorKind, data: Buffer, limits: ExtractLimits): Promise<string> {
+  const text = await textOf(kind, data, limits)
+  // text is what is stored and indexed: however small the file, no more of it than an upload may be
+  if (text.length > limits.maxTextBytes || Buffer.byteLength(text) > limits.maxTextBytes) throw tooMuchText(limits)
+  return text
+}
+
+function textOf(kind: ExtractorKind, data: Buffer, limits: ExtractLimits): Promise<string> {
   switch (kind) {
     case 'pdf': return pdfText(data, limits)
     case 'docx': return docxText(data, limits)
     case 'html': return htmlText(data)
-    case 'text': return decodeText(data)
+    case 'text': return Promise.resolve(decodeText(data))
   }
 }

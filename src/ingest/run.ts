@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads'
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { promisify } from 'node:util'
 import { EventEmitter } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import type { ExtractorKind } from './formats.js'
@@ -16,156 +17,287 @@ export interface ExtractJob {
 
 export type ExtractOutcome =
   | { ok: true; textLength: number; chunkCount: number }
-  | { ok: false; unreadable: boolean; message: string }
+  | { ok: false; unreadable: boolean; outOfMemory?: boolean; message: string }
 
 export interface WorkerLimits extends ExtractLimits {
-  /** the longest one file may take */
+  /** the longest one file may take: its process is then killed */
   timeoutMs: number
+  /** the JavaScript heap of one extraction process */
   maxHeapMb: number
-  /** extraction workers running at once; one caller holds at most concurrency - 1 of them (at least 1) */
+  /**
+   * the address space of one extraction process: bounds everything it allocates, the buffers pdf.js and
+   * zlib hold outside the JavaScript heap included (a heap limit alone does not)
+   */
+  maxMemoryMb: number
+  /** extraction processes running at once; one organization or user holds at most concurrency - 1 of them */
   concurrency: number
+  /**
+   * extraction time (recent, halving every minute) after which an organization or user counts as heavy: heavy
+   * callers together hold at most concurrency - 1 processes, and a light caller that finds every process
+   * taken gets one more, so that long files never make a newcomer wait
+   */
+  heavyMs: number
 }
 
 export const DEFAULT_WORKER_LIMITS: WorkerLimits = {
   timeoutMs: 60_000,
-  maxHeapMb: 1024,
+  maxHeapMb: 768,
+  maxMemoryMb: 1536,
   maxUncompressedBytes: 256 * 1024 * 1024,
+  // as much text as a plain-text upload may have (the knowledge upload limit)
+  maxTextBytes: 50 * 1024 * 1024,
   maxPdfPages: 5000,
   pdfPageTimeoutMs: 5000,
-  concurrency: 2
+  concurrency: 2,
+  heavyMs: 5000
 }
 
-/** What the pool reports, for tests and logs: `queued`, `start` and `end`, each with the caller and source. */
-export interface ExtractEvent { caller: string; source: string }
+/** Who an extraction is for: turns are taken per organization and per user. */
+export interface ExtractCaller { organization: string; user: string }
 
-// Compiled, the worker is plain JS. From source (tsx, tap) it is TypeScript, and a worker thread does not
-// inherit the parent's module hooks: a small bootstrap registers tsx (a dev dependency) first.
+/** What the pool reports, for tests and logs: `queued`, `start` and `end`, each with the caller and source. */
+export interface ExtractEvent { caller: string; user: string; source: string }
+
+// The process starts from a small bootstrap. pdf.js requires @napi-rs/canvas when it loads (for rendering,
+// which text extraction never does); that native module reserves more than a gigabyte of address space, so
+// it is refused here, and the classes pdf.js takes from it are empty stand-ins. From source (tsx, tap) the
+// worker is TypeScript: tsx (a dev dependency) is registered after pdf.js has loaded (through tsx's module
+// hooks pdf.js took seconds to load).
 const fromSource = fileURLToPath(import.meta.url).endsWith('.ts')
 const workerUrl = new URL(fromSource ? './extract-worker.ts' : './extract-worker.js', import.meta.url)
-// pdf.js loads before tsx registers: through tsx's module hooks it took seconds in every new worker (tests)
 const PRELOAD = ['pdfjs-dist/legacy/build/pdf.mjs', 'pdfjs-dist/legacy/build/pdf.worker.mjs']
-const sourceBootstrap = `Promise.all(${JSON.stringify(PRELOAD)}.map((m) => import(m)))
-  .then(() => import('tsx/esm/api'))
-  .then(({ register }) => { register(); return import(${JSON.stringify(workerUrl.href)}) })`
+const bootstrap = `import Module from 'node:module'
+const createRequire = Module.createRequire
+Module.createRequire = (from) => {
+  const require = createRequire(from)
+  return Object.assign((id) => {
+    if (id === '@napi-rs/canvas') throw new Error('not loaded for text extraction')
+    return require(id)
+  }, require)
+}
+for (const name of ['DOMMatrix', 'ImageData', 'Path2D']) globalThis[name] ??= class {}
+await Promise.all(${JSON.stringify(PRELOAD)}.map((m) => import(m)))
+${fromSource ? "const { register } = await import('tsx/esm/api'); register()" : ''}
+await import(${JSON.stringify(workerUrl.href)})
+// the thread pool (zlib, files) starts now, before the address space is limited to what this holds
+await import('node:fs/promises').then((fs) => fs.readFile('/proc/self/status', 'utf8')).then((status) =>
+  process.send({ ready: Number(/VmSize:\\s*(\\d+)/.exec(status)[1]) }))`
+
+const execFileAsync = promisify(execFile)
+
+/** usage halves over this time */
+const HALF_LIFE_MS = 60_000
+/** the tail of a process's stderr kept to tell why it died */
+const STDERR_TAIL = 4096
+
+interface Usage { ms: number; at: number }
+interface Running { caller: ExtractCaller; started: number; heavy: boolean }
 
 export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
-  /** idle workers, kept warm (pdf.js and mammoth stay loaded); a worker that failed is never reused */
-  const idle: Worker[] = []
-  const all = new Set<Worker>()
-  let running = 0
+  /** idle processes, kept warm (pdf.js and mammoth stay loaded); one that failed is never reused */
+  const idle: ChildProcess[] = []
+  const all = new Set<ChildProcess>()
   const perCaller = Math.max(1, limits.concurrency - 1)
-  const runningBy = new Map<string, number>()
-  /** files waiting, per caller */
-  const waiting = new Map<string, Array<() => void>>()
-  /** when each caller was last handed a worker: the one served longest ago goes first (round robin) */
+  /** running extractions: who for, since when, and whether as heavy work */
+  const running = new Set<Running>()
+  /** files waiting, per organization, in arrival order */
+  const waiting = new Map<string, Array<{ caller: ExtractCaller; go: (entry: Running) => void }>>()
+  /** when each organization was last handed a process: among equals, the one served longest ago goes first */
   const lastServed = new Map<string, number>()
+  /** recent extraction time, per `o:` organization and `u:` user */
+  const usage = new Map<string, Usage>()
   let turn = 0
   const events = new EventEmitter()
 
-  function spawn(): Worker {
-    const worker = new Worker(fromSource ? sourceBootstrap : workerUrl, {
-      eval: fromSource,
-      resourceLimits: { maxOldGenerationSizeMb: limits.maxHeapMb, maxYoungGenerationSizeMb: 64 }
-    })
-    worker.unref()
-    all.add(worker)
-    worker.once('exit', () => all.delete(worker))
-    return worker
+  const decayed = (u: Usage | undefined, now: number) => (u ? u.ms * 2 ** (-(now - u.at) / HALF_LIFE_MS) : 0)
+  /** an organization's or user's recent extraction time, what is running now included */
+  function recent(key: string, now: number): number {
+    let ms = decayed(usage.get(key), now)
+    for (const r of running) {
+      if (`o:${r.caller.organization}` === key || `u:${r.caller.user}` === key) ms += now - r.started
+    }
+    return ms
+  }
+  const weight = (c: ExtractCaller, now: number) => Math.max(recent(`o:${c.organization}`, now),
+    recent(`u:${c.user}`, now))
+  const holding = (c: ExtractCaller) => {
+    let n = 0
+    for (const r of running) if (r.caller.organization === c.organization || r.caller.user === c.user) n++
+    return n
   }
 
-  /** Hands free workers to waiting callers in turn, never more than `perCaller` to one caller. */
+  /**
+   * A new extraction process, loaded, and then limited: its address space may grow by `maxMemoryMb` past
+   * what it holds once loaded (prlimit from util-linux sets RLIMIT_AS on it; without it nothing is extracted).
+   */
+  async function startProcess(): Promise<ChildProcess> {
+    // WebAssembly's trap handler reserves gigabytes of address space per memory: it is turned off (bounds are
+    // checked in code instead); few malloc arenas, since each reserves address space
+    const child = spawn(process.execPath, [`--max-old-space-size=${limits.maxHeapMb}`, '--disable-wasm-trap-handler',
+      '--input-type=module', '--eval', bootstrap],
+    { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], env: { ...process.env, MALLOC_ARENA_MAX: '2' } })
+    let stderr = ''
+    child.stderr!.setEncoding('utf8').on('data', (s: string) => { stderr = (stderr + s).slice(-STDERR_TAIL) })
+    Object.defineProperty(child, 'stderrTail', { get: () => stderr })
+    child.on('error', () => {})
+    all.add(child)
+    child.once('exit', () => all.delete(child))
+    try {
+      const loadedKb = await new Promise<number>((resolve, reject) => {
+        const onMessage = (m: { ready?: number }) => {
+          if (typeof m.ready !== 'number') return
+          settle()
+          resolve(m.ready)
+        }
+        const onExit = () => { settle(); reject(new Error(`The text extraction process did not start: ${stderr}`)) }
+        const settle = () => child.off('message', onMessage).off('exit', onExit)
+        child.on('message', onMessage).on('exit', onExit)
+      })
+      const bytes = loadedKb * 1024 + limits.maxMemoryMb * 1024 * 1024
+      await execFileAsync('prlimit', ['--pid', String(child.pid), `--as=${bytes}:${bytes}`])
+    } catch (err) {
+      child.kill('SIGKILL')
+      throw err
+    }
+    idleRefs(child, false)
+    return child
+  }
+
+  /** a process waiting for work does not keep the service (or a test) alive */
+  function idleRefs(child: ChildProcess, busy: boolean) {
+    const handles = [child, child.channel, child.stderr] as Array<{ ref?: () => void; unref?: () => void } | null>
+    for (const h of handles) { if (busy) h?.ref?.(); else h?.unref?.() }
+  }
+
+  /** Hands free processes to waiting callers: the least recently busy first, within the caps. */
   function pump() {
-    while (running < limits.concurrency) {
-      let chosen: string | undefined
-      for (const caller of waiting.keys()) {
-        if ((runningBy.get(caller) ?? 0) >= perCaller) continue
-        if (chosen === undefined || (lastServed.get(caller) ?? -1) < (lastServed.get(chosen) ?? -1)) chosen = caller
+    for (;;) {
+      const now = performance.now()
+      const heavyRunning = [...running].filter((r) => r.heavy).length
+      let chosen: { org: string; weight: number; heavy: boolean } | undefined
+      for (const [org, queue] of waiting) {
+        const { caller } = queue[0]
+        if (holding(caller) >= perCaller) continue
+        const w = weight(caller, now)
+        const heavy = w >= limits.heavyMs
+        const free = running.size < limits.concurrency
+        // heavy work leaves a process for others; light work may take one more when all are busy
+        if (heavy ? !free || (limits.concurrency > 1 && heavyRunning >= limits.concurrency - 1)
+          : running.size >= limits.concurrency + 1) continue
+        if (!chosen || w < chosen.weight ||
+          (w === chosen.weight && (lastServed.get(org) ?? -1) < (lastServed.get(chosen.org) ?? -1))) {
+          chosen = { org, weight: w, heavy }
+        }
       }
-      if (chosen === undefined) return
-      const queue = waiting.get(chosen)!
-      const go = queue.shift()!
-      if (queue.length === 0) waiting.delete(chosen)
-      lastServed.set(chosen, ++turn)
-      running++
-      runningBy.set(chosen, (runningBy.get(chosen) ?? 0) + 1)
-      go()
+      if (!chosen) return
+      const queue = waiting.get(chosen.org)!
+      const { caller, go } = queue.shift()!
+      if (queue.length === 0) waiting.delete(chosen.org)
+      lastServed.set(chosen.org, ++turn)
+      const entry = { caller, started: now, heavy: chosen.heavy }
+      running.add(entry)
+      go(entry)
     }
   }
 
-  async function slot(caller: string): Promise<() => void> {
-    await new Promise<void>((resolve) => {
-      const queue = waiting.get(caller)
-      if (queue) queue.push(resolve)
-      else waiting.set(caller, [resolve])
+  async function slot(caller: ExtractCaller): Promise<() => void> {
+    const entry = await new Promise<Running>((go) => {
+      const queue = waiting.get(caller.organization)
+      if (queue) queue.push({ caller, go })
+      else waiting.set(caller.organization, [{ caller, go }])
       pump()
     })
     return () => {
-      running--
-      const n = runningBy.get(caller)! - 1
-      if (n === 0) runningBy.delete(caller)
-      else runningBy.set(caller, n)
-      if (n === 0 && !waiting.has(caller)) lastServed.delete(caller)
+      running.delete(entry)
+      const now = performance.now()
+      for (const key of [`o:${caller.organization}`, `u:${caller.user}`]) {
+        const ms = decayed(usage.get(key), now) + (now - entry.started)
+        usage.set(key, { ms, at: now })
+      }
+      // forget callers whose usage has worn off
+      for (const [key, u] of usage) if (decayed(u, now) < 1) usage.delete(key)
+      if (!waiting.has(caller.organization) && ![...running].some((r) => r.caller.organization ===
+        caller.organization)) lastServed.delete(caller.organization)
       pump()
     }
   }
 
-  function run(worker: Worker, job: ExtractJob) {
-    return new Promise<{ result?: { textLength: number;
-      chunkCount: number }; error?: Error; reusable: boolean }>((resolve) => {
-      const done = (outcome: { result?: { textLength: number; chunkCount: number }; error?: Error;
-        reusable: boolean }) => {
+  const outOfMemory = () => new UnreadableFileError(
+    `Text extraction needed more than the ${limits.maxMemoryMb} MB of memory allowed: refused`)
+
+  function run(child: ChildProcess, job: ExtractJob) {
+    type Result = { result?: { textLength: number; chunkCount: number }; error?: Error; reusable: boolean }
+    return new Promise<Result>((resolve) => {
+      const done = (outcome: Result) => {
         clearTimeout(timer)
-        worker.off('message', onMessage).off('error', onError).off('exit', onExit)
+        child.off('message', onMessage).off('exit', onExit)
         resolve(outcome)
       }
       const onMessage = (o: ExtractOutcome) => done(o.ok
         ? { result: { textLength: o.textLength, chunkCount: o.chunkCount }, reusable: true }
-        : { error: o.unreadable ? new UnreadableFileError(o.message) : new Error(o.message), reusable: true })
-      const onError = (err: Error & { code?: string }) => done({
-        error: err.code === 'ERR_WORKER_OUT_OF_MEMORY'
-          ? new UnreadableFileError('Text extraction needed more memory than allowed: refused') : err,
-        reusable: false
-      })
-      const onExit = (code: number) =>
-        done({ error: new UnreadableFileError(`Text extraction stopped unexpectedly (exit ${code})`), reusable: false })
+        : o.outOfMemory ? { error: outOfMemory(), reusable: false }
+          : { error: o.unreadable ? new UnreadableFileError(o.message) : new Error(o.message), reusable: true })
+      const onExit = (code: number | null, signal: string | null) => {
+        const tail = (child as ChildProcess & { stderrTail: string }).stderrTail
+        // V8 aborts (SIGABRT, SIGTRAP) when the address space or the heap is exhausted
+        const memory = /out of memory|allocation failed|failed to reserve|heap limit/i.test(tail) ||
+          signal === 'SIGABRT' || signal === 'SIGTRAP' || signal === 'SIGSEGV' || signal === 'SIGBUS'
+        done({ error: memory ? outOfMemory()
+          : new UnreadableFileError(`Text extraction stopped unexpectedly (${signal ?? `exit ${code}`})`),
+        reusable: false })
+      }
       const timer = setTimeout(() => done({
         error: new UnreadableFileError(
           `Text extraction took longer than ${Math.round(limits.timeoutMs / 1000)} s: refused`),
         reusable: false
       }), limits.timeoutMs)
-      worker.on('message', onMessage).on('error', onError).on('exit', onExit)
-      worker.postMessage(job)
+      child.on('message', onMessage).on('exit', onExit)
+      child.send(job)
     })
   }
 
   /**
-   * Extracts `source` into the text file `target` in a pooled worker with a time and heap limit, taking
-   * turns with other callers (an organization, say). Rejects with UnreadableFileError for a file that
-   * cannot be read within the limits.
+   * Extracts `source` into the text file `target` in a pooled process with a time and memory limit, taking
+   * turns with other organizations and users. Rejects with UnreadableFileError for a file that cannot be
+   * read within the limits.
    */
-  async function extract(source: string, target: string, kind: ExtractorKind, chunk: ChunkOptions, caller = '') {
-    events.emit('queued', { caller, source } satisfies ExtractEvent)
-    const release = await slot(caller)
-    events.emit('start', { caller, source } satisfies ExtractEvent)
-    const worker = idle.pop() ?? spawn()
+  async function extract(source: string, target: string, kind: ExtractorKind, chunk: ChunkOptions,
+    who: ExtractCaller | string = '') {
+    const caller = typeof who === 'string' ? { organization: who, user: who } : who
+    const event: ExtractEvent = { caller: caller.organization, user: caller.user, source }
+    events.emit('queued', event)
+    const done = await slot(caller)
+    events.emit('start', event)
     try {
-      const { maxUncompressedBytes, maxPdfPages, pdfPageTimeoutMs } = limits
-      const outcome = await run(worker,
-        { source, target, kind, chunk, limits: { maxUncompressedBytes, maxPdfPages, pdfPageTimeoutMs } })
-      if (outcome.reusable) idle.push(worker)
-      else void worker.terminate()
+      let child = idle.pop()
+      while (child && child.exitCode !== null) child = idle.pop()
+      child ??= await startProcess()
+      idleRefs(child, true)
+      const { maxUncompressedBytes, maxTextBytes, maxPdfPages, pdfPageTimeoutMs } = limits
+      const outcome = await run(child,
+        { source, target, kind, chunk, limits: { maxUncompressedBytes, maxTextBytes, maxPdfPages, pdfPageTimeoutMs } })
+      if (outcome.reusable && child.connected) {
+        idleRefs(child, false)
+        idle.push(child)
+      } else {
+        child.kill('SIGKILL')
+      }
       if (outcome.error) throw outcome.error
       return outcome.result!
     } finally {
-      release()
-      events.emit('end', { caller, source } satisfies ExtractEvent)
+      done()
+      events.emit('end', event)
     }
   }
 
-  /** Stops every worker (at shutdown). */
+  /** Stops every process (at shutdown). */
   async function close() {
     idle.length = 0
-    await Promise.all([...all].map((w) => w.terminate()))
+    await Promise.all([...all].map((child) => new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) { resolve(); return }
+      child.once('exit', () => resolve())
+      child.kill('SIGKILL')
+    })))
   }
 
   return { extract, close, events }

@@ -1,5 +1,5 @@
 import yauzl from 'yauzl'
-import { crc32, inflateSync, constants as zlibConstants } from 'node:zlib'
+import { crc32 } from 'node:zlib'
 import { UnreadableFileError } from './text.js'
 
 /**
@@ -131,37 +131,4 @@ export function storedZip(entries: ZipEntry[]): Buffer {
   end.writeUInt32LE(0x06054b50, 0); end.writeUInt16LE(entries.length, 8); end.writeUInt16LE(entries.length, 10)
   end.writeUInt32LE(dir.length, 12); end.writeUInt32LE(offset, 16)
   return Buffer.concat([...parts, dir, end])
-}
-
-const STREAM = Buffer.from('stream')
-
-/**
- * Bounds what a PDF's zlib streams inflate to: each stream whose data starts with a zlib header is
- * inflated with at most the remaining budget of output (the inflater stops there), and the sum over the
- * document must stay within `maxBytes`. pdf.js inflates these streams into memory outside the worker's
- * heap limit, so they are measured before pdf.js sees the file.
- */
-export function checkPdfInflation(buf: Buffer, maxBytes: number): number {
-  let total = 0
-  let at = buf.indexOf(STREAM)
-  while (at >= 0) {
-    let start = at + STREAM.length
-    if (buf[start] === 0x0d) start++
-    if (buf[start] === 0x0a) start++
-    // a zlib header: CM 8, and the header checksum
-    if (start > at + STREAM.length && (buf[start] & 0x0f) === 8 && ((buf[start] << 8) | buf[start + 1]) % 31 === 0) {
-      try {
-        // the rest of the file as input: zlib stops at the end of the deflate stream, whatever /Length says
-        total += inflateSync(buf.subarray(start),
-          { maxOutputLength: Math.max(1, maxBytes - total), finishFlush: zlibConstants.Z_SYNC_FLUSH }).length
-      } catch (err) {
-        if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
-          throw new UnreadableFileError(`PDF streams expand to more than ${MB(maxBytes)}: refused`)
-        }
-        // a damaged stream: pdf.js decides what to make of it
-      }
-    }
-    at = buf.indexOf(STREAM, start)
-  }
-  return total
 }

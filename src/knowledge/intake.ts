@@ -57,8 +57,8 @@ export interface IngestedDocument {
 
 /**
  * From a received file to a stored document: text extracted (plain text on the main thread a slice at
- * a time; other formats in the extraction pool, taking turns per organization), files moved into place,
- * then the document row and its indexing job committed together. A document of at most 1 MB of text is
+ * a time; other formats in the extraction pool, taking turns per organization and per user), files moved
+ * into place, then the document row and its indexing job committed together. A document of at most 1 MB of text is
  * indexed before this resolves (read your writes); a larger one by the background job.
  */
 export function createIntake(deps: {
@@ -127,7 +127,8 @@ export function createIntake(deps: {
       if (kind === 'text') {
         ({ text, textLength, chunkCount } = await plainText(file, textTmp, chunk))
       } else {
-        ({ textLength, chunkCount } = await extractor.extract(file.tmpPath, textTmp, kind, chunk, who.customerId))
+        ({ textLength, chunkCount } = await extractor.extract(file.tmpPath, textTmp, kind, chunk,
+          { organization: who.customerId, user: who.userId }))
       }
       const inline = chunkCount > 0 && (await fsp.stat(textTmp)).size <= READ_YOUR_WRITES_BYTES
       // a large text is read again by the background job: not kept meanwhile

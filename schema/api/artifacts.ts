@@ -114,6 +114,9 @@ export const ListArtifactsQuery = Type.Object({
   workflow_run_id: Type.Optional(Uuid),
   conversation_id: Type.Optional(Uuid),
   message_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  review_policy: Type.Optional(PolicyValue),
+  awaiting: Type.Optional(Type.Literal('person', { description: 'only what awaits a person: pending_review, and ' +
+    'drafts whose review_policy is request_review (the console\'s review queue)' })),
   ...Pagination
 })
 export type ListArtifactsQuery = Static<typeof ListArtifactsQuery>

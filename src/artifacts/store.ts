@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { and, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm'
+import { and, count, desc, eq, inArray, or, sql, type SQL } from 'drizzle-orm'
 import type Database from 'better-sqlite3'
 import type { Db } from '../db/index.js'
 import { nowIso } from '../db/index.js'
@@ -151,6 +151,12 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
       if (q.workflow_run_id) filters.push(eq(artifacts.workflowRunId, q.workflow_run_id))
       if (q.conversation_id) filters.push(eq(artifacts.conversationId, q.conversation_id))
       if (q.message_id) filters.push(eq(artifacts.messageId, q.message_id))
+      if (q.review_policy) filters.push(eq(artifacts.reviewPolicy, q.review_policy))
+      // what awaits a person: both terms are led by the status index's columns
+      if (q.awaiting === 'person') {
+        filters.push(or(eq(artifacts.status, 'pending_review'),
+          and(eq(artifacts.status, 'draft'), eq(artifacts.reviewPolicy, 'request_review')))!)
+      }
       const where = and(...filters)
       const rows = db.select().from(artifacts).where(where)
         .orderBy(desc(artifacts.createdAt), desc(artifacts.id)).limit(q.limit).offset(q.offset).all()

@@ -48,6 +48,9 @@ const EnvSchema = Type.Object({
   CAIRN_METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   CAIRN_SHUTDOWN_TIMEOUT: Type.Number({ default: 10, exclusiveMinimum: 0, maximum: 3600 }),
   CAIRN_SEARCH_CACHE_MB: Type.Integer({ default: 64, minimum: 0, maximum: 65536 }),
+  CAIRN_QUOTA_STORAGE_MB: Type.Integer({ default: 20480, minimum: 0 }),
+  CAIRN_QUOTA_PASSAGES: Type.Integer({ default: 10_000_000, minimum: 0 }),
+  CAIRN_QUOTA_DEVELOPER_LOG_MB: Type.Integer({ default: 1024, minimum: 0 }),
   CAIRN_CORS_ORIGINS: Type.Optional(Type.String()),
   CAIRN_SMTP_URL: Type.Optional(Type.String({ minLength: 1 })),
   CAIRN_MAIL_FROM: Type.Optional(Type.String({ minLength: 3 }))
@@ -147,6 +150,12 @@ export interface Config {
    * the main file, half for the trigram file)
    */
   searchCacheMb: number
+  /**
+   * per organization; 0: unlimited. `storedBytes` (CAIRN_QUOTA_STORAGE_MB): knowledge files, each counted as its
+   * upload plus its extracted text; `passages` (CAIRN_QUOTA_PASSAGES); `developerLogBytes`
+   * (CAIRN_QUOTA_DEVELOPER_LOG_MB): past it, the oldest entries of the organization's developer log go
+   */
+  quotas: { storedBytes: number; passages: number; developerLogBytes: number }
   /** CAIRN_SMTP_URL / CAIRN_MAIL_FROM: invitation and password-reset links are e-mailed when set */
   mail: { smtpUrl?: string; from: string }
 }
@@ -219,6 +228,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: { enabled: e.CAIRN_METRICS, token: e.CAIRN_METRICS_TOKEN },
     shutdownTimeoutMs: Math.round(e.CAIRN_SHUTDOWN_TIMEOUT * 1000),
     searchCacheMb: e.CAIRN_SEARCH_CACHE_MB,
+    quotas: { storedBytes: e.CAIRN_QUOTA_STORAGE_MB * 1048576, passages: e.CAIRN_QUOTA_PASSAGES,
+      developerLogBytes: e.CAIRN_QUOTA_DEVELOPER_LOG_MB * 1048576 },
     mail: { smtpUrl: e.CAIRN_SMTP_URL,
       from: e.CAIRN_MAIL_FROM ?? `Cairn <cairn@${new URL((e.CAIRN_PUBLIC_URL ?? `http://${e.HOST}`)).hostname || 'localhost'}>` }
   }

@@ -10,7 +10,8 @@ import {
   DocIdParams
 } from '../../schema/api/knowledge.js'
 import type { Principal } from '../../src/auth/plugin.js'
-import { badRequest, notFound, HttpError } from '../../src/http/errors.js'
+import { badRequest, notFound, HttpError, toErrorBody } from '../../src/http/errors.js'
+import { isDiskFull } from '../../src/db/disk-full.js'
 import { sendJsonText } from '../../src/http/json-text.js'
 import { SUPPORTED_FORMATS, extractorFor } from '../../src/ingest/formats.js'
 import { createExtractor, DEFAULT_WORKER_LIMITS, type Extractor, type WorkerLimits } from '../../src/ingest/run.js'
@@ -59,7 +60,7 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
     onTaskEnd: () => listings.recheck() })
   app.addHook('onClose', () => indexer.close())
   const { ingest } = createIntake({ sqlite: app.sqlite, jobs: app.jobs, files, extractor, indexer,
-    createDocument: (doc) => store.create(doc) })
+    createDocument: (doc) => store.create(doc), quotas: app.config.quotas })
 
   const readerOf = (request: FastifyRequest, queryWorkspace?: string): Reader => app.knowledgeReaders.readerOf(request,
     queryWorkspace)
@@ -149,6 +150,10 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
           } catch (err) {
             if (err instanceof UnreadableFileError) {
               failures.push({ fileName: file.fileName, error: err.message, code: 'UNREADABLE_FILE' })
+            } else if (err instanceof HttpError || isDiskFull(err)) {
+              // a quota, a limit, a full disk: the file's own answer, as the single upload would give it
+              const { message, code } = toErrorBody(err as Error)
+              failures.push({ fileName: file.fileName, error: message, code })
             } else {
               request.log.error({ err, fileName: file.fileName }, 'batch upload: file failed')
               failures.push({ fileName: file.fileName, error: 'The file could not be processed',

@@ -46,6 +46,8 @@ export const ERROR_CODE_DESCRIPTIONS = {
   IDEMPOTENCY_SECRET_GONE: 'The kept answer of this Idempotency-Key carried a secret that was revoked, rotated or ' +
     'deleted since: it is not replayed (409)',
   PAYLOAD_TOO_LARGE: 'The body or a file is over its limit (413)',
+  QUOTA_EXCEEDED: 'The organization\'s quota leaves no room for this (413): `quota` names which one, with its ' +
+    '`limit` and `used`',
   UNSUPPORTED_MEDIA_TYPE: 'The body\'s media type is not accepted, or a voice upload is not audio (415)',
   UNSUPPORTED_FILE_TYPE: 'A knowledge file type that cannot be indexed; `supportedFormats` lists those that can (415)',
   UNPROCESSABLE_ENTITY: 'The request is well-formed but cannot be processed (422)',
@@ -58,6 +60,8 @@ export const ERROR_CODE_DESCRIPTIONS = {
   MODEL_UNAVAILABLE: 'The language model server failed or is unreachable (502)',
   EMBEDDINGS_UNAVAILABLE: 'The embedding server failed or is unreachable during a `semantic` search (502)',
   SERVICE_UNAVAILABLE: 'The service is shutting down or unavailable (503)',
+  INSUFFICIENT_STORAGE: 'The server\'s disk is full: the write was refused (reads still work); try again once ' +
+    'space is freed (507)',
   ERROR: 'Any other status (for example 408)'
 } as const satisfies Record<string, string>
 

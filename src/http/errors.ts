@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { isDiskFull } from '../db/disk-full.js'
 
 const DEFAULT_CODES: Record<number, ErrorCode> = {
   400: 'BAD_REQUEST',
@@ -14,7 +15,8 @@ const DEFAULT_CODES: Record<number, ErrorCode> = {
   422: 'UNPROCESSABLE_ENTITY',
   429: 'RATE_LIMITED',
   500: 'INTERNAL_ERROR',
-  503: 'SERVICE_UNAVAILABLE'
+  503: 'SERVICE_UNAVAILABLE',
+  507: 'INSUFFICIENT_STORAGE'
 }
 
 import type { ErrorCode } from './error-codes.js'
@@ -65,6 +67,10 @@ export function toErrorBody(err: FastifyError | HttpError | Error): ErrorBody {
   if (err instanceof HttpError) {
     return { ...errorBody(err.statusCode, err.message, err.code), ...err.extra }
   }
+  // a full disk is a state of the server, not a fault: the write was refused, and the client may try again later
+  if (isDiskFull(err)) {
+    return errorBody(507, 'The server is out of storage space: try again once space is freed', 'INSUFFICIENT_STORAGE')
+  }
   const fe = err as FastifyError
   if (fe.validation) {
     return errorBody(400, fe.message, 'VALIDATION_ERROR')
@@ -79,7 +85,11 @@ export function toErrorBody(err: FastifyError | HttpError | Error): ErrorBody {
 
 export function errorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const body = { ...toErrorBody(err), requestId: request.id }
-  if (body.statusCode >= 500) request.log.error({ err, ...(err as Partial<HttpError>).logDetail }, 'request failed')
+  // a full disk: one line per refused request, not a stack each
+  if (body.statusCode === 507) request.log.warn({ error: err.message }, 'disk full: request refused')
+  else if (body.statusCode >= 500) {
+    request.log.error({ err, ...(err as Partial<HttpError>).logDetail }, 'request failed')
+  }
   if (body.statusCode === 401) reply.header('www-authenticate', 'Bearer')
   reply.code(body.statusCode).type('application/json; charset=utf-8').send(body)
 }

@@ -12,7 +12,7 @@ import { decodeTextSliced, decodeUtf8Sliced, textEncodingOf, textFilePieces, wri
 import type { KnowledgeFiles } from './files.js'
 import type { Indexer } from './indexer.js'
 import type { NewDocument } from './store.js'
-import type { Placement, UploadOptions } from './upload-policy.js'
+import { quotaExceeded, type KnowledgeQuotas, type Placement, type UploadOptions } from './upload-policy.js'
 import { writeTurn } from '../db/write-intent.js'
 
 /** Documents whose extracted text is at most this many bytes (UTF-8) are searchable when their upload answers. */
@@ -60,6 +60,8 @@ export interface IngestedDocument {
  * a time; other formats in the extraction pool, taking turns per organization and per user), files moved
  * into place, then the document row and its indexing job committed together. A document of at most 1 MB of text is
  * indexed before this resolves (read your writes); a larger one by the background job.
+ * The organization's quotas (stored bytes, passages) are checked before extraction with the file's size, and
+ * again, exactly, in the transaction that records the document: an upload past one is refused whole (413).
  */
 export function createIntake(deps: {
   sqlite: Database.Database
@@ -68,10 +70,30 @@ export function createIntake(deps: {
   extractor: Extractor
   indexer: Indexer
   createDocument: (doc: NewDocument) => void
+  /** per organization; default none */
+  quotas?: KnowledgeQuotas
 }) {
   const { sqlite, jobs, files, extractor, indexer } = deps
+  const quotas = deps.quotas ?? { storedBytes: 0, passages: 0 }
+
+  // a document counts its upload and its extracted text (characters: what a search reads); its row goes at once when
+  // it is deleted, so a deletion makes room at once
+  const usageOf = sqlite.prepare(`SELECT coalesce(sum(file_size + text_length), 0) AS bytes,
+    coalesce(sum(chunk_count), 0) AS passages FROM knowledge_documents WHERE customer_id = ?`)
+  /** throws 413 QUOTA_EXCEEDED when `adds` does not fit in the organization's quotas */
+  function checkQuotas(customerId: string, adds: { bytes: number; passages: number }) {
+    if (quotas.storedBytes <= 0 && quotas.passages <= 0) return
+    const used = usageOf.get(customerId) as { bytes: number; passages: number }
+    if (quotas.storedBytes > 0 && used.bytes + adds.bytes > quotas.storedBytes) {
+      throw quotaExceeded('storedBytes', quotas.storedBytes, used.bytes)
+    }
+    if (quotas.passages > 0 && used.passages + adds.passages > quotas.passages) {
+      throw quotaExceeded('passages', quotas.passages, used.passages)
+    }
+  }
 
   const commit = sqlite.transaction((doc: NewDocument, claimed: boolean) => {
+    checkQuotas(doc.customerId, { bytes: doc.fileSize + doc.textLength, passages: doc.chunkCount })
     deps.createDocument(doc)
     return doc.chunkCount > 0 ? jobs.enqueue('knowledge.index', { documentId: doc.id }, { claimed }) : undefined
   }).immediate
@@ -119,6 +141,8 @@ export function createIntake(deps: {
     const originalRel = files.originalRel(id)
     const textRel = files.textRel(id)
     const chunk = { chunkSize: o.chunkSize, chunkOverlap: o.chunkOverlap }
+    // refused before its text is extracted when the file alone does not fit
+    checkQuotas(who.customerId, { bytes: file.size, passages: 0 })
     try {
       const kind = extractorFor(file.fileType)!
       let text: string | undefined

@@ -81,6 +81,21 @@ export function placement(p: Principal, o: UploadOptions, contextWorkspaceId: st
   return { scope: 'workspace', workspaceId: ws }
 }
 
+/** what an organization's knowledge base may hold (config.quotas); 0: unlimited */
+export interface KnowledgeQuotas {
+  /** bytes of uploads plus characters of their extracted text */
+  storedBytes: number
+  passages: number
+}
+
+/** 413 QUOTA_EXCEEDED: the organization's `quota` leaves no room for this upload */
+export function quotaExceeded(quota: keyof KnowledgeQuotas, limit: number, used: number) {
+  const what = quota === 'storedBytes' ? `${(limit / 1048576).toFixed(0)} MB of stored files`
+    : `${limit} passages`
+  return new HttpError(413, `Your organization's knowledge base holds at most ${what}: this upload does not fit ` +
+    '(delete documents to make room)', 'QUOTA_EXCEEDED', { quota, limit, used })
+}
+
 export function unsupported(names: string[]) {
   return new HttpError(415, `Unsupported file type: ${names.join(', ')}. Supported: ${SUPPORTED_FORMATS.join(' ')}`,
     'UNSUPPORTED_FILE_TYPE', { supportedFormats: [...SUPPORTED_FORMATS] })

@@ -2,7 +2,8 @@ import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { build, signup, createKey } from '../helper.js'
 import { loggerOptions, type App } from '../../src/app.js'
-import { createTimestamps } from '../../src/developer-log/recorder.js'
+import { createTimestamps, MAX_ENTRY_BYTES } from '../../src/developer-log/recorder.js'
+import { fillDatabase, freeDatabase } from '../db/fill-disk.js'
 import { decodeChunk, encodeEntry, placeId } from '../../src/developer-log/format.js'
 import { INTENT, OUTBOX_HOLDER, releaseHolder, writeIntentOf } from '../../src/db/write-intent.js'
 
@@ -184,4 +185,60 @@ t.test('a batch\'s flush waits for another thread\'s writer with the event loop 
   releaseHolder(intent, OUTBOX_HOLDER)
   await turnUntil(() => Atomics.load(intent, INTENT) === 0)
   t.equal(storedEntries(app).length, 501, 'then it is written')
+})
+
+const activity = (app: App, auth: Record<string, string>, metadata: object) => app.inject({ method: 'POST',
+  url: '/api/v2/activity/log', headers: auth, payload: { action: 'test.activity', metadata } })
+
+t.test('an activity entry is at most 64 KB: a larger one answers 413 and is not kept', async (t) => {
+  const app = await build(t)
+  const u = await signup(app)
+  const key = await createKey(app, u, ['write'])
+  const big = await activity(app, { 'x-api-key': key.key }, { blob: 'x'.repeat(MAX_ENTRY_BYTES + 1) })
+  t.equal(big.statusCode, 413, 'before: 201, and 0.9 MB entries at 600 a minute filled the disk')
+  t.equal(big.json().code, 'PAYLOAD_TOO_LARGE')
+  t.equal((await activity(app, { 'x-api-key': key.key }, { blob: 'x'.repeat(60 * 1024) })).statusCode, 201)
+  app.devLog.flush()
+  t.same(storedEntries(app).map((e) => [e.action, e.status_code]), [['test.activity', 201]],
+    'only the entry that fits is kept')
+})
+
+t.test('an organization\'s log past its quota loses its oldest entries; another organization\'s log is ' +
+  'untouched', async (t) => {
+  const app = await build(t, { config: { quotas: { storedBytes: 0, passages: 0, developerLogBytes: 200_000 } } })
+  const a = await signup(app)
+  const b = await signup(app)
+  await activity(app, b.auth, { n: 'b-0', blob: 'b'.repeat(50_000) })
+  app.devLog.flush()
+  for (let i = 0; i < 10; i++) {
+    t.equal((await activity(app, a.auth, { n: `a-${i}`, blob: 'a'.repeat(50_000) })).statusCode, 201)
+    app.devLog.flush()
+  }
+  const bytesOf = (userId: string) => app.sqlite.prepare(`SELECT coalesce(sum(octet_length(entries)), 0)
+    FROM developer_log_chunks WHERE user_id = ?`).pluck().get(userId) as number
+  await turnUntil(() => bytesOf(a.userId) <= 200_000)
+  t.ok(bytesOf(a.userId) <= 200_000, `the log holds ${bytesOf(a.userId)} bytes, within the quota`)
+  const kept = storedEntries(app).filter((e) => e.user_id === a.userId)
+    .map((e) => (e.metadata as { n: string }).n)
+  t.ok(kept.length >= 2 && kept.length < 10, `${kept.length} entries kept`)
+  t.same(kept, Array.from({ length: kept.length }, (_, i) => `a-${10 - kept.length + i}`), 'the newest ones')
+  t.same(storedEntries(app).filter((e) => e.user_id === b.userId).map((e) => (e.metadata as { n: string }).n),
+    ['b-0'], 'the other organization keeps its entry')
+})
+
+t.test('a batch that finds the disk full stays in memory and is written once there is space', async (t) => {
+  const app = await build(t)
+  const u = await signup(app)
+  app.devLog.flush()
+  fillDatabase(app.sqlite)
+  for (let i = 0; i < 3; i++) {
+    app.devLog.record({ userId: u.userId, apiKeyId: null, category: 'activity', action: 'activity.log',
+      statusCode: 201, durationMs: 1, metadata: { i, blob: 'x'.repeat(20_000) } })
+  }
+  t.doesNotThrow(() => app.devLog.flush())
+  t.equal(storedEntries(app).length, 0, 'nothing written on a full disk')
+  freeDatabase(app.sqlite)
+  app.devLog.flush()
+  t.same(storedEntries(app).map((e) => (e.metadata as { i: number }).i), [0, 1, 2],
+    'every entry written once there is space (before: the batch was dropped)')
 })

@@ -144,6 +144,43 @@ t.test('@cairn/client against a listening Cairn', async (t) => {
     })), 'a bad key: the assistant gets an error, not a hang')
     await bad.close()
   })
+
+  await t.test('sessions: login and signOut; a browser session signs in by cookie and sends the CSRF header',
+    async (t) => {
+      const anonymous = new CairnClient({ baseUrl, maxRetries: 0 })
+      const { token } = await anonymous.login(u.email, u.password)
+      const session = anonymous.with({ token })
+      t.equal((await session.me()).user.email, u.email)
+      await session.signOut()
+      t.match(await session.me().catch((e: unknown) => e), { statusCode: 401 }, 'the token stops working')
+
+      // a browser's cookie jar of one cookie, as a page of the console has
+      let cookie = ''
+      const seen: Array<Record<string, string>> = []
+      const browserFetch: typeof fetch = async (input, init) => {
+        const headers = { ...(init?.headers as Record<string, string>), ...(cookie ? { cookie } : {}) }
+        seen.push(headers)
+        const res = await fetch(input, { ...init, headers })
+        const set = res.headers.get('set-cookie')
+        if (set) cookie = set.split(';')[0].endsWith('=') ? '' : set.split(';')[0]
+        return res
+      }
+      const browser = new CairnClient({ baseUrl, browserSession: true, fetch: browserFetch,
+        workspaceId: u.workspaceId, maxRetries: 0 })
+      await browser.signIn(u.email, u.password)
+      t.match(cookie, /^cairn_session=/)
+      t.equal(seen[0]['x-cairn-csrf'], '1')
+      t.equal((await browser.me()).user.email, u.email)
+      const plan = await browser.createArtifact({ type: 'task_plan', title: 'Queued', review_policy: 'request_review',
+        content: { steps: [{ title: 'one' }] } })
+      const queue = await browser.listArtifacts({ awaiting: 'person' })
+      t.ok(queue.artifacts.some((a) => a.id === plan.id), 'the review queue lists it')
+      const copied = cookie
+      await browser.signOut()
+      t.equal(cookie, '', 'the cookie is removed')
+      cookie = copied
+      t.match(await browser.me().catch((e: unknown) => e), { statusCode: 401 }, 'a copied cookie stops working')
+    })
 })
 
 t.test('retries, backoff and Idempotency-Key (a faulty server on a real socket)', async (t) => {

@@ -36,6 +36,8 @@ export type LogEntry = Data<'/api/v2/developer/logs', 'get'> extends Array<infer
 export type LogsQuery = Omit<NonNullable<QueryOf<Operation<'/api/v2/developer/logs', 'get'>>>, 'cursor'>
 export type ActivityInput = NonNullable<JsonBody<Operation<'/api/v2/activity/log', 'post'>>>
 export type ChatInput = NonNullable<JsonBody<Operation<'/api/v2/chat/stream', 'post'>>>
+export type Me = Data<'/api/v2/auth/me', 'get'>
+export type ArtifactComment = NonNullable<Artifact['comments']> extends Array<infer T> ? T : never
 
 /** The events of `POST /api/v2/chat/stream` (CONTRACT.md §9). */
 export type ChatEvent =
@@ -110,6 +112,33 @@ export class CairnClient {
       query: options.query as RequestOptions['query'], json: options.body, headers: options.headers,
       signal: options.signal, idempotencyKey: options.idempotencyKey
     })
+  }
+
+  // accounts
+
+  /** A session token for email and password (`POST /api/v2/auth/login`): use it as `token`. */
+  async login(email: string, password: string): Promise<{ token: string; expiresAt: string }> {
+    const data = (await this.call('/api/v2/auth/login', 'post', { body: { email, password } })).data
+    return { token: data.token!, expiresAt: data.expiresAt }
+  }
+
+  /**
+   * Signs a browser in: the session token becomes the page's HttpOnly cookie, which scripts cannot read (use a
+   * client made with `browserSession: true`). Resolves with when the session expires.
+   */
+  async signIn(email: string, password: string): Promise<{ expiresAt: string }> {
+    const data = (await this.call('/api/v2/auth/login', 'post', { body: { email, password, cookie: true } })).data
+    return { expiresAt: data.expiresAt }
+  }
+
+  /** Ends this client's session (its token, or the browser's cookie) for good. */
+  async signOut(): Promise<void> {
+    await this.call('/api/v2/auth/logout', 'post')
+  }
+
+  /** The caller, their organization role and their workspaces. */
+  async me(): Promise<Me> {
+    return (await this.call('/api/v2/auth/me', 'get')).data
   }
 
   // knowledge base

@@ -15,6 +15,11 @@ export interface TransportOptions extends RetryOptions {
   token?: string
   /** the workspace context (`x-workspace-id`); a key bound to a workspace needs none */
   workspaceId?: string
+  /**
+   * A page served by Cairn itself (the console): no token, the browser's session cookie is the credential
+   * (`signIn` sets it) and every request sends `x-cairn-csrf: 1`, which Cairn asks of such requests.
+   */
+  browserSession?: boolean
   /** the platform's fetch by default */
   fetch?: typeof fetch
   userAgent?: string
@@ -52,6 +57,15 @@ function sleep(ms: number, signal?: AbortSignal) {
   })
 }
 
+/**
+ * A new Idempotency-Key. `crypto.randomUUID` exists only in secure contexts (https, localhost): a page opened over
+ * plain http on another address gets a random key of the same strength from `getRandomValues`.
+ */
+function newKey(): string {
+  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID()
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('')
+}
+
 /** The error of a non-2xx answer, shaped by CONTRACT.md §4. */
 export async function errorFrom(res: Response): Promise<CairnError> {
   const text = await res.text().catch(() => '')
@@ -86,6 +100,7 @@ export class Transport {
   headers(extra: Record<string, string> = {}): Record<string, string> {
     const h: Record<string, string> = { accept: 'application/json', ...extra }
     if (this.options.token) h.authorization = `Bearer ${this.options.token}`
+    if (this.options.browserSession) h['x-cairn-csrf'] = '1'
     if (this.options.workspaceId && !h['x-workspace-id']) h['x-workspace-id'] = this.options.workspaceId
     if (this.options.userAgent) h['user-agent'] = this.options.userAgent
     return h
@@ -107,14 +122,15 @@ export class Transport {
       body = JSON.stringify(options.json)
       headers['content-type'] = 'application/json'
     }
-    if (method === 'POST' && !options.stream) headers['idempotency-key'] = options.idempotencyKey ?? crypto.randomUUID()
+    if (method === 'POST' && !options.stream) headers['idempotency-key'] = options.idempotencyKey ?? newKey()
     const maxRetries = this.options.maxRetries ?? 3
     const maxDelay = this.options.maxDelayMs ?? 60_000
     const url = this.url(path, options.query)
     for (let attempt = 0; ; attempt++) {
       let res: Response
       try {
-        res = await this.fetchImpl(url, { method, headers, body, signal: options.signal })
+        res = await this.fetchImpl(url, { method, headers, body, signal: options.signal,
+          ...(this.options.browserSession ? { credentials: 'same-origin' as const } : {}) })
       } catch (err) {
         if (options.signal?.aborted) {
           throw new CairnError(0, 'ABORTED', 'The request was aborted', undefined, undefined, { cause: err })

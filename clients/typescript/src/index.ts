@@ -5,7 +5,7 @@ export type {
   ArtifactStatus, ListArtifactsQuery, SearchInput, SearchResult, KnowledgeDocument, ListDocumentsQuery,
   DocumentWithChunks,
   UploadResult, UploadSource, UploadOptions, LogEntry, LogsQuery, ActivityInput, ChatInput, ChatEvent, ChatStream,
-  WaitOptions,
+  WaitOptions, Me, ArtifactComment,
   Path, Operation, JsonBody, QueryOf, PathParams, Success
 } from './client.js'
 export { CairnError } from './errors.js'

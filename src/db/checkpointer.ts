@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads'
 import { createRequire } from 'node:module'
 import type Database from 'better-sqlite3'
+import { WAL_LIMIT_BYTES } from './connection.js'
 
 export interface CheckpointerOptions {
   /** how often the thread copies the write-ahead log back into the database file */
@@ -14,6 +15,8 @@ export interface CheckpointerOptions {
    * written by the outbox thread alone)
    */
   also?: string[]
+  /** a log larger than this is folded and truncated (default WAL_LIMIT_BYTES) */
+  walLimitBytes?: number
 }
 
 export interface Checkpointer {
@@ -27,11 +30,21 @@ const DEFAULT_AUTOCHECKPOINT = 1000
 // Plain CommonJS evaluated in the thread: no TypeScript loader is needed there, from source or compiled.
 const THREAD_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads')
+const fs = require('node:fs')
 const Database = require(workerData.driver)
-const dbs = workerData.files.map((file) => new Database(file, { fileMustExist: true }))
+const dbs = workerData.files.map((file) => {
+  const db = new Database(file, { fileMustExist: true })
+  // a TRUNCATE checkpoint holds the write lock while it waits for readers: it gives up soon, and tries next time
+  db.pragma('busy_timeout = 50')
+  return { db, wal: file + '-wal' }
+})
+const walSize = (file) => { try { return fs.statSync(file).size } catch { return 0 } }
 const checkpoint = () => {
-  for (const db of dbs) {
-    try { db.pragma('wal_checkpoint(PASSIVE)') } catch (err) {
+  for (const { db, wal } of dbs) {
+    try {
+      db.pragma('wal_checkpoint(PASSIVE)')
+      if (walSize(wal) > workerData.walLimitBytes) db.pragma('wal_checkpoint(TRUNCATE)')
+    } catch (err) {
       parentPort.postMessage({ error: String((err && err.message) || err) })
     }
   }
@@ -40,7 +53,7 @@ const timer = setInterval(checkpoint, workerData.everyMs)
 parentPort.on('message', (message) => {
   if (message !== 'stop') return
   clearInterval(timer)
-  for (const db of dbs) db.close()
+  for (const { db } of dbs) db.close()
   parentPort.close()
 })
 `
@@ -54,12 +67,17 @@ parentPort.on('message', (message) => {
  * runs a PASSIVE checkpoint every `everyMs` (one that has nothing to copy costs next to nothing, and a
  * PASSIVE checkpoint never blocks the writer). Should the thread fail, the connection checkpoints itself
  * again as before.
+ *
+ * A PASSIVE checkpoint never makes the file smaller: a log that grew past `walLimitBytes` (readers kept it from
+ * starting over while a large write went on) is folded and truncated to nothing by a TRUNCATE checkpoint, which
+ * waits at most 50 ms for the readers still in the log (and is tried again at the next turn).
  */
 export function startCheckpointer(sqlite: Database.Database, options: CheckpointerOptions = {}): Checkpointer {
   const driver = options.driver ?? createRequire(import.meta.url).resolve('better-sqlite3')
   sqlite.pragma('wal_autocheckpoint = 0')
   const files = [sqlite.name, ...options.also ?? []]
-  const workerData = { files, driver, everyMs: options.everyMs ?? 1000 }
+  const workerData = { files, driver, everyMs: options.everyMs ?? 1000,
+    walLimitBytes: options.walLimitBytes ?? WAL_LIMIT_BYTES }
   const worker = new Worker(THREAD_SOURCE, { eval: true, workerData })
   worker.unref()
   let stopping = false

@@ -86,3 +86,18 @@ t.test('a thread that cannot start hands checkpoints back to the connection', as
   fill(db, 8)
   t.ok(size(file) > before + (4 << 20), 'commits checkpoint again')
 })
+
+t.test('the write-ahead log is kept bounded: a log past the limit is folded and truncated, with no write ' +
+  'needed', async (t) => {
+  const file = path.join(tempDir(t), 'cairn.db')
+  const db = openDatabase(file, { checkpointer: { everyMs: 50, walLimitBytes: 1 << 20 } })
+  t.teardown(() => db.close())
+  t.equal(db.sqlite.pragma('journal_size_limit', { simple: true }), 64 * 1024 * 1024,
+    'a writer that starts the log over cuts the file back (journal_size_limit)')
+  fill(db, 8)
+  t.ok(size(`${file}-wal`) > 8 << 20, 'a large write grew the log to 8 MB')
+  // before: PASSIVE checkpoints copied the pages but never made the file smaller, and it stayed at its largest
+  for (let i = 0; i < 200 && size(`${file}-wal`) > 1 << 20; i++) await sleep(50)
+  t.ok(size(`${file}-wal`) <= 1 << 20, `the log is back within the limit (${size(`${file}-wal`)} bytes)`)
+  t.equal(db.sqlite.prepare('SELECT count(*) FROM filler').pluck().get(), 8 * 16, 'and every row is there')
+})

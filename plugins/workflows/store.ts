@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { and, desc, eq, inArray, isNotNull, lt, sql } from 'drizzle-orm'
+import { and, desc, eq, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm'
 import type { Db } from '../../src/db/index.js'
 import { nowIso } from '../../src/db/index.js'
 import { workflowRuns, workflows } from '../../schema/tables/assistant.js'
@@ -67,7 +67,7 @@ export function createWorkflowStore(db: Db) {
   const actor = db.select({ id: users.id, customerId: users.customerId, orgRole: users.orgRole, email: users.email,
     name: users.name })
     .from(users).innerJoin(workspaceMembers, eq(workspaceMembers.userId, users.id))
-    .where(and(eq(users.id, sql.placeholder('userId')),
+    .where(and(eq(users.id, sql.placeholder('userId')), isNull(users.removedAt),
       eq(workspaceMembers.workspaceId, sql.placeholder('workspaceId')))).prepare()
   const scheduledQueued = db.select({ id: workflowRuns.id }).from(workflowRuns)
     .where(and(eq(workflowRuns.workflowId, sql.placeholder('workflowId')), eq(workflowRuns.trigger, 'schedule'),
@@ -99,7 +99,7 @@ export function createWorkflowStore(db: Db) {
     },
     remove: (id: string) => db.delete(workflows).where(eq(workflows.id, id)).run().changes > 0,
 
-    /** the user a run acts as, only while still a member of the run's workspace */
+    /** the user a run acts as, only while still a member of the run's workspace and not removed */
     actor: (userId: string, workspaceId: string) => actor.get({ userId, workspaceId }),
 
     createRun(w: WorkflowRow, userId: string, trigger: RunRow['trigger'], inputs: Record<string, unknown>,

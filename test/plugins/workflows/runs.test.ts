@@ -60,6 +60,8 @@ async function heldModel(t: Test) {
       if (waiting.length < n) throw new Error(`only ${waiting.length} model calls held`)
     },
     release() { open = true; for (const w of waiting.splice(0)) w() },
+    /** holds answers again */
+    hold() { open = false },
     get received() { return received }
   }
 }
@@ -156,6 +158,21 @@ t.test('a queued run of a user removed from the workspace does not run', async (
   const made = app.sqlite.prepare('SELECT COUNT(*) AS n FROM artifacts WHERE workflow_run_id = ?').get(runId) as
     { n: number }
   t.equal(made.n, 0, 'nothing created as the member who left')
+
+  // a person removed from the organization (the row stays, marked removed) does not act either
+  const other = await team(app, t)
+  await app.jobs.idle()
+  model.hold()
+  await busyQueue(app, model, other.owner)
+  const wf2 = (await define(app, other.owner,
+    { name: 'w', steps: [{ id: 'a', type: 'create_artifact', artifactType: 'task_plan', title: 'x' }] }))
+    .json().workflow
+  const second = await execute(app, other.member, wf2.id)
+  app.sqlite.prepare('UPDATE users SET removed_at = ? WHERE id = ?').run(new Date().toISOString(), other.member.userId)
+  model.release()
+  const refused = await waitRun(app, other.owner, second)
+  t.equal(refused.status, 'failed')
+  t.match(refused.error, /no longer a member/)
 })
 
 t.test('a run\'s inputs and outputs are shown to its user only', async (t) => {

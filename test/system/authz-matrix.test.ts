@@ -12,6 +12,7 @@ import { build, signup, addUser, createKey } from '../helper.js'
 type Rule = { who: 'public' } | { who: 'user' | 'key'; scopes?: string[]; wsAdmin?: boolean; orgAdmin?: boolean }
 const PUBLIC: Rule = { who: 'public' }
 const USER: Rule = { who: 'user' }
+const ORG_ADMIN: Rule = { who: 'user', orgAdmin: true }
 const key = (scopes: string[], extra: { wsAdmin?: boolean } = {}): Rule => ({ who: 'key', scopes, ...extra })
 const KR = key(['read', 'knowledge:read'])
 const AR = key(['artifacts:read'])
@@ -26,6 +27,13 @@ const RULES: Record<string, Rule> = {
   'GET /api/v2/workspaces': USER,
   'POST /api/v2/workspaces/:id/members': { who: 'user', wsAdmin: true },
   'DELETE /api/v2/workspaces/:id/members/:userId': { who: 'user', wsAdmin: true },
+  'PATCH /api/v2/workspaces/:id/members/:userId': { who: 'user', wsAdmin: true },
+  'GET /api/v2/workspaces/:id/members': USER, 'GET /api/v2/users': USER,
+  'PATCH /api/v2/users/:id': ORG_ADMIN, 'DELETE /api/v2/users/:id': ORG_ADMIN,
+  'POST /api/v2/users/:id/password-reset': ORG_ADMIN,
+  'POST /api/v2/invitations': ORG_ADMIN, 'GET /api/v2/invitations': ORG_ADMIN,
+  'DELETE /api/v2/invitations/:id': ORG_ADMIN, 'POST /api/v2/invitations/accept': PUBLIC,
+  'POST /api/v2/auth/password': USER, 'POST /api/v2/auth/password-reset': PUBLIC,
   'POST /api/v2/api-keys': USER, 'GET /api/v2/api-keys': USER, 'GET /api/v2/api-keys/:id': USER,
   'POST /api/v2/api-keys/:id/rotate': USER, 'DELETE /api/v2/api-keys/:id': USER,
   'GET /api/v2/developer/api-keys/:id/usage': key(['read']),

@@ -113,13 +113,17 @@ export function gramFilters(sqlite: Database.Database) {
   }
 }
 
+/** the longest the back-fill waits after failures in a row before it looks again */
+const MAX_RETRY_MS = 60_000
+
 /**
  * The back-fill: indexed documents without a filter get one, a document at a time (read in one read
  * transaction, written in a short one that checks the document is still indexed with as many passages).
- * Restart-safe: the work left is always "indexed documents lacking a filter". Runs on a search worker's
+ * Restart-safe: the work left is always "indexed documents lacking a filter", so a failure (SQLITE_BUSY, a full
+ * disk) only delays it: it is tried again after a wait. Runs on a search worker's
  * own thread with its own writable connection, so the server's event loop never waits on it.
  */
-export function gramSweep(sqlite: Database.Database, options: { idleMs?: number } = {}) {
+export function gramSweep(sqlite: Database.Database, options: { idleMs?: number; retryMs?: number } = {}) {
   const lacking = sqlite.prepare(`SELECT d.id FROM knowledge_documents d
     WHERE d.status = 'indexed' AND d.chunk_count > 0
       AND NOT EXISTS (SELECT 1 FROM knowledge_document_grams g WHERE g.document_id = d.id)
@@ -149,12 +153,22 @@ export function gramSweep(sqlite: Database.Database, options: { idleMs?: number 
   return {
     batch,
     async run() {
+      let failures = 0
       while (!stopped) {
         let made = 0
-        for (const id of lacking.all() as string[]) {
-          if (stopped) return
-          if (fill(id)) made++
-          await yieldToLoop()
+        try {
+          for (const id of lacking.all() as string[]) {
+            if (stopped) return
+            if (fill(id)) made++
+            await yieldToLoop()
+          }
+          failures = 0
+        } catch {
+          // the lock busy past the timeout (a long write elsewhere), the disk full: the work is still there, so it is
+          // looked at again later, waiting longer after each failure in a row
+          failures++
+          await sleep(Math.min((options.retryMs ?? 1_000) * 2 ** (failures - 1), MAX_RETRY_MS))
+          continue
         }
         // nothing to do, or only documents whose passages are still changing: look again later
         if (made === 0) await sleep(options.idleMs ?? 5_000)

@@ -1,4 +1,5 @@
 import t from 'tap'
+import Database from 'better-sqlite3'
 import { build, signup, uploadDocument, type TestUser, searching } from '../helper.js'
 import { gramFilter, gramSweep, mayHold, needleGrams } from '../../src/knowledge/grams.js'
 import { createSearch } from '../../src/knowledge/search.js'
@@ -75,4 +76,28 @@ t.test('1–2 character search with document filters: absent skips, present foun
   t.equal((await app.inject({ method: 'DELETE', url: `/api/knowledge/document/${spanish.id}`, headers: a.auth }))
     .statusCode, 200)
   t.equal(count(), 2)
+})
+
+t.test('the back-fill goes on after SQLITE_BUSY: it waits and tries again instead of stopping for good', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const u = await signup(app)
+  await uploadDocument(app, u, { filename: 'a.txt', content: 'Plain text about budgets. '.repeat(8) })
+  const file = app.sqlite.name
+  // its own connection, as on a search worker; it does not wait for the lock, so the first write fails at once
+  const writer = new Database(file, { fileMustExist: true, timeout: 0 })
+  const holder = new Database(file, { fileMustExist: true })
+  t.teardown(() => { writer.close(); holder.close() })
+  holder.prepare('BEGIN IMMEDIATE').run()
+  const sweep = gramSweep(writer, { idleMs: 10, retryMs: 10 })
+  let stopped: unknown
+  const running = sweep.run().catch((err: unknown) => { stopped = err })
+  t.teardown(async () => { sweep.stop(); await running })
+  const filters = () => app.sqlite.prepare('SELECT count(*) FROM knowledge_document_grams').pluck().get() as number
+  // several tries meet the lock (each one SQLITE_BUSY)
+  for (let i = 0; i < 30; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.equal(filters(), 0, 'nothing written while another connection holds the lock')
+  t.equal(stopped, undefined, 'before: the back-fill stopped for good at the first SQLITE_BUSY')
+  holder.prepare('ROLLBACK').run()
+  for (let i = 0; i < 500 && filters() === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.equal(filters(), 1, 'once the lock is free, the filter is made')
 })

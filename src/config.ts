@@ -48,6 +48,7 @@ const EnvSchema = Type.Object({
   CAIRN_METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   CAIRN_SHUTDOWN_TIMEOUT: Type.Number({ default: 10, exclusiveMinimum: 0, maximum: 3600 }),
   CAIRN_SEARCH_CACHE_MB: Type.Integer({ default: 64, minimum: 0, maximum: 65536 }),
+  CAIRN_SEARCH_BUDGET_MS: Type.Integer({ default: 2000, minimum: 1, maximum: 600_000 }),
   CAIRN_QUOTA_STORAGE_MB: Type.Integer({ default: 20480, minimum: 0 }),
   CAIRN_QUOTA_PASSAGES: Type.Integer({ default: 10_000_000, minimum: 0 }),
   CAIRN_QUOTA_DEVELOPER_LOG_MB: Type.Integer({ default: 1024, minimum: 0 }),
@@ -150,6 +151,8 @@ export interface Config {
    * the main file, half for the trigram file)
    */
   searchCacheMb: number
+  /** CAIRN_SEARCH_BUDGET_MS: each search's time on a search worker; past it, the answer is what it found, partial */
+  searchBudgetMs: number
   /**
    * per organization; 0: unlimited. `storedBytes` (CAIRN_QUOTA_STORAGE_MB): knowledge files, each counted as its
    * upload plus its extracted text; `passages` (CAIRN_QUOTA_PASSAGES); `developerLogBytes`
@@ -228,6 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: { enabled: e.CAIRN_METRICS, token: e.CAIRN_METRICS_TOKEN },
     shutdownTimeoutMs: Math.round(e.CAIRN_SHUTDOWN_TIMEOUT * 1000),
     searchCacheMb: e.CAIRN_SEARCH_CACHE_MB,
+    searchBudgetMs: e.CAIRN_SEARCH_BUDGET_MS,
     quotas: { storedBytes: e.CAIRN_QUOTA_STORAGE_MB * 1048576, passages: e.CAIRN_QUOTA_PASSAGES,
       developerLogBytes: e.CAIRN_QUOTA_DEVELOPER_LOG_MB * 1048576 },
     mail: { smtpUrl: e.CAIRN_SMTP_URL,

@@ -25,7 +25,7 @@ import { uploadOptions, placement as placementOf, unsupported,
 import type { Reader } from '../../src/knowledge/readers.js'
 import { toDocument } from '../../src/knowledge/store.js'
 import { createListingCache, type ListingCacheOptions } from '../../src/knowledge/listing-cache.js'
-import { EmbeddingsNotConfiguredError } from '../../src/knowledge/search.js'
+import { EmbeddingsNotConfiguredError, QueryRefusedError } from '../../src/knowledge/search.js'
 import { EmbeddingError } from '../../src/knowledge/embeddings.js'
 import { receiveMultipart, MAX_FILE_BYTES } from './receive.js'
 import { contentDisposition } from './disposition.js'
@@ -269,17 +269,18 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
     const b = request.body
     const query = b.query.trim()
     if (query.length === 0) throw badRequest('query must not be blank', 'VALIDATION_ERROR')
-    let results
+    let found
     try {
-      results = await searcher.search(readerOf(request, b.workspaceId),
+      found = await searcher.run(readerOf(request, b.workspaceId),
         { scope: b.scope, category: b.category, tags: b.tags }, query, b.limit, b.mode)
     } catch (err) {
       if (err instanceof EmbeddingsNotConfiguredError) throw badRequest(err.message, 'EMBEDDINGS_NOT_CONFIGURED')
+      if (err instanceof QueryRefusedError) throw badRequest(err.message, 'VALIDATION_ERROR')
       if (err instanceof EmbeddingError) throw new HttpError(502, err.message, 'EMBEDDINGS_UNAVAILABLE')
       throw err
     }
-    return { success: true as const, query, results, count: results.length,
-      tenantContext: tenantContext(request.principal!, b.scope) }
+    return { success: true as const, query, results: found.hits, count: found.hits.length,
+      ...(found.partial ? { partial: true } : {}), tenantContext: tenantContext(request.principal!, b.scope) }
   })
 
   app.get('/knowledge/stats', {

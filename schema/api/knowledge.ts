@@ -125,6 +125,8 @@ export const SearchResponse = Type.Object({
     matchedBy: Type.Array(StringEnum(MATCHED_BY), { description: 'the modes that found this passage' })
   })),
   count: Type.Integer(),
+  partial: Type.Optional(Type.Boolean({ description: 'present (true) when the search stopped at its time budget ' +
+    'before it was done: the results are the best it found by then' })),
   tenantContext: TenantContext
 })
 

@@ -8,4 +8,6 @@ export const SearchResult = Type.Object({ kind: Type.String(), id: Type.String()
 export type SearchResult = Static<typeof SearchResult>
 
 export const SearchResponse = Type.Object({ success: Type.Literal(true), query: Type.String(),
-  results: Type.Array(SearchResult), count: Type.Integer() })
+  results: Type.Array(SearchResult), count: Type.Integer(),
+  partial: Type.Optional(Type.Boolean({ description: 'present (true) when the search stopped at its time budget ' +
+    'before it was done: the results are the best it found by then' })) })

@@ -149,3 +149,29 @@ export function wordsSnippet(text: string, terms: string[][]): string {
   }
   return out + text.slice(at, to) + (to < text.length ? '…' : '')
 }
+
+/** a unit of at most this many code points repeated back to back ... */
+const REPEAT_UNIT = 16
+/** ... over more than this many code points makes a query refused (repetitionProblem) */
+const REPEAT_SPAN = 32
+
+/**
+ * Why a query is refused, or undefined: a short unit repeated over a long stretch ("aaaa…", "zz zz zz …"). Such a
+ * query is one trigram (or word) many times over: FTS5 checks a phrase's repeated token at every position of every
+ * passage holding it, which a document of the same repetition makes cost seconds, and no reader needs it.
+ */
+export function repetitionProblem(query: string): string | undefined {
+  const cps = [...query]
+  for (let unit = 1; unit <= REPEAT_UNIT; unit++) {
+    let run = 0
+    for (let i = 0; i + unit < cps.length; i++) {
+      run = cps[i] === cps[i + unit] ? run + 1 : 0
+      if (run + unit > REPEAT_SPAN) {
+        const repeated = cps.slice(i + 1 - run, i + 1 - run + unit).join('')
+        return `the query repeats ${JSON.stringify(repeated)} over more than ${REPEAT_SPAN} characters: ` +
+          'search for a shorter part of it'
+      }
+    }
+  }
+  return undefined
+}

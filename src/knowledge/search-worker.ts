@@ -6,17 +6,26 @@ import { drizzle } from 'drizzle-orm/better-sqlite3'
 import * as sqliteVec from 'sqlite-vec'
 import * as tables from '../../schema/tables/index.js'
 import { createKnowledgeStore } from './store.js'
-import { createSearch, EmbeddingsNotConfiguredError, type SearchMode, type WordsTuning } from './search.js'
+import { createSearch, EmbeddingsNotConfiguredError, type SearchBudget, type SearchHit, type SearchMode,
+  type WordsTuning } from './search.js'
 import { embeddingClient, vectorSource, EmbeddingError, type EmbeddingConfig } from './embeddings.js'
 import type { DocFilters, Reader } from './readers.js'
 import { gramSweep } from './grams.js'
 import { openSearchConnection } from './trigrams.js'
+import { createKindSearch, type KindHit, type KindsRequest } from '../search/kinds.js'
 
-export interface SearchRequest { id: number; reader: Reader; filters: DocFilters; query: string; limit: number;
-  mode: SearchMode }
+/** what a search asks: passages, or unified search's (hybrid passages, then the other kinds) */
+export type SearchWork = { kind: 'passages'; reader: Reader; filters: DocFilters; query: string; limit: number;
+  mode: SearchMode } | ({ kind: 'unified'; reader: Reader } & KindsRequest)
+/** a search, with its time budget (ms) */
+export type SearchRequest = { id: number; budgetMs: number } & SearchWork
+export interface SearchReply { id: number; /** the search began */ started?: boolean; hits?: SearchHit[];
+  kinds?: KindHit[]; partial?: boolean;
+  error?: { kind: string; message: string } }
 
-const { file, embeddings, sweep, cacheMb } = workerData as { file: string; sweep?: boolean; cacheMb?: number;
-  embeddings?: Required<Pick<EmbeddingConfig, 'baseUrl' | 'model'>> & EmbeddingConfig }
+const { file, embeddings, sweep, cacheMb, stop } = workerData as { file: string; sweep?: boolean; cacheMb?: number;
+  embeddings?: Required<Pick<EmbeddingConfig, 'baseUrl' | 'model'>> & EmbeddingConfig;
+  /** set to 1 by the pool: the running search stops and answers what it has */ stop: Int32Array }
 const sqlite = openSearchConnection(file)
 // a page cache of its own (SQLite's default is 2 MB): the pages every search reads (FTS5 structure, doclist
 // indexes, the newest segments, b-tree interiors) stay in the worker's memory, which the kernel does not reclaim
@@ -45,11 +54,26 @@ if (sweep) {
     message: err.message } }))
 }
 
+const kinds = createKindSearch(sqlite)
+
+// one search at a time (the pool sends the next once this one answered)
 parentPort!.on('message', (r: SearchRequest) => {
-  search.search(r.reader, r.filters, r.query, r.limit, r.mode).then(
-    (hits) => parentPort!.postMessage({ id: r.id, hits }),
-    (err: Error) => parentPort!.postMessage({
-      id: r.id,
+  const deadline = performance.now() + r.budgetMs
+  const budget: SearchBudget = { cut: false,
+    expired: () => performance.now() > deadline || Atomics.load(stop, 0) === 1 }
+  const reply = (m: Omit<SearchReply, 'id'>) => parentPort!.postMessage({ id: r.id, ...m } satisfies SearchReply)
+  reply({ started: true })
+  const work = r.kind === 'passages'
+    ? search.search(r.reader, r.filters, r.query, r.limit, r.mode, undefined, budget).then((hits) => ({ hits }))
+    : search.search(r.reader, {}, r.query, r.limit, 'hybrid', undefined, budget).then((hits) => {
+        // the other kinds are indexed by trigrams: 3+ characters
+        const other = [...r.query].length >= 3 ? kinds.search(r, budget.expired) : { hits: [], partial: false }
+        if (other.partial) budget.cut = true
+        return { hits, kinds: other.hits }
+      })
+  work.then(
+    (found) => reply({ ...found, partial: budget.cut }),
+    (err: Error) => reply({
       error: { kind: err instanceof EmbeddingsNotConfiguredError ? 'not-configured'
         : err instanceof EmbeddingError ? 'embedding' : 'other', message: err.message }
     }))

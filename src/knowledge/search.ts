@@ -32,6 +32,17 @@ export class EmbeddingsNotConfiguredError extends Error {
   constructor() { super('Semantic search needs an embedding endpoint: set CAIRN_EMBED_BASE_URL and CAIRN_EMBED_MODEL') }
 }
 
+/** A query refused as too costly for what it could find (query.ts repetitionProblem): 400 at the routes. */
+export class QueryRefusedError extends Error {}
+
+/**
+ * A search's time budget: `expired` is asked between steps (and every few ms inside the long ones); a search that
+ * finds it spent stops there, answers what it found, and sets `cut` (the answer is then partial).
+ */
+export interface SearchBudget { expired(): boolean; cut: boolean }
+/** thrown inside a step when the budget is spent: the step then adds nothing */
+class BudgetSpent extends Error {}
+
 /**
  * How often a term (its words lightly stemmed) occurs in a folded text: each place the first stem starts a
  * word whose stem it is, followed by the term's other words. Cheaper than stemming every word of the text.
@@ -360,7 +371,8 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
    * 1–2 characters: every readable passage in turn, newest document first, yielding every few ms; a document
    * whose character filter (src/knowledge/grams.ts) lacks one of the query's characters or pairs is skipped.
    */
-  async function scan(reader: Reader, docFilters: DocFilters, needle: string, limit: number): Promise<Scored[]> {
+  async function scan(reader: Reader, docFilters: DocFilters, needle: string, limit: number,
+    budget?: SearchBudget): Promise<Scored[]> {
     const docs = store.prepared(docsSql(docFilters)).all(readableParams(reader, docFilters)) as Array<Omit<HitRow,
       'rowid' | 'id' | 'text' | 'chunk_index'> & { chunk_count: number }>
     const grams = needleGrams(needle)
@@ -382,7 +394,11 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
           if (hits.length >= limit) return hits
         }
         // the time check comes before the end-of-document test, so many small documents yield too
-        if (performance.now() - sliceStart > 10) { await yieldToLoop(); sliceStart = performance.now() }
+        if (performance.now() - sliceStart > 10) {
+          if (budget?.expired()) { budget.cut = true; return hits }
+          await yieldToLoop()
+          sliceStart = performance.now()
+        }
         if (rows.length < 200) break
         from = rows[rows.length - 1].chunk_index + 1
       }
@@ -415,7 +431,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
    * caller's own passages are read, and by the index walk (src/knowledge/substring.ts) before the trigram index.
    */
   function substringRows(reader: Reader, filters: DocFilters, query: string, want: number,
-    mayExist: () => boolean): HitRow[] {
+    mayExist: () => boolean, budget?: SearchBudget): HitRow[] {
     const params = readableParams(reader, filters)
     const few = store.prepared(fewDocsCountSql(filters)).get(params) as { docs: number; passages: number }
     if (few.docs > FEW_DOCS || few.passages > FEW_PASSAGES) {
@@ -436,6 +452,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const needle = indexFold(query)
     const rows: HitRow[] = []
     for (const { chunk_count: _, ...d } of docs) {
+      if (budget?.expired()) { budget.cut = true; break }
       for (const p of passagesOf.all(d.doc_id) as Array<Pick<HitRow, 'rowid' | 'id' | 'text' | 'chunk_index'>>) {
         if (indexFold(p.text).includes(needle)) rows.push({ ...p, ...d })
       }
@@ -447,15 +464,16 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
   const anyWithAll = sqlite.prepare(`SELECT 1 FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ?
     LIMIT 1`)
 
-  async function substring(reader: Reader, filters: DocFilters, query: string, limit: number): Promise<Scored[]> {
-    if ([...query].length < 3) return scan(reader, filters, query.toLowerCase(), limit)
+  async function substring(reader: Reader, filters: DocFilters, query: string, limit: number,
+    budget?: SearchBudget): Promise<Scored[]> {
+    if ([...query].length < 3) return scan(reader, filters, query.toLowerCase(), limit, budget)
     // a passage holding the query holds its inner words: when no readable passage holds them all, the
     // trigram look-up (costly for long queries, which questions are) cannot find anything either
     const inner = innerWords(query)
     const tokens = readerTokens(reader, filters.scope)
     if (tokens.length === 0) return []
     const mayExist = () => inner.words.length === 0 || anyWithAll.get(innerWordsMatch(inner, tokens)) !== undefined
-    return rankSubstring(substringRows(reader, filters, query, Math.max(limit, RANK_CANDIDATES), mayExist),
+    return rankSubstring(substringRows(reader, filters, query, Math.max(limit, RANK_CANDIDATES), mayExist, budget),
       query.toLowerCase())
   }
 
@@ -722,7 +740,10 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     }
     return out
   }
-  function wordsIn(reader: Reader, filters: DocFilters, query: string, cap: number, proof?: SubstringProof): Scored[] {
+  function wordsIn(reader: Reader, filters: DocFilters, query: string, cap: number, proof?: SubstringProof,
+    budget?: SearchBudget): Scored[] {
+    // between walks: a spent budget ends the words step (it then adds nothing)
+    const check = () => { if (budget?.expired()) throw new BudgetSpent() }
     const terms = queryTerms(query)
     const tokens = readerTokens(reader, filters.scope)
     if (terms.length === 0 || tokens.length === 0) return []
@@ -786,6 +807,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       // order at about the cost of the whole doclist), newest window first
       const out: number[] = []
       for (const [lo, hi] of ranges) {
+        check()
         let top = before !== undefined && BigInt(before) < hi ? BigInt(before) : hi
         while (top > lo && out.length < most) {
           const from = top - RANGE_WINDOW > lo ? top - RANGE_WINDOW : lo
@@ -798,6 +820,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       return out
     }
     const postings = terms.map((t, i) => {
+      check()
       const first = walk(matchOf(t), probe)
       complete[i] = first.length < probe
       // (the filtered ranges' postings say nothing of a term's frequency in the whole index)
@@ -841,6 +864,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
         .slice(0, SOUGHT))
       terms.forEach((t, i) => {
         if (!seek.has(i)) return
+        check()
         const met = walk(`${rareMatch} AND {text}: ${ftsPhrase(t.join(' '))}`, SEEK_MEETINGS)
         if (met.length < SEEK_MEETINGS) sought.add(i)
         // both newest first: one walk
@@ -890,6 +914,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     } else {
       best = topEntries(rowids, weight, candidates).map((k) => { heldBy.set(rowids[k], held[k]); return rowids[k] })
     }
+    check()
     if (postFilter || ranges) {
       // (a document's rowid range may hold passages of documents written between its slices: docSpan splits it)
       const kept = span ?? filterSpan(reader, filters)
@@ -983,33 +1008,53 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     /** whether `semantic` (and the semantic part of hybrid) is available */
     get semanticEnabled() { return !!semantic },
 
+    /**
+     * With a `budget`, the search stops where it finds it spent (between steps, and inside the long ones), answers
+     * what it found and sets `budget.cut`
+     */
     async search(reader: Reader, filters: DocFilters, query: string, limit: number, mode: SearchMode = 'hybrid',
-      signal?: AbortSignal): Promise<SearchHit[]> {
+      signal?: AbortSignal, budget?: SearchBudget): Promise<SearchHit[]> {
+      // a step cut short by the budget adds nothing
+      const bounded = (step: () => Scored[]): Scored[] => {
+        try {
+          return step()
+        } catch (err) {
+          if (!(err instanceof BudgetSpent)) throw err
+          budget!.cut = true
+          return []
+        }
+      }
+      const spent = () => {
+        if (!budget?.expired()) return false
+        budget.cut = true
+        return true
+      }
       switch (mode) {
-        case 'substring': return (await substring(reader, filters, query, limit)).slice(0, limit).map((s) => toHit(s,
-          ['substring']))
-        case 'words': return words(reader, filters, query, limit).map((s) => toHit(s, ['words']))
+        case 'substring': return (await substring(reader, filters, query, limit, budget)).slice(0, limit)
+          .map((s) => toHit(s, ['substring']))
+        case 'words': return bounded(() => words(reader, filters, query, limit, undefined, budget))
+          .map((s) => toHit(s, ['words']))
         case 'semantic': return (await nearest(reader, filters, query, limit, signal)).map((s) => toHit(s,
           ['semantic']))
         case 'hybrid': {
           if ([...query].length < 3) {
-            return (await substring(reader, filters, query, limit)).map((s) => toHit(s, ['substring']))
+            return (await substring(reader, filters, query, limit, budget)).map((s) => toHit(s, ['substring']))
           }
           const cap = Math.max(limit, FUSE_CANDIDATES)
           // words first: the postings it reads may show that no passage holds the whole query, sparing the
           // substring look-up (for a question, a costly probe of the word index by a phrase of common words)
           const proof: SubstringProof = { none: false }
-          const byWords = words(reader, filters, query, cap, proof)
+          const byWords = bounded(() => words(reader, filters, query, cap, proof, budget))
           // (few passages may hold it: those, read; their postings are in the word index with the passage itself)
-          const bySubstring = proof.none ? [] : proof.among && proof.among.length <= AMONG
+          const bySubstring = proof.none || spent() ? [] : proof.among && proof.among.length <= AMONG
             ? rankSubstring(newestWith.among(reader, filters, query, proof.among, Math.max(cap, RANK_CANDIDATES)),
                 query.toLowerCase())
-            : await substring(reader, filters, query, cap)
+            : await substring(reader, filters, query, cap, budget)
           const lists: Array<{ by: MatchedBy; hits: Scored[] }> = [
             { by: 'substring', hits: bySubstring },
             { by: 'words', hits: byWords }
           ]
-          if (semantic) {
+          if (semantic && !spent()) {
             // an embedding server that is down costs hybrid its semantic vote, not the answer
             const near = await nearest(reader, filters, query, cap, signal).catch((err: unknown) => {
               log?.warn({ err }, 'semantic candidates skipped: the embedding server failed')

@@ -13,4 +13,4 @@ async function searchPlugin(app: FastifyInstance) {
   app.decorate('unifiedSearch', createUnifiedSearch(app))
 }
 
-export default fp(searchPlugin, { name: 'cairn-search', dependencies: ['cairn-db', 'cairn-assistant'] })
+export default fp(searchPlugin, { name: 'cairn-search', dependencies: ['cairn-db', 'cairn-knowledge'] })

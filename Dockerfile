@@ -10,6 +10,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY plugins ./plugins
 COPY schema ./schema
+COPY scripts/start.mjs ./scripts/start.mjs
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
@@ -18,6 +19,8 @@ WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# `npm run backup` / `npm run restore` run the compiled commands through scripts/start.mjs
+COPY --from=build /app/scripts/start.mjs ./scripts/start.mjs
 COPY --from=build /app/schema/migrations ./schema/migrations
 COPY --from=build /app/schema/outbox-migrations ./schema/outbox-migrations
 # the service runs as the image's unprivileged `node` user and writes only below /data

@@ -1,14 +1,21 @@
-// `npm run backup -- <file>`: a consistent copy of the database while the service runs (SQLite's online
-// backup API), in one file. Stored files (knowledge originals, audio) are plain files under the data dir: copy those
-// too. The trigram index's file (cairn-trigrams.db, src/knowledge/trigrams.ts) is derived from the passages and is
-// not copied: the first start after a restore makes it again. The outbox file (cairn-outbox.db: webhook messages and
-// delivery records, src/db/outbox-file.ts) is copied into the same file, as tables the first start after a restore
-// moves back into an outbox file of their own (whatever outbox file it finds there is replaced).
+// `npm run backup -- <file>`: one archive (tar; gzip-compressed when the name ends in .gz or .tgz) holding everything
+// a restore needs, taken while the service runs: a consistent copy of the database (SQLite's online backup API), the
+// stored files (knowledge originals and extracted text, voice-note audio) and the key files (jwt-secret,
+// webhook-key, login-throttle-key). `npm run restore -- <file>` (src/cli/restore.ts) checks it and restores it into
+// an empty data dir. The trigram index's file (cairn-trigrams.db, src/knowledge/trigrams.ts) is derived from the
+// passages and is not copied: the first start after a restore makes it again. The outbox file (cairn-outbox.db:
+// webhook messages and delivery records, src/db/outbox-file.ts) is copied into the database's copy, as tables the
+// first start after a restore moves back into an outbox file of their own.
+//
+// The database is copied first, then the files: a file stored after the copy is simply not named by it, and one a
+// deletion removed in between is reported, not silently left out.
 import Database from 'better-sqlite3'
 import fs from 'node:fs'
 import path from 'node:path'
 import { ConfigError, loadConfig } from '../config.js'
 import { hasMovedTables, MOVED_TABLES, outboxFile } from '../db/outbox-file.js'
+import * as tar from 'tar'
+import { ARCHIVE_FORMAT, dataFiles, MANIFEST, type Manifest } from './archive.js'
 
 // the copy holds password hashes and sealed secrets: readable by this user only, as the data dir
 process.umask(0o077)
@@ -34,6 +41,14 @@ if (fs.existsSync(target)) {
   console.error(`${target} exists: refusing to overwrite`)
   process.exit(1)
 }
+const archive = path.resolve(target)
+fs.mkdirSync(path.dirname(archive), { recursive: true })
+// the database's copy and links to the files are gathered in a hidden folder of the data dir (the same file
+// system, so the files are hard links, not copies), then written into the archive in one go
+const staging = path.join(config.dataDir, `.backup-${process.pid}`)
+fs.rmSync(staging, { recursive: true, force: true })
+fs.mkdirSync(staging)
+const databaseCopy = path.join(staging, 'cairn.db')
 const sidecars = (file: string) => [`${file}-wal`, `${file}-shm`, `${file}-journal`]
 /**
  * each file in one step: SQLite starts a backup over when another connection writes its source between two steps,
@@ -42,7 +57,7 @@ const sidecars = (file: string) => [`${file}-wal`, `${file}-shm`, `${file}-journ
  */
 const whole = { progress: () => 0x7fffffff }
 /** the outbox file's copy, until its rows are in the target */
-const outboxCopy = `${target}.outbox`
+const outboxCopy = `${databaseCopy}.outbox`
 const db = new Database(source, { fileMustExist: true })
 db.pragma('busy_timeout = 5000')
 try {
@@ -61,10 +76,10 @@ try {
       outbox.close()
     }
   }
-  const { totalPages } = await db.backup(target, whole)
+  const { totalPages } = await db.backup(databaseCopy, whole)
   // the copy is a single self-contained file: rollback journal, so no -wal/-shm appear beside it (the
   // service switches a restored copy back to WAL when it opens it)
-  const check = new Database(target)
+  const check = new Database(databaseCopy)
   let integrity: unknown
   try {
     check.pragma('journal_mode = DELETE')
@@ -80,14 +95,49 @@ try {
   } finally {
     check.close()
   }
-  for (const extra of sidecars(target)) fs.rmSync(extra, { force: true })
+  for (const extra of sidecars(databaseCopy)) fs.rmSync(extra, { force: true })
   if (integrity !== 'ok') throw new Error(`the copy failed its integrity check: ${String(integrity)}`)
-  console.error(`backed up ${source} to ${target}: ${totalPages + outboxPages} pages in ${Date.now() - started} ms`)
+  const { files, gone, bytes } = linkFiles(config.dataDir, staging)
+  const manifest: Manifest = { format: ARCHIVE_FORMAT, created_at: new Date().toISOString(), database: 'cairn.db',
+    files, bytes: bytes + fs.statSync(databaseCopy).size }
+  fs.writeFileSync(path.join(staging, MANIFEST), JSON.stringify(manifest, null, 2) + '\n')
+  await tar.create({ file: archive, cwd: staging, portable: true, gzip: /\.(t?gz)$/.test(archive) },
+    [MANIFEST, 'cairn.db', ...files])
+  console.error(`backed up ${config.dataDir} to ${target}: the database (${totalPages + outboxPages} pages) and ` +
+    `${files.length} files, ${(manifest.bytes / 1048576).toFixed(1)} MB, in ${Date.now() - started} ms` +
+    (gone.length > 0 ? `; ${gone.length} files were deleted while the backup ran and are not in it` : ''))
 } catch (err) {
-  for (const f of [target, ...sidecars(target)]) fs.rmSync(f, { force: true })
+  fs.rmSync(archive, { force: true })
   console.error(`backup failed: ${(err as Error).message}`)
   process.exitCode = 1
 } finally {
   db.close()
-  for (const f of [outboxCopy, ...sidecars(outboxCopy)]) fs.rmSync(f, { force: true })
+  fs.rmSync(staging, { recursive: true, force: true })
+}
+
+/** Hard links (copies across file systems) of the data dir's files in `into`, with the same relative paths. */
+function linkFiles(dataDir: string, into: string) {
+  const files: string[] = []
+  const gone: string[] = []
+  let bytes = 0
+  for (const rel of dataFiles(dataDir)) {
+    const from = path.join(dataDir, rel)
+    const to = path.join(into, rel)
+    fs.mkdirSync(path.dirname(to), { recursive: true })
+    try {
+      try {
+        fs.linkSync(from, to)
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code
+        if (code !== 'EXDEV' && code !== 'EPERM') throw err
+        fs.copyFileSync(from, to)
+      }
+      bytes += fs.statSync(to).size
+      files.push(rel)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+      gone.push(rel)
+    }
+  }
+  return { files, gone, bytes }
 }

@@ -12,9 +12,10 @@ import { loggerOptions } from '../../src/app.js'
 
 const root = ROOT
 
-function runBackup(dataDir: string, target: string) {
+/** `npm run backup` / `npm run restore` as a separate process, as an operator runs them */
+function runCli(command: 'backup' | 'restore', dataDir: string, file: string) {
   return new Promise<{ code: number | null; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src', 'cli', 'backup.ts'), target], {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src', 'cli', `${command}.ts`), file], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, CAIRN_DATA_DIR: dataDir },
       stdio: ['ignore', 'ignore', 'pipe']
     })
@@ -23,6 +24,7 @@ function runBackup(dataDir: string, target: string) {
     child.on('exit', (code) => resolve({ code, stderr }))
   })
 }
+const runBackup = (dataDir: string, target: string) => runCli('backup', dataDir, target)
 
 t.test('online backup while the service writes, then a restore that compares equal', async (t) => {
   const dataDir = tempDir(t)
@@ -53,19 +55,26 @@ t.test('online backup while the service writes, then a restore that compares equ
     while (writing) await app.inject({ method: 'POST', url: '/api/v2/artifacts', headers: h,
       payload: { type: 'task_plan', title: `during ${i++}` } })
   })()
-  const target = path.join(tempDir(t), 'backup.db')
+  const target = path.join(tempDir(t), 'backup.tar.gz')
   const result = await runBackup(dataDir, target)
   writing = false
   await writer
   t.equal(result.code, 0, result.stderr)
-  t.match(result.stderr, /backed up/)
-  t.same(fs.readdirSync(path.dirname(target)), ['backup.db'], 'only the backup file, no -wal or -shm beside it')
+  t.match(result.stderr, /backed up .* the database \(\d+ pages\) and \d+ files/)
+  t.same(fs.readdirSync(path.dirname(target)), ['backup.tar.gz'], 'one archive, nothing beside it')
   t.equal(fs.statSync(target).mode & 0o777, 0o600, 'readable by its user only')
   t.equal((await runBackup(dataDir, target)).code, 1, 'never overwrites')
+  t.notOk(fs.readdirSync(dataDir).some((name) => name.startsWith('.backup')), 'no staging left in the data dir')
 
+  const notEmpty = await runCli('restore', dataDir, target)
+  t.equal(notEmpty.code, 1)
+  t.match(notEmpty.stderr, /is not empty/, 'a restore never writes over a data dir in use')
   const restored = tempDir(t)
-  fs.copyFileSync(target, path.join(restored, 'cairn.db'))
-  fs.copyFileSync(path.join(dataDir, 'jwt-secret'), path.join(restored, 'jwt-secret'))
+  const restore = await runCli('restore', restored, target)
+  t.equal(restore.code, 0, restore.stderr)
+  t.match(restore.stderr, /restored .* stored files and 3 key files/)
+  t.equal(fs.statSync(path.join(restored, 'cairn.db')).mode & 0o777, 0o600)
+  t.equal(fs.statSync(path.join(restored, 'jwt-secret')).mode & 0o777, 0o600)
   const copy = await build(t, { dataDir: restored })
   t.equal(copy.sqlite.pragma('integrity_check', { simple: true }), 'ok')
   const before = (db: typeof copy.sqlite) => db.prepare(`SELECT id, title, content FROM artifacts
@@ -83,6 +92,28 @@ t.test('online backup while the service writes, then a restore that compares equ
     payload: { query: 'amber kest', mode: 'substring' } })
   t.same(found.json().results.map((r: { document: { id: string } }) => r.document.id), [doc.id],
     'substring search finds the restored passages')
+  const download = await copy.inject({ url: `/api/knowledge/document/${doc.id}/download`, headers: u.auth })
+  t.equal(download.statusCode, 200, 'the stored original came back with the database')
+  t.equal(download.body, 'Notes on the amber kestrel.')
+})
+
+t.test('restore refuses an archive that is not a whole Cairn backup, and writes nothing', async (t) => {
+  const dir = tempDir(t)
+  fs.mkdirSync(path.join(dir, 'src'))
+  fs.writeFileSync(path.join(dir, 'src', 'cairn.db'), 'not a database')
+  fs.writeFileSync(path.join(dir, 'src', 'cairn-backup.json'),
+    JSON.stringify({ format: 1, created_at: new Date().toISOString(), database: 'cairn.db', files: ['jwt-secret'],
+      bytes: 1 }))
+  const tar = await import('tar')
+  const incomplete = path.join(dir, 'incomplete.tar')
+  await tar.create({ file: incomplete, cwd: path.join(dir, 'src') }, ['cairn-backup.json', 'cairn.db'])
+  const target = tempDir(t)
+  const result = await runCli('restore', target, incomplete)
+  t.equal(result.code, 1)
+  t.match(result.stderr, /lacks 1 of its files: jwt-secret/)
+  t.same(fs.readdirSync(target), [], 'the data dir is left as it was')
+  const none = await runCli('restore', target, path.join(dir, 'missing.tar'))
+  t.match(none.stderr, /does not exist/)
 })
 
 t.test('Prometheus metrics: off by default; on with a bearer token', async (t) => {

@@ -1,0 +1,54 @@
+// What a backup archive holds and how it is read back: shared by `npm run backup` and `npm run restore`.
+import fs from 'node:fs'
+import path from 'node:path'
+
+/** The archive's first entry: what it holds, for `restore` to check before it writes anything. */
+export const MANIFEST = 'cairn-backup.json'
+export const ARCHIVE_FORMAT = 1
+
+export interface Manifest {
+  format: number
+  created_at: string
+  /** the database copy's name inside the archive */
+  database: string
+  /** every other file, relative to the data dir (stored files and the key files) */
+  files: string[]
+  bytes: number
+}
+
+/** The key files of the data dir (src/kept-secret.ts): without them, sessions, webhook secrets and throttles reset. */
+export const KEY_FILES = ['jwt-secret', 'webhook-key', 'login-throttle-key']
+/** Folders of stored files: knowledge originals and extracted text, voice-note audio. */
+export const STORED_DIRS = [path.join('knowledge', 'originals'), path.join('knowledge', 'text'),
+  path.join('voice', 'audio')]
+
+/**
+ * The files of the data dir that a backup carries besides the database, relative to it: the key files and the
+ * stored files. Not carried: the database files (copied consistently instead), the trigram index (rebuilt at
+ * start), uploads and transcriptions in flight, and anything else an operator keeps there (earlier backups too).
+ */
+export function dataFiles(dataDir: string): string[] {
+  const out = KEY_FILES.filter((name) => fs.statSync(path.join(dataDir, name), { throwIfNoEntry: false })?.isFile())
+  const walk = (rel: string) => {
+    let entries: fs.Dirent[]
+    try {
+      entries = fs.readdirSync(path.join(dataDir, rel), { withFileTypes: true })
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return
+      throw err
+    }
+    for (const entry of entries) {
+      const child = path.join(rel, entry.name)
+      if (entry.isDirectory()) walk(child)
+      else if (entry.isFile()) out.push(child)
+    }
+  }
+  for (const dir of STORED_DIRS) walk(dir)
+  return out.sort()
+}
+
+/** true when a path from an archive stays inside the directory it is extracted to */
+export function safeEntry(name: string): boolean {
+  const normal = path.posix.normalize(name.replace(/\\/g, '/'))
+  return normal !== '' && !normal.startsWith('/') && !normal.startsWith('../') && normal !== '..'
+}

@@ -85,6 +85,12 @@ export default tseslint.config(
     }
   },
   {
+    // the web console runs in browsers
+    files: ['console/**/*.{ts,tsx}'],
+    ignores: ['console/vite.config.ts'],
+    languageOptions: { globals: globals.browser }
+  },
+  {
     files: ['bench/**', 'scripts/**'],
     rules: { 'no-console': 'off' }
   }

@@ -28,5 +28,18 @@ if (!built || sources.some((s) => newest(path.join(root, s)) > built.mtimeMs)) {
   if (r.status !== 0) process.exit(r.status ?? 1)
   fs.utimesSync(serverEntry, new Date(), new Date())
 }
+// the web console (console/, served at /): built by Vite when its page is missing or older than its sources or the
+// client library it calls the API through
+const consolePage = path.join(root, 'dist', 'console', 'index.html')
+const consoleSources = ['console', path.join('clients', 'typescript', 'src'), 'package.json']
+const consoleBuilt = fs.statSync(consolePage, { throwIfNoEntry: false })
+if (entryName === 'src/server' &&
+  (!consoleBuilt || consoleSources.some((s) => newest(path.join(root, s)) > consoleBuilt.mtimeMs))) {
+  console.error('cairn: building the console…')
+  const vite = path.join(root, 'node_modules', 'vite', 'bin', 'vite.js')
+  const r = spawnSync(process.execPath, [vite, 'build', '--logLevel', 'warn', '--config',
+    path.join(root, 'console', 'vite.config.ts')], { stdio: 'inherit' })
+  if (r.status !== 0) process.exit(r.status ?? 1)
+}
 process.argv = [process.argv[0], entry, ...args]
 await import(entry)

@@ -13,6 +13,7 @@ import rateLimit from './http/rate-limit.js'
 import idempotency from './http/idempotency.js'
 import securityHeaders from './http/security-headers.js'
 import shutdown from './http/shutdown.js'
+import webConsole from './http/console.js'
 import requestLog from './developer-log/recorder.js'
 import events from './events/bus.js'
 import metrics from './http/metrics.js'
@@ -26,7 +27,7 @@ import channelsDomain from './channels/plugin.js'
 import artifactsDomain from './artifacts/plugin.js'
 import agentsDomain from './agents/plugin.js'
 import searchDomain from './search/plugin.js'
-import { errorHandler, notFoundHandler } from './http/errors.js'
+import { errorHandler } from './http/errors.js'
 import { installJsonGuard } from './http/json-guard.js'
 import { installFiniteQueryCheck } from './http/finite-query.js'
 import { ErrorSchema } from '../schema/api/common.js'
@@ -124,7 +125,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   app.setErrorHandler(errorHandler)
   installJsonGuard(app)
   installFiniteQueryCheck(app)
-  app.setNotFoundHandler(notFoundHandler)
+  installBodyBudgets(app)
+  // unknown paths: the web console's files and routes, else the JSON 404 (src/http/console.ts)
+  await app.register(webConsole)
   app.addSchema(ErrorSchema)
 
   // every route, as registered: the authorization matrix test walks this table

@@ -1,0 +1,138 @@
+import { useEffect, useMemo, useState } from 'preact/hooks'
+import { client, describeError, inWorkspace, isSignedOut, type Me } from './api.js'
+import { ErrorText, Link } from './components.js'
+import { navigate, useLocation } from './router.js'
+import { SessionContext, useSession, type Session } from './session.js'
+import { SignIn } from './pages/sign-in.js'
+import { ArtifactList } from './pages/review.js'
+import { ArtifactPage } from './pages/artifact.js'
+import { NotYet } from './pages/not-yet.js'
+
+const WORKSPACE_KEY = 'cairn.workspace'
+
+const NAV: Array<{ href: string; label: string; admins?: boolean }> = [
+  { href: '/review', label: 'Review' }, { href: '/artifacts', label: 'Artifacts' },
+  { href: '/knowledge', label: 'Knowledge' }, { href: '/chat', label: 'Chat' },
+  { href: '/voice-notes', label: 'Voice notes' }, { href: '/workflows', label: 'Workflows' },
+  { href: '/developer', label: 'Developer' }, { href: '/settings', label: 'Settings', admins: true }
+]
+
+export function App() {
+  // undefined: asking who is signed in; null: nobody (the sign-in form, over whatever page the address names)
+  const [me, setMe] = useState<Me | null | undefined>(undefined)
+  const [loadError, setLoadError] = useState<string | null>(null)
+  const [workspaceId, setWorkspaceId] = useState<string | null>(() => localStorage.getItem(WORKSPACE_KEY))
+
+  const loadMe = () => {
+    setLoadError(null)
+    client.me().then(setMe, (err: unknown) => {
+      if (isSignedOut(err)) setMe(null)
+      else setLoadError(describeError(err))
+    })
+  }
+  useEffect(loadMe, [])
+
+  const workspace = me?.workspaces.find((w) => w.id === workspaceId) ?? me?.workspaces[0]
+  const session = useMemo<Session | null>(() => me && workspace
+    ? { me, workspace, api: inWorkspace(workspace.id), signedOut: () => setMe(null) }
+    : null, [me, workspace])
+
+  if (loadError) {
+    return (
+      <main class="center">
+        <h1>Cairn</h1>
+        <ErrorText error={loadError} />
+        <button type="button" onClick={loadMe}>Try again</button>
+      </main>
+    )
+  }
+  if (me === undefined) return <main class="center"><p>Loading…</p></main>
+  if (me === null) return <SignIn onSignedIn={loadMe} />
+  if (!session) {
+    return (
+      <main class="center">
+        <h1>No workspace</h1>
+        <p>You are not a member of any workspace yet. Ask an owner or admin of your organization to add you.</p>
+        <SignOutButton onDone={() => setMe(null)} />
+      </main>
+    )
+  }
+  const chooseWorkspace = (id: string) => {
+    localStorage.setItem(WORKSPACE_KEY, id)
+    setWorkspaceId(id)
+  }
+  return (
+    <SessionContext.Provider value={session}>
+      <Layout onWorkspace={chooseWorkspace} onSignedOut={() => setMe(null)} />
+    </SessionContext.Provider>
+  )
+}
+
+function SignOutButton(props: { onDone(): void }) {
+  const [error, setError] = useState<string | null>(null)
+  const signOut = async () => {
+    try {
+      await client.signOut()
+    } catch (err) {
+      // a session that had already ended is signed out all the same
+      if (!isSignedOut(err)) return setError(describeError(err))
+    }
+    props.onDone()
+  }
+  return (
+    <span class="sign-out">
+      <button type="button" onClick={signOut} aria-describedby={error ? 'sign-out-error' : undefined}>Sign out</button>
+      <ErrorText error={error} id="sign-out-error" />
+    </span>
+  )
+}
+
+function Layout(props: { onWorkspace(id: string): void; onSignedOut(): void }) {
+  const { path } = useLocation()
+  const { me, workspace } = useSession()
+  const admin = me.orgRole !== 'member' || workspace.role !== 'member'
+  useEffect(() => {
+    if (path === '/' || path === '') navigate('/review', true)
+  }, [path])
+  return (
+    <div class="layout">
+      <header class="top">
+        <a class="brand" href="/review" onClick={(e) => { e.preventDefault(); navigate('/review') }}>Cairn</a>
+        <label class="workspace">
+          Workspace
+          <select value={workspace.id} onChange={(e) => props.onWorkspace((e.target as HTMLSelectElement).value)}>
+            {me.workspaces.map((w) => <option key={w.id} value={w.id}>{w.name}</option>)}
+          </select>
+        </label>
+        <span class="who">{me.user.name || me.user.email}</span>
+        <SignOutButton onDone={props.onSignedOut} />
+      </header>
+      <nav aria-label="Main">
+        <ul>
+          {NAV.filter((n) => !n.admins || admin).map((n) => (
+            <li key={n.href}><Link href={n.href} current={path.startsWith(n.href)}>{n.label}</Link></li>
+          ))}
+        </ul>
+      </nav>
+      <main id="main">
+        <Page path={path} key={workspace.id} />
+      </main>
+    </div>
+  )
+}
+
+function Page(props: { path: string }) {
+  const path = props.path
+  if (path === '/review' || path === '/' || path === '') return <ArtifactList mode="review" />
+  if (path === '/artifacts') return <ArtifactList mode="all" />
+  const artifact = /^\/artifacts\/([^/]+)$/.exec(path)
+  if (artifact) return <ArtifactPage id={decodeURIComponent(artifact[1])} key={artifact[1]} />
+  const section = NAV.find((n) => n.href === path)
+  if (section) return <NotYet section={section.label} />
+  return (
+    <section>
+      <h1>Page not found</h1>
+      <p>Nothing is at {path}. <Link href="/review">Go to the review queue</Link>.</p>
+    </section>
+  )
+}

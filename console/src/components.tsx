@@ -1,0 +1,45 @@
+import type { ComponentChildren } from 'preact'
+import { onLinkClick } from './router.js'
+
+/** A link inside the console: navigates without reloading. */
+export function Link(props: { href: string; children: ComponentChildren; class?: string; current?: boolean }) {
+  return (
+    <a href={props.href} class={props.class} onClick={onLinkClick}
+      aria-current={props.current ? 'page' : undefined}>{props.children}</a>
+  )
+}
+
+/** An error of the API, in words, beside what caused it (announced to screen readers). */
+export function ErrorText(props: { error?: string | null; id?: string }) {
+  return props.error ? <p class="error" role="alert" id={props.id}>{props.error}</p> : null
+}
+
+const STATUS_WORDS: Record<string, string> = {
+  draft: 'Draft', pending_review: 'Pending review', approved: 'Approved', rejected: 'Changes requested',
+  superseded: 'Superseded'
+}
+
+export function statusText(status: string): string {
+  return STATUS_WORDS[status] ?? status
+}
+
+export function StatusBadge(props: { status: string }) {
+  return <span class={`status status-${props.status}`}>{statusText(props.status)}</span>
+}
+
+const TYPE_WORDS: Record<string, string> = {
+  task_plan: 'Task plan', implementation_plan: 'Implementation plan', walkthrough: 'Walkthrough',
+  verification_proof: 'Verification proof', decision_record: 'Decision record', plan_mode: 'Plan',
+  code_change: 'Code change', research_summary: 'Research summary'
+}
+
+export const ARTIFACT_TYPES = Object.keys(TYPE_WORDS)
+
+export function typeText(type: string): string {
+  return TYPE_WORDS[type] ?? type
+}
+
+export function when(iso: string): string {
+  const d = new Date(iso)
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString()
+}

@@ -1,0 +1,268 @@
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { describeError, isSignedOut, type Artifact, type ArtifactComment, type ChainLink } from '../api.js'
+import { ErrorText, Link, statusText, typeText, when } from '../components.js'
+import { Content, anchorKey, anchorLabel, type Anchor } from '../content.js'
+import { Markdown } from '../markdown.js'
+import { sideBySide } from '../line-diff.js'
+import { useSession } from '../session.js'
+
+const REFRESH_MS = 5000
+const OPEN = new Set(['draft', 'pending_review'])
+
+const POLICY_WORDS: Record<string, string> = {
+  request_review: 'The assistant asked for a person\'s review: only a person signed in can approve or reject it; ' +
+    'API keys cannot.',
+  agent_decides: 'The assistant may decide on this artifact itself; a person can approve or reject it too.',
+  always_proceed: 'The assistant goes ahead without waiting for a review; a person can still approve or reject it.'
+}
+
+/** One artifact: its content rendered by type, comments beside what they are about, the decision, the versions. */
+export function ArtifactPage(props: { id: string }) {
+  const { api, signedOut, workspace } = useSession()
+  const [artifact, setArtifact] = useState<Artifact | null>(null)
+  const [chain, setChain] = useState<ChainLink[]>([])
+  const [names, setNames] = useState<Map<string, string>>(new Map())
+  const [loadError, setLoadError] = useState<string | null>(null)
+  const [missing, setMissing] = useState(false)
+
+  const fail = (err: unknown, set: (text: string) => void) => {
+    if (isSignedOut(err)) signedOut()
+    else set(describeError(err))
+  }
+  const reload = async () => {
+    try {
+      const [a, c] = await Promise.all([api.getArtifact(props.id), api.artifactChain(props.id)])
+      setArtifact(a)
+      setChain(c)
+      setLoadError(null)
+    } catch (err) {
+      if ((err as { statusCode?: number }).statusCode === 404) setMissing(true)
+      else fail(err, setLoadError)
+    }
+  }
+
+  useEffect(() => {
+    let stopped = false
+    let timer: ReturnType<typeof setTimeout>
+    const tick = async () => {
+      if (document.visibilityState === 'visible') await reload()
+      if (!stopped) timer = setTimeout(tick, REFRESH_MS)
+    }
+    void tick()
+    api.call('/api/v2/workspaces/{id}/members', 'get', { path: { id: workspace.id } }).then((res) => {
+      if (!stopped) setNames(new Map(res.data.map((m) => [m.user_id, m.name || m.email])))
+    }, () => { /* names are a nicety: ids are shown without them */ })
+    return () => { stopped = true; clearTimeout(timer) }
+  }, [api, props.id])
+
+  if (missing) {
+    return (
+      <section>
+        <h1>Artifact not found</h1>
+        <p>It was deleted, or it belongs to another workspace. <Link href="/review">Back to the review queue</Link>.</p>
+      </section>
+    )
+  }
+  if (!artifact) return <section><ErrorText error={loadError} />{!loadError && <p>Loading…</p>}</section>
+  const who = (id: string | null) => id ? names.get(id) ?? id : ''
+  return <ArtifactView artifact={artifact} chain={chain} who={who} reload={reload} fail={fail}
+    loadError={loadError} />
+}
+
+function ArtifactView(props: { artifact: Artifact; chain: ChainLink[]; who(id: string | null): string;
+  reload(): Promise<void>; fail(err: unknown, set: (text: string) => void): void; loadError: string | null }) {
+  const { api } = useSession()
+  const a = props.artifact
+  const [text, setText] = useState('')
+  const [anchor, setAnchor] = useState<Anchor | null>(null)
+  const [commentError, setCommentError] = useState<string | null>(null)
+  const [decisionError, setDecisionError] = useState<string | null>(null)
+  const [busy, setBusy] = useState(false)
+  const field = useRef<HTMLTextAreaElement>(null)
+
+  const comments = a.comments ?? []
+  const byAnchor = new Map<string, ArtifactComment[]>()
+  for (const c of comments) {
+    const key = anchorKey(c.position)
+    if (key) byAnchor.set(key, [...byAnchor.get(key) ?? [], c])
+  }
+  const mayDecide = OPEN.has(a.status)
+
+  const commentOn = (target: Anchor) => {
+    setAnchor(target)
+    field.current?.focus()
+  }
+  /** the comment in the field, sent; false when sending failed (the error is beside the field) */
+  const sendComment = async (): Promise<boolean> => {
+    if (!text.trim()) return true
+    try {
+      await api.commentOnArtifact(a.id, text, anchor?.position)
+      setText('')
+      setAnchor(null)
+      return true
+    } catch (err) {
+      props.fail(err, setCommentError)
+      return false
+    }
+  }
+  const addComment = async (event: Event) => {
+    event.preventDefault()
+    setCommentError(null)
+    if (!text.trim()) return setCommentError('Write a comment first.')
+    setBusy(true)
+    await sendComment()
+    await props.reload()
+    setBusy(false)
+  }
+  const decide = async (status: 'approved' | 'rejected') => {
+    setBusy(true)
+    setDecisionError(null)
+    setCommentError(null)
+    // a rejection carries the comment in the field (what to change); an approval may too
+    if (await sendComment()) {
+      try {
+        await api.setArtifactStatus(a.id, status)
+      } catch (err) {
+        props.fail(err, setDecisionError)
+      }
+    }
+    await props.reload()
+    setBusy(false)
+  }
+
+  const renderComments = (list: ArtifactComment[], showAnchor = false) => (
+    <ul class="comments">
+      {list.map((c) => (
+        <li key={c.id} class="comment">
+          <p class="comment-meta"><strong>{props.who(c.user_id)}</strong> · {when(c.created_at)}
+            {anchorLabel(c.position) && (showAnchor || !anchorKey(c.position)) && <> · on {anchorLabel(c.position)}</>}
+          </p>
+          <Markdown text={c.content} />
+        </li>
+      ))}
+    </ul>
+  )
+
+  return (
+    <article class="artifact">
+      <p class="crumbs"><Link href="/review">Review</Link> › {typeText(a.type)}</p>
+      <h1>{a.title}</h1>
+      <ErrorText error={props.loadError} />
+      <dl class="facts">
+        <div><dt>Status</dt><dd class={`status-text status-${a.status}`}>{statusText(a.status)}</dd></div>
+        <div><dt>Type</dt><dd>{typeText(a.type)}{a.subtype ? ` (${a.subtype})` : ''}</dd></div>
+        <div><dt>Confidence</dt><dd>{a.confidence_score === null ? 'Not given'
+          : `${Math.round(a.confidence_score * 100)}%`}</dd></div>
+        <div><dt>Reviewed by</dt><dd>{a.reviewed_by ? props.who(a.reviewed_by) : 'Nobody yet'}</dd></div>
+        <div><dt>Written by</dt><dd>{props.who(a.created_by)} · {when(a.created_at)}</dd></div>
+      </dl>
+      <p class="policy">{POLICY_WORDS[a.review_policy] ?? `Review policy: ${a.review_policy}`}</p>
+
+      {mayDecide && (
+        <div class="decision" role="group" aria-label="Decision">
+          <button type="button" class="approve" disabled={busy} onClick={() => decide('approved')}>Approve</button>
+          <button type="button" class="reject" disabled={busy} onClick={() => decide('rejected')}
+            aria-describedby="reject-hint">Reject</button>
+          <span id="reject-hint" class="hint">Reject asks for changes; what you wrote in Comment is sent with it.</span>
+          <ErrorText error={decisionError} />
+        </div>
+      )}
+
+      <Content type={a.type} content={a.content as Record<string, unknown>} comments={byAnchor}
+        onCommentOn={commentOn} renderComments={(list) => renderComments(list)} />
+
+      <section class="thread" aria-labelledby="thread-title">
+        <h2 id="thread-title">Comments</h2>
+        {comments.length === 0 ? <p class="empty">No comments yet.</p> : renderComments(comments, true)}
+        <form onSubmit={addComment} class="comment-form">
+          {anchor && (
+            <p class="anchor">On {anchor.label}.{' '}
+              <button type="button" class="link-button" onClick={() => setAnchor(null)}>Comment on the whole artifact
+              </button></p>
+          )}
+          <label>
+            Comment
+            <textarea ref={field} rows={4} value={text} aria-describedby={commentError ? 'comment-error' : undefined}
+              onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+          </label>
+          <ErrorText error={commentError} id="comment-error" />
+          <button type="submit" disabled={busy}>Add comment</button>
+        </form>
+      </section>
+
+      <Versions chain={props.chain} current={a.id} />
+    </article>
+  )
+}
+
+function Versions(props: { chain: ChainLink[]; current: string }) {
+  const { api, signedOut } = useSession()
+  const chain = props.chain
+  const index = chain.findIndex((v) => v.id === props.current)
+  const [from, setFrom] = useState('')
+  const [to, setTo] = useState('')
+  const [rows, setRows] = useState<ReturnType<typeof sideBySide> | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  const left = from || chain[Math.max(0, index - 1)]?.id || ''
+  const right = to || props.current
+
+  const compare = async () => {
+    setError(null)
+    try {
+      const [a, b] = await Promise.all([api.getArtifact(left), api.getArtifact(right)])
+      const show = (x: Artifact) => `${x.title}\n\n${JSON.stringify(x.content, null, 2)}`
+      setRows(sideBySide(show(a), show(b)))
+    } catch (err) {
+      if (isSignedOut(err)) signedOut()
+      else setError(describeError(err))
+    }
+  }
+  const label = (i: number) => i < 0 ? 'Version' : `Version ${i + 1}: ${statusText(chain[i].status)}`
+  return (
+    <section class="versions" aria-label="Versions">
+      <h2>Versions</h2>
+      <ol>
+        {chain.map((v, i) => (
+          <li key={v.id}>
+            {v.id === props.current ? <strong aria-current="page">{label(i)} (this one)</strong>
+              : <Link href={`/artifacts/${v.id}`}>{label(i)}</Link>} · {v.title} · {when(v.created_at)}
+          </li>
+        ))}
+      </ol>
+      {chain.length > 1 && (
+        <div class="compare-controls">
+          <label>
+            Left
+            <select value={left} onChange={(e) => setFrom((e.target as HTMLSelectElement).value)}>
+              {chain.map((v, i) => <option key={v.id} value={v.id}>{label(i)}</option>)}
+            </select>
+          </label>
+          <label>
+            Right
+            <select value={right} onChange={(e) => setTo((e.target as HTMLSelectElement).value)}>
+              {chain.map((v, i) => <option key={v.id} value={v.id}>{label(i)}</option>)}
+            </select>
+          </label>
+          <button type="button" onClick={compare}>Compare</button>
+          <ErrorText error={error} />
+        </div>
+      )}
+      {rows && (
+        <div class="side-by-side-wrap">
+          <table class="side-by-side" aria-label="Comparison of two versions">
+            <thead><tr><th scope="col">{label(chain.findIndex((v) => v.id === left))}</th>
+              <th scope="col">{label(chain.findIndex((v) => v.id === right))}</th></tr></thead>
+            <tbody>
+              {rows.map((r, i) => (
+                <tr key={i} class={`cmp-${r.kind}`}>
+                  <td><pre>{r.left ?? ''}</pre></td>
+                  <td><pre>{r.right ?? ''}</pre></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  )
+}

@@ -1,0 +1,37 @@
+import { useEffect, useState } from 'preact/hooks'
+
+/** The console's routes live in the address bar (history API); the service answers every one with the page. */
+export function currentPath(): string {
+  return location.pathname + location.search
+}
+
+const listeners = new Set<() => void>()
+window.addEventListener('popstate', () => { for (const l of listeners) l() })
+
+export function navigate(to: string, replace = false): void {
+  if (to === currentPath()) return
+  if (replace) history.replaceState(null, '', to)
+  else history.pushState(null, '', to)
+  for (const l of listeners) l()
+  window.scrollTo(0, 0)
+}
+
+/** The current path and query, re-rendering on navigation. */
+export function useLocation(): { path: string; query: URLSearchParams } {
+  const [, setTick] = useState(0)
+  useEffect(() => {
+    const l = () => setTick((n) => n + 1)
+    listeners.add(l)
+    return () => { listeners.delete(l) }
+  }, [])
+  return { path: location.pathname, query: new URLSearchParams(location.search) }
+}
+
+/** A click on an in-console link: navigate without a reload (modified clicks keep the browser's behaviour). */
+export function onLinkClick(event: MouseEvent): void {
+  const a = event.currentTarget as HTMLAnchorElement
+  if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey ||
+    event.altKey || a.target) return
+  event.preventDefault()
+  navigate(a.getAttribute('href') ?? '/')
+}

@@ -1,6 +1,7 @@
 import { checkDataDir, ConfigError, loadConfig, type Config } from './config.js'
 import { buildApp, loggerOptions } from './app.js'
 import { shutDown } from './http/shutdown.js'
+import { isDiskFull, noSpaceLeft } from './db/disk-full.js'
 
 let config: Config
 try {
@@ -13,7 +14,23 @@ try {
     err.problems.map((p) => `  ${p}\n`).join(''))
   process.exit(1)
 }
-const app = await buildApp(config, { logger: loggerOptions(config.logLevel) })
+
+/** A start that finds no space left says so in one line, without a stack trace, and exits 1. */
+function diskFullExit(err: unknown): void {
+  const said = isDiskFull(err)
+  if (!said && !noSpaceLeft(config.dataDir)) return
+  process.stderr.write(`Cairn cannot start: disk full: no space left to write in ${config.dataDir}` +
+    (said ? ` (${(err as Error).message})` : '') + '; free some space and start again\n')
+  process.exit(1)
+}
+
+let app: Awaited<ReturnType<typeof buildApp>>
+try {
+  app = await buildApp(config, { logger: loggerOptions(config.logLevel) })
+} catch (err) {
+  diskFullExit(err)
+  throw err
+}
 
 let closing = false
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -29,6 +46,10 @@ try {
   await app.listen({ host: config.host, port: config.port })
   app.log.info({ dataDir: config.dataDir }, 'Cairn is ready')
 } catch (err) {
+  if (isDiskFull(err) || noSpaceLeft(config.dataDir)) {
+    await app.close().catch(() => undefined)
+    diskFullExit(err)
+  }
   app.log.error({ err }, 'could not start')
   await app.close().catch(() => undefined)
   process.exit(1)

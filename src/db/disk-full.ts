@@ -1,3 +1,4 @@
+import fs from 'node:fs'
 import type { FastifyBaseLogger } from 'fastify'
 
 /**
@@ -11,6 +12,23 @@ export function isDiskFull(err: unknown): boolean {
   const { code, message } = err as { code?: unknown; message?: unknown }
   if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') return true
   return typeof message === 'string' && /database or disk is full|\bENOSPC\b|no space left on device/i.test(message)
+}
+
+/** below this, a file system counts as full */
+const LOW_SPACE_BYTES = 1024 * 1024
+
+/**
+ * Whether the file system holding `dir` is (all but) full: under 1 MB free, or no free inode. For errors that do not
+ * say so themselves: a migration that finds the disk full is rolled back by SQLite, and the migrator's own ROLLBACK
+ * then fails and takes the place of the SQLITE_FULL.
+ */
+export function noSpaceLeft(dir: string): boolean {
+  try {
+    const s = fs.statfsSync(dir)
+    return s.bavail * s.bsize < LOW_SPACE_BYTES || (s.files > 0 && s.ffree === 0)
+  } catch {
+    return false
+  }
 }
 
 /** the first wait after a write found the disk full, doubled at each failure that follows */

@@ -5,6 +5,7 @@ import { build, signup, multipart, type TestUser, type FilePart } from '../helpe
 import { fillDatabase, freeDatabase } from '../db/fill-disk.js'
 import type { App } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
+import { malformedOr, toErrorBody } from '../../src/http/errors.js'
 
 const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
 
@@ -112,4 +113,15 @@ t.test('quotas are read from the environment: generous by default, 0 for unlimit
     { storedBytes: 20480 * 1048576, passages: 10_000_000, developerLogBytes: 1024 * 1048576 })
   t.same(loadConfig({ CAIRN_QUOTA_STORAGE_MB: '0', CAIRN_QUOTA_PASSAGES: '500', CAIRN_QUOTA_DEVELOPER_LOG_MB: '2' })
     .quotas, { storedBytes: 0, passages: 500, developerLogBytes: 2 * 1048576 })
+})
+
+t.test('a file write that finds no space (ENOSPC) while an upload is received answers 507 too', async (t) => {
+  const enospc = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 })
+  const passed = malformedOr(enospc)
+  t.equal(passed, enospc, 'the multipart reader passes a system error through (not a 400 of the client)')
+  t.match(toErrorBody(passed as Error),
+    { statusCode: 507, code: 'INSUFFICIENT_STORAGE', error: 'Insufficient Storage' })
+  // an error that crossed a thread boundary keeps only its message
+  t.equal(toErrorBody(new Error('database or disk is full')).statusCode, 507)
+  t.equal(toErrorBody(new Error('something else')).statusCode, 500)
 })

@@ -9,7 +9,7 @@ import { restrictNewFiles, secureDataDir } from './db/data-dir.js'
 import core from './core.js'
 import writeTurn from './http/write-turn.js'
 import auth, { type RouteAuth } from './auth/plugin.js'
-import rateLimit from './http/rate-limit.js'
+import rateLimit, { failedAuthentications } from './http/rate-limit.js'
 import idempotency from './http/idempotency.js'
 import securityHeaders from './http/security-headers.js'
 import shutdown from './http/shutdown.js'
@@ -32,6 +32,7 @@ import { installJsonGuard } from './http/json-guard.js'
 import { installFiniteQueryCheck } from './http/finite-query.js'
 import { ErrorSchema } from '../schema/api/common.js'
 import { routeGroup } from './http/route-group.js'
+import { trustProxyOption } from './net/client-address.js'
 import mcp from './mcp/plugin.js'
 import health from '../plugins/health/index.js'
 import accounts from '../plugins/accounts/index.js'
@@ -104,6 +105,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
     // `discriminator` lets a union be checked by its tag alone (workflow steps): clear errors, one branch checked
     ajv: { customOptions: { discriminator: true } },
     genReqId: requestIdOf,
+    // behind a reverse proxy (CAIRN_TRUST_PROXY), request.ip is the client's address from X-Forwarded-For
+    trustProxy: trustProxyOption(config.trustProxy),
     requestIdHeader: false,
     schemaController: options.schemaController
   }).withTypeProvider<TypeBoxTypeProvider>()
@@ -158,6 +161,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   await app.register(openApi, { publicUrl: config.publicUrl })
 
   await app.register(core, { config, database })
+  // ahead of auth: an address past its failed authentications is refused before its credentials are checked
+  await app.register(failedAuthentications, { trustProxy: config.trustProxy !== false })
   await app.register(auth, { jwtSecret, jwtTtlSeconds: config.jwtTtlSeconds, serviceKey: config.serviceKey })
   await app.register(rateLimit, { limits: config.rateLimits })
   await app.register(idempotency, { secret: jwtSecret })

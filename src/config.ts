@@ -2,6 +2,7 @@ import { envSchema } from 'env-schema'
 import { Type, type Static } from '@sinclair/typebox'
 import fs from 'node:fs'
 import path from 'node:path'
+import { isIP } from 'node:net'
 
 /** Standard Webhooks' schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h after each failed attempt */
 const DEFAULT_RETRY_SCHEDULE = '5,300,1800,7200,18000,36000,36000'
@@ -19,6 +20,7 @@ const EnvSchema = Type.Object({
   CAIRN_RATE_LIMIT_ARTIFACTS: Type.Integer({ default: 120, minimum: 0 }),
   CAIRN_RATE_LIMIT_DEFAULT: Type.Integer({ default: 600, minimum: 0 }),
   CAIRN_ALLOW_PRIVATE_URLS: Type.Boolean({ default: false }),
+  CAIRN_TRUST_PROXY: Type.Optional(Type.String()),
   CAIRN_LLM_BASE_URL: Type.Optional(Type.String({ minLength: 1 })),
   CAIRN_LLM_API_KEY: Type.Optional(Type.String()),
   CAIRN_LLM_MODEL: Type.Optional(Type.String()),
@@ -128,6 +130,11 @@ export interface Config {
   signup: 'first-user' | 'open'
   rateLimits: RateLimits
   allowPrivateUrls: boolean
+  /**
+   * CAIRN_TRUST_PROXY: whose X-Forwarded-For names the client (Fastify's `trustProxy`): false, none (the peer is the
+   * client); a number, that many proxies in front; else the proxies' addresses and CIDR ranges
+   */
+  trustProxy: false | number | string[]
   llm: { baseUrl?: string; apiKey?: string; model?: string }
   stt: { mode: 'auto' | 'openai' | 'pocketsphinx' | 'none'; baseUrl?: string; apiKey?: string; model: string }
   /** an OpenAI-compatible /v1 embeddings endpoint: semantic and hybrid search use it when set */
@@ -161,6 +168,40 @@ export interface Config {
   quotas: { storedBytes: number; passages: number; developerLogBytes: number }
   /** CAIRN_SMTP_URL / CAIRN_MAIL_FROM: invitation and password-reset links are e-mailed when set */
   mail: { smtpUrl?: string; from: string }
+}
+
+/** proxy-addr's names of ranges, accepted beside addresses and CIDR ranges */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal']
+
+/**
+ * CAIRN_TRUST_PROXY: unset, empty, `false` or `0`: no proxy is trusted; a whole number: that many proxies in front;
+ * else comma-separated addresses, CIDR ranges and the names of PROXY_RANGE_NAMES. `true` (believe any peer) is
+ * refused: a client that reaches the service directly could then pass for any address.
+ */
+export function trustedProxies(value: string | undefined, problems: string[]): false | number | string[] {
+  const v = (value ?? '').trim()
+  if (v === '' || v === 'false' || v === '0') return false
+  const expected = 'expected a number of proxies (1-10) or comma-separated proxy addresses, CIDR ranges, ' +
+    `${PROXY_RANGE_NAMES.join(', ')}`
+  if (/^\d+$/.test(v)) {
+    const hops = Number(v)
+    if (hops <= 10) return hops
+    problems.push(`CAIRN_TRUST_PROXY=${JSON.stringify(v)} is invalid: ${expected}`)
+    return false
+  }
+  const list = v.split(',').map((s) => s.trim()).filter(Boolean)
+  for (const item of list) {
+    if (PROXY_RANGE_NAMES.includes(item)) continue
+    const [address, prefix, ...rest] = item.split('/')
+    const family = isIP(address)
+    const bits = family === 4 ? 32 : 128
+    const prefixOk = prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= bits)
+    if (family === 0 || !prefixOk || rest.length > 0) {
+      problems.push(`CAIRN_TRUST_PROXY: ${JSON.stringify(item)} is invalid: ${expected}` +
+        (item === 'true' ? ' (`true` would let any client name its own address)' : ''))
+    }
+  }
+  return list
 }
 
 /** Reads the environment once; the only place in the service that looks at process.env. */
@@ -198,6 +239,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       problems.push('CAIRN_SMTP_URL is invalid: expected smtp://user:pass@host:port or smtps://user:pass@host:port')
     }
   }
+  const trustProxy = trustedProxies(e.CAIRN_TRUST_PROXY, problems)
   if (problems.length > 0) throw new ConfigError(problems)
   return {
     host: e.HOST,
@@ -214,6 +256,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       default: e.CAIRN_RATE_LIMIT_DEFAULT
     },
     allowPrivateUrls: e.CAIRN_ALLOW_PRIVATE_URLS,
+    trustProxy,
     llm: { baseUrl: e.CAIRN_LLM_BASE_URL, apiKey: e.CAIRN_LLM_API_KEY, model: e.CAIRN_LLM_MODEL },
     stt: {
       mode: e.CAIRN_STT,

@@ -1,13 +1,18 @@
 /**
- * Per-account login throttle, beside the per-IP rate limit (issue 13). Two counters of consecutive
- * failures, each forgotten after `forgetMs` without a failure and reset by a success:
+ * Per-account login throttle, beside the per-address rate limit. Two counters of consecutive failures, each
+ * forgotten after `forgetMs` without a failure and reset by a success:
  * - per account and client address: from the 5th failure on, a lock of 1 s doubling with each further
  *   failure, at most 5 min — a guesser from one place slows to a crawl;
- * - per account from anywhere: from the 20th failure on, a lock of 1 s doubling, at most 60 s — spreading the
- *   guesses over many addresses does not help either, yet the real owner (from their own address) waits at most
- *   a minute, however long the attack goes on.
- * Attempts during a lock are refused without counting, so they do not lengthen it. Unknown emails are
- * throttled the same way, so a lock says nothing about whether an account exists.
+ * - per account from anywhere: from the 20th failure on, the account is under lock for a period of 1 s doubling
+ *   with each failure that starts one, at most 60 s. During a period, each address may make one attempt: an
+ *   address that has failed on the account since the period began waits for its end. So guesses spread over many
+ *   addresses are slowed to one per address and period, yet no attacker can keep the real owner out: from an
+ *   address that has not failed meanwhile the owner may try at once, and after a failure waits at most until the
+ *   period ends, a minute at most, however long the attack goes on (a lock shared by all would be taken again by
+ *   the attacker the moment it ends).
+ * Attempts refused during a lock are not counted, so they do not lengthen it. Unknown emails are throttled the
+ * same way, so a lock says nothing about whether an account exists. The client address is the one
+ * CAIRN_TRUST_PROXY lets a reverse proxy name: without it, every client behind the proxy shares its address.
  */
 import { createHmac } from 'node:crypto'
 import type Database from 'better-sqlite3'
@@ -110,21 +115,39 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}) {
     }
     entries.set(key, e)
   }
-  const keys = (email: string, address: string) => [`a\0${email}`, `p\0${email}\0${address}`] as const
+  /**
+   * the account's counter, its lock period (`lastFailure` the period's start, `lockedUntil` its end) and the pair's
+   * counter
+   */
+  const keys = (email: string, address: string) =>
+    [`a\0${email}`, `l\0${email}`, `p\0${email}\0${address}`] as const
 
   return {
     /** milliseconds until a login for this account from this address may be tried again; 0: now */
     retryAfterMs(email: string, address: string): number {
       const t = now()
-      let wait = 0
-      for (const key of keys(email, address)) wait = Math.max(wait, (current(key, t)?.lockedUntil ?? 0) - t)
-      return wait
+      const [, periodKey, pairKey] = keys(email, address)
+      const pair = current(pairKey, t)
+      let wait = (pair?.lockedUntil ?? 0) - t
+      // the account's period holds back only the addresses that have failed since it began
+      const period = current(periodKey, t)
+      if (period && pair && pair.lastFailure >= period.lastFailure) wait = Math.max(wait, period.lockedUntil - t)
+      return Math.max(0, wait)
     },
     failed(email: string, address: string) {
       const t = now()
-      const [account, pair] = keys(email, address)
-      fail(account, o.perAccount, t)
-      fail(pair, o.perAddress, t)
+      const [accountKey, periodKey, pairKey] = keys(email, address)
+      const account = current(accountKey, t) ?? { failures: 0, lockedUntil: 0, lastFailure: t }
+      account.failures++
+      account.lastFailure = t
+      entries.set(accountKey, account)
+      // a failure during a period counts towards the next one's length, and does not make this one longer
+      const rule = o.perAccount
+      if (account.failures >= rule.after && !((current(periodKey, t)?.lockedUntil ?? 0) > t)) {
+        const length = Math.min(rule.maxLockMs, 1000 * 2 ** Math.min(30, account.failures - rule.after))
+        entries.set(periodKey, { failures: account.failures, lockedUntil: t + length, lastFailure: t })
+      }
+      fail(pairKey, o.perAddress, t)
       // counters of accounts never tried again would stay: forgotten ones go now and then
       if (t - prunedAt > PRUNE_EVERY_MS) {
         prunedAt = t

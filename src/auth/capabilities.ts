@@ -120,6 +120,15 @@ export function checkCapability(method: string, routeUrl: string, scopes: readon
   return needed.some((s) => scopes.includes(s)) ? 'allowed' : 'missing-scope'
 }
 
+/**
+ * Whether a caller may read what a route shows: a person may (their role and the route's own rules decide), a key
+ * only when one of its scopes opens that route. For answers that gather several kinds of rows (the unified search):
+ * a key never sees there what it could not read through the route of that kind.
+ */
+export function mayReadThrough(apiKeyScopes: readonly string[] | undefined, method: string, routeUrl: string): boolean {
+  return apiKeyScopes === undefined || checkCapability(method, routeUrl, apiKeyScopes) === 'allowed'
+}
+
 /** Why a scope list cannot be issued, or undefined when it can. */
 export function scopeListProblem(scopes: readonly string[]): string | undefined {
   if (scopes.length === 0) return 'scopes must not be empty'

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Principal } from '../auth/plugin.js'
+import { mayReadThrough } from '../auth/capabilities.js'
 import type { Reader } from '../knowledge/readers.js'
 import type { SearchResult } from '../../schema/api/search.js'
 
@@ -10,6 +11,13 @@ import type { SearchResult } from '../../schema/api/search.js'
  * kinds other than knowledge start from the caller's own rows (src/search/kinds.ts). Each kind's scores are scaled
  * to its best hit before the kinds are merged.
  */
+/** The route that reads each kind: an API key sees a kind only when its scopes open that route. */
+const KIND_ROUTES = {
+  artifact: ['GET', '/api/v2/artifacts/:id'],
+  voice_note: ['GET', '/api/v2/voice-notes/:id/transcript'],
+  message: ['GET', '/api/v2/channels/:id/messages']
+} as const
+
 export function createUnifiedSearch(app: FastifyInstance) {
   return {
     /** the best `limit` results, `partial` when the search stopped at its time budget before it was done */
@@ -33,6 +41,7 @@ export function createUnifiedSearch(app: FastifyInstance) {
       }
       add('knowledge', knowledge)
       for (const kind of ['artifact', 'voice_note', 'message'] as const) {
+        if (!mayReadThrough(principal.apiKey?.scopes, KIND_ROUTES[kind][0], KIND_ROUTES[kind][1])) continue
         add(kind, found.kinds.filter((h) => h.kind === kind).map(({ kind: _, ...h }) => h))
       }
       results.sort((a, b) => b.score - a.score)

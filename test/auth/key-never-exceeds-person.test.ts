@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, signup, addUser, createKey } from '../helper.js'
+import { build, signup, addUser, createKey, multipart } from '../helper.js'
 
 const HOOKS = '/api/v2/developer/webhooks'
 
@@ -71,4 +71,37 @@ t.test('a key follows its person\'s current role: promoted, it may; demoted, it 
   const res = await app.inject({ method: 'POST', url: HOOKS, headers: { 'x-api-key': reader.key },
     payload: { url: 'http://127.0.0.1:9/hook', events: ['message.created'] } })
   t.equal(res.json().code, 'INSUFFICIENT_SCOPE')
+})
+
+// the unified search gathers several kinds of rows: a key sees only the kinds its scopes let it read elsewhere
+t.test('unified search shows a key only the kinds its scopes open', async (t) => {
+  const app = await build(t)
+  const u = await signup(app)
+  const ws = { ...u.auth, 'x-workspace-id': u.workspaceId }
+  const body = multipart([{ filename: 'kiln.txt', content: 'The kiln cools overnight.' }])
+  await app.inject({ method: 'POST', url: '/api/knowledge/upload', headers: { ...u.auth, ...body.headers },
+    payload: body.payload })
+  await app.inject({ method: 'POST', url: '/api/v2/artifacts', headers: ws,
+    payload: { type: 'task_plan', title: 'Fire the kiln' } })
+  const note = (await app.inject({ method: 'POST', url: '/api/v2/voice-notes', headers: u.auth,
+    payload: { audioUrl: 'http://8.8.8.8/memo.mp3', title: 'Memo' } })).json().voiceNote
+  app.sqlite.prepare(`UPDATE voice_notes SET status = 'completed', transcript = 'the kiln code is 4711'
+    WHERE id = ?`).run(note.id)
+  const channel = (await app.inject({ method: 'POST', url: '/api/v2/channels', headers: ws,
+    payload: { name: 'studio', type: 'private' } })).json().data
+  await app.inject({ method: 'POST', url: '/api/v2/messages', headers: u.auth,
+    payload: { channel_id: channel.id, content: 'kiln alarm code changed' } })
+  await app.jobs.idle()
+
+  const kinds = async (headers: Record<string, string>) => {
+    const res = await app.inject({ method: 'POST', url: '/api/v2/search', headers, payload: { query: 'kiln' } })
+    t.equal(res.statusCode, 200)
+    return [...new Set(res.json().results.map((r: { kind: string }) => r.kind))].sort()
+  }
+  t.same(await kinds(u.auth), ['artifact', 'knowledge', 'message', 'voice_note'], 'the person reads every kind')
+  const reader = await createKey(app, u, ['read'], { workspaceId: u.workspaceId })
+  t.same(await kinds({ 'x-api-key': reader.key }), ['knowledge'],
+    'a read key: no artifacts (artifacts:read), no transcripts or messages (no key reads those)')
+  const both = await createKey(app, u, ['knowledge:read', 'artifacts:read'], { workspaceId: u.workspaceId })
+  t.same(await kinds({ 'x-api-key': both.key }), ['artifact', 'knowledge'])
 })

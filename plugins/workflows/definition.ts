@@ -2,7 +2,11 @@ import { Cron } from 'croner'
 import type { InputDef, WorkflowStep } from '../../schema/api/workflows.js'
 import { ID_MAX, STEP_TEXT_LIMITS, type TextLimit } from './limits.js'
 
-const TEMPLATE = /\{\{\s*([^}]*?)\s*\}\}/g
+/**
+ * `{{ name }}`: the name is trimmed where it is read. No brace inside, so a match never scans past the next brace
+ * and matching stays linear in the text (a run of `{{` would make a lazy `[^}]*?` beside `\s*` quadratic).
+ */
+const TEMPLATE = /\{\{([^{}]*)\}\}/g
 const IDENT = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/
 /** the fields that name a step rather than carry its text: never templates */
 const NOT_TEXT = new Set(['id', 'type'])
@@ -38,7 +42,7 @@ export function definitionProblems(inputs: InputDef[], steps: WorkflowStep[], cr
     else if (earlier.has(id)) problems.push(`${where}: id is used twice`)
     for (const [field, text] of stringsOf(step, '')) {
       for (const m of text.matchAll(TEMPLATE)) {
-        const ref = m[1]
+        const ref = m[1].trim()
         const input = /^inputs\.([A-Za-z_][A-Za-z0-9_-]*)$/.exec(ref)
         const prior = /^steps\.([A-Za-z_][A-Za-z0-9_-]*)\.output$/.exec(ref)
         if (input && !inputNames.has(input[1])) {
@@ -101,14 +105,14 @@ export function filledLength(text: string, resolve: Resolve, stopAt: number): nu
   for (const m of refs) n -= m[0].length
   for (const m of refs) {
     if (n > stopAt) break
-    n += resolve(m[1]).length
+    n += resolve(m[1].trim()).length
   }
   return n
 }
 
 /** Fills {{inputs.x}} and {{steps.<id>.output}}. */
 export function fill(text: string, resolve: Resolve): string {
-  return text.replace(TEMPLATE, (_m, ref: string) => resolve(ref))
+  return text.replace(TEMPLATE, (_m, ref: string) => resolve(ref.trim()))
 }
 
 /** `text` filled, once its length is known to be within `limit` (else StepLimitError) */

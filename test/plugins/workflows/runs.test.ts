@@ -262,6 +262,16 @@ t.test('a filled step keeps the limits of the route it stands for', async (t) =>
   t.equal(res.statusCode, 400)
   t.equal(res.json().code, 'INVALID_WORKFLOW')
   t.match(res.json().message, /content is over 40000 characters/)
+
+  // 200 KB of `{{` (no template in it) is read in one pass, not once per brace pair: saved, and run as text
+  const braces = (await define(app, u, { name: 'braces', steps: [{ id: 'a', type: 'create_artifact',
+    artifactType: 'task_plan', title: 'braces', content: { summary: '{{'.repeat(100_000) + '{{ inputs.x }' } }] }))
+  t.equal(braces.statusCode, 201, braces.body.slice(0, 200))
+  const spaced = (await define(app, u, { name: 'spaced', inputs: [{ name: 'who' }],
+    steps: [{ id: 'say', type: 'post_message', channelId: channel.id, content: 'hi {{{  inputs.who  }}}' }] }))
+    .json().workflow
+  t.equal((await waitRun(app, u, await execute(app, u, spaced.id, { who: 'sam' }))).status, 'completed')
+  t.equal((await messages())[0].content, 'hi {sam}', 'a name is trimmed; braces around a template stay text')
 })
 
 t.test('a schedule keeps its newest runs and never queues a second while one waits', async (t) => {

@@ -159,14 +159,15 @@ export const TOOLS: ToolDef[] = [
       'artifact, an API key cannot change it (ARTIFACT_REVIEWED): create a new artifact with parent_artifact_id.',
     'PATCH', `${ARTIFACTS}/:id`, ['title', 'content', 'confidence', 'review_policy'], artifactLine, true),
   bodyTool('supersede_artifact', 'Make a new version of an artifact',
-    'A new draft version follows the artifact, which becomes superseded.',
+    'A new draft version follows the artifact, which becomes superseded. Not for an artifact a person has ' +
+      'approved or rejected (ARTIFACT_REVIEWED): create a new artifact with parent_artifact_id instead.',
     'POST', `${ARTIFACTS}/:id/supersede`, ['title', 'content', 'confidence'], artifactLine, true),
   bodyTool('comment_on_artifact', 'Comment on an artifact', 'Add a comment, optionally anchored by a position object.',
     'POST', `${ARTIFACTS}/:id/comments`, ['content', 'position'],
     (s) => `${Array.isArray(s.comments) ? s.comments.length : 0} comment(s) on ${String(s.title)}`, true),
   bodyTool('set_artifact_status', 'Set the status of an artifact',
     'Move an artifact to draft, pending_review, approved, rejected or superseded. An API key cannot approve or ' +
-      'reject an artifact whose review_policy is request_review.',
+      'reject an artifact whose review_policy is request_review, nor change the status of one a person has decided on.',
     'POST', `${ARTIFACTS}/:id/status`, ['status'], artifactLine, true),
   {
     name: WAIT_FOR_REVIEW, title: 'Wait for the review of an artifact',

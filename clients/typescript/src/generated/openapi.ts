@@ -2598,6 +2598,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         count: number;
+                        /** @description present (true) when the search stopped at its time budget before it was done: the results are the best it found by then */
+                        partial?: boolean;
                         query: string;
                         results: {
                             chunk: {
@@ -11331,6 +11333,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         count: number;
+                        /** @description present (true) when the search stopped at its time budget before it was done: the results are the best it found by then */
+                        partial?: boolean;
                         query: string;
                         results: {
                             id: string;

@@ -126,7 +126,11 @@ async function idempotencyPlugin(app: FastifyInstance, opts: { secret: string })
     if (key.length < 1 || key.length > 255) {
       throw badRequest('Idempotency-Key must be 1 to 255 characters', 'VALIDATION_ERROR')
     }
-    const caller = callerKey(request)
+    // a caller without credentials is known only by its address, which many share behind a proxy or a NAT: each
+    // different request of theirs is a caller of its own, so one person's key never answers, holds up or refuses
+    // (422) another's request; only the very same request (the same body, password included) is replayed
+    const caller = request.principal ? callerKey(request)
+      : `${callerKey(request)}\0${fingerprint(request, serverSecret)}`
     const keys = keysFor(serverSecret, caller, key)
     const print = fingerprint(request, keys.printKey)
     const existing = begin(caller, keys.lookup, print)

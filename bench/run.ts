@@ -3,6 +3,7 @@ const available: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   http: () => import('./http.js'),
   artifacts: () => import('./artifacts.js'),
   search: () => import('./search.js'),
+  'search-fairness': () => import('./search-fairness.js'),
   retrieval: () => import('./retrieval.js'),
   scoring: () => import('./scoring.js'),
   ingest: () => import('./ingest.js'),

@@ -30,6 +30,9 @@ import searchDomain from './search/plugin.js'
 import { errorHandler } from './http/errors.js'
 import { installJsonGuard } from './http/json-guard.js'
 import { installFiniteQueryCheck } from './http/finite-query.js'
+import { installBodyBudgets, DEFAULT_BODY_LIMIT } from './http/body-budget.js'
+import { strictBodies } from './http/validators.js'
+import { serverTimeouts } from './http/timeouts.js'
 import { ErrorSchema } from '../schema/api/common.js'
 import { routeGroup } from './http/route-group.js'
 import { trustProxyOption } from './net/client-address.js'
@@ -108,7 +111,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
     // behind a reverse proxy (CAIRN_TRUST_PROXY), request.ip is the client's address from X-Forwarded-For
     trustProxy: trustProxyOption(config.trustProxy),
     requestIdHeader: false,
-    schemaController: options.schemaController
+    // every request has a budget: bytes (each route's, src/http/body-budget.ts), time to arrive, no coercion of bodies
+    bodyLimit: DEFAULT_BODY_LIMIT,
+    ...serverTimeouts(config.requestTimeoutMs),
+    schemaController: strictBodies(options.schemaController)
   }).withTypeProvider<TypeBoxTypeProvider>()
   checkpointError = (err) => app.log.error({ err }, 'write-ahead log checkpoint')
   if (trigrams.rebuilt) app.log.info('the trigram index file was made again from the passages')
@@ -128,6 +134,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   app.setErrorHandler(errorHandler)
   installJsonGuard(app)
   installFiniteQueryCheck(app)
+  installBodyBudgets(app)
   installBodyBudgets(app)
   // unknown paths: the web console's files and routes, else the JSON 404 (src/http/console.ts)
   await app.register(webConsole)

@@ -49,6 +49,7 @@ const EnvSchema = Type.Object({
   CAIRN_METRICS: Type.Boolean({ default: false }),
   CAIRN_METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   CAIRN_SHUTDOWN_TIMEOUT: Type.Number({ default: 10, exclusiveMinimum: 0, maximum: 3600 }),
+  CAIRN_REQUEST_TIMEOUT: Type.Number({ default: 120, exclusiveMinimum: 0, maximum: 3600 }),
   CAIRN_SEARCH_CACHE_MB: Type.Integer({ default: 64, minimum: 0, maximum: 65536 }),
   CAIRN_SEARCH_BUDGET_MS: Type.Integer({ default: 2000, minimum: 1, maximum: 600_000 }),
   CAIRN_QUOTA_STORAGE_MB: Type.Integer({ default: 20480, minimum: 0 }),
@@ -153,6 +154,11 @@ export interface Config {
   metrics: { enabled: boolean; token?: string }
   /** CAIRN_SHUTDOWN_TIMEOUT: the whole graceful shutdown on SIGTERM/SIGINT finishes within this */
   shutdownTimeoutMs: number
+  /**
+   * CAIRN_REQUEST_TIMEOUT: a request's headers and body must arrive within this, else 408 and the connection is
+   * closed (the answer may take longer: streams and waits are not cut)
+   */
+  requestTimeoutMs: number
   /**
    * CAIRN_SEARCH_CACHE_MB: each search worker's own SQLite page cache, in MB (filled as pages are read; half for
    * the main file, half for the trigram file)
@@ -273,6 +279,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins,
     metrics: { enabled: e.CAIRN_METRICS, token: e.CAIRN_METRICS_TOKEN },
     shutdownTimeoutMs: Math.round(e.CAIRN_SHUTDOWN_TIMEOUT * 1000),
+    requestTimeoutMs: Math.round(e.CAIRN_REQUEST_TIMEOUT * 1000),
     searchCacheMb: e.CAIRN_SEARCH_CACHE_MB,
     searchBudgetMs: e.CAIRN_SEARCH_BUDGET_MS,
     quotas: { storedBytes: e.CAIRN_QUOTA_STORAGE_MB * 1048576, passages: e.CAIRN_QUOTA_PASSAGES,

@@ -20,8 +20,12 @@ let protocol: Promise<[typeof import('@modelcontextprotocol/sdk/server/streamabl
   typeof import('./server.js')]> | undefined
 const loadProtocol = () => (protocol ??= Promise.all([import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
   import('./server.js')]))
-/** an add_document body carries a whole text file (the knowledge upload limit) */
-const MCP_BODY_LIMIT = 51 * 1024 * 1024
+/**
+ * One protocol message: its parse holds the event loop, so the budget is a few MB, not the upload route's 50 MB
+ * (which streams). add_document's text content is the only large part a message carries; a larger document goes
+ * through POST /api/knowledge/upload. A body over it: 413, before it is read to the end.
+ */
+export const MCP_BODY_LIMIT = 8 * 1024 * 1024
 
 /**
  * The tool server for coding assistants (CONTRACT.md §10), Streamable HTTP, stateless: every POST is

@@ -123,7 +123,7 @@ export const TOOLS: ToolDef[] = [
   {
     name: 'add_document', title: 'Add a text document to the knowledge base',
     description: 'Upload text content as a document (fileName must have a supported text extension such as .md or ' +
-      '.txt).',
+      '.txt). A message to this server is at most 8 MB: upload larger files through POST /api/knowledge/upload.',
     route: { method: 'POST', url: '/api/knowledge/upload' },
     inputSchema: () => ({
       type: 'object',

@@ -97,8 +97,9 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
         response: { 201: UploadResponse, ...errors(403, 413, 415, 422) }
       }
     }, async (request, reply) => {
-      const { files: received, fields } = await receive(request, ['file'], 1)
+      const { files: received, fields, digest } = await receive(request, ['file'], 1)
       try {
+        if (await app.idempotentContent(request, reply, digest)) return reply
         if (received.length === 0) throw badRequest('No file uploaded', 'NO_FILE')
         const o = uploadOptions(fields)
         const place = placement(request, o)
@@ -133,8 +134,9 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
         response: { 201: BatchResponse, ...errors(403, 413, 415) }
       }
     }, async (request, reply) => {
-      const { files: received, fields } = await receive(request, ['files', 'files[]', 'file'], 10)
+      const { files: received, fields, digest } = await receive(request, ['files', 'files[]', 'file'], 10)
       try {
+        if (await app.idempotentContent(request, reply, digest)) return reply
         if (received.length === 0) throw badRequest('No file uploaded', 'NO_FILE')
         const o = uploadOptions(fields)
         const place = placement(request, o)

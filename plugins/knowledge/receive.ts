@@ -60,7 +60,10 @@ export async function receiveMultipart(request: FastifyRequest, tmpDir: string,
     }
     throw malformedOr(err)
   }
-  return { files, fields }
+  // what the upload is, for its Idempotency-Key: every file's name and hash, every field
+  const digest = createHash('sha256').update(JSON.stringify([files.map((f) => [f.fileName, f.sha256]),
+    Object.entries(fields).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))])).digest('hex')
+  return { files, fields, digest }
 }
 
 function fileTooLarge() {

@@ -110,7 +110,9 @@ async function authPlugin(app: FastifyInstance,
   const userById = db.select(caller).from(users).where(and(eq(users.id, p('id')), isNull(users.removedAt))).prepare()
   const keyByHash = db.select({ ...caller, keyId: apiKeys.id, scopes: apiKeys.scopes, workspaceId: apiKeys.workspaceId,
     expiresAt: apiKeys.expiresAt, revokedAt: apiKeys.revokedAt })
-    .from(apiKeys).innerJoin(users, eq(users.id, apiKeys.userId)).where(eq(apiKeys.keyHash, p('hash'))).prepare()
+    // a removed person's keys die with them, whether or not their revocation was written
+    .from(apiKeys).innerJoin(users, eq(users.id, apiKeys.userId))
+    .where(and(eq(apiKeys.keyHash, p('hash')), isNull(users.removedAt))).prepare()
   const firstOrganization = db.select({ id: organizations.id }).from(organizations)
     .orderBy(organizations.createdAt, organizations.id).limit(1)
   const serviceOwner = db.select(caller).from(users)

@@ -15,8 +15,17 @@ type StoredRow = Pick<typeof idempotencyKeys.$inferSelect,
   'fingerprint' | 'state' | 'statusCode' | 'contentType' | 'body' | 'createdAt'>
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** see idempotencyPlugin: a streamed body's content, once read, for its Idempotency-Key */
+    idempotentContent: (request: FastifyRequest, reply: FastifyReply, digest: string) => Promise<boolean>
+  }
   interface FastifyRequest {
-    idempotency: { caller: string; key: string; cipherKey: Buffer } | null
+    idempotency: { caller: string; key: string; cipherKey: Buffer; print: string; printKey: Buffer } | null
+    /**
+     * a streamed body (an upload) whose key was used before by a request of the same type and length: whether
+     * it is the same request is known once its content is (see idempotentContent)
+     */
+    idempotencyPending: { stored: StoredRow; cipherKey: Buffer; print: string; printKey: Buffer } | null
   }
   interface FastifyContextConfig {
     /** false for routes whose answer cannot be replayed (event streams): the header is ignored there */
@@ -43,8 +52,9 @@ function fingerprint(request: FastifyRequest, secret: Buffer): string {
   const h = createHmac('sha256', secret).update(request.method).update('\0').update(request.url).update('\0')
   const body = request.body
   if (body === undefined || body === null) {
-    // bodies not parsed before the handler (multipart streams) are told apart by media type and length; the
-    // boundary is left out, since a client retrying an upload makes a new one (of the same length)
+    // bodies not parsed before the handler (multipart streams) are told apart by media type and length here
+    // (the boundary is left out, since a client retrying an upload makes a new one of the same length), and by
+    // their content once the handler has read it (idempotentContent)
     const type = String(request.headers['content-type'] ?? '').replace(BOUNDARY, '')
     h.update(type).update('\0').update(String(request.headers['content-length'] ?? ''))
   } else if (typeof body === 'string' || Buffer.isBuffer(body)) {
@@ -54,6 +64,10 @@ function fingerprint(request: FastifyRequest, secret: Buffer): string {
   }
   return h.digest('hex')
 }
+
+/** a streamed body's fingerprint, completed by a digest of its content: `<type and length>.<content>` */
+const withContent = (print: string, printKey: Buffer, digest: string) =>
+  `${print}.${createHmac('sha256', printKey).update('content\0').update(digest).digest('hex')}`
 
 /**
  * Kept responses are secrets at rest (API key values, signing secrets): the row is found by an HMAC of
@@ -118,6 +132,48 @@ async function idempotencyPlugin(app: FastifyInstance, opts: { secret: string })
   }).immediate
 
   app.decorateRequest('idempotency', null)
+  app.decorateRequest('idempotencyPending', null)
+  const setPrint = preparedWrite(sqlite, db.update(t).set({ fingerprint: sql`${p('fingerprint')}` }).where(byKey))
+
+  /** the kept response, as its replay */
+  function replay(request: FastifyRequest, reply: FastifyReply, existing: StoredRow, cipherKey: Buffer) {
+    const body = existing.body ? open(cipherKey, existing.body) : ''
+    if (body === undefined) {
+      throw new HttpError(422, 'Idempotency-Key was already used with a different request', 'IDEMPOTENCY_KEY_REUSED')
+    }
+    const secret = request.routeOptions.config.secretResponse
+    if (typeof secret === 'function' && !secret(parsed(body), request)) {
+      throw new HttpError(409,
+        'The secret this request created has since been revoked, rotated or deleted; it is not shown again',
+        'IDEMPOTENCY_SECRET_GONE')
+    }
+    reply.header('idempotency-replayed', 'true')
+    if (existing.contentType) reply.type(existing.contentType)
+    reply.code(existing.statusCode ?? 200)
+    return reply.send(body)
+  }
+
+  /**
+   * For a streamed body, once it has been read: `digest` stands for its content (files' hashes, fields). The
+   * kept fingerprint gains it, and a request that waited on it is replayed when its content is the same, else
+   * refused (422). Answers true when the reply has been sent (a replay).
+   */
+  app.decorate('idempotentContent', async (request: FastifyRequest, reply: FastifyReply, digest: string) => {
+    const pending = request.idempotencyPending
+    if (pending) {
+      request.idempotencyPending = null
+      if (pending.stored.fingerprint !== withContent(pending.print, pending.printKey, digest)) {
+        throw new HttpError(422, 'Idempotency-Key was already used with a different request', 'IDEMPOTENCY_KEY_REUSED')
+      }
+      await replay(request, reply, pending.stored, pending.cipherKey)
+      return true
+    }
+    const idem = request.idempotency
+    if (idem) {
+      setPrint.run({ fingerprint: withContent(idem.print, idem.printKey, digest), caller: idem.caller, key: idem.key })
+    }
+    return false
+  })
 
   const preValidation = async (request: FastifyRequest, reply: FastifyReply) => {
     const header = request.headers['idempotency-key']
@@ -135,29 +191,22 @@ async function idempotencyPlugin(app: FastifyInstance, opts: { secret: string })
     const print = fingerprint(request, keys.printKey)
     const existing = begin(caller, keys.lookup, print)
     if (!existing) {
-      request.idempotency = { caller, key: keys.lookup, cipherKey: keys.cipherKey }
+      request.idempotency = { caller, key: keys.lookup, cipherKey: keys.cipherKey, print, printKey: keys.printKey }
       return
     }
-    if (existing.fingerprint !== print) {
+    // a streamed body's kept fingerprint may carry its content's digest: that part is compared once it is read
+    const [storedPrint, contentPrint] = existing.fingerprint.split('.')
+    if (storedPrint !== print) {
       throw new HttpError(422, 'Idempotency-Key was already used with a different request', 'IDEMPOTENCY_KEY_REUSED')
     }
     if (existing.state === 'in_flight') {
       throw new HttpError(409, 'A request with this Idempotency-Key is still being processed', 'IDEMPOTENCY_IN_FLIGHT')
     }
-    const body = existing.body ? open(keys.cipherKey, existing.body) : ''
-    if (body === undefined) {
-      throw new HttpError(422, 'Idempotency-Key was already used with a different request', 'IDEMPOTENCY_KEY_REUSED')
+    if (contentPrint !== undefined) {
+      request.idempotencyPending = { stored: existing, cipherKey: keys.cipherKey, print, printKey: keys.printKey }
+      return
     }
-    const secret = request.routeOptions.config.secretResponse
-    if (typeof secret === 'function' && !secret(parsed(body), request)) {
-      throw new HttpError(409,
-        'The secret this request created has since been revoked, rotated or deleted; it is not shown again',
-        'IDEMPOTENCY_SECRET_GONE')
-    }
-    reply.header('idempotency-replayed', 'true')
-    if (existing.contentType) reply.type(existing.contentType)
-    reply.code(existing.statusCode ?? 200)
-    return reply.send(body)
+    return replay(request, reply, existing, keys.cipherKey)
   }
 
   const onSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {

@@ -169,7 +169,9 @@ function lzw(input: Buffer, sink: Sink, earlyChange: number) {
   const lengths = new Uint16Array(SIZE)
   const prevCodes = new Uint16Array(SIZE)
   const current = new Uint8Array(SIZE)
-  for (let i = 0; i < 256; i++) { values[i] = i; lengths[i] = 1 }
+  /** each entry's first byte */
+  const firsts = new Uint8Array(SIZE)
+  for (let i = 0; i < 256; i++) { values[i] = i; lengths[i] = 1; firsts[i] = i }
   let nextCode = 258
   let codeLength = 9
   let prevCode = 0
@@ -195,7 +197,9 @@ function lzw(input: Buffer, sink: Sink, earlyChange: number) {
     } else if (code >= 258) {
       if (code < nextCode) {
         currentLength = lengths[code]
-        for (let j = currentLength - 1, q = code; j >= 0; j--) { current[j] = values[q]; q = prevCodes[q] }
+        // counted only, the sequence is not spelled out: its first byte is enough to go on
+        if (out) for (let j = currentLength - 1, q = code; j >= 0; j--) { current[j] = values[q]; q = prevCodes[q] }
+        else current[0] = firsts[code]
       } else {
         current[currentLength++] = current[0]
       }
@@ -212,6 +216,7 @@ function lzw(input: Buffer, sink: Sink, earlyChange: number) {
       prevCodes[nextCode] = prevCode
       lengths[nextCode] = lengths[prevCode] + 1
       values[nextCode] = current[0]
+      firsts[nextCode] = firsts[prevCode]
       nextCode++
       codeLength = ((nextCode + earlyChange) & (nextCode + earlyChange - 1)) ? codeLength
         : Math.min(Math.log(nextCode + earlyChange) / 0.6931471805599453 + 1, 12) | 0

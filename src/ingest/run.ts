@@ -135,7 +135,8 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
     // checked in code instead); few malloc arenas, since each reserves address space
     const child = spawn(process.execPath, [`--max-old-space-size=${limits.maxHeapMb}`, '--disable-wasm-trap-handler',
       '--input-type=module', '--eval', bootstrap],
-    { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], env: { ...process.env, MALLOC_ARENA_MAX: '2' } })
+    // (NODE_OPTIONS is the service's own: its preloads are not the worker's)
+    { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], env: { ...process.env, NODE_OPTIONS: '', MALLOC_ARENA_MAX: '2' } })
     let stderr = ''
     child.stderr!.setEncoding('utf8').on('data', (s: string) => { stderr = (stderr + s).slice(-STDERR_TAIL) })
     Object.defineProperty(child, 'stderrTail', { get: () => stderr })
@@ -296,6 +297,8 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
     await Promise.all([...all].map((child) => new Promise<void>((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) { resolve(); return }
       child.once('exit', () => resolve())
+      // held until it is gone: an idle process does not hold the event loop, and its exit would not be seen
+      child.ref()
       child.kill('SIGKILL')
     })))
   }

@@ -105,3 +105,17 @@ t.test('unified search shows a key only the kinds its scopes open', async (t) =>
   const both = await createKey(app, u, ['knowledge:read', 'artifacts:read'], { workspaceId: u.workspaceId })
   t.same(await kinds({ 'x-api-key': both.key }), ['artifact', 'knowledge'])
 })
+
+t.test('a removed person\'s key stops at once, even with its revocation undone', async (t) => {
+  const app = await build(t)
+  const owner = await signup(app)
+  const person = await addUser(app, owner)
+  const k = await createKey(app, person, ['read'])
+  const logs = () => app.inject({ url: '/api/v2/developer/logs', headers: { 'x-api-key': k.key } })
+  t.equal((await logs()).statusCode, 200)
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/v2/users/${person.userId}`, headers: owner.auth }))
+    .statusCode, 200)
+  t.equal((await logs()).statusCode, 401)
+  app.sqlite.prepare('UPDATE api_keys SET revoked_at = NULL WHERE id = ?').run(k.id)
+  t.equal((await logs()).statusCode, 401, 'the person is gone: so is the key')
+})

@@ -135,7 +135,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   installJsonGuard(app)
   installFiniteQueryCheck(app)
   installBodyBudgets(app)
-  installBodyBudgets(app)
   // unknown paths: the web console's files and routes, else the JSON 404 (src/http/console.ts)
   await app.register(webConsole)
   app.addSchema(ErrorSchema)

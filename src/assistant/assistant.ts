@@ -64,6 +64,12 @@ export interface ConverseResult {
 }
 
 /**
+ * chat answers one person may have under way at once, streamed or not: each holds a model call, and a stream a
+ * connection, for as long as the model takes
+ */
+export const MAX_CHATS_PER_USER = 4
+
+/**
  * What agents, chat and workflows share: the caller's knowledge as a reader, the model (configured, or
  * extractive over that knowledge), persisted conversations and a bounded tool loop.
  */
@@ -186,7 +192,26 @@ export function createAssistant(app: FastifyInstance) {
   const ownsConversation = (principal: Principal, id: string) => !!ownConversation.get({ id,
     userId: principal.userId, customerId: principal.customerId })
 
-  return { readerFor, readerOf, searchKnowledge, modelFor, converse, ownsConversation }
+  const chatsUnderWay = new Map<string, number>()
+  /**
+   * One of the person's MAX_CHATS_PER_USER chat slots, or undefined when all are taken; the function returned
+   * gives it back (once, however often it is called)
+   */
+  function chatSlot(userId: string): (() => void) | undefined {
+    const held = chatsUnderWay.get(userId) ?? 0
+    if (held >= MAX_CHATS_PER_USER) return undefined
+    chatsUnderWay.set(userId, held + 1)
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      const left = chatsUnderWay.get(userId)! - 1
+      if (left === 0) chatsUnderWay.delete(userId)
+      else chatsUnderWay.set(userId, left)
+    }
+  }
+
+  return { readerFor, readerOf, searchKnowledge, modelFor, converse, ownsConversation, chatSlot }
 }
 
 export type Assistant = ReturnType<typeof createAssistant>

@@ -56,6 +56,7 @@ export const ERROR_CODE_DESCRIPTIONS = {
   PROCESSING_FAILED: 'A file of a batch upload failed for another reason (per file in batch uploads)',
   RATE_LIMITED: 'Too many requests; see `Retry-After` (429)',
   LOGIN_THROTTLED: 'Too many failed logins for this account; see `Retry-After` (429)',
+  CHAT_BUSY: 'The person has as many chat answers under way as allowed (4); one must end first (429)',
   INTERNAL_ERROR: 'An internal error; the request id helps find it in the log (500)',
   MODEL_UNAVAILABLE: 'The language model server failed or is unreachable (502)',
   EMBEDDINGS_UNAVAILABLE: 'The embedding server failed or is unreachable during a `semantic` search (502)',

@@ -132,7 +132,7 @@ function Page(props: { path: string }) {
   return (
     <section>
       <h1>Page not found</h1>
-      <p>Nothing is at {path}. <Link href="/review">Go to the review queue</Link>.</p>
+      <p>Nothing is at {path}. <Link href="/review">Go to the queue</Link>.</p>
     </section>
   )
 }

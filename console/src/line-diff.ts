@@ -45,3 +45,23 @@ export function sideBySide(a: string, b: string): Row[] {
   flush()
   return rows
 }
+
+/**
+ * A value as lines a person compares: keys and list items one per line, and a string of several lines (a diff, a
+ * step's detail) as those lines, not as one escaped JSON string.
+ */
+export function readable(value: unknown, indent = ''): string {
+  if (typeof value === 'string') {
+    return value.includes('\n') ? `|\n${value.split('\n').map((l) => `${indent}  ${l}`).join('\n')}`
+      : JSON.stringify(value)
+  }
+  if (Array.isArray(value)) {
+    return value.length === 0 ? '[]' : value.map((v) => `\n${indent}- ${readable(v, `${indent}  `)}`).join('')
+  }
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value)
+    return entries.length === 0 ? '{}'
+      : entries.map(([k, v]) => `\n${indent}${k}: ${readable(v, `${indent}  `)}`).join('')
+  }
+  return JSON.stringify(value) ?? 'null'
+}

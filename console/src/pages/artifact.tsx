@@ -3,7 +3,7 @@ import { describeError, isSignedOut, type Artifact, type ArtifactComment, type C
 import { ErrorText, Link, statusText, typeText, when } from '../components.js'
 import { Content, anchorKey, anchorLabel, type Anchor } from '../content.js'
 import { Markdown } from '../markdown.js'
-import { sideBySide } from '../line-diff.js'
+import { readable, sideBySide } from '../line-diff.js'
 import { useSession } from '../session.js'
 
 const REFRESH_MS = 5000
@@ -59,7 +59,7 @@ export function ArtifactPage(props: { id: string }) {
     return (
       <section>
         <h1>Artifact not found</h1>
-        <p>It was deleted, or it belongs to another workspace. <Link href="/review">Back to the review queue</Link>.</p>
+        <p>It was deleted, or it belongs to another workspace. <Link href="/review">Back to the queue</Link>.</p>
       </section>
     )
   }
@@ -145,7 +145,7 @@ function ArtifactView(props: { artifact: Artifact; chain: ChainLink[]; who(id: s
 
   return (
     <article class="artifact">
-      <p class="crumbs"><Link href="/review">Review</Link> › {typeText(a.type)}</p>
+      <p class="crumbs">{typeText(a.type)}</p>
       <h1>{a.title}</h1>
       <ErrorText error={props.loadError} />
       <dl class="facts">
@@ -171,8 +171,8 @@ function ArtifactView(props: { artifact: Artifact; chain: ChainLink[]; who(id: s
       <Content type={a.type} content={a.content as Record<string, unknown>} comments={byAnchor}
         onCommentOn={commentOn} renderComments={(list) => renderComments(list)} />
 
-      <section class="thread" aria-labelledby="thread-title">
-        <h2 id="thread-title">Comments</h2>
+      <section class="thread">
+        <h2>Discussion</h2>
         {comments.length === 0 ? <p class="empty">No comments yet.</p> : renderComments(comments, true)}
         <form onSubmit={addComment} class="comment-form">
           {anchor && (
@@ -210,7 +210,7 @@ function Versions(props: { chain: ChainLink[]; current: string }) {
     setError(null)
     try {
       const [a, b] = await Promise.all([api.getArtifact(left), api.getArtifact(right)])
-      const show = (x: Artifact) => `${x.title}\n\n${JSON.stringify(x.content, null, 2)}`
+      const show = (x: Artifact) => `title: ${x.title}${readable(x.content)}`
       setRows(sideBySide(show(a), show(b)))
     } catch (err) {
       if (isSignedOut(err)) signedOut()
@@ -232,13 +232,13 @@ function Versions(props: { chain: ChainLink[]; current: string }) {
       {chain.length > 1 && (
         <div class="compare-controls">
           <label>
-            Left
+            From
             <select value={left} onChange={(e) => setFrom((e.target as HTMLSelectElement).value)}>
               {chain.map((v, i) => <option key={v.id} value={v.id}>{label(i)}</option>)}
             </select>
           </label>
           <label>
-            Right
+            To
             <select value={right} onChange={(e) => setTo((e.target as HTMLSelectElement).value)}>
               {chain.map((v, i) => <option key={v.id} value={v.id}>{label(i)}</option>)}
             </select>

@@ -11,7 +11,10 @@ COPY src ./src
 COPY plugins ./plugins
 COPY schema ./schema
 COPY scripts/start.mjs ./scripts/start.mjs
-RUN npm run build && npm prune --omit=dev
+# the web console (served at /) calls the API through the TypeScript client's sources
+COPY console ./console
+COPY clients/typescript/src ./clients/typescript/src
+RUN npm run build && npm run console:build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 CAIRN_DATA_DIR=/data MALLOC_ARENA_MAX=2

@@ -185,7 +185,10 @@ t.test('MCP tool server over Streamable HTTP with the official SDK client', asyn
   })
 
   await t.test('request_review: the key cannot approve, a person can, and wait_for_review wakes on it', async (t) => {
-    const c = (await keyClient(u, ['artifacts:read', 'artifacts:write'])).client
+    // a person of their own: rate limits count per person, and the other tests spend u's
+    const w = await signup(app)
+    const person = await connect({ ...w.auth, 'x-workspace-id': w.workspaceId })
+    const c = (await keyClient(w, ['artifacts:read', 'artifacts:write'])).client
     const plan = await call(c, 'create_artifact',
       { type: 'task_plan', title: 'Needs a human', review_policy: 'request_review' })
     const id = plan.s.id as string
@@ -207,11 +210,11 @@ t.test('MCP tool server over Streamable HTTP with the official SDK client', asyn
     const waiting = call(c, 'wait_for_review', { id, timeoutSeconds: 60 })
     await listening
     const approve = await app.inject({ method: 'POST', url: `/api/v2/artifacts/${id}/status`,
-      headers: { ...u.auth, 'x-workspace-id': u.workspaceId }, payload: { status: 'approved' } })
+      headers: { ...w.auth, 'x-workspace-id': w.workspaceId }, payload: { status: 'approved' } })
     t.equal(approve.statusCode, 200)
     const woke = await waiting
     t.notOk(woke.isError, woke.text)
-    t.match(woke.s, { id, status: 'approved', reviewed_by: u.userId, changed: true })
+    t.match(woke.s, { id, status: 'approved', reviewed_by: w.userId, changed: true, decided_by_person: true })
     t.equal(watch.size(), 0, 'the waiter unsubscribed')
 
     const another = await call(c, 'create_artifact',
@@ -227,10 +230,13 @@ t.test('MCP tool server over Streamable HTTP with the official SDK client', asyn
 
   await t.test('after a person decides, update_artifact is refused; a machine\'s supersede is no decision',
     async (t) => {
-      const c = (await keyClient(u, ['artifacts:read', 'artifacts:write'])).client
+      // a person of their own: rate limits count per person, and the other tests spend u's
+      const v = await signup(app)
+      const c = (await keyClient(v, ['artifacts:read', 'artifacts:write'])).client
+      const human = await connect({ ...v.auth, 'x-workspace-id': v.workspaceId })
       const id = (await call(c, 'create_artifact',
         { type: 'task_plan', title: 'Reviewed', review_policy: 'request_review' })).s.id as string
-      t.notOk((await call(person, 'set_artifact_status', { id, status: 'approved' })).isError)
+      t.notOk((await call(human, 'set_artifact_status', { id, status: 'approved' })).isError)
       for (const args of [{ title: 'Swapped after approval' }, { content: { steps: [{ title: 'other' }] } }]) {
         const res = await call(c, 'update_artifact', { id, ...args })
         t.ok(res.isError)

@@ -19,6 +19,9 @@ export interface RouteAnswer {
 
 export type Dispatch = (call: RouteCall) => Promise<RouteAnswer>
 
+/** A query value as text: an object or array as its JSON (the route's schema refuses it), never a throw. */
+const queryText = (v: unknown) => typeof v === 'object' ? JSON.stringify(v) : String(v)
+
 /**
  * Calls a route of this app in-process, as the caller of `request`: the route's own hooks apply its
  * credential checks, capability table, workspace context, rate limit, Idempotency-Key and developer-log entry.
@@ -31,7 +34,9 @@ export function dispatcherFor(app: FastifyInstance, request: FastifyRequest): Di
   }
   return async (call) => {
     const search = new URLSearchParams()
-    for (const [k, v] of Object.entries(call.query ?? {})) if (v !== undefined && v !== null) search.set(k, String(v))
+    for (const [k, v] of Object.entries(call.query ?? {})) {
+      if (v !== undefined && v !== null) search.set(k, queryText(v))
+    }
     const qs = search.toString()
     const res = await app.inject({
       method: call.method,

@@ -98,6 +98,39 @@ function resourceUri(uri: string): { kind: 'artifacts' | 'documents'; id: string
   return m ? { kind: m[1] as 'artifacts' | 'documents', id: decodeURIComponent(m[2]) } : undefined
 }
 
+const LOOSE_CALL_TOOL_REQUEST = CallToolRequestSchema.pick({ method: true }).loose()
+
+/** Whether a value is of a JSON Schema type (`integer`: a whole number; numbers are finite in JSON). */
+function isOfType(type: unknown, value: unknown): boolean {
+  switch (type) {
+    case 'string': return typeof value === 'string'
+    case 'integer': return Number.isInteger(value)
+    case 'number': return typeof value === 'number'
+    case 'boolean': return typeof value === 'boolean'
+    case 'array': return Array.isArray(value)
+    case 'object': return typeof value === 'object' && value !== null && !Array.isArray(value)
+    case 'null': return value === null
+    default: return true
+  }
+}
+
+/**
+ * Why an argument is not of the type the tool's input schema gives it, or undefined: a tool error (400
+ * VALIDATION_ERROR) as the route would answer, not a failure while its request is made. The route checks the rest
+ * (bounds, formats, values); nothing is converted (a string is not a number).
+ */
+export function argumentProblem(schema: { properties: Record<string, Json> }, args: Json): string | undefined {
+  for (const [name, value] of Object.entries(args)) {
+    const property = schema.properties[name]
+    if (!property || value === undefined) continue
+    const members = Array.isArray(property.anyOf) ? property.anyOf as Json[] : [property]
+    if (members.some((m) => m.type === undefined)) continue // a member of any type
+    const types = [...new Set(members.flatMap((m) => [m.type].flat()))]
+    if (!types.some((type) => isOfType(type, value))) return `arguments/${name} must be ${types.join(' or ')}`
+  }
+  return undefined
+}
+
 /** An MCP error for a route's failure; the HTTP status and code travel in `data`. */
 function routeError(answer: RouteAnswer): McpError {
   const b = answer.body
@@ -130,13 +163,23 @@ export function createMcpServer(ctx: McpContext): Server {
     }))
   }))
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const tool = TOOLS.find((t) => t.name === request.params.name)
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`)
-    const args = (request.params.arguments ?? {}) as Json
-    if (tool.name === WAIT_FOR_REVIEW) return waitForReview(tool, args, ctx, extra.signal)
+  // registered with the method alone: the SDK's parse by the full schema threw a plain error (-32603, internal)
+  // for malformed params; its tools/call check (run first) answers them -32602, invalid params, as the spec says
+  server.setRequestHandler(LOOSE_CALL_TOOL_REQUEST, async (request, extra) => {
+    const params = (request as { params?: { name?: unknown; arguments?: unknown } }).params
+    const tool = TOOLS.find((t) => t.name === params?.name)
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${String(params?.name)}`)
+    const args = params?.arguments ?? {}
+    if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+      throw new McpError(ErrorCode.InvalidParams, 'Tool arguments must be an object')
+    }
     // a tool the credential may not use still goes to its route, which answers with its own 403
-    return toolResult(tool, await ctx.dispatch(tool.call(args)))
+    if (mayUse(ctx.principal, tool)) {
+      const problem = argumentProblem(tool.inputSchema(ctx.schemas), args as Json)
+      if (problem) return toolError(400, 'VALIDATION_ERROR', problem)
+    }
+    if (tool.name === WAIT_FOR_REVIEW) return waitForReview(tool, args as Json, ctx, extra.signal)
+    return toolResult(tool, await ctx.dispatch(tool.call(args as Json)))
   })
 
   const artifactRead = { route: { method: 'GET' as const, url: '/api/v2/artifacts/:id' } }

@@ -91,14 +91,14 @@ const HALF_LIFE_MS = 60_000
 const STDERR_TAIL = 4096
 
 interface Usage { ms: number; at: number }
-interface Running { caller: ExtractCaller; started: number; heavy: boolean }
+interface Running { caller: ExtractCaller; started: number }
 
 export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
   /** idle processes, kept warm (pdf.js and mammoth stay loaded); one that failed is never reused */
   const idle: ChildProcess[] = []
   const all = new Set<ChildProcess>()
   const perCaller = Math.max(1, limits.concurrency - 1)
-  /** running extractions: who for, since when, and whether as heavy work */
+  /** running extractions: who for, and since when */
   const running = new Set<Running>()
   /** files waiting, per organization, in arrival order */
   const waiting = new Map<string, Array<{ caller: ExtractCaller; go: (entry: Running) => void }>>()
@@ -170,32 +170,30 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
     for (const h of handles) { if (busy) h?.ref?.(); else h?.unref?.() }
   }
 
-  /** Hands free processes to waiting callers: the least recently busy first, within the caps. */
+  /** Hands free processes to waiting callers in turn (the one served longest ago first), within the caps. */
   function pump() {
     for (;;) {
       const now = performance.now()
-      const heavyRunning = [...running].filter((r) => r.heavy).length
-      let chosen: { org: string; weight: number; heavy: boolean } | undefined
+      const isHeavy = (c: ExtractCaller) => weight(c, now) >= limits.heavyMs
+      const heavyRunning = [...running].filter((r) => isHeavy(r.caller)).length
+      const free = running.size < limits.concurrency
+      let chosen: string | undefined
       for (const [org, queue] of waiting) {
         const { caller } = queue[0]
         if (holding(caller) >= perCaller) continue
-        const w = weight(caller, now)
-        const heavy = w >= limits.heavyMs
-        const free = running.size < limits.concurrency
-        // heavy work leaves a process for others; light work may take one more when all are busy
-        if (heavy ? !free || (limits.concurrency > 1 && heavyRunning >= limits.concurrency - 1)
-          : running.size >= limits.concurrency + 1) continue
-        if (!chosen || w < chosen.weight ||
-          (w === chosen.weight && (lastServed.get(org) ?? -1) < (lastServed.get(chosen.org) ?? -1))) {
-          chosen = { org, weight: w, heavy }
-        }
+        // heavy work leaves a process for others; light work may take one more when heavy work holds them all
+        const allowed = isHeavy(caller)
+          ? free && (limits.concurrency === 1 || heavyRunning < limits.concurrency - 1)
+          : free || (running.size === limits.concurrency && heavyRunning === running.size)
+        if (!allowed) continue
+        if (chosen === undefined || (lastServed.get(org) ?? -1) < (lastServed.get(chosen) ?? -1)) chosen = org
       }
       if (!chosen) return
-      const queue = waiting.get(chosen.org)!
+      const queue = waiting.get(chosen)!
       const { caller, go } = queue.shift()!
-      if (queue.length === 0) waiting.delete(chosen.org)
-      lastServed.set(chosen.org, ++turn)
-      const entry = { caller, started: now, heavy: chosen.heavy }
+      if (queue.length === 0) waiting.delete(chosen)
+      lastServed.set(chosen, ++turn)
+      const entry = { caller, started: now }
       running.add(entry)
       go(entry)
     }

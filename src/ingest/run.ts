@@ -188,7 +188,7 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
         if (!allowed) continue
         if (chosen === undefined || (lastServed.get(org) ?? -1) < (lastServed.get(chosen) ?? -1)) chosen = org
       }
-      if (!chosen) return
+      if (chosen === undefined) return
       const queue = waiting.get(chosen)!
       const { caller, go } = queue.shift()!
       if (queue.length === 0) waiting.delete(chosen)

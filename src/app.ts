@@ -16,6 +16,7 @@ import shutdown from './http/shutdown.js'
 import webConsole from './http/console.js'
 import requestLog from './developer-log/recorder.js'
 import events from './events/bus.js'
+import workspaceEvents from './events/workspace-stream.js'
 import metrics from './http/metrics.js'
 import maintenance from './jobs/maintenance.js'
 import openApi from './http/openapi.js'
@@ -50,6 +51,7 @@ import agents from '../plugins/agents/index.js'
 import workflows from '../plugins/workflows/index.js'
 import search from '../plugins/search/index.js'
 import artifacts from '../plugins/artifacts/index.js'
+import eventStream from '../plugins/events/index.js'
 import knowledge, { type KnowledgeOptions } from '../plugins/knowledge/index.js'
 
 export interface RouteEntry { method: string; url: string; auth: RouteAuth }
@@ -176,6 +178,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   await app.register(writeTurn)
   await app.register(requestLog)
   await app.register(events)
+  await app.register(workspaceEvents)
   await app.register(metrics)
   await app.register(maintenance)
   await app.register(knowledgeModule)
@@ -200,6 +203,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
   await app.register(workflows, { prefix: '/api/v2' })
   await app.register(search, { prefix: '/api/v2/search' })
   await app.register(artifacts, { prefix: '/api/v2/artifacts' })
+  await app.register(eventStream, { prefix: '/api/v2/events' })
   await app.register(knowledge, { prefix: '/api', ...options.knowledge })
 
   return app

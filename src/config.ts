@@ -166,6 +166,8 @@ export interface Config {
   searchCacheMb: number
   /** CAIRN_SEARCH_BUDGET_MS: each search's time on a search worker; past it, the answer is what it found, partial */
   searchBudgetMs: number
+  /** the interval of the workspace event stream's comment lines (keep-alive through proxies) */
+  eventStreamHeartbeatMs: number
   /**
    * per organization; 0: unlimited. `storedBytes` (CAIRN_QUOTA_STORAGE_MB): knowledge files, each counted as its
    * upload plus its extracted text; `passages` (CAIRN_QUOTA_PASSAGES); `developerLogBytes`
@@ -282,6 +284,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: Math.round(e.CAIRN_REQUEST_TIMEOUT * 1000),
     searchCacheMb: e.CAIRN_SEARCH_CACHE_MB,
     searchBudgetMs: e.CAIRN_SEARCH_BUDGET_MS,
+    eventStreamHeartbeatMs: 15_000,
     quotas: { storedBytes: e.CAIRN_QUOTA_STORAGE_MB * 1048576, passages: e.CAIRN_QUOTA_PASSAGES,
       developerLogBytes: e.CAIRN_QUOTA_DEVELOPER_LOG_MB * 1048576 },
     mail: { smtpUrl: e.CAIRN_SMTP_URL,

@@ -19,6 +19,9 @@ import { UnreadableFileError } from '../../src/ingest/text.js'
 import { VERSION } from '../../src/version.js'
 import { knowledgeFiles } from '../../src/knowledge/files.js'
 import { createIndexer } from '../../src/knowledge/indexer.js'
+import { documentIndexed } from '../../src/events/workspace-stream.js'
+import { knowledgeDocuments } from '../../schema/tables/knowledge.js'
+import { eq } from 'drizzle-orm'
 import { createIntake } from '../../src/knowledge/intake.js'
 import { uploadOptions, placement as placementOf, unsupported,
   type UploadOptions } from '../../src/knowledge/upload-policy.js'
@@ -56,11 +59,19 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
   const searcher = app.knowledgeSearch
   const listings = createListingCache(app.sqlite, opts.listingCache)
   // the index worker writes on its own connection: a task's end makes listings read their version back
+  const announceIndexed = (id: string) => {
+    const doc = app.db.select().from(knowledgeDocuments).where(eq(knowledgeDocuments.id, id)).get()
+    if (doc?.status === 'indexed') app.workspaceEvents.publish(documentIndexed(doc))
+  }
   const indexer = createIndexer({ sqlite: app.sqlite, jobs: app.jobs, files, log: app.log,
-    onTaskEnd: () => listings.recheck() })
+    onTaskEnd: () => listings.recheck(), onIndexed: announceIndexed })
   app.addHook('onClose', () => indexer.close())
   const { ingest } = createIntake({ sqlite: app.sqlite, jobs: app.jobs, files, extractor, indexer,
-    createDocument: (doc) => store.create(doc), quotas: app.config.quotas })
+    createDocument: (doc) => {
+      store.create(doc)
+      // a document without passages is indexed at once
+      if (doc.chunkCount === 0) announceIndexed(doc.id)
+    }, quotas: app.config.quotas })
 
   const readerOf = (request: FastifyRequest, queryWorkspace?: string): Reader => app.knowledgeReaders.readerOf(request,
     queryWorkspace)

@@ -18,6 +18,12 @@ export const TRANSCRIBE_JOB = 'voice.transcribe'
 export function createTranscriber(app: FastifyInstance, store: VoiceNoteStore, db: Db,
   opts: { engine: SpeechToText | string; audioPrefix: string; workDir: string; maxBytes: number }) {
   const { engine, audioPrefix, workDir } = opts
+  /** the workspace event stream's voice_note.updated: a note is its owner's alone */
+  const announce = (note: Pick<NoteRow, 'id' | 'customerId' | 'userId' | 'workspaceId'>, status: NoteRow['status'],
+    changes = 1) => {
+    if (changes > 0) app.workspaceEvents.publish({ customerId: note.customerId, workspaceId: note.workspaceId,
+      userId: note.userId, name: 'voice_note.updated', data: { id: note.id, status } })
+  }
 
   app.jobs.register(TRANSCRIBE_JOB, async (payload, ctx) => {
     const { noteId } = payload
@@ -38,11 +44,11 @@ export function createTranscriber(app: FastifyInstance, store: VoiceNoteStore, d
       }
       const result = await engine.transcribe(file, note.mimeType, ctx.signal)
       await writeTurn(app.sqlite)
-      store.complete(noteId, result.text, result.segments)
+      announce(note, 'completed', store.complete(noteId, result.text, result.segments).changes)
     } catch (err) {
       if (ctx.signal.aborted) throw err
       await writeTurn(app.sqlite)
-      store.fail(noteId, (err as Error).message || 'Transcription failed')
+      announce(note, 'failed', store.fail(noteId, (err as Error).message || 'Transcription failed').changes)
     } finally {
       await fsp.rm(fetched, { force: true })
     }
@@ -52,7 +58,10 @@ export function createTranscriber(app: FastifyInstance, store: VoiceNoteStore, d
     /** created/failed → processing with its job, in one transaction; undefined when the note cannot start */
     start: (userId: string, id: string): NoteRow | undefined => db.transaction(() => {
       const started = store.startTranscription(userId, id)
-      if (started) app.jobs.enqueue(TRANSCRIBE_JOB, { noteId: started.id })
+      if (started) {
+        app.jobs.enqueue(TRANSCRIBE_JOB, { noteId: started.id })
+        announce(started, 'processing')
+      }
       return started
     }, { behavior: 'immediate' })
   }

@@ -86,7 +86,14 @@ export function registerWorkflowRunner(app: FastifyInstance, store: WorkflowStor
   app.jobs.register(RUN_JOB, async (payload, ctx) => {
     const run = store.runById(payload.runId)
     if (!run || run.status === 'completed' || run.status === 'failed') return
-    const save = (fields: Parameters<WorkflowStore['updateRun']>[1]) => store.updateRun(run.id, fields)
+    const save = (fields: Parameters<WorkflowStore['updateRun']>[1]) => {
+      store.updateRun(run.id, fields)
+      // the workspace event stream: which run and its status only (its inputs and outputs are its starter's)
+      if (fields.status) {
+        app.workspaceEvents.publish({ customerId: run.customerId, workspaceId: run.workspaceId,
+          name: 'workflow_run.updated', data: { id: run.id, workflow_id: run.workflowId, status: fields.status } })
+      }
+    }
     try {
       await runSteps(run, save, ctx.signal)
     } catch (err) {

@@ -10,7 +10,8 @@ declare module 'fastify' {
 }
 
 async function artifactsPlugin(app: FastifyInstance) {
-  app.decorate('artifactStore', createArtifactStore(app.db, app.sqlite))
+  app.decorate('artifactStore', createArtifactStore(app.db, app.sqlite,
+    (change) => app.workspaceEvents.publish(change)))
 }
 
-export default fp(artifactsPlugin, { name: 'cairn-artifacts', dependencies: ['cairn-db'] })
+export default fp(artifactsPlugin, { name: 'cairn-artifacts', dependencies: ['cairn-db', 'cairn-workspace-events'] })

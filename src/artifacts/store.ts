@@ -4,6 +4,7 @@ import type Database from 'better-sqlite3'
 import type { Db } from '../db/index.js'
 import { nowIso } from '../db/index.js'
 import { artifacts, artifactComments, artifactTombstones, artifactCounts } from '../../schema/tables/artifacts.js'
+import type { StreamChange } from '../events/workspace-stream.js'
 import { reviewRefusal, reviewedSha256, type Actor, type ReviewChange, type ReviewRefusal } from './review.js'
 import type {
   CreateArtifactBody, UpdateArtifactBody, ListArtifactsQuery, ArtifactStatus, ReviewPolicy
@@ -97,7 +98,13 @@ export const CHAIN_SQL = `
     WHERE a.workspace_id = @workspaceId AND a.customer_id = @customerId
     ORDER BY a.created_at, a.id`
 
-export function createArtifactStore(db: Db, sqlite: Database.Database) {
+export function createArtifactStore(db: Db, sqlite: Database.Database,
+  publish: (change: StreamChange) => void = () => {}) {
+  /** a change for the workspace event stream, in the change's transaction */
+  const announce = (row: Pick<Row, 'id' | 'customerId' | 'workspaceId' | 'type' | 'title' | 'status'>,
+    name: StreamChange['name'], extra: Record<string, unknown> = {}) =>
+    publish({ customerId: row.customerId, workspaceId: row.workspaceId, name,
+      data: { id: row.id, type: row.type, title: row.title, status: row.status, ...extra } })
   const inWorkspace = (s: Scope, id: string) =>
     and(eq(artifacts.id, id), eq(artifacts.workspaceId, s.workspaceId), eq(artifacts.customerId, s.customerId))
 
@@ -207,6 +214,7 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
           updatedAt: now
         }
         db.insert(artifacts).values(row).run()
+        announce(row, 'artifact.created')
         return detail(row, false)
       }, { behavior: 'immediate' })
     },
@@ -222,6 +230,7 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
         if (patch.review_policy !== undefined) set.reviewPolicy = patch.review_policy
         if (edits) set.revision = current.revision + 1
         const row = db.update(artifacts).set(set).where(eq(artifacts.id, id)).returning().get()!
+        announce(row, 'artifact.updated')
         return detail(row, false)
       })
     },
@@ -235,6 +244,7 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
         db.insert(artifactTombstones).values({ id: row.id, workspaceId: s.workspaceId,
           parentArtifactId: row.parentArtifactId, deletedAt: nowIso() }).run()
         db.delete(artifacts).where(eq(artifacts.id, row.id)).run()
+        announce(row, 'artifact.deleted')
         return true
       }) ?? false
     },
@@ -251,6 +261,7 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
           ...(decision ? { reviewedRevision: current.revision,
             reviewedSha256: reviewedSha256(current.title, current.content) } : {}) })
           .where(eq(artifacts.id, id)).returning().get()!
+        announce(row, 'artifact.status_changed', { reviewed_by: row.reviewedBy })
         return {
           id: row.id, type: row.type, title: row.title, status: row.status, reviewed_by: row.reviewedBy,
           updated_at: row.updatedAt
@@ -270,10 +281,10 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
         const now = nowIso()
         const row = tx.update(artifacts).set({ updatedAt: now }).where(inWorkspace(s, id)).returning().get()
         if (!row) return undefined
-        tx.insert(artifactComments).values({
-          id: randomUUID(), artifactId: id, userId: s.userId, content,
-          position: position === undefined ? null : JSON.stringify(position), createdAt: now
-        }).run()
+        const comment = { id: randomUUID(), artifactId: id, userId: s.userId, content,
+          position: position === undefined ? null : JSON.stringify(position), createdAt: now }
+        tx.insert(artifactComments).values(comment).run()
+        announce(row, 'artifact.commented', { comment: toComment(comment) })
         return { id: row.id, type: row.type, title: row.title, comments: commentsOf(id), updated_at: row.updatedAt }
       }, { behavior: 'immediate' })
     },
@@ -289,6 +300,7 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
         const now = nowIso()
         db.update(artifacts).set({ status: 'superseded', statusSetBy: actor, updatedAt: now })
           .where(eq(artifacts.id, id)).run()
+        announce({ ...original, status: 'superseded' }, 'artifact.status_changed', { reviewed_by: original.reviewedBy })
         const row: Row = {
           ...original,
           id: randomUUID(),
@@ -312,6 +324,7 @@ export function createArtifactStore(db: Db, sqlite: Database.Database) {
           updatedAt: now
         }
         db.insert(artifacts).values(row).run()
+        announce(row, 'artifact.created')
         return detail(row, false)
       })
     },

@@ -52,6 +52,8 @@ export const CAPABILITY_TABLE: Readonly<Record<string, readonly Scope[]>> = {
   'GET /api/v2/artifacts/:id/chain': ARTIFACTS_READ,
   'GET /api/v2/artifacts/conversation/:conversationId': ARTIFACTS_READ,
   'GET /api/v2/artifacts/workflow/:runId': ARTIFACTS_READ,
+  // an API key hears of artifacts only (plugins/events)
+  'GET /api/v2/events/stream': ARTIFACTS_READ,
 
   'POST /api/v2/artifacts': ARTIFACTS_WRITE,
   'PATCH /api/v2/artifacts/:id': ARTIFACTS_WRITE,

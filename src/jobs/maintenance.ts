@@ -8,6 +8,7 @@ import { writeTurn } from '../db/write-intent.js'
 import { developerLogChunks } from '../../schema/tables/developer.js'
 import { idempotencyKeys } from '../../schema/tables/idempotency.js'
 import { jobs } from '../../schema/tables/jobs.js'
+import { workspaceEvents } from '../../schema/tables/workspace-events.js'
 
 const HOUR_MS = 60 * 60 * 1000
 const DAY_MS = 24 * HOUR_MS
@@ -54,7 +55,9 @@ async function maintenancePlugin(app: FastifyInstance) {
     // a log chunk goes once its newest entry is past retention (its entries span one batch: at most a quarter second)
     task('developer log', developerLogChunks, lt(developerLogChunks.lastAt, cutoff), retention, LOG_BATCH),
     task('failed jobs', jobs, and(eq(jobs.status, 'failed'), lt(jobs.updatedAt, cutoff)), retention),
-    task('idempotency keys', idempotencyKeys, lt(idempotencyKeys.createdAt, cutoff), before(IDEMPOTENCY_TTL_MS))
+    task('idempotency keys', idempotencyKeys, lt(idempotencyKeys.createdAt, cutoff), before(IDEMPOTENCY_TTL_MS)),
+    // the event stream's reconnects resume within a day; older ones receive `reset`
+    task('workspace events', workspaceEvents, lt(workspaceEvents.createdAt, cutoff), before(2 * DAY_MS))
   ]
 
   const logRemoved = (removed: Record<string, number>) => {

@@ -120,7 +120,7 @@ function indexThread(file: string, intent: Int32Array, log: FastifyBaseLogger, o
  * read-your-writes, under a job claimed in the document's own transaction.
  */
 export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue; files: KnowledgeFiles;
-  log: FastifyBaseLogger; onTaskEnd?: () => void }) {
+  log: FastifyBaseLogger; onTaskEnd?: () => void; onIndexed?: (documentId: string) => void }) {
   const { sqlite, jobs, files } = deps
   const db = drizzle(sqlite)
   const docs = knowledgeDocuments
@@ -169,12 +169,18 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
     thread.catchUp().catch((err: unknown) => deps.log.warn({ err }, 'the pair index could not catch up'))
   }
 
+  /** tells the workspace event stream of a document the worker has finished */
+  const indexed = (documentId: string) => {
+    if (deps.onIndexed && byId.get({ id: documentId })?.status === 'indexed') deps.onIndexed(documentId)
+  }
+
   jobs.register('knowledge.index', async (payload, ctx) => {
     const { documentId } = payload
     const doc = byId.get({ id: documentId })
     if (!doc || doc.status === 'indexed') return
     markProcessing.run({ now: new Date().toISOString(), id: documentId })
     await thread.index({ documentId, textFile: files.abs(doc.textPath) }, ctx.signal)
+    indexed(documentId)
   }, { maxAttempts: 5, backoffMs: 2000 })
 
   jobs.register('knowledge.purge', async (payload) => {
@@ -189,8 +195,10 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
     async indexNow(documentId: string, text: string, jobId: string) {
       try {
         const doc = byId.get({ id: documentId })
-        if (doc) await thread.index({ documentId, textFile: files.abs(doc.textPath), text, jobId })
-        else jobs.complete(jobId)
+        if (doc) {
+          await thread.index({ documentId, textFile: files.abs(doc.textPath), text, jobId })
+          indexed(documentId)
+        } else jobs.complete(jobId)
       } catch (err) {
         deps.log.warn({ err, documentId }, 'indexing at upload failed: left to the background job')
         jobs.release(jobId, err instanceof Error ? err.message : String(err))

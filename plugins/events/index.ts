@@ -1,0 +1,93 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { FastifySSEPlugin } from 'fastify-sse-v2'
+import { Type } from '@sinclair/typebox'
+import { errors } from '../../schema/api/common.js'
+import { requirePrincipal, requireWorkspaceContext } from '../../src/auth/plugin.js'
+import type { StoredStreamEvent } from '../../src/events/workspace-stream.js'
+
+/** events read from the log at a time */
+const PAGE = 200
+
+const StreamQuery = Type.Object({
+  workspace_id: Type.Optional(Type.String({ description: 'the workspace (or the x-workspace-id header)' }))
+})
+
+/**
+ * The workspace event stream (CONTRACT.md §12): Server-Sent Events of the workspace's changes that the caller may
+ * read, each with the id of its row in the event log; a reconnect with Last-Event-ID resumes after it, or receives
+ * one `reset` when the events after it are no longer kept. Not webhook events.
+ */
+const eventStream: FastifyPluginAsyncTypebox = async (app) => {
+  await app.register(FastifySSEPlugin, { retryDelay: false })
+  const log = app.workspaceEvents
+  const channels = app.channelStore
+  const heartbeatMs = app.config.eventStreamHeartbeatMs
+
+  app.get('/stream', {
+    config: { action: 'events.stream' },
+    schema: {
+      tags: ['events'],
+      summary: 'The workspace\'s changes as Server-Sent Events (artifact.*, document.indexed, voice_note.updated, ' +
+        'message.created, workflow_run.updated); Last-Event-ID resumes, `reset` says what was missed is gone',
+      querystring: StreamQuery,
+      response: { ...errors(400, 403) }
+    }
+  }, async (request, reply) => {
+    const p = requirePrincipal(request)
+    const ws = requireWorkspaceContext(request, request.query.workspace_id, 'workspace_id')
+    // an API key (artifacts:read) hears of artifacts only
+    const artifactsOnly = p.kind === 'apiKey'
+    const visible = (row: StoredStreamEvent) => {
+      if (artifactsOnly && !row.name.startsWith('artifact.')) return false
+      if (row.userId !== null && row.userId !== p.userId) return false
+      if (row.channelId !== null && !channels.find(p, row.channelId)) return false
+      return true
+    }
+
+    const last = request.headers['last-event-id']
+    const lastText = Array.isArray(last) ? last[0] : last
+    let cursor = log.lastId()
+    let reset = false
+    if (lastText !== undefined && lastText.trim() !== '') {
+      const n = /^\d{1,15}$/.test(lastText.trim()) ? Number(lastText.trim()) : NaN
+      if (log.resumable(n)) cursor = n
+      else reset = true
+    }
+
+    // proxies (nginx) must pass each event on at once, not buffer the stream
+    reply.header('x-accel-buffering', 'no')
+    let closed = false
+    const send = (message: { id?: string; event?: string; data?: string; comment?: string }) => {
+      if (!closed && !reply.raw.destroyed) reply.sse(message)
+    }
+    send({ comment: ' connected' })
+    if (reset) {
+      send({ id: String(cursor), event: 'reset',
+        data: JSON.stringify({ id: String(cursor), workspace_id: ws.id, at: new Date().toISOString() }) })
+    }
+    const drain = () => {
+      for (;;) {
+        if (closed) return
+        const rows = log.after(p.customerId, ws.id, cursor, PAGE)
+        for (const row of rows) {
+          cursor = row.id
+          if (!visible(row)) continue
+          send({ id: String(row.id), event: row.name, data: JSON.stringify({ ...JSON.parse(row.data) as object,
+            workspace_id: ws.id, at: row.createdAt }) })
+        }
+        if (rows.length < PAGE) return
+      }
+    }
+    drain()
+    const unsubscribe = log.subscribe(drain)
+    const heartbeat = setInterval(() => send({ comment: ' keep-alive' }), heartbeatMs)
+    reply.raw.on('close', () => {
+      closed = true
+      unsubscribe()
+      clearInterval(heartbeat)
+      reply.sseContext?.source.end()
+    })
+  })
+}
+
+export default eventStream

@@ -1,0 +1,259 @@
+import t from 'tap'
+import http from 'node:http'
+import { build, signup, addUser, createKey, multipart, type TestUser } from '../helper.js'
+import type { App } from '../../src/app.js'
+
+interface StreamEvent { id?: string; event: string; data: Record<string, unknown> }
+
+/** A Server-Sent Events reader over a real socket: each event in order, comment lines counted. */
+function openStream(port: number, query: string, headers: Record<string, string>) {
+  const queue: StreamEvent[] = []
+  const waiters: (() => void)[] = []
+  let comments = 0
+  let status = 0
+  let contentType = ''
+  let body = ''
+  let ended = false
+  const wake = () => { for (const w of waiters.splice(0)) w() }
+  let request: http.ClientRequest | undefined
+  const ready = new Promise<void>((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path: `/api/v2/events/stream${query}`, headers }, (res) => {
+      status = res.statusCode ?? 0
+      contentType = String(res.headers['content-type'] ?? '')
+      res.setEncoding('utf8')
+      let buffer = ''
+      let first = true
+      res.on('data', (chunk: string) => {
+        if (status !== 200) { body += chunk; return }
+        buffer += chunk
+        let end
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end)
+          buffer = buffer.slice(end + 2)
+          const e: { id?: string; event?: string; data: string[] } = { data: [] }
+          for (const line of block.split('\n')) {
+            if (line.startsWith(':')) comments++
+            else if (line.startsWith('id: ')) e.id = line.slice(4)
+            else if (line.startsWith('event: ')) e.event = line.slice(7)
+            else if (line.startsWith('data: ')) e.data.push(line.slice(6))
+          }
+          if (e.event) queue.push({ id: e.id, event: e.event, data: JSON.parse(e.data.join('\n')) })
+          wake()
+        }
+        if (first) { first = false; resolve() }
+      })
+      res.on('end', () => { ended = true; wake(); resolve() })
+    })
+    req.on('error', reject)
+    request = req
+  })
+  const stream = {
+    ready,
+    status: () => status,
+    contentType: () => contentType,
+    body: () => body,
+    comments: () => comments,
+    close: () => { request?.destroy() },
+    /** the next event (in order) */
+    async next(): Promise<StreamEvent> {
+      while (queue.length === 0) {
+        if (ended) throw new Error('the stream ended')
+        await new Promise<void>((resolve) => waiters.push(resolve))
+      }
+      return queue.shift()!
+    },
+    /** waits until `n` comment lines have arrived */
+    async commentsReach(n: number) {
+      while (comments < n) {
+        if (ended) throw new Error('the stream ended')
+        await new Promise<void>((resolve) => waiters.push(resolve))
+      }
+    }
+  }
+  return stream
+}
+
+async function setup(t: Parameters<typeof build>[0]) {
+  const app = await build(t, { config: { eventStreamHeartbeatMs: 40,
+    rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 } } })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const address = app.server.address()
+  const port = typeof address === 'object' && address ? address.port : 0
+  return { app, port }
+}
+
+async function createArtifact(app: App, u: TestUser, title: string, headers: Record<string, string> = u.auth) {
+  const res = await app.inject({ method: 'POST', url: `/api/v2/artifacts?workspace_id=${u.workspaceId}`, headers,
+    payload: { type: 'task_plan', title, content: { steps: ['one'] } } })
+  if (res.statusCode !== 201) throw new Error(`create artifact: ${res.statusCode} ${res.body}`)
+  return res.json().data as { id: string }
+}
+
+async function addMember(app: App, owner: TestUser) {
+  const member = await addUser(app, owner)
+  const res = await app.inject({ method: 'POST', url: `/api/v2/workspaces/${owner.workspaceId}/members`,
+    headers: owner.auth, payload: { userId: member.userId, role: 'member' } })
+  if (res.statusCode !== 201) throw new Error(`add member: ${res.body}`)
+  return { ...member, workspaceId: owner.workspaceId }
+}
+
+t.test('a member receives the workspace\'s artifact changes as they happen, each with an id', async (t) => {
+  const { app, port } = await setup(t)
+  const u = await signup(app)
+  const s = openStream(port, `?workspace_id=${u.workspaceId}`, u.auth)
+  t.teardown(() => s.close())
+  await s.ready
+  t.equal(s.status(), 200)
+  t.match(s.contentType(), /^text\/event-stream/)
+
+  const a = await createArtifact(app, u, 'Plan A')
+  const created = await s.next()
+  t.equal(created.event, 'artifact.created')
+  t.match(created.data, { id: a.id, workspace_id: u.workspaceId, title: 'Plan A', status: 'draft' })
+  t.type(created.data.at, 'string')
+  t.match(created.id, /^\d+$/)
+
+  await app.inject({ method: 'POST', url: `/api/v2/artifacts/${a.id}/comments?workspace_id=${u.workspaceId}`,
+    headers: u.auth, payload: { content: 'Looks right' } })
+  const commented = await s.next()
+  t.equal(commented.event, 'artifact.commented')
+  t.match(commented.data, { id: a.id, comment: { content: 'Looks right', user_id: u.userId } })
+
+  const approved = await app.inject({ method: 'POST', url: `/api/v2/artifacts/${a.id}/status?workspace_id=${
+    u.workspaceId}`, headers: u.auth, payload: { status: 'approved' } })
+  t.equal(approved.statusCode, 200)
+  const changed = await s.next()
+  t.equal(changed.event, 'artifact.status_changed')
+  t.match(changed.data, { id: a.id, status: 'approved', reviewed_by: u.userId })
+  t.ok(Number(changed.id) > Number(created.id), 'ids increase')
+
+  await app.inject({ method: 'PATCH', url: `/api/v2/artifacts/${a.id}?workspace_id=${u.workspaceId}`,
+    headers: u.auth, payload: { title: 'Plan A, revised' } })
+  t.match(await s.next(), { event: 'artifact.updated', data: { id: a.id, title: 'Plan A, revised' } })
+  await app.inject({ method: 'DELETE', url: `/api/v2/artifacts/${a.id}?workspace_id=${u.workspaceId}`,
+    headers: u.auth })
+  t.match(await s.next(), { event: 'artifact.deleted', data: { id: a.id } })
+
+  // comment lines keep the connection alive
+  await s.commentsReach(3)
+})
+
+t.test('another organization\'s member receives nothing of it, and cannot open the stream of a foreign workspace',
+  async (t) => {
+    const { app, port } = await setup(t)
+    const u = await signup(app)
+    const stranger = await signup(app)
+    const foreign = await app.inject({ method: 'GET', url: `/api/v2/events/stream?workspace_id=${u.workspaceId}`,
+      headers: stranger.auth })
+    t.equal(foreign.statusCode, 403)
+    t.match(foreign.json(), { success: false })
+
+    const s = openStream(port, `?workspace_id=${stranger.workspaceId}`, stranger.auth)
+    t.teardown(() => s.close())
+    await s.ready
+    await createArtifact(app, u, 'Secret plan of u')
+    const doc = multipart([{ filename: 'org.txt', content: 'Organization-wide notes of u.' }])
+    t.equal((await app.inject({ method: 'POST', url: '/api/knowledge/upload',
+      headers: { ...u.auth, ...doc.headers }, payload: doc.payload })).statusCode, 201)
+    // the stranger's own change comes first: nothing of u's came before it
+    const own = await createArtifact(app, stranger, 'Stranger plan')
+    const first = await s.next()
+    t.match(first, { event: 'artifact.created', data: { id: own.id, workspace_id: stranger.workspaceId } })
+  })
+
+t.test('a personal document is announced to its owner only; a workspace document to every member', async (t) => {
+  const { app, port } = await setup(t)
+  const owner = await signup(app)
+  const member = await addMember(app, owner)
+  const so = openStream(port, `?workspace_id=${owner.workspaceId}`, owner.auth)
+  const sm = openStream(port, `?workspace_id=${owner.workspaceId}`, { ...member.auth })
+  t.teardown(() => { so.close(); sm.close() })
+  await Promise.all([so.ready, sm.ready])
+
+  const upload = async (filename: string, fields: Record<string, string>) => {
+    const body = multipart([{ filename, content: `Notes in ${filename} about the copper heron.` }], fields)
+    const res = await app.inject({ method: 'POST', url: '/api/knowledge/upload',
+      headers: { ...owner.auth, ...body.headers }, payload: body.payload })
+    t.equal(res.statusCode, 201, res.body)
+    return res.json().document as { id: string }
+  }
+  const personal = await upload('mine.txt', { scope: 'personal' })
+  const shared = await upload('ours.txt', { scope: 'workspace', workspaceId: owner.workspaceId })
+
+  const seen = async (s: ReturnType<typeof openStream>, until: string) => {
+    const ids: string[] = []
+    for (;;) {
+      const e = await s.next()
+      if (e.event !== 'document.indexed') continue
+      ids.push(String(e.data.id))
+      if (e.data.id === until) return ids
+    }
+  }
+  t.same(await seen(so, shared.id), [personal.id, shared.id], 'the owner hears of both')
+  t.same(await seen(sm, shared.id), [shared.id], 'the member hears of the workspace document only')
+})
+
+t.test('an API key with artifacts:read receives artifact events only; a member also the messages', async (t) => {
+  const { app, port } = await setup(t)
+  const u = await signup(app)
+  const key = await createKey(app, u, ['artifacts:read', 'artifacts:write'])
+  const keyAuth = { authorization: `Bearer ${key.key}` }
+  const sk = openStream(port, `?workspace_id=${u.workspaceId}`, keyAuth)
+  const su = openStream(port, '', { ...u.auth, 'x-workspace-id': u.workspaceId })
+  t.teardown(() => { sk.close(); su.close() })
+  await Promise.all([sk.ready, su.ready])
+  t.equal(sk.status(), 200)
+
+  const channel = await app.inject({ method: 'POST', url: `/api/v2/channels?workspaceId=${u.workspaceId}`,
+    headers: u.auth, payload: { name: 'general-talk', type: 'public' } })
+  t.equal(channel.statusCode, 201)
+  const posted = await app.inject({ method: 'POST', url: '/api/v2/messages', headers: u.auth,
+    payload: { channel_id: channel.json().data.id, content: 'hello everyone' } })
+  t.equal(posted.statusCode, 201)
+  const a = await createArtifact(app, u, 'Keyed plan', keyAuth)
+
+  t.match(await su.next(), { event: 'message.created', data: { id: posted.json().data.id } })
+  t.match(await su.next(), { event: 'artifact.created', data: { id: a.id } })
+  t.match(await sk.next(), { event: 'artifact.created', data: { id: a.id } }, 'the key skipped the message')
+
+  const noScope = await createKey(app, u, ['knowledge:read'])
+  const refused = await app.inject({ method: 'GET', url: `/api/v2/events/stream?workspace_id=${u.workspaceId}`,
+    headers: { authorization: `Bearer ${noScope.key}` } })
+  t.equal(refused.statusCode, 403)
+})
+
+t.test('a reconnect with Last-Event-ID receives what it missed; an unknown or pruned id receives reset', async (t) => {
+  const { app, port } = await setup(t)
+  const u = await signup(app)
+  const s1 = openStream(port, `?workspace_id=${u.workspaceId}`, u.auth)
+  await s1.ready
+  await createArtifact(app, u, 'First')
+  const first = await s1.next()
+  s1.close()
+
+  const missed = [await createArtifact(app, u, 'Second'), await createArtifact(app, u, 'Third')]
+  const s2 = openStream(port, `?workspace_id=${u.workspaceId}`, { ...u.auth, 'last-event-id': first.id! })
+  t.teardown(() => s2.close())
+  await s2.ready
+  const again = [await s2.next(), await s2.next()]
+  t.same(again.map((e) => e.data.id), missed.map((m) => m.id))
+  const live = await createArtifact(app, u, 'Fourth')
+  t.match(await s2.next(), { event: 'artifact.created', data: { id: live.id } }, 'then live')
+
+  const unknown = openStream(port, `?workspace_id=${u.workspaceId}`, { ...u.auth, 'last-event-id': '99999999' })
+  t.teardown(() => unknown.close())
+  await unknown.ready
+  const reset = await unknown.next()
+  t.equal(reset.event, 'reset')
+  t.equal(reset.data.workspace_id, u.workspaceId)
+
+  // the events after `first` are pruned (as the retention job does after a day or two)
+  app.sqlite.prepare('DELETE FROM workspace_events WHERE id <= ?').run(Number(again[0].id))
+  const old = openStream(port, `?workspace_id=${u.workspaceId}`, { ...u.auth, 'last-event-id': first.id! })
+  t.teardown(() => old.close())
+  await old.ready
+  const r2 = await old.next()
+  t.equal(r2.event, 'reset', 'what it missed is no longer kept')
+  const after = await createArtifact(app, u, 'Fifth')
+  t.match(await old.next(), { event: 'artifact.created', data: { id: after.id } }, 'and it continues live')
+})

@@ -22,6 +22,9 @@ const eventStream: FastifyPluginAsyncTypebox = async (app) => {
   const log = app.workspaceEvents
   const channels = app.channelStore
   const heartbeatMs = app.config.eventStreamHeartbeatMs
+  /** the open streams' ends: a closing server ends them (an open stream would hold its close) */
+  const open = new Set<() => void>()
+  app.addHook('preClose', async () => { for (const end of [...open]) end() })
 
   app.get('/stream', {
     config: { action: 'events.stream' },
@@ -81,12 +84,16 @@ const eventStream: FastifyPluginAsyncTypebox = async (app) => {
     drain()
     const unsubscribe = log.subscribe(drain)
     const heartbeat = setInterval(() => send({ comment: ' keep-alive' }), heartbeatMs)
-    reply.raw.on('close', () => {
+    const end = () => {
+      if (closed) return
       closed = true
+      open.delete(end)
       unsubscribe()
       clearInterval(heartbeat)
       reply.sseContext?.source.end()
-    })
+    }
+    open.add(end)
+    reply.raw.on('close', end)
   })
 }
 

@@ -23,6 +23,7 @@ export const TAGS: Array<{ name: string; description: string }> = [
   { name: 'agents', description: 'Agents with tools over the knowledge base and the web' },
   { name: 'workflows', description: 'Workflows, their runs and schedules' },
   { name: 'search', description: 'Search across the workspace' },
+  { name: 'events', description: 'The workspace event stream: its changes as Server-Sent Events (CONTRACT.md §12)' },
   { name: 'artifacts', description: 'Artifacts, their review states, comments and versions (CONTRACT.md §7)' },
   { name: 'knowledge', description: 'The knowledge base: uploads, documents and passage search (CONTRACT.md §5)' },
   { name: 'knowledge-graph', description: 'Documents by id, for API keys with the write scope' },
@@ -226,6 +227,15 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     'Artifacts created in a conversation.', 'The artifacts of the conversation'),
   'GET /api/v2/artifacts/workflow/:runId': op('artifactsByWorkflowRun', 'artifacts',
     'Artifacts created by a workflow run.', 'The artifacts of the run'),
+  'GET /api/v2/events/stream': op('eventStream', 'events',
+    'The workspace\'s changes that the caller may read, as Server-Sent Events: `artifact.created`, ' +
+      '`artifact.updated`, `artifact.status_changed` (+ `status`, `reviewed_by`), ' +
+      '`artifact.commented` (+ `comment`), ' +
+      '`artifact.deleted`, `document.indexed` (+ `document`), `voice_note.updated` (+ `status`), `message.created`, ' +
+      '`workflow_run.updated` (+ `workflow_id`, `status`); each `data` has `id` (the resource\'s), `workspace_id` ' +
+      'and `at`. Every event has an `id`: a reconnect with `Last-Event-ID` receives what it missed (the last 24 h ' +
+      'at least), or one `reset` event when that is gone. A comment line every 15 s. API keys (`artifacts:read`) ' +
+      'receive `artifact.*` events only. Not webhook events.', 'An event stream'),
 
   'GET /api/knowledge/health': op('knowledgeHealth', 'health',
     'Knowledge service health and the supported file formats (no credentials, never rate limited).',

@@ -99,6 +99,16 @@ const MEDIA: Record<string, { status: number; content: Json }> = {
     status: 200,
     content: { 'application/octet-stream': { schema: binary }, 'text/plain': { schema: { type: 'string' } } }
   },
+  'GET /api/v2/events/stream': {
+    status: 200,
+    content: {
+      'text/event-stream': {
+        schema: { type: 'string', description: 'Server-Sent Events: `id:`, `event:` and one `data:` JSON line each' },
+        example: 'id: 41\nevent: artifact.status_changed\ndata: {"id":"…","type":"task_plan","title":"…",' +
+          '"status":"approved","reviewed_by":"…","workspace_id":"…","at":"2026-01-01T00:00:00.000Z"}\n\n'
+      }
+    }
+  },
   'POST /api/v2/chat/stream': {
     status: 200,
     content: {

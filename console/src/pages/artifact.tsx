@@ -5,7 +5,9 @@ import { Content, anchorKey, anchorLabel, type Anchor } from '../content.js'
 import { Markdown } from '../markdown.js'
 import { readable, sideBySide } from '../line-diff.js'
 import { useSession } from '../session.js'
+import { watchWorkspace } from '../live.js'
 
+/** how often the page asks again, while visible, when the event stream cannot be opened */
 const REFRESH_MS = 5000
 const OPEN = new Set(['draft', 'pending_review'])
 
@@ -24,6 +26,7 @@ export function ArtifactPage(props: { id: string }) {
   const [names, setNames] = useState<Map<string, string>>(new Map())
   const [loadError, setLoadError] = useState<string | null>(null)
   const [missing, setMissing] = useState(false)
+  const chainIds = useRef(new Set<string>())
 
   const fail = (err: unknown, set: (text: string) => void) => {
     if (isSignedOut(err)) signedOut()
@@ -34,6 +37,7 @@ export function ArtifactPage(props: { id: string }) {
       const [a, c] = await Promise.all([api.getArtifact(props.id), api.artifactChain(props.id)])
       setArtifact(a)
       setChain(c)
+      chainIds.current = new Set(c.map((link) => link.id))
       setLoadError(null)
     } catch (err) {
       if ((err as { statusCode?: number }).statusCode === 404) setMissing(true)
@@ -43,16 +47,17 @@ export function ArtifactPage(props: { id: string }) {
 
   useEffect(() => {
     let stopped = false
-    let timer: ReturnType<typeof setTimeout>
-    const tick = async () => {
-      if (document.visibilityState === 'visible') await reload()
-      if (!stopped) timer = setTimeout(tick, REFRESH_MS)
-    }
-    void tick()
+    void reload()
+    // a change of this artifact or of its versions (a new version is a new artifact) reloads it
+    const stop = watchWorkspace(workspace.id, {
+      wants: (event, data) => event.startsWith('artifact.') && (data.id === props.id || event === 'artifact.created' ||
+        chainIds.current.has(data.id ?? '')),
+      onChange: reload, pollMs: REFRESH_MS
+    })
     api.call('/api/v2/workspaces/{id}/members', 'get', { path: { id: workspace.id } }).then((res) => {
       if (!stopped) setNames(new Map(res.data.map((m) => [m.user_id, m.name || m.email])))
     }, () => { /* names are a nicety: ids are shown without them */ })
-    return () => { stopped = true; clearTimeout(timer) }
+    return () => { stopped = true; stop() }
   }, [api, props.id])
 
   if (missing) {

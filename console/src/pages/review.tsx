@@ -3,9 +3,10 @@ import { describeError, isSignedOut, type ArtifactListItem } from '../api.js'
 import { ARTIFACT_TYPES, ErrorText, Link, StatusBadge, typeText, when } from '../components.js'
 import { navigate, useLocation } from '../router.js'
 import { useSession } from '../session.js'
+import { watchWorkspace } from '../live.js'
 
 const PAGE = 20
-/** how often an open list asks again, while the page is visible */
+/** how often an open list asks again, while the page is visible, when the event stream cannot be opened */
 const REFRESH_MS = 3000
 
 const REVIEW_STATUSES = [['pending_review', 'Pending review'], ['draft', 'Draft asking for review']] as const
@@ -32,7 +33,6 @@ export function ArtifactList(props: { mode: 'review' | 'all' }) {
 
   useEffect(() => {
     let stopped = false
-    let timer: ReturnType<typeof setTimeout> | undefined
     const load = async () => {
       try {
         const { artifacts, meta } = await api.listArtifacts({
@@ -49,13 +49,13 @@ export function ArtifactList(props: { mode: 'review' | 'all' }) {
         if (isSignedOut(err)) return signedOut()
         setError(describeError(err))
       }
-      if (!stopped) timer = setTimeout(tick, REFRESH_MS)
     }
-    // new artifacts appear without a reload; a hidden tab asks nothing until it is shown again
-    const tick = () => { if (document.visibilityState === 'visible') void load(); else timer = setTimeout(tick, 1000) }
     void load()
-    return () => { stopped = true; clearTimeout(timer) }
-  }, [api, props.mode, type, status, page])
+    // new and changed artifacts appear without a reload, as the workspace event stream tells of them
+    const stop = watchWorkspace(workspace.id, { wants: (event) => event.startsWith('artifact.'), onChange: load,
+      pollMs: REFRESH_MS })
+    return () => { stopped = true; stop() }
+  }, [api, workspace.id, props.mode, type, status, page])
 
   const setFilter = (name: string, value: string) => {
     const next = new URLSearchParams(query)

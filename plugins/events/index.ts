@@ -7,6 +7,8 @@ import type { StoredStreamEvent } from '../../src/events/workspace-stream.js'
 
 /** events read from the log at a time */
 const PAGE = 200
+/** how often an open stream checks that its credential and membership still stand (from memory: cheap) */
+const CREDENTIAL_CHECK_MS = 1000
 
 const StreamQuery = Type.Object({
   workspace_id: Type.Optional(Type.String({ description: 'the workspace (or the x-workspace-id header)' }))
@@ -84,12 +86,23 @@ const eventStream: FastifyPluginAsyncTypebox = async (app) => {
     drain()
     const unsubscribe = log.subscribe(drain)
     const heartbeat = setInterval(() => send({ comment: ' keep-alive' }), heartbeatMs)
+    // a signed-out session, a revoked key or a membership removed ends the stream; its reconnect is refused
+    const check = setInterval(() => {
+      try {
+        const now = app.principalOf(request)
+        if (now?.userId !== p.userId) end()
+        else app.workspaceFor(now, ws.id)
+      } catch {
+        end()
+      }
+    }, CREDENTIAL_CHECK_MS)
     const end = () => {
       if (closed) return
       closed = true
       open.delete(end)
       unsubscribe()
       clearInterval(heartbeat)
+      clearInterval(check)
       reply.sseContext?.source.end()
     }
     open.add(end)

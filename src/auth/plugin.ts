@@ -234,6 +234,7 @@ async function authPlugin(app: FastifyInstance,
 
   app.decorate('workspaceFor', workspaceFor)
   app.decorate('workspaceIdsOf', workspaceIdsOf)
+  app.decorate('principalOf', resolvePrincipal)
   app.decorate('authCache', cache)
   app.decorate('sessions', sessions)
   app.decorateRequest('principal', null)
@@ -290,6 +291,11 @@ declare module 'fastify' {
     workspaceFor(principal: Principal, workspaceId: string): WorkspaceContext
     /** the ids of the user's workspaces in that organization, from memory (emptied with the auth cache) */
     workspaceIdsOf(userId: string, customerId: string): readonly string[]
+    /**
+     * the request's credential resolved again (throws 401 for one ended or revoked since): a long-lived answer
+     * (the event stream) stops with its credential
+     */
+    principalOf(request: FastifyRequest): Principal | null
   }
 }
 

@@ -257,3 +257,17 @@ t.test('a reconnect with Last-Event-ID receives what it missed; an unknown or pr
   const after = await createArtifact(app, u, 'Fifth')
   t.match(await old.next(), { event: 'artifact.created', data: { id: after.id } }, 'and it continues live')
 })
+
+t.test('signing out ends an open stream, and it cannot be opened again with that session', async (t) => {
+  const { app, port } = await setup(t)
+  const u = await signup(app)
+  const s = openStream(port, `?workspace_id=${u.workspaceId}`, u.auth)
+  t.teardown(() => s.close())
+  await s.ready
+  t.equal((await app.inject({ method: 'POST', url: '/api/v2/auth/logout', headers: u.auth })).statusCode, 200)
+  await t.rejects(s.next(), /the stream ended/)
+  const again = openStream(port, `?workspace_id=${u.workspaceId}`, u.auth)
+  t.teardown(() => again.close())
+  await again.ready
+  t.equal(again.status(), 401)
+})

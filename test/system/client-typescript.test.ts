@@ -123,6 +123,30 @@ t.test('@cairn/client against a listening Cairn', async (t) => {
       { statusCode: 403 }, 'keys cannot chat')
   })
 
+  await t.test('the workspace event stream: an async iterator that resumes with Last-Event-ID', async (t) => {
+    const created = await cairn.createArtifact({ type: 'task_plan', title: 'Streamed plan', content: {} })
+    // from the first event kept: what happened before the stream opened comes first
+    const stream = cairn.events({ lastEventId: '0' })
+    for await (const e of stream) {
+      if (e.type === 'artifact.created' && e.data.id === created.id) {
+        t.equal(e.data.workspace_id, u.workspaceId)
+        break
+      }
+    }
+    t.match(stream.lastEventId, /^\d+$/)
+    const missed = await cairn.createArtifact({ type: 'task_plan', title: 'Made while away', content: {} })
+    const resumed = person.events({ lastEventId: stream.lastEventId })
+    const next = await resumed[Symbol.asyncIterator]().next()
+    t.match(next.value, { type: 'artifact.created', data: { id: missed.id, title: 'Made while away' } })
+    resumed.close()
+    const gone = person.events({ lastEventId: '999999999' })
+    t.match((await gone[Symbol.asyncIterator]().next()).value, { type: 'reset' })
+    gone.close()
+    const strangers = new CairnClient({ baseUrl, token: other.token, workspaceId: u.workspaceId })
+    t.match(await strangers.events()[Symbol.asyncIterator]().next().catch((e: unknown) => e), { statusCode: 403 },
+      'another organization is refused')
+  })
+
   await t.test('cairn-mcp: the stdio bridge', async (t) => {
     const bridge = new Client({ name: 'bridge-test', version: '1.0.0' })
     await bridge.connect(new StdioClientTransport({

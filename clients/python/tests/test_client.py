@@ -115,6 +115,30 @@ class LiveTest(unittest.TestCase):
             self.key.chat_stream("x")
         self.assertEqual(keys_cannot.exception.status_code, 403)
 
+    def test_5_workspace_events(self) -> None:
+        created = self.key.create_artifact("task_plan", "Streamed plan", content={})
+        # from the first event kept: what happened before the stream opened comes first
+        stream = self.key.events(last_event_id="0")
+        last = None
+        for event in stream:
+            if event.type == "artifact.created" and event.data["id"] == created["id"]:
+                self.assertEqual(event.data["workspace_id"], self.key.workspace_id)
+                last = event.id
+                break
+        stream.close()
+        assert last is not None
+        missed = self.key.create_artifact("task_plan", "Made while away", content={})
+        resumed = self.person.events(last_event_id=last)
+        event = next(resumed)
+        resumed.close()
+        self.assertEqual((event.type, event.data["id"]), ("artifact.created", missed["id"]))
+        gone = self.person.events(last_event_id="999999999")
+        self.assertEqual(next(gone).type, "reset")
+        gone.close()
+        with self.assertRaises(CairnError) as refused:
+            next(self.other.events(workspace_id=self.key.workspace_id))
+        self.assertEqual(refused.exception.status_code, 403)
+
 
 class FaultyServer(http.server.ThreadingHTTPServer):
     def __init__(self) -> None:

@@ -50,6 +50,34 @@ export interface ChatStream extends AsyncIterable<ChatEvent> {
   cancel(): void
 }
 
+/**
+ * An event of the workspace event stream (`GET /api/v2/events/stream`, CONTRACT.md §12): `type` is its name
+ * (`artifact.status_changed`, `document.indexed`, …, or `reset` when the events missed are no longer kept), `id` its
+ * position in the stream, `data` its fields (`id` of the resource, `workspace_id`, `at`, …).
+ */
+export interface WorkspaceEvent {
+  type: string
+  id: string
+  data: { id?: string; workspace_id: string; at: string; [field: string]: unknown }
+}
+
+/** The workspace's events, across reconnects: iterate it with `for await`; `close()` (or leaving the loop) ends it. */
+export interface WorkspaceEventStream extends AsyncIterable<WorkspaceEvent> {
+  /** the id of the last event received: give it as `lastEventId` to a later stream to resume there */
+  readonly lastEventId: string | undefined
+  close(): void
+}
+
+export interface WorkspaceEventOptions {
+  /** the workspace (the client's by default) */
+  workspaceId?: string
+  /** resume after this event (received earlier): the events since then come first, or a `reset` event */
+  lastEventId?: string
+  signal?: AbortSignal
+  /** the wait before reconnecting after the connection ends or fails (default 1000 ms) */
+  retryMs?: number
+}
+
 /** A file for the knowledge base: a path on disk, or bytes with a name. */
 export type UploadSource = { path: string; fileName?: string } | { data: Uint8Array | Blob | string; fileName: string }
 
@@ -284,6 +312,58 @@ export class CairnClient {
 
   async logActivity(input: ActivityInput) {
     return (await this.call('/api/v2/activity/log', 'post', { body: input })).data
+  }
+
+  // the workspace event stream
+
+  /**
+   * The workspace's changes as they happen. A connection that ends or fails is opened again with the last
+   * event's id, so nothing is missed (or a `reset` event says what was missed is gone); a refusal (401, 403)
+   * ends the iteration with its CairnError.
+   */
+  events(options: WorkspaceEventOptions = {}): WorkspaceEventStream {
+    const controller = new AbortController()
+    options.signal?.addEventListener('abort', () => controller.abort(), { once: true })
+    const transport = this.transport
+    let lastEventId = options.lastEventId
+    async function* events(): AsyncGenerator<WorkspaceEvent> {
+      try {
+        while (!controller.signal.aborted) {
+          try {
+            const res = await transport.send('GET', '/api/v2/events/stream', {
+              headers: { accept: 'text/event-stream',
+                ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }),
+                ...(options.workspaceId ? { 'x-workspace-id': options.workspaceId } : {}) },
+              signal: controller.signal, stream: true
+            })
+            if (!res.body) return
+            for await (const message of readSse(res.body)) {
+              if (controller.signal.aborted) return
+              if (message.id !== undefined) lastEventId = message.id
+              yield { type: message.event, id: message.id ?? '',
+                data: JSON.parse(message.data) as WorkspaceEvent['data'] }
+            }
+          } catch (err) {
+            if (controller.signal.aborted) return
+            if (err instanceof CairnError && err.statusCode > 0 && err.statusCode < 500 && err.statusCode !== 429) {
+              throw err
+            }
+          }
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, options.retryMs ?? 1000)
+            controller.signal.addEventListener('abort', () => { clearTimeout(timer); resolve() }, { once: true })
+          })
+        }
+      } finally {
+        controller.abort()
+      }
+    }
+    const iterator = events()
+    return {
+      [Symbol.asyncIterator]: () => iterator,
+      get lastEventId() { return lastEventId },
+      close: () => controller.abort()
+    }
   }
 
   // chat

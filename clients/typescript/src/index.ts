@@ -5,6 +5,7 @@ export type {
   ArtifactStatus, ListArtifactsQuery, SearchInput, SearchResult, KnowledgeDocument, ListDocumentsQuery,
   DocumentWithChunks,
   UploadResult, UploadSource, UploadOptions, LogEntry, LogsQuery, ActivityInput, ChatInput, ChatEvent, ChatStream,
+  WorkspaceEvent, WorkspaceEventStream, WorkspaceEventOptions,
   WaitOptions, Me, ArtifactComment,
   Path, Operation, JsonBody, QueryOf, PathParams, Success
 } from './client.js'

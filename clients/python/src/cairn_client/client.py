@@ -78,7 +78,14 @@ def _error_from(status: int, raw: bytes, headers: Any) -> CairnError:
 
 def _sse(response: HTTPResponse) -> Iterator[tuple[str, str]]:
     """(event, data) pairs of a Server-Sent Events body."""
+    for event, data, _id in _sse_with_ids(response):
+        yield event, data
+
+
+def _sse_with_ids(response: HTTPResponse) -> Iterator[tuple[str, str, str | None]]:
+    """(event, data, id) of a Server-Sent Events body; id is the last one given so far (None before any)."""
     event, data = "", []
+    event_id: str | None = None
     while True:
         line = response.readline()
         if not line:
@@ -86,7 +93,7 @@ def _sse(response: HTTPResponse) -> Iterator[tuple[str, str]]:
         text = line.decode("utf-8").rstrip("\r\n")
         if text == "":
             if data:
-                yield event or "message", "\n".join(data)
+                yield event or "message", "\n".join(data), event_id
             event, data = "", []
         elif text.startswith(":"):
             continue
@@ -97,6 +104,18 @@ def _sse(response: HTTPResponse) -> Iterator[tuple[str, str]]:
                 event = value
             elif name == "data":
                 data.append(value)
+            elif name == "id":
+                event_id = value
+
+
+@dataclass(frozen=True)
+class WorkspaceEvent:
+    """An event of the workspace event stream: ``type`` its name (``artifact.status_changed``, ``document.indexed``,
+    …, or ``reset`` when the events missed are no longer kept), ``id`` its position, ``data`` its fields (``id`` of
+    the resource, ``workspace_id``, ``at``, …)."""
+    type: str
+    id: str
+    data: Json
 
 
 class ChatStream:
@@ -380,6 +399,37 @@ class CairnClient:
         if metadata is not None:
             body["metadata"] = metadata
         return self.request("POST", "/api/v2/activity/log", json_body=body)["data"]
+
+    # the workspace event stream
+
+    def events(self, *, workspace_id: str | None = None, last_event_id: str | None = None,
+               retry: float = 1.0) -> Iterator[WorkspaceEvent]:
+        """The workspace's changes as they happen (a generator: ``close()`` it, or leave the loop, to end it).
+        A connection that ends or fails is opened again with the last event's id, so nothing is missed (or a
+        ``reset`` event says what was missed is gone); a refusal (401, 403) raises its CairnError."""
+        while True:
+            headers = {"accept": "text/event-stream"}
+            if last_event_id is not None:
+                headers["last-event-id"] = last_event_id
+            if workspace_id:
+                headers["x-workspace-id"] = workspace_id
+            try:
+                response = self.send("GET", "/api/v2/events/stream", headers=headers, stream=True)
+            except CairnError as err:
+                if 0 < err.status_code < 500 and err.status_code != 429:
+                    raise
+                self._sleep(retry)
+                continue
+            try:
+                for event, data, event_id in _sse_with_ids(response):
+                    if event_id is not None:
+                        last_event_id = event_id
+                    yield WorkspaceEvent(type=event, id=event_id or "", data=json.loads(data))
+            except (OSError, ValueError):
+                pass
+            finally:
+                response.close()
+            self._sleep(retry)
 
     # chat
 

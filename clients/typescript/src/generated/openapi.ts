@@ -648,8 +648,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Change one's own password; every other session ends */
-        post: operations["postApiV2AuthPassword"];
+        /**
+         * Change one's own password; every other session ends
+         * @description Changes the caller's password (the current one is required); every other session of the person ends.
+         */
+        post: operations["authPasswordChange"];
         delete?: never;
         options?: never;
         head?: never;
@@ -665,8 +668,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Set a new password with a reset link; every session of the person ends */
-        post: operations["postApiV2AuthPasswordReset"];
+        /**
+         * Set a new password with a reset link; every session of the person ends
+         * @description Sets a new password with a reset link; every session of the person ends.
+         */
+        post: operations["authPasswordReset"];
         delete?: never;
         options?: never;
         head?: never;
@@ -945,6 +951,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's changes as Server-Sent Events (artifact.*, document.indexed, voice_note.updated, message.created, workflow_run.updated); Last-Event-ID resumes, `reset` says what was missed is gone
+         * @description The workspace's changes that the caller may read, as Server-Sent Events: `artifact.created`, `artifact.updated`, `artifact.status_changed` (+ `status`, `reviewed_by`), `artifact.commented` (+ `comment`), `artifact.deleted`, `document.indexed` (+ `document`), `voice_note.updated` (+ `status`), `message.created`, `workflow_run.updated` (+ `workflow_id`, `status`); each `data` has `id` (the resource's), `workspace_id` and `at`. Every event has an `id`: a reconnect with `Last-Event-ID` receives what it missed (the last 24 h at least), or one `reset` event when that is gone. A comment line every 15 s. API keys (`artifacts:read`) receive `artifact.*` events only. Not webhook events.
+         */
+        get: operations["eventStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/invitations": {
         parameters: {
             query?: never;
@@ -952,11 +978,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Pending invitations of the organization */
-        get: operations["getApiV2Invitations"];
+        /**
+         * Pending invitations of the organization
+         * @description Pending invitations of the organization.
+         */
+        get: operations["invitationsList"];
         put?: never;
-        /** Invite a person by e-mail; the link is in this answer only */
-        post: operations["postApiV2Invitations"];
+        /**
+         * Invite a person by e-mail; the link is in this answer only
+         * @description Invites a person by e-mail into the organization and optionally workspaces: a single-use link valid 7 days, in this answer only (and e-mailed when SMTP is configured).
+         */
+        post: operations["invitationsCreate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -973,8 +1005,11 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke a pending invitation: its link stops working */
-        delete: operations["deleteApiV2InvitationsId"];
+        /**
+         * Revoke a pending invitation: its link stops working
+         * @description Revokes a pending invitation.
+         */
+        delete: operations["invitationsRevoke"];
         options?: never;
         head?: never;
         patch?: never;
@@ -989,8 +1024,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Join through an invitation link with a password of one's own */
-        post: operations["postApiV2InvitationsAccept"];
+        /**
+         * Join through an invitation link with a password of one's own
+         * @description Joins the organization through an invitation link, with a password of one's own.
+         */
+        post: operations["invitationsAccept"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1044,8 +1082,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The people of the caller's organization */
-        get: operations["getApiV2Users"];
+        /**
+         * The people of the caller's organization
+         * @description The people of the caller's organization with their roles.
+         */
+        get: operations["usersList"];
         put?: never;
         /**
          * Add a user to the caller's organization (org owner/admin)
@@ -1068,12 +1109,18 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove a person: their sessions and API keys stop working at once */
-        delete: operations["deleteApiV2UsersId"];
+        /**
+         * Remove a person: their sessions and API keys stop working at once
+         * @description Removes a person from the organization: their sessions and API keys stop working at once; what they wrote stays (organization owner or admin).
+         */
+        delete: operations["usersRemove"];
         options?: never;
         head?: never;
-        /** Change a person's organization role or name (org owner/admin) */
-        patch: operations["patchApiV2UsersId"];
+        /**
+         * Change a person's organization role or name (org owner/admin)
+         * @description Changes a person's organization role or name (organization owner or admin; the last owner stays).
+         */
+        patch: operations["usersUpdate"];
         trace?: never;
     };
     "/api/v2/users/{id}/password-reset": {
@@ -1085,8 +1132,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A single-use link (24 h) with which a person sets a new password */
-        post: operations["postApiV2UsersIdPasswordReset"];
+        /**
+         * A single-use link (24 h) with which a person sets a new password
+         * @description Makes a single-use link (24 h) with which the person sets a new password; e-mailed when SMTP is configured.
+         */
+        post: operations["usersPasswordReset"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1368,8 +1418,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Members of a workspace (any member may list them) */
-        get: operations["getApiV2WorkspacesIdMembers"];
+        /**
+         * Members of a workspace (any member may list them)
+         * @description The members of a workspace with their roles (any member may list them).
+         */
+        get: operations["workspaceMembersList"];
         put?: never;
         /**
          * Add a member of the organization to a workspace, or change their role
@@ -1399,8 +1452,11 @@ export interface paths {
         delete: operations["workspaceMembersRemove"];
         options?: never;
         head?: never;
-        /** Change a member's workspace role (workspace owner/admin) */
-        patch: operations["patchApiV2WorkspacesIdMembersUserId"];
+        /**
+         * Change a member's workspace role (workspace owner/admin)
+         * @description Changes a member's workspace role (workspace owner or admin; owners are an owner's to change; the last owner stays).
+         */
+        patch: operations["workspaceMembersUpdate"];
         trace?: never;
     };
 }
@@ -1413,7 +1469,7 @@ export interface components {
              * @description A machine code, one of the list; the README explains each
              * @enum {string}
              */
-            code: "AGENT_FORBIDDEN" | "API_KEY_NOT_ALLOWED" | "ARTIFACT_REVIEWED" | "BAD_REQUEST" | "CONFLICT" | "CSRF_REJECTED" | "EMAIL_TAKEN" | "EMBEDDINGS_NOT_CONFIGURED" | "EMBEDDINGS_UNAVAILABLE" | "ERROR" | "FORBIDDEN" | "FORBIDDEN_PROPERTY" | "HUMAN_REVIEW_REQUIRED" | "IDEMPOTENCY_IN_FLIGHT" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_SECRET_GONE" | "INSUFFICIENT_SCOPE" | "INTERNAL_ERROR" | "INVALID_JSON" | "INVALID_REFERENCE" | "INVALID_SCOPES" | "INVALID_STATE" | "INVALID_WORKFLOW" | "KEY_REVOKED" | "LOGIN_THROTTLED" | "MALFORMED_MULTIPART" | "METHOD_NOT_ALLOWED" | "MISSING_INPUT" | "MODEL_UNAVAILABLE" | "NOT_ACCEPTABLE" | "NOT_FOUND" | "NO_FILE" | "NO_ISSUABLE_SCOPES" | "PAYLOAD_TOO_LARGE" | "PROCESSING_FAILED" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "SIGNUP_CLOSED" | "TOO_MANY_FILES" | "UNAUTHORIZED" | "UNKNOWN_EVENT" | "UNKNOWN_TOOL" | "UNPROCESSABLE_ENTITY" | "UNREADABLE_FILE" | "UNSUPPORTED_FILE_TYPE" | "UNSUPPORTED_MEDIA_TYPE" | "URL_NOT_ALLOWED" | "VALIDATION_ERROR" | "WORKFLOW_FORBIDDEN" | "WORKSPACE_FORBIDDEN" | "WORKSPACE_REQUIRED";
+            code: "AGENT_FORBIDDEN" | "API_KEY_NOT_ALLOWED" | "ARTIFACT_REVIEWED" | "BAD_REQUEST" | "CHAT_BUSY" | "CONFLICT" | "CSRF_REJECTED" | "EMAIL_TAKEN" | "EMBEDDINGS_NOT_CONFIGURED" | "EMBEDDINGS_UNAVAILABLE" | "ERROR" | "FORBIDDEN" | "FORBIDDEN_PROPERTY" | "HUMAN_REVIEW_REQUIRED" | "IDEMPOTENCY_IN_FLIGHT" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_SECRET_GONE" | "INSUFFICIENT_SCOPE" | "INSUFFICIENT_STORAGE" | "INTERNAL_ERROR" | "INVALID_JSON" | "INVALID_REFERENCE" | "INVALID_SCOPES" | "INVALID_STATE" | "INVALID_WORKFLOW" | "KEY_REVOKED" | "LOGIN_THROTTLED" | "MALFORMED_MULTIPART" | "METHOD_NOT_ALLOWED" | "MISSING_INPUT" | "MODEL_UNAVAILABLE" | "NOT_ACCEPTABLE" | "NOT_FOUND" | "NO_FILE" | "NO_ISSUABLE_SCOPES" | "PAYLOAD_TOO_LARGE" | "PROCESSING_FAILED" | "QUOTA_EXCEEDED" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "SIGNUP_CLOSED" | "TOO_MANY_FILES" | "UNAUTHORIZED" | "UNKNOWN_EVENT" | "UNKNOWN_TOOL" | "UNPROCESSABLE_ENTITY" | "UNREADABLE_FILE" | "UNSUPPORTED_FILE_TYPE" | "UNSUPPORTED_MEDIA_TYPE" | "URL_NOT_ALLOWED" | "VALIDATION_ERROR" | "WORKFLOW_FORBIDDEN" | "WORKSPACE_FORBIDDEN" | "WORKSPACE_REQUIRED";
             error: string;
             message: string;
             /** @description The request id, as in the x-request-id header */
@@ -7580,7 +7636,7 @@ export interface operations {
             };
         };
     };
-    postApiV2AuthPassword: {
+    authPasswordChange: {
         parameters: {
             query?: never;
             header?: {
@@ -7603,7 +7659,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description The password was changed */
             200: {
                 headers: {
                     "idempotency-replayed": components["headers"]["IdempotencyReplayed"];
@@ -7755,7 +7811,7 @@ export interface operations {
             };
         };
     };
-    postApiV2AuthPasswordReset: {
+    authPasswordReset: {
         parameters: {
             query?: never;
             header?: {
@@ -7776,7 +7832,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description The password was set */
             200: {
                 headers: {
                     "idempotency-replayed": components["headers"]["IdempotencyReplayed"];
@@ -10448,7 +10504,124 @@ export interface operations {
             };
         };
     };
-    getApiV2Invitations: {
+    eventStream: {
+        parameters: {
+            query?: {
+                /** @description the workspace (or the x-workspace-id header) */
+                workspace_id?: string;
+            };
+            header?: {
+                /** @description A request id of your own (letters, digits, `._:-`, at most 128); otherwise one is generated. Returned in `x-request-id` and in error bodies. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+                /** @description The workspace context of the request (ignored for an API key bound to a workspace). Membership is checked: 403 otherwise. */
+                "x-workspace-id"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An event stream */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: 41
+                     *     event: artifact.status_changed
+                     *     data: {"id":"…","type":"task_plan","title":"…","status":"approved","reviewed_by":"…","workspace_id":"…","at":"2026-01-01T00:00:00.000Z"}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Invalid request: schema validation (`VALIDATION_ERROR`), malformed JSON or a rule of this route */
+            400: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No, malformed, unknown, revoked or expired credentials */
+            401: {
+                headers: {
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed: role, API key capability, or a workspace the caller is not a member of */
+            403: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (the body never carries details) */
+            500: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is shutting down or its database is unavailable */
+            503: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    invitationsList: {
         parameters: {
             query?: never;
             header?: {
@@ -10462,7 +10635,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The pending invitations, without links */
             200: {
                 headers: {
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
@@ -10577,7 +10750,7 @@ export interface operations {
             };
         };
     };
-    postApiV2Invitations: {
+    invitationsCreate: {
         parameters: {
             query?: never;
             header?: {
@@ -10608,7 +10781,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description The invitation and its link */
             201: {
                 headers: {
                     "idempotency-replayed": components["headers"]["IdempotencyReplayed"];
@@ -10792,7 +10965,7 @@ export interface operations {
             };
         };
     };
-    deleteApiV2InvitationsId: {
+    invitationsRevoke: {
         parameters: {
             query?: never;
             header?: {
@@ -10808,7 +10981,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The link no longer works */
             200: {
                 headers: {
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
@@ -10920,7 +11093,7 @@ export interface operations {
             };
         };
     };
-    postApiV2InvitationsAccept: {
+    invitationsAccept: {
         parameters: {
             query?: never;
             header?: {
@@ -10942,7 +11115,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description A session token for the new user */
             201: {
                 headers: {
                     "idempotency-replayed": components["headers"]["IdempotencyReplayed"];
@@ -11482,7 +11655,7 @@ export interface operations {
             };
         };
     };
-    getApiV2Users: {
+    usersList: {
         parameters: {
             query?: never;
             header?: {
@@ -11496,7 +11669,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The organization's users */
             200: {
                 headers: {
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
@@ -11790,7 +11963,7 @@ export interface operations {
             };
         };
     };
-    deleteApiV2UsersId: {
+    usersRemove: {
         parameters: {
             query?: never;
             header?: {
@@ -11806,7 +11979,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The person was removed */
             200: {
                 headers: {
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
@@ -11931,7 +12104,7 @@ export interface operations {
             };
         };
     };
-    patchApiV2UsersId: {
+    usersUpdate: {
         parameters: {
             query?: never;
             header?: {
@@ -11955,7 +12128,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description The user as changed */
             200: {
                 headers: {
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
@@ -12115,7 +12288,7 @@ export interface operations {
             };
         };
     };
-    postApiV2UsersIdPasswordReset: {
+    usersPasswordReset: {
         parameters: {
             query?: never;
             header?: {
@@ -12133,7 +12306,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The link, shown once */
             201: {
                 headers: {
                     "idempotency-replayed": components["headers"]["IdempotencyReplayed"];
@@ -15548,7 +15721,7 @@ export interface operations {
             };
         };
     };
-    getApiV2WorkspacesIdMembers: {
+    workspaceMembersList: {
         parameters: {
             query?: never;
             header?: {
@@ -15564,7 +15737,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The members */
             200: {
                 headers: {
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
@@ -16011,7 +16184,7 @@ export interface operations {
             };
         };
     };
-    patchApiV2WorkspacesIdMembersUserId: {
+    workspaceMembersUpdate: {
         parameters: {
             query?: never;
             header?: {
@@ -16035,7 +16208,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description The membership */
             200: {
                 headers: {
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];

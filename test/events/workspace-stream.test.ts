@@ -271,3 +271,43 @@ t.test('signing out ends an open stream, and it cannot be opened again with that
   await again.ready
   t.equal(again.status(), 401)
 })
+
+t.test('a workflow run\'s progress reaches the other members as its id, workflow and status only', async (t) => {
+  const { app, port } = await setup(t)
+  const owner = await signup(app)
+  const member = await addMember(app, owner)
+  const s = openStream(port, `?workspace_id=${owner.workspaceId}`, member.auth)
+  t.teardown(() => s.close())
+  await s.ready
+  const headers = { ...owner.auth, 'x-workspace-id': owner.workspaceId }
+  const wf = (await app.inject({ method: 'POST', url: '/api/v2/workflows', headers, payload: { name: 'weekly plan',
+    steps: [{ id: 'plan', type: 'create_artifact', artifactType: 'task_plan', title: 'Weekly plan' }] } }))
+    .json().workflow as { id: string }
+  const run = await app.inject({ method: 'POST', url: `/api/v2/workflows/${wf.id}/execute`, headers,
+    payload: { inputs: {} } })
+  t.equal(run.statusCode, 202)
+  const runId = run.json().run.id as string
+  const statuses: string[] = []
+  for (;;) {
+    const e = await s.next()
+    if (e.event !== 'workflow_run.updated') continue
+    t.same(Object.keys(e.data).sort(), ['at', 'id', 'status', 'workflow_id', 'workspace_id'], 'nothing of its outputs')
+    t.match(e.data, { id: runId, workflow_id: wf.id })
+    statuses.push(String(e.data.status))
+    if (e.data.status === 'completed' || e.data.status === 'failed') break
+  }
+  t.same(statuses, ['running', 'completed'])
+})
+
+t.test('a member removed from the workspace: the stream ends', async (t) => {
+  const { app, port } = await setup(t)
+  const owner = await signup(app)
+  const member = await addMember(app, owner)
+  const s = openStream(port, `?workspace_id=${owner.workspaceId}`, member.auth)
+  t.teardown(() => s.close())
+  await s.ready
+  const removed = await app.inject({ method: 'DELETE',
+    url: `/api/v2/workspaces/${owner.workspaceId}/members/${member.userId}`, headers: owner.auth })
+  t.ok(removed.statusCode < 300, removed.body)
+  await t.rejects(s.next(), /the stream ended/)
+})

@@ -195,7 +195,8 @@ t.test('metrics follow the Prometheus conventions: counters of jobs and webhook 
   app.jobs.enqueue('metrics_probe', {})
   app.jobs.enqueue('metrics_probe', { fail: true })
   await app.jobs.idle()
-  for (const path of ['/wp-admin', '/.env', '/api/v2/nope']) await app.inject({ url: path })
+  // (paths outside /api are the console's: see test/console/serving.test.ts)
+  for (const path of ['/api/wp-admin', '/api/.env', '/api/v2/nope']) await app.inject({ url: path })
   // a webhook delivery to a real receiver, recorded by the service
   const received: string[] = []
   const rx = http.createServer((req, res) => {
@@ -245,7 +246,7 @@ t.test('request ids: a sane x-request-id is kept, anything else replaced; on eve
   t.equal(refused.headers['www-authenticate'], 'Bearer', '401 names the scheme')
   const tooLong = await app.inject({ url: '/api/health', headers: { 'x-request-id': 'x'.repeat(129) } })
   t.not(tooLong.headers['x-request-id'], 'x'.repeat(129))
-  const generated = await app.inject({ url: '/nowhere' })
+  const generated = await app.inject({ url: '/api/nowhere' })
   t.equal(generated.statusCode, 404)
   t.match(generated.headers['x-request-id'], /^[0-9a-f-]{36}$/)
   t.equal(generated.json().requestId, generated.headers['x-request-id'])
@@ -256,17 +257,18 @@ t.test('request ids: a sane x-request-id is kept, anything else replaced; on eve
   t.ok(logged.length > 0, 'the log lines of the request carry its id')
 })
 
-t.test('what every request pays: one hook sets the headers every answer carries, one checks credentials',
-  async (t) => {
-    const app = await build(t)
-    const routes = app.printRoutes({ includeHooks: true, commonPrefix: false }).split('\n')
-    const at = routes.findIndex((l) => l.includes('/api/health (GET)'))
-    const onRequest = routes.slice(at + 1).find((l) => l.includes('(onRequest)'))!
-    t.equal((JSON.parse(onRequest.slice(onRequest.indexOf('['))) as string[]).length, 2)
-    const res = await app.inject({ url: '/api/health' })
-    t.match(res.headers['x-request-id'], /^[0-9a-f-]{36}$/)
-    t.equal(res.headers['x-content-type-options'], 'nosniff')
-  })
+t.test('what every request pays: one hook sets the headers every answer carries, one refuses an address past its ' +
+  'failed authentications, one checks credentials',
+async (t) => {
+  const app = await build(t)
+  const routes = app.printRoutes({ includeHooks: true, commonPrefix: false }).split('\n')
+  const at = routes.findIndex((l) => l.includes('/api/health (GET)'))
+  const onRequest = routes.slice(at + 1).find((l) => l.includes('(onRequest)'))!
+  t.equal((JSON.parse(onRequest.slice(onRequest.indexOf('['))) as string[]).length, 3)
+  const res = await app.inject({ url: '/api/health' })
+  t.match(res.headers['x-request-id'], /^[0-9a-f-]{36}$/)
+  t.equal(res.headers['x-content-type-options'], 'nosniff')
+})
 
 t.test('CORS: off by default; with CAIRN_CORS_ORIGINS, listed origins get headers and preflight', async (t) => {
   const off = await build(t)

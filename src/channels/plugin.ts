@@ -10,7 +10,9 @@ declare module 'fastify' {
 }
 
 async function channelsPlugin(app: FastifyInstance) {
-  app.decorate('channelStore', createChannelStore(app.db, app.sqlite, app.events))
+  app.decorate('channelStore', createChannelStore(app.db, app.sqlite, app.events,
+    (change) => app.workspaceEvents.publish(change)))
 }
 
-export default fp(channelsPlugin, { name: 'cairn-channels', dependencies: ['cairn-db', 'cairn-events'] })
+export default fp(channelsPlugin,
+  { name: 'cairn-channels', dependencies: ['cairn-db', 'cairn-events', 'cairn-workspace-events'] })

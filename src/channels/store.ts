@@ -6,6 +6,7 @@ import { boundLimit } from '../db/prepared.js'
 import { channels, channelMembers, channelMessages } from '../../schema/tables/assistant.js'
 import { workspaceMembers } from '../../schema/tables/accounts.js'
 import type { EventBus } from '../events/bus.js'
+import type { StreamChange } from '../events/workspace-stream.js'
 
 export type ChannelType = Channel['type']
 /** channels every workspace member reads; their messages are the ones that emit message.created */
@@ -54,7 +55,8 @@ const CHANNEL_COLUMNS =
  * Channels of workspaces and their messages. A channel is visible to a user who belongs to its workspace,
  * and for private and direct channels only to its members.
  */
-export function createChannelStore(db: Db, sqlite: Database.Database, events: EventBus) {
+export function createChannelStore(db: Db, sqlite: Database.Database, events: EventBus,
+  publish: (change: StreamChange) => void = () => {}) {
   // the readable-channel rule is SQL text shared with the FTS5 message search (src/search), which Drizzle cannot
   // build: these two stay plain prepared statements, typed by the table
   type Who = { userId: string; customerId: string }
@@ -131,9 +133,11 @@ export function createChannelStore(db: Db, sqlite: Database.Database, events: Ev
         contentType: m.contentType ?? 'text', createdAt: nowIso()
       })!
       const message = toMessage(row)
-      if (OPEN_TYPE_SET.has(channel.type)) {
-        events.emit(channel.workspaceId, 'message.created', { ...message, channel_name: channel.name })
-      }
+      const open = OPEN_TYPE_SET.has(channel.type)
+      if (open) events.emit(channel.workspaceId, 'message.created', { ...message, channel_name: channel.name })
+      // the workspace event stream: every member for an open channel, else its readers only
+      publish({ customerId: channel.customerId, workspaceId: channel.workspaceId, channelId: open ? null : channel.id,
+        name: 'message.created', data: { ...message, channel_name: channel.name } })
       return message
     })
   }

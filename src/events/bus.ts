@@ -18,8 +18,6 @@ export interface EventBus {
    * webhook of the workspace subscribes to it; a background job fans it out. Returns that number of webhooks.
    */
   emit(workspaceId: string, event: EventName, data: object): number
-  /** `listener` hears every emit, subscribed or not, in the emitter's transaction (the workspace event stream) */
-  observe(listener: (workspaceId: string, event: EventName, data: object) => void): void
   /** sends test.ping to one webhook now (active or not) and records the attempt */
   ping(hook: WebhookTarget): Promise<DeliveryAttempt>
   /**
@@ -129,17 +127,14 @@ async function eventsPlugin(app: FastifyInstance) {
     notify()
   }, { maxAttempts: 1 })
 
-  const observers: ((workspaceId: string, event: EventName, data: object) => void)[] = []
   app.decorate('events', {
     emit(workspaceId, event, data) {
-      for (const observer of observers) observer(workspaceId, event, data)
       const n = outbox.subscribers(workspaceId, event)
       if (n === 0) return 0
       outbox.addEvent(workspaceId, event, data)
       notify()
       return n
     },
-    observe(listener) { observers.push(listener) },
     async ping(hook) {
       const { seq } = outbox.addEvent(hook.workspaceId, 'test.ping', {}, true)
       const attempt = await thread.single({ seq: { eventSeq: seq, webhookId: hook.id }, kind: 'test', retry: 0,

@@ -2,7 +2,6 @@ import fp from 'fastify-plugin'
 import { and, asc, eq, gt, isNull, or, sql } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import { nowIso } from '../db/index.js'
-import { workspaces } from '../../schema/tables/accounts.js'
 import { workspaceEvents } from '../../schema/tables/workspace-events.js'
 
 /** The workspace event stream's event names (CONTRACT.md §12); not webhook events. */
@@ -76,8 +75,6 @@ async function workspaceEventsPlugin(app: FastifyInstance) {
   // AUTOINCREMENT: ids are never given twice, and sqlite_sequence keeps the last one given even when its row is gone
   const lastGiven = app.sqlite.prepare(`SELECT seq FROM sqlite_sequence WHERE name = 'workspace_events'`).pluck()
   const oldestKept = app.sqlite.prepare('SELECT min(id) FROM workspace_events').pluck()
-  const customerOf = db.select({ customerId: workspaces.customerId }).from(workspaces)
-    .where(eq(workspaces.id, sql.placeholder('id'))).prepare()
 
   const listeners = new Set<() => void>()
   let woken = false
@@ -132,24 +129,13 @@ async function workspaceEventsPlugin(app: FastifyInstance) {
   }
   app.decorate('workspaceEvents', log)
 
-  // the messages the webhook event already announces (open channels): the stream hears the same emission
-  app.events.observe((workspaceId, event, data) => {
-    const d = data as Record<string, unknown>
-    if (event === 'message.created') {
-      const customerId = customerOf.get({ id: workspaceId })?.customerId
-      if (customerId && typeof d.id === 'string') {
-        log.publish({ customerId, workspaceId, name: 'message.created', data: { ...d, id: d.id } })
-      }
-    }
-  })
-
   app.addHook('onClose', async () => {
     if (looker) clearInterval(looker)
     listeners.clear()
   })
 }
 
-export default fp(workspaceEventsPlugin, { name: 'cairn-workspace-events', dependencies: ['cairn-db', 'cairn-events'] })
+export default fp(workspaceEventsPlugin, { name: 'cairn-workspace-events', dependencies: ['cairn-db'] })
 
 /** The stream's `document.indexed` of a document: its own workspace's members, the organization, or its owner. */
 export function documentIndexed(doc: { id: string; customerId: string; workspaceId: string | null; ownerId: string;

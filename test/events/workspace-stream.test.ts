@@ -311,3 +311,24 @@ t.test('a member removed from the workspace: the stream ends', async (t) => {
   t.ok(removed.statusCode < 300, removed.body)
   await t.rejects(s.next(), /the stream ended/)
 })
+
+t.test('a private channel\'s message reaches its members only', async (t) => {
+  const { app, port } = await setup(t)
+  const owner = await signup(app)
+  const inside = await addMember(app, owner)
+  const outside = await addMember(app, owner)
+  const si = openStream(port, `?workspace_id=${owner.workspaceId}`, inside.auth)
+  const so = openStream(port, `?workspace_id=${owner.workspaceId}`, outside.auth)
+  t.teardown(() => { si.close(); so.close() })
+  await Promise.all([si.ready, so.ready])
+  const channel = await app.inject({ method: 'POST', url: `/api/v2/channels?workspaceId=${owner.workspaceId}`,
+    headers: owner.auth, payload: { name: 'small-room', type: 'private', memberIds: [inside.userId] } })
+  t.equal(channel.statusCode, 201, channel.body)
+  const posted = await app.inject({ method: 'POST', url: '/api/v2/messages', headers: owner.auth,
+    payload: { channel_id: channel.json().data.id, content: 'only for the room' } })
+  t.equal(posted.statusCode, 201)
+  const marker = await createArtifact(app, owner, 'After the message')
+  t.match(await si.next(), { event: 'message.created', data: { id: posted.json().data.id,
+    content: 'only for the room' } })
+  t.match(await so.next(), { event: 'artifact.created', data: { id: marker.id } }, 'the outsider: nothing before')
+})

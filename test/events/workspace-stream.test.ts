@@ -332,3 +332,16 @@ t.test('a private channel\'s message reaches its members only', async (t) => {
     content: 'only for the room' } })
   t.match(await so.next(), { event: 'artifact.created', data: { id: marker.id } }, 'the outsider: nothing before')
 })
+
+t.test('the maintenance job prunes events older than two days and keeps the recent ones', async (t) => {
+  const { app } = await setup(t)
+  const u = await signup(app)
+  const recent = await createArtifact(app, u, 'Recent')
+  const old = await createArtifact(app, u, 'Old')
+  app.sqlite.prepare(`UPDATE workspace_events SET created_at = ? WHERE data LIKE ?`)
+    .run(new Date(Date.now() - 3 * 24 * 3600_000).toISOString(), `%${old.id}%`)
+  await app.runMaintenance()
+  const left = app.sqlite.prepare('SELECT data FROM workspace_events').pluck().all() as string[]
+  t.ok(left.some((d) => d.includes(recent.id)), 'the recent event is kept')
+  t.notOk(left.some((d) => d.includes(old.id)), 'the old one is gone')
+})

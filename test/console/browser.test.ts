@@ -209,6 +209,24 @@ async function main() {
     await page.screenshot({ path: path.join(SHOTS, 'review-queue.png') })
   })
 
+  await t.test('an open artifact follows a comment and a decision made elsewhere, told by the event stream',
+    async (t) => {
+      const u = await signup(app)
+      const person = new CairnClient({ baseUrl: base, token: u.token, workspaceId: u.workspaceId })
+      const a = await person.createArtifact({ type: 'task_plan', title: 'Decided elsewhere',
+        review_policy: 'request_review', content: { steps: [{ title: 'one' }] } })
+      const page = await open(t, `/artifacts/${a.id}`)
+      let streamed = false
+      page.on('request', (r) => { if (r.url().includes('/api/v2/events/stream')) streamed = true })
+      await signIn(page, u)
+      await page.getByRole('button', { name: 'Approve' }).waitFor()
+      await person.commentOnArtifact(a.id, 'Said in another window')
+      await page.getByText('Said in another window').waitFor({ timeout: 15_000 })
+      await person.setArtifactStatus(a.id, 'approved')
+      await page.getByRole('button', { name: 'Approve' }).waitFor({ state: 'detached', timeout: 15_000 })
+      t.ok(streamed, 'the page follows the workspace event stream')
+    })
+
   await t.test('XSS probes render as text', async (t) => {
     const u = await signup(app)
     const person = new CairnClient({ baseUrl: base, token: u.token, workspaceId: u.workspaceId })

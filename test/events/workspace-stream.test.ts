@@ -2,6 +2,7 @@ import t from 'tap'
 import http from 'node:http'
 import { build, signup, addUser, createKey, multipart, type TestUser } from '../helper.js'
 import type { App } from '../../src/app.js'
+import { fakeStt } from '../fake-stt.js'
 
 interface StreamEvent { id?: string; event: string; data: Record<string, unknown> }
 
@@ -344,4 +345,33 @@ t.test('the maintenance job prunes events older than two days and keeps the rece
   const left = app.sqlite.prepare('SELECT data FROM workspace_events').pluck().all() as string[]
   t.ok(left.some((d) => d.includes(recent.id)), 'the recent event is kept')
   t.notOk(left.some((d) => d.includes(old.id)), 'the old one is gone')
+})
+
+t.test('a voice note\'s transcription reaches its owner only', async (t) => {
+  const stt = await fakeStt(t)
+  const app = await build(t, { config: { eventStreamHeartbeatMs: 40,
+    stt: { mode: 'openai', baseUrl: stt.baseUrl, apiKey: 'sk-test', model: 'whisper-large' },
+    rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 } } })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const address = app.server.address()
+  const port = typeof address === 'object' && address ? address.port : 0
+  const owner = await signup(app)
+  const member = await addMember(app, owner)
+  const so = openStream(port, `?workspace_id=${owner.workspaceId}`, owner.auth)
+  const sm = openStream(port, `?workspace_id=${owner.workspaceId}`, member.auth)
+  t.teardown(() => { so.close(); sm.close() })
+  await Promise.all([so.ready, sm.ready])
+  const body = multipart([{ filename: 'memo.wav', content: Buffer.alloc(3000, 9), contentType: 'audio/wav' }])
+  const audio = (await app.inject({ method: 'POST', url: '/api/v2/voice-notes/audio',
+    headers: { ...owner.auth, ...body.headers }, payload: body.payload })).json().data
+  const created = await app.inject({ method: 'POST', url: '/api/v2/voice-notes', headers: owner.auth,
+    payload: { audioUrl: audio.audioUrl, title: 'Garden', mimeType: 'audio/wav', workspaceId: owner.workspaceId } })
+  t.equal(created.statusCode, 201, created.body)
+  const id = created.json().voiceNote.id as string
+  t.equal((await app.inject({ method: 'POST', url: `/api/v2/voice-notes/${id}/transcribe`, headers: owner.auth }))
+    .statusCode, 200)
+  t.match(await so.next(), { event: 'voice_note.updated', data: { id, status: 'processing' } })
+  t.match(await so.next(), { event: 'voice_note.updated', data: { id, status: 'completed' } })
+  const marker = await createArtifact(app, owner, 'After the note')
+  t.match(await sm.next(), { event: 'artifact.created', data: { id: marker.id } }, 'the member: nothing of the note')
 })

@@ -7,6 +7,7 @@ import {
 } from '../../schema/api/accounts.js'
 import { errors, SuccessMessage } from '../../schema/api/common.js'
 import { createAccountStore } from './store.js'
+import { workspaceManager } from './roles.js'
 import { hashPassword, verifyPassword, dummyPasswordHash } from '../../src/auth/passwords.js'
 import { requirePrincipal, type Principal } from '../../src/auth/plugin.js'
 import { badRequest, conflict, forbidden, HttpError, notFound, unauthorized } from '../../src/http/errors.js'
@@ -30,14 +31,7 @@ const accounts: FastifyPluginAsyncTypebox = async (app) => {
   const issueToken = (userId: string, customerId: string) =>
     app.jwt.sign({ sub: userId, cid: customerId, sid: app.sessions.start(userId, jwtTtlSeconds).id })
 
-  /** The caller's role in the workspace named in the path: 403 for a non-member (CONTRACT.md §2). */
-  function managerOf(principal: Principal, workspaceId: string) {
-    const ws = app.workspaceFor(principal, workspaceId)
-    if (ws.role !== 'owner' && ws.role !== 'admin') {
-      throw forbidden('Only workspace owners and admins can manage members')
-    }
-    return ws
-  }
+  const managerOf = (principal: Principal, workspaceId: string) => workspaceManager(app, principal, workspaceId)
 
   app.post('/auth/signup', {
     config: { auth: 'public', secretResponse: true },

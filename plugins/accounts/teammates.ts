@@ -8,6 +8,7 @@ import {
 import { errors, IdParams, SuccessMessage } from '../../schema/api/common.js'
 import { MemberParams, WorkspaceParams } from '../../schema/api/accounts.js'
 import { createTeammateStore } from './teammates-store.js'
+import { workspaceManager } from './roles.js'
 import { hashPassword, verifyPassword } from '../../src/auth/passwords.js'
 import { bearerToken, requirePrincipal, type Principal } from '../../src/auth/plugin.js'
 import { sessionCookieToken } from '../../src/auth/console-session.js'
@@ -67,13 +68,7 @@ const teammates: FastifyPluginAsyncTypebox = async (app) => {
       throw forbidden('Only an organization owner can change or remove an owner, or make one')
     }
   }
-  function managerOf(principal: Principal, workspaceId: string) {
-    const ws = app.workspaceFor(principal, workspaceId)
-    if (ws.role !== 'owner' && ws.role !== 'admin') {
-      throw forbidden('Only workspace owners and admins can manage members')
-    }
-    return ws
-  }
+  const managerOf = (principal: Principal, workspaceId: string) => workspaceManager(app, principal, workspaceId)
 
   app.get('/users', {
     config: { auth: 'jwt' },

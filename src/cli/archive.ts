@@ -1,6 +1,28 @@
 // What a backup archive holds and how it is read back: shared by `npm run backup` and `npm run restore`.
 import fs from 'node:fs'
 import path from 'node:path'
+import { ConfigError, loadConfig, type Config } from '../config.js'
+
+/**
+ * The start of both commands: files readable by this user only (an archive holds password hashes and sealed
+ * secrets), the file argument, and the configuration; a usage line (exit 2) or the configuration's problems (exit 1)
+ * otherwise.
+ */
+export function commandStart(usage: string, verb: string): { file: string; config: Config } {
+  process.umask(0o077)
+  const file = process.argv[2]
+  if (!file) {
+    console.error(`usage: ${usage}`)
+    process.exit(2)
+  }
+  try {
+    return { file, config: loadConfig() }
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err
+    console.error(`cannot ${verb}: ${err.problems.join('; ')}`)
+    process.exit(1)
+  }
+}
 
 /** The archive's first entry: what it holds, for `restore` to check before it writes anything. */
 export const MANIFEST = 'cairn-backup.json'

@@ -12,26 +12,11 @@
 import Database from 'better-sqlite3'
 import fs from 'node:fs'
 import path from 'node:path'
-import { ConfigError, loadConfig } from '../config.js'
 import { hasMovedTables, MOVED_TABLES, outboxFile } from '../db/outbox-file.js'
 import * as tar from 'tar'
-import { ARCHIVE_FORMAT, dataFiles, MANIFEST, type Manifest } from './archive.js'
+import { ARCHIVE_FORMAT, commandStart, dataFiles, MANIFEST, type Manifest } from './archive.js'
 
-// the copy holds password hashes and sealed secrets: readable by this user only, as the data dir
-process.umask(0o077)
-const target = process.argv[2]
-if (!target) {
-  console.error('usage: npm run backup -- <file>')
-  process.exit(2)
-}
-let config
-try {
-  config = loadConfig()
-} catch (err) {
-  if (!(err instanceof ConfigError)) throw err
-  console.error(`cannot back up: ${err.problems.join('; ')}`)
-  process.exit(1)
-}
+const { file: target, config } = commandStart('npm run backup -- <file>', 'back up')
 const source = path.join(config.dataDir, 'cairn.db')
 if (!fs.existsSync(source)) {
   console.error(`no database at ${source} (CAIRN_DATA_DIR=${config.dataDir})`)

@@ -5,23 +5,10 @@ import Database from 'better-sqlite3'
 import fs from 'node:fs'
 import path from 'node:path'
 import * as tar from 'tar'
-import { ConfigError, loadConfig } from '../config.js'
-import { ARCHIVE_FORMAT, KEY_FILES, MANIFEST, safeEntry, type Manifest } from './archive.js'
+import { ARCHIVE_FORMAT, commandStart, KEY_FILES, MANIFEST, safeEntry, type Manifest } from './archive.js'
 
-process.umask(0o077)
-const source = process.argv[2]
-if (!source) {
-  console.error('usage: npm run restore -- <file>   (into an empty CAIRN_DATA_DIR; stop Cairn first)')
-  process.exit(2)
-}
-let config
-try {
-  config = loadConfig()
-} catch (err) {
-  if (!(err instanceof ConfigError)) throw err
-  console.error(`cannot restore: ${err.problems.join('; ')}`)
-  process.exit(1)
-}
+const { file: source, config } = commandStart(
+  'npm run restore -- <file>   (into an empty CAIRN_DATA_DIR; stop Cairn first)', 'restore')
 const dataDir = config.dataDir
 if (!fs.existsSync(source)) {
   console.error(`restore failed: ${source} does not exist`)

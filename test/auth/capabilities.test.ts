@@ -38,6 +38,8 @@ const rows: Array<[string, string, string[]]> = [
   ['POST', '/api/v2/artifacts/:id/status', ['artifacts:write']],
   ['POST', '/api/v2/artifacts/:id/comments', ['artifacts:write']],
   ['POST', '/api/v2/artifacts/:id/supersede', ['artifacts:write']],
+  // the workspace event stream: a key with artifacts:read receives the artifact events only
+  ['GET', '/api/v2/events/stream', ['artifacts:read']],
   // CONTRACT.md §10: any key reaches the tool server; each tool is checked against its own route
   ['POST', '/api/mcp', [...ISSUABLE_SCOPES]],
   ['GET', '/api/mcp', [...ISSUABLE_SCOPES]],

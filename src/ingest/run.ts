@@ -128,7 +128,7 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
 
   /**
    * A new extraction process, loaded, and then limited: its address space may grow by `maxMemoryMb` past
-   * what it holds once loaded (prlimit from util-linux sets RLIMIT_AS on it; without it nothing is extracted).
+   * what it holds once loaded (prlimit from util-linux sets RLIMIT_AS on it).
    */
   async function startProcess(): Promise<ChildProcess> {
     // WebAssembly's trap handler reserves gigabytes of address space per memory: it is turned off (bounds are
@@ -155,7 +155,7 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
         child.on('message', onMessage).on('exit', onExit)
       })
       const bytes = loadedKb * 1024 + limits.maxMemoryMb * 1024 * 1024
-      await execFileAsync('prlimit', ['--pid', String(child.pid), `--as=${bytes}:${bytes}`])
+      await limitAddressSpace(child.pid!, bytes)
     } catch (err) {
       child.kill('SIGKILL')
       throw err
@@ -305,3 +305,21 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
 }
 
 export type Extractor = ReturnType<typeof createExtractor>
+
+let prlimitMissing = false
+/**
+ * Sets the address-space limit of an extraction process with prlimit (util-linux, on every Linux). Where there is
+ * no prlimit (macOS, a trimmed image) extraction still runs, bounded by the stream measurement, its heap limit and
+ * its time limit, and the process says once, as a warning, that the hard memory backstop is missing.
+ */
+async function limitAddressSpace(pid: number, bytes: number): Promise<void> {
+  if (prlimitMissing) return
+  try {
+    await execFileAsync('prlimit', ['--pid', String(pid), `--as=${bytes}:${bytes}`])
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+    prlimitMissing = true
+    process.emitWarning('prlimit (util-linux) is not installed: text extraction runs without its address-space ' +
+      'limit (install util-linux to bound its memory)', { code: 'CAIRN_NO_PRLIMIT' })
+  }
+}

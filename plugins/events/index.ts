@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { FastifySSEPlugin } from 'fastify-sse-v2'
-import { Type } from '@sinclair/typebox'
+import { StreamQuery } from '../../schema/api/events.js'
 import { errors } from '../../schema/api/common.js'
 import { requirePrincipal, requireWorkspaceContext } from '../../src/auth/plugin.js'
 import type { StoredStreamEvent } from '../../src/events/workspace-stream.js'
@@ -9,10 +9,6 @@ import type { StoredStreamEvent } from '../../src/events/workspace-stream.js'
 const PAGE = 200
 /** how often an open stream checks that its credential and membership still stand (from memory: cheap) */
 const CREDENTIAL_CHECK_MS = 1000
-
-const StreamQuery = Type.Object({
-  workspace_id: Type.Optional(Type.String({ description: 'the workspace (or the x-workspace-id header)' }))
-})
 
 /**
  * The workspace event stream (CONTRACT.md §12): Server-Sent Events of the workspace's changes that the caller may

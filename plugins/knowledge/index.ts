@@ -20,8 +20,6 @@ import { VERSION } from '../../src/version.js'
 import { knowledgeFiles } from '../../src/knowledge/files.js'
 import { createIndexer } from '../../src/knowledge/indexer.js'
 import { documentIndexed } from '../../src/events/workspace-stream.js'
-import { knowledgeDocuments } from '../../schema/tables/knowledge.js'
-import { eq } from 'drizzle-orm'
 import { createIntake } from '../../src/knowledge/intake.js'
 import { uploadOptions, placement as placementOf, unsupported,
   type UploadOptions } from '../../src/knowledge/upload-policy.js'
@@ -60,7 +58,7 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
   const listings = createListingCache(app.sqlite, opts.listingCache)
   // the index worker writes on its own connection: a task's end makes listings read their version back
   const announceIndexed = (id: string) => {
-    const doc = app.db.select().from(knowledgeDocuments).where(eq(knowledgeDocuments.id, id)).get()
+    const doc = store.row(id)
     if (doc?.status === 'indexed') app.workspaceEvents.publish(documentIndexed(doc))
   }
   const indexer = createIndexer({ sqlite: app.sqlite, jobs: app.jobs, files, log: app.log,

@@ -167,6 +167,11 @@ export function createKnowledgeStore(sqlite: Database.Database, db: Db) {
       return false
     },
 
+    /** A document row by id, any tenant: for the service's own notices (the workspace event stream), never a reader */
+    row(id: string) {
+      return db.select().from(knowledgeDocuments).where(eq(knowledgeDocuments.id, id)).get()
+    },
+
     /** Whether a document row exists (any tenant: the sweep of files left by an interrupted upload) */
     exists: (id: string) => !!documentExists.get({ id }),
 

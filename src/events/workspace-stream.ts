@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import { and, asc, eq, gt, isNull, or, sql } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import { nowIso } from '../db/index.js'
+import { boundLimit } from '../db/prepared.js'
 import { workspaceEvents } from '../../schema/tables/workspace-events.js'
 
 /** The workspace event stream's event names (CONTRACT.md §12); not webhook events. */
@@ -71,7 +72,7 @@ async function workspaceEventsPlugin(app: FastifyInstance) {
     .where(and(eq(workspaceEvents.customerId, sql.placeholder('customerId')),
       gt(workspaceEvents.id, sql.placeholder('afterId')),
       or(eq(workspaceEvents.workspaceId, sql.placeholder('workspaceId')), isNull(workspaceEvents.workspaceId))))
-    .orderBy(asc(workspaceEvents.id)).limit(sql.placeholder('limit')).prepare()
+    .orderBy(asc(workspaceEvents.id)).limit(boundLimit('limit')).prepare()
   // AUTOINCREMENT: ids are never given twice, and sqlite_sequence keeps the last one given even when its row is gone
   const lastGiven = app.sqlite.prepare(`SELECT seq FROM sqlite_sequence WHERE name = 'workspace_events'`).pluck()
   const oldestKept = app.sqlite.prepare('SELECT min(id) FROM workspace_events').pluck()

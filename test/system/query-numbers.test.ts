@@ -29,7 +29,9 @@ t.test('every numeric query parameter is a finite integer or 400', async (t) => 
   for (const r of app.routeTable) {
     if (r.method !== 'GET' || r.url.includes(':') || r.url.includes('*')) continue
     for (const p of ['limit', 'offset', 'days', 'chunkOffset', 'chunkLimit', 'timeoutSeconds']) {
-      const res = await app.inject({ url: `${r.url}?${p}=1e400`, headers })
+      // as a stream: the answer's status is what counts, and an event stream never ends by itself
+      const res = await app.inject({ url: `${r.url}?${p}=1e400`, headers, payloadAsStream: true })
+      res.stream().destroy()
       t.ok(res.statusCode < 500, `${r.url} ${p}=1e400: ${res.statusCode}`)
     }
   }

@@ -93,6 +93,11 @@ export const ROLE_TABLE: Readonly<Record<string, RoleRule>> = {
 }
 
 export type CapabilityDecision = 'allowed' | 'missing-scope' | 'not-in-table'
+
+/** The scopes any one of which opens a route to an API key (empty: no key may use it). */
+export function scopesFor(method: string, routeUrl: string): readonly Scope[] {
+  return CAPABILITY_TABLE[`${method === 'HEAD' ? 'GET' : method} ${routeUrl}`] ?? []
+}
 export type RoleDecision = 'allowed' | 'needs-organization-admin' | 'needs-workspace-admin'
 
 const ADMIN_ROLES: readonly string[] = ['owner', 'admin']

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import jwt from '@fastify/jwt'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { checkCapability, checkRole } from './capabilities.js'
+import { checkCapability, checkRole, scopesFor } from './capabilities.js'
 import { createTableCache, type TableCache, type WatchedTables } from '../db/table-cache.js'
 import { isWellFormedApiKey, sha256Hex, secretsEqual, API_KEY_PREFIX } from './keys.js'
 import { forbidden, unauthorized, badRequest } from '../http/errors.js'
@@ -256,7 +256,8 @@ async function authPlugin(app: FastifyInstance,
       const decision = checkCapability(request.method, config.url, principal.apiKey.scopes)
       if (decision === 'not-in-table') throw forbidden('API keys cannot be used on this route', 'API_KEY_NOT_ALLOWED')
       if (decision === 'missing-scope') {
-        throw forbidden('API key lacks the capability for this route', 'INSUFFICIENT_SCOPE')
+        throw forbidden(`This API key lacks a scope for this route: it needs one of ${
+          scopesFor(request.method, config.url).join(', ')}`, 'INSUFFICIENT_SCOPE')
       }
     }
 

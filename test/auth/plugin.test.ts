@@ -249,7 +249,13 @@ t.test('usage route by the capability table: read allows, others 403; owner only
     const res = await app.inject({ url: usageUrl(k.id), headers: { 'x-api-key': k.key } })
     t.equal(res.statusCode, 403, scopes.join(','))
     t.equal(res.json().code, 'INSUFFICIENT_SCOPE')
+    t.equal(res.json().message, 'This API key lacks a scope for this route: it needs one of read',
+      'the answer names the scope that would allow the route')
   }
+  const searcher = await createKey(app, u, ['write'])
+  const search = await app.inject({ method: 'POST', url: '/api/knowledge/search',
+    headers: { 'x-api-key': searcher.key }, payload: { query: 'x' } })
+  t.match(search.json().message, /needs one of read, knowledge:read$/)
   const reader = await createKey(app, u, ['read'])
   const head = await app.inject({ method: 'HEAD', url: usageUrl(reader.id), headers: { 'x-api-key': reader.key } })
   t.equal(head.statusCode, 200, 'HEAD follows GET')

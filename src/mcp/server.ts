@@ -50,8 +50,8 @@ const toolError = (statusCode: number, code: string, message: string) =>
 /** Waits on change notices of the artifact, never on a loop of reads; each read goes through the route. */
 async function waitForReview(tool: ToolDef, args: Json, ctx: McpContext, signal: AbortSignal): Promise<CallToolResult> {
   const timeout = args.timeoutSeconds ?? 30
-  if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 1 || timeout > 60) {
-    return toolError(400, 'VALIDATION_ERROR', 'timeoutSeconds must be an integer from 1 to 60')
+  if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 1 || timeout > 50) {
+    return toolError(400, 'VALIDATION_ERROR', 'timeoutSeconds must be an integer from 1 to 50')
   }
   if (typeof args.id !== 'string' || !UUID.test(args.id)) return toolError(400, 'VALIDATION_ERROR', 'id must be a UUID')
   const id = args.id

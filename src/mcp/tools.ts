@@ -178,7 +178,7 @@ export const TOOLS: ToolDef[] = [
     inputSchema: (schemas) => {
       const base = fromRoute(schemas, { method: 'GET', url: `${ARTIFACTS}/:id` }, ['id'])
       return { ...base,
-        properties: { ...base.properties, timeoutSeconds: { type: 'integer', minimum: 1, maximum: 60, default: 30 } } }
+        properties: { ...base.properties, timeoutSeconds: { type: 'integer', minimum: 1, maximum: 50, default: 30 } } }
     },
     call: (args) => ({ method: 'GET', url: `${ARTIFACTS}/${idOf(args)}` }),
     summary: (s) => {

@@ -66,7 +66,7 @@ t.test('MCP tool server over Streamable HTTP with the official SDK client', asyn
     t.match(create.annotations, { readOnlyHint: false })
     const wait = tools.find((x) => x.name === 'wait_for_review')!
     t.match(wait.inputSchema.properties,
-      { id: { format: 'uuid' }, timeoutSeconds: { minimum: 1, maximum: 60, default: 30 } })
+      { id: { format: 'uuid' }, timeoutSeconds: { minimum: 1, maximum: 50, default: 30 } })
   })
 
   let planId = ''
@@ -151,7 +151,7 @@ t.test('MCP tool server over Streamable HTTP with the official SDK client', asyn
     const refused = await call(reader, 'create_artifact', { type: 'task_plan', title: 'x' })
     t.match(refused.s, { statusCode: 403, code: 'INSUFFICIENT_SCOPE' }, 'a tool outside the scopes: the route\'s 403')
     t.match((await call(full.client, 'get_artifact', { id: 'nope' })).s, { statusCode: 400 })
-    t.match((await call(full.client, 'wait_for_review', { id: planId, timeoutSeconds: 61 })).s,
+    t.match((await call(full.client, 'wait_for_review', { id: planId, timeoutSeconds: 51 })).s,
       { statusCode: 400, code: 'VALIDATION_ERROR' })
     await t.rejects(full.client.callTool({ name: 'drop_tables', arguments: {} }), McpError, 'unknown tool')
   })
@@ -207,7 +207,7 @@ t.test('MCP tool server over Streamable HTTP with the official SDK client', asyn
         return off
       }
     })
-    const waiting = call(c, 'wait_for_review', { id, timeoutSeconds: 60 })
+    const waiting = call(c, 'wait_for_review', { id, timeoutSeconds: 50 })
     await listening
     const approve = await app.inject({ method: 'POST', url: `/api/v2/artifacts/${id}/status`,
       headers: { ...w.auth, 'x-workspace-id': w.workspaceId }, payload: { status: 'approved' } })

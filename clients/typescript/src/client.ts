@@ -261,7 +261,7 @@ export class CairnClient {
     const deadline = Date.now() + (options.timeoutMs ?? 300_000)
     for (;;) {
       const left = Math.ceil((deadline - Date.now()) / 1000)
-      const seconds = Math.max(1, Math.min(60, left))
+      const seconds = Math.max(1, Math.min(50, left))
       const result = await this.mcpTool('wait_for_review', { id, timeoutSeconds: seconds },
         options.signal) as Artifact & { changed: boolean }
       if (result.changed || DECIDED.has(result.status) || Date.now() >= deadline) return result

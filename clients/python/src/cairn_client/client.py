@@ -350,7 +350,7 @@ class CairnClient:
         itself: nothing polls."""
         deadline = time.monotonic() + timeout
         while True:
-            seconds = max(1, min(60, int(deadline - time.monotonic() + 0.999)))
+            seconds = max(1, min(50, int(deadline - time.monotonic() + 0.999)))
             result = self.mcp_tool("wait_for_review", {"id": artifact_id, "timeoutSeconds": seconds}, timeout=seconds + 30)
             if result.get("changed") or result.get("status") in _DECIDED or time.monotonic() >= deadline:
                 return result

@@ -191,9 +191,9 @@ const AMONG = 64
 export const FUSE_CANDIDATES = 50
 
 /**
- * a filter's documents in more stretches of rowids than this are walked as without it (each costs statements).
- * 128, was 32: at 1,000,000 passages a question inside a tag's 51 scattered documents took 11 ms and returned 89 %
- * of the exact top 10 (as without the filter: 26 ms, 53 %); inside 495 documents 45 ms (against 25 ms)
+ * a filter's documents in more stretches of rowids than this are walked as without it (each costs statements):
+ * walking a tag's scattered documents range by range finds more of the exact top 10, and faster, than walking the
+ * whole index, up to about this many ranges (`npm run bench -- search`, filtered questions)
  */
 const MAX_RANGES = 128
 /** a filter keeping a share of the reader's passages seeks up to this many times the candidates (1 / share) */
@@ -206,9 +206,9 @@ const FILTER_CHECKS = 5000
 /** and the strongest words' newest postings read to find its passages when the walks above found too few */
 const FALLBACK_POSTINGS = 50_000
 /**
- * substring walks (several statements each) inside at most this many of a filter's ranges, else the whole index.
- * 64, was 8 (ranges are kept between searches now): at 1,000,000 passages, 2-word phrases inside a tag's 51
- * scattered documents p50 7–10 ms (was 59), rare words 22 ms (43)
+ * substring walks (several statements each) inside at most this many of a filter's ranges, else the whole index:
+ * the ranges are kept between searches, so walking them beats the whole index up to about this many
+ * (`npm run bench -- search`, filtered phrases)
  */
 const SUBSTRING_RANGES = 64
 /** a range of rowids is walked in windows of this many (see walk() in words()) */

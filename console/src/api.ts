@@ -1,7 +1,8 @@
 import { CairnClient } from '../../clients/typescript/src/client.js'
 import { CairnError } from '../../clients/typescript/src/errors.js'
 
-export type { Artifact, ArtifactListItem, ArtifactComment, ChainLink, Me } from '../../clients/typescript/src/client.js'
+export type { Artifact, ArtifactListItem, ArtifactComment, ChainLink, Me, KnowledgeDocument, DocumentWithChunks,
+  SearchResult, ChatEvent } from '../../clients/typescript/src/client.js'
 export { CairnError }
 
 /**

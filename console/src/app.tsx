@@ -1,3 +1,4 @@
+import type { VNode } from 'preact'
 import { useEffect, useMemo, useState } from 'preact/hooks'
 import { client, describeError, inWorkspace, isSignedOut, type Me } from './api.js'
 import { ErrorText, Link } from './components.js'
@@ -7,6 +8,7 @@ import { SignIn } from './pages/sign-in.js'
 import { ArtifactList } from './pages/review.js'
 import { ArtifactPage } from './pages/artifact.js'
 import { NotYet } from './pages/not-yet.js'
+import { lazy } from './lazy.js'
 
 const WORKSPACE_KEY = 'cairn.workspace'
 
@@ -121,12 +123,25 @@ function Layout(props: { onWorkspace(id: string): void; onSignedOut(): void }) {
   )
 }
 
+// the pages beyond review are loaded when first shown, each its own file in the build
+const KnowledgePage = lazy(() => import('./pages/knowledge.js').then((m) => m.KnowledgePage))
+const DocumentPage = lazy(() => import('./pages/knowledge-document.js').then((m) => m.DocumentPage))
+
+/** The console's pages: a path pattern, and what it shows (its groups, decoded, as `params`, and the whole path). */
+const ROUTES: Array<{ pattern: RegExp; page: (params: string[], path: string) => VNode }> = [
+  { pattern: /^\/(review)?$/, page: () => <ArtifactList mode="review" /> },
+  { pattern: /^\/artifacts$/, page: () => <ArtifactList mode="all" /> },
+  { pattern: /^\/artifacts\/([^/]+)$/, page: ([id]) => <ArtifactPage id={id} key={id} /> },
+  { pattern: /^\/knowledge$/, page: () => <KnowledgePage /> },
+  { pattern: /^\/knowledge\/documents\/([^/]+)$/, page: ([id]) => <DocumentPage id={id} key={id} /> }
+]
+
 function Page(props: { path: string }) {
   const path = props.path
-  if (path === '/review' || path === '/' || path === '') return <ArtifactList mode="review" />
-  if (path === '/artifacts') return <ArtifactList mode="all" />
-  const artifact = /^\/artifacts\/([^/]+)$/.exec(path)
-  if (artifact) return <ArtifactPage id={decodeURIComponent(artifact[1])} key={artifact[1]} />
+  for (const route of ROUTES) {
+    const m = route.pattern.exec(path)
+    if (m) return route.page(m.slice(1).map((p) => p === undefined ? '' : decodeURIComponent(p)), path)
+  }
   const section = NAV.find((n) => n.href === path)
   if (section) return <NotYet section={section.label} />
   return (

@@ -43,3 +43,21 @@ export function when(iso: string): string {
   const d = new Date(iso)
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString()
 }
+
+/** Previous and next page of a long list, with where the person is. */
+export function Pager(props: { page: number; pageSize: number; total: number; noun: string; onPage(page: number): void;
+  label?: string }) {
+  const pages = Math.max(1, Math.ceil(props.total / props.pageSize))
+  if (props.total <= props.pageSize && props.page <= 1) return null
+  return (
+    <nav class="pager" aria-label={props.label ?? 'Pages'}>
+      <button type="button" disabled={props.page <= 1} onClick={() => props.onPage(props.page - 1)}>
+        Previous page
+      </button>
+      <span>Page {props.page} of {pages} ({props.total} {props.noun})</span>
+      <button type="button" disabled={props.page >= pages} onClick={() => props.onPage(props.page + 1)}>
+        Next page
+      </button>
+    </nav>
+  )
+}

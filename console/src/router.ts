@@ -35,3 +35,14 @@ export function onLinkClick(event: MouseEvent): void {
   event.preventDefault()
   navigate(a.getAttribute('href') ?? '/')
 }
+
+/** The current address with some query parameters changed (an empty or undefined value removes one). */
+export function withQuery(changes: Record<string, string | number | undefined>): string {
+  const next = new URLSearchParams(location.search)
+  for (const [name, value] of Object.entries(changes)) {
+    if (value === undefined || value === '') next.delete(name)
+    else next.set(name, String(value))
+  }
+  const qs = next.toString()
+  return `${location.pathname}${qs ? `?${qs}` : ''}`
+}

@@ -88,6 +88,8 @@ export interface UploadOptions {
   workspaceId?: string
   idempotencyKey?: string
   signal?: AbortSignal
+  /** how much of the file has been sent, in a browser (see RequestOptions.onUploadProgress) */
+  onProgress?: (sent: number, total: number) => void
 }
 
 export interface WaitOptions {
@@ -180,7 +182,7 @@ export class CairnClient {
     if (options.workspaceId) form.set('workspaceId', options.workspaceId)
     form.set('file', blob, fileName)
     return this.transport.json('POST', '/api/knowledge/upload',
-      { form, idempotencyKey: options.idempotencyKey, signal: options.signal })
+      { form, idempotencyKey: options.idempotencyKey, signal: options.signal, onUploadProgress: options.onProgress })
   }
 
   searchKnowledge(input: SearchInput, signal?: AbortSignal): Promise<SearchResult> {

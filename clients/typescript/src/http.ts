@@ -35,6 +35,11 @@ export interface RequestOptions {
   idempotencyKey?: string
   /** keep the response body unread (streams); retries still apply to the status */
   stream?: boolean
+  /**
+   * Told how much of the request body has been sent (in a browser, where XMLHttpRequest reports it; the platform's
+   * fetch cannot). Each retry starts again from 0.
+   */
+  onUploadProgress?: (sent: number, total: number) => void
 }
 
 const RETRY_STATUSES = new Set([429, 503])
@@ -75,6 +80,55 @@ export async function errorFrom(res: Response): Promise<CairnError> {
   return new CairnError(res.status, typeof b.code === 'string' ? b.code : `HTTP_${res.status}`,
     typeof b.message === 'string' ? b.message : (res.statusText || `HTTP ${res.status}`), body,
     retryAfterSeconds(res.headers.get('retry-after')))
+}
+
+/** The part of a browser's XMLHttpRequest used here (the client is typed without the DOM library). */
+interface Xhr {
+  open(method: string, url: string): void
+  responseType: string
+  withCredentials: boolean
+  setRequestHeader(name: string, value: string): void
+  upload: { onprogress: ((e: { lengthComputable: boolean; loaded: number; total: number }) => void) | null }
+  onload: (() => void) | null
+  onerror: (() => void) | null
+  onabort: (() => void) | null
+  readonly status: number
+  readonly statusText: string
+  readonly response: unknown
+  getAllResponseHeaders(): string
+  abort(): void
+  send(body?: unknown): void
+}
+declare const XMLHttpRequest: (new () => Xhr) | undefined
+
+/** fetch through XMLHttpRequest, whose upload events tell how much of the body has gone */
+function xhrFetch(url: string, init: RequestInit,
+  onProgress: (sent: number, total: number) => void): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest!()
+    xhr.open(init.method ?? 'GET', url)
+    xhr.responseType = 'blob'
+    xhr.withCredentials = init.credentials === 'include'
+    const headers = init.headers as Record<string, string>
+    for (const [name, value] of Object.entries(headers)) xhr.setRequestHeader(name, value)
+    xhr.upload.onprogress = (e) => { if (e.lengthComputable) onProgress(e.loaded, e.total) }
+    xhr.onload = () => {
+      const answered = new Headers()
+      for (const line of xhr.getAllResponseHeaders().trim().split(/[\r\n]+/)) {
+        const colon = line.indexOf(':')
+        if (colon > 0) answered.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim())
+      }
+      const empty = xhr.status === 204 || xhr.status === 205 || xhr.status === 304
+      resolve(new Response(empty ? null : xhr.response as Blob, { status: xhr.status, statusText: xhr.statusText,
+        headers: answered }))
+    }
+    xhr.onerror = () => reject(new TypeError('Network request failed'))
+    xhr.onabort = () => reject(new DOMException('The request was aborted', 'AbortError'))
+    const signal = init.signal
+    if (signal?.aborted) return reject(new DOMException('The request was aborted', 'AbortError'))
+    signal?.addEventListener('abort', () => xhr.abort(), { once: true })
+    xhr.send(init.body ?? null)
+  })
 }
 
 /** HTTP with Cairn's credentials, workspace context, retries and Idempotency-Keys. */
@@ -129,8 +183,11 @@ export class Transport {
     for (let attempt = 0; ; attempt++) {
       let res: Response
       try {
-        res = await this.fetchImpl(url, { method, headers, body, signal: options.signal,
-          ...(this.options.browserSession ? { credentials: 'same-origin' as const } : {}) })
+        const init: RequestInit = { method, headers, body, signal: options.signal,
+          ...(this.options.browserSession ? { credentials: 'same-origin' as const } : {}) }
+        res = options.onUploadProgress && typeof XMLHttpRequest !== 'undefined' && !this.options.fetch
+          ? await xhrFetch(url, init, options.onUploadProgress)
+          : await this.fetchImpl(url, init)
       } catch (err) {
         if (options.signal?.aborted) {
           throw new CairnError(0, 'ABORTED', 'The request was aborted', undefined, undefined, { cause: err })

@@ -3,6 +3,8 @@ import { Type, type Static } from '@sinclair/typebox'
 import fs from 'node:fs'
 import path from 'node:path'
 import { isIP } from 'node:net'
+import type { SearchSettingsOverrides } from './knowledge/search-settings.js'
+import { parseAllowList } from './net/allow-list.js'
 
 /** Standard Webhooks' schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h after each failed attempt */
 const DEFAULT_RETRY_SCHEDULE = '5,300,1800,7200,18000,36000,36000'
@@ -20,6 +22,7 @@ const EnvSchema = Type.Object({
   CAIRN_RATE_LIMIT_ARTIFACTS: Type.Integer({ default: 120, minimum: 0 }),
   CAIRN_RATE_LIMIT_DEFAULT: Type.Integer({ default: 600, minimum: 0 }),
   CAIRN_ALLOW_PRIVATE_URLS: Type.Boolean({ default: false }),
+  CAIRN_WEBHOOK_ALLOW: Type.Optional(Type.String()),
   CAIRN_TRUST_PROXY: Type.Optional(Type.String()),
   CAIRN_LLM_BASE_URL: Type.Optional(Type.String({ minLength: 1 })),
   CAIRN_LLM_API_KEY: Type.Optional(Type.String()),
@@ -132,6 +135,11 @@ export interface Config {
   rateLimits: RateLimits
   allowPrivateUrls: boolean
   /**
+   * CAIRN_WEBHOOK_ALLOW: private destinations webhooks and audio URLs may reach, as host names, addresses and CIDR
+   * ranges (src/net/allow-list.ts); everything else private stays refused
+   */
+  webhookAllow: string[]
+  /**
    * CAIRN_TRUST_PROXY: whose X-Forwarded-For names the client (Fastify's `trustProxy`): false, none (the peer is the
    * client); a number, that many proxies in front; else the proxies' addresses and CIDR ranges
    */
@@ -166,6 +174,11 @@ export interface Config {
   searchCacheMb: number
   /** CAIRN_SEARCH_BUDGET_MS: each search's time on a search worker; past it, the answer is what it found, partial */
   searchBudgetMs: number
+  /**
+   * overrides of passage search's tuned bounds (src/knowledge/search-settings.ts), not read from the environment:
+   * benches and tests set them to measure or exercise one path
+   */
+  searchSettings?: SearchSettingsOverrides
   /** the interval of the workspace event stream's comment lines (keep-alive through proxies) */
   eventStreamHeartbeatMs: number
   /**
@@ -248,6 +261,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
   }
   const trustProxy = trustedProxies(e.CAIRN_TRUST_PROXY, problems)
+  const webhookAllow = parseAllowList(e.CAIRN_WEBHOOK_ALLOW)
+  problems.push(...webhookAllow.problems)
   if (problems.length > 0) throw new ConfigError(problems)
   return {
     host: e.HOST,
@@ -264,6 +279,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       default: e.CAIRN_RATE_LIMIT_DEFAULT
     },
     allowPrivateUrls: e.CAIRN_ALLOW_PRIVATE_URLS,
+    webhookAllow: webhookAllow.entries,
     trustProxy,
     llm: { baseUrl: e.CAIRN_LLM_BASE_URL, apiKey: e.CAIRN_LLM_API_KEY, model: e.CAIRN_LLM_MODEL },
     stt: {

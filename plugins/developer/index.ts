@@ -37,7 +37,8 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
 
   async function allowedUrl(url: string) {
     try {
-      return (await checkPublicUrl(url, { allowPrivate: app.config.allowPrivateUrls })).toString()
+      return (await checkPublicUrl(url, { allowPrivate: app.config.allowPrivateUrls,
+        allow: app.config.webhookAllow })).toString()
     } catch (err) {
       if (err instanceof UrlNotAllowedError) throw badRequest(`Webhook URL refused: ${err.message}`, 'URL_NOT_ALLOWED')
       throw err

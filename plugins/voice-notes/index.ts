@@ -111,7 +111,8 @@ const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opt
       }
     } else {
       try {
-        await checkPublicUrl(b.audioUrl, { allowPrivate: app.config.allowPrivateUrls })
+        await checkPublicUrl(b.audioUrl, { allowPrivate: app.config.allowPrivateUrls,
+          allow: app.config.webhookAllow })
       } catch (err) {
         if (err instanceof UrlNotAllowedError) throw badRequest(`audioUrl refused: ${err.message}`, 'URL_NOT_ALLOWED')
         throw err

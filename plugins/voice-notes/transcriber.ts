@@ -39,7 +39,8 @@ export function createTranscriber(app: FastifyInstance, store: VoiceNoteStore, d
         file = path.join(app.config.dataDir, audio.path)
       } else {
         await downloadTo(note.audioUrl, fetched,
-          { allowPrivate: app.config.allowPrivateUrls, maxBytes: opts.maxBytes, timeoutMs: 60_000, signal: ctx.signal })
+          { allowPrivate: app.config.allowPrivateUrls, allow: app.config.webhookAllow,
+            maxBytes: opts.maxBytes, timeoutMs: 60_000, signal: ctx.signal })
         file = fetched
       }
       const result = await engine.transcribe(file, note.mimeType, ctx.signal)

@@ -54,7 +54,8 @@ async function eventsPlugin(app: FastifyInstance) {
   // the fan-out, the HTTP attempts and their recording run in threads of their own (outbox-worker.ts), on a
   // connection of their own: the request thread writes one outbox row per event and wakes them
   const thread = createOutboxThread({ file: sqlite.name, intent: writeIntentOf(sqlite) ?? newWriteIntent(),
-    schedule: app.config.webhookRetrySchedule, allowPrivate: app.config.allowPrivateUrls, webhookKey }, {
+    schedule: app.config.webhookRetrySchedule, allowPrivate: app.config.allowPrivateUrls,
+    allow: app.config.webhookAllow, webhookKey }, {
     onKick: () => kick(),
     onRetries: () => app.jobs.poke(),
     log: (level, fields, msg) => log[level](fields, msg)

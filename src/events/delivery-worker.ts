@@ -13,7 +13,8 @@ export type FromWorker = Array<{ n: number; attempt: DeliveryAttempt; unreadable
 
 const port = parentPort!
 
-const options = workerData as { allowPrivate: boolean; timeoutMs?: number; webhookKey: string; niceness: number }
+const options = workerData as { allowPrivate: boolean; allow: string[];
+  timeoutMs?: number; webhookKey: string; niceness: number }
 // on a machine with few cores, a stream of deliveries waits for the cores the requests leave idle
 lowerThreadPriority(options.niceness)
 const deliverer = createDeliverer(options)

@@ -95,12 +95,13 @@ export interface Deliverer {
   close(): void
 }
 
-export function createDeliverer(opts: { allowPrivate: boolean; timeoutMs?: number }): Deliverer {
+export function createDeliverer(
+  opts: { allowPrivate: boolean; allow?: readonly string[]; timeoutMs?: number }): Deliverer {
   const timeoutMs = opts.timeoutMs ?? 10_000
   // connections to a receiver are kept for its next deliveries (a burst to one endpoint reuses a few sockets)
   const agents = { http: new http.Agent({ keepAlive: true, timeout: timeoutMs }),
     https: new https.Agent({ keepAlive: true, timeout: timeoutMs }) }
-  const lookup = guardedLookup(opts.allowPrivate)
+  const lookup = guardedLookup(opts.allowPrivate, opts.allow)
 
   async function deliver(target: string, secrets: readonly string[], message: OutgoingMessage,
     signal?: AbortSignal): Promise<DeliveryAttempt> {
@@ -122,7 +123,7 @@ export function createDeliverer(opts: { allowPrivate: boolean; timeoutMs?: numbe
     })
     let url: URL
     try {
-      url = await checkPublicUrl(target, { allowPrivate: opts.allowPrivate })
+      url = await checkPublicUrl(target, { allowPrivate: opts.allowPrivate, allow: opts.allow })
     } catch (err) {
       return done(0, '', (err as Error).message)
     }

@@ -29,6 +29,8 @@ export interface OutboxThreadData {
   /** seconds before each retry */
   schedule: number[]
   allowPrivate: boolean
+  /** CAIRN_WEBHOOK_ALLOW's entries */
+  allow: string[]
   webhookKey: string
   timeoutMs?: number
 }
@@ -205,7 +207,8 @@ const outbox = createOutboxStore(db, sqlite, {
     fields: { webhookId } })
 })
 
-const deliverer = createWorkerDeliverer({ allowPrivate: options.allowPrivate, timeoutMs: options.timeoutMs,
+const deliverer = createWorkerDeliverer({ allowPrivate: options.allowPrivate, allow: options.allow,
+  timeoutMs: options.timeoutMs,
   webhookKey: options.webhookKey,
   onUnreadable: (webhookId, error) => post({ log: 'error', msg: 'webhook signing secret unreadable',
     fields: { webhookId, error } }) })

@@ -32,7 +32,8 @@ export interface SealedDeliverer {
  * dies fails its attempts in flight (they are retried) and is replaced on the next attempt. `webhookKey` is the
  * data dir's `webhook-key` (secret-box.ts), handed to the thread in memory.
  */
-export function createWorkerDeliverer(opts: { allowPrivate: boolean; timeoutMs?: number; webhookKey: string;
+export function createWorkerDeliverer(opts: { allowPrivate: boolean; allow?: readonly string[];
+  timeoutMs?: number; webhookKey: string;
   onUnreadable(webhookId: string, error: string): void }): SealedDeliverer {
   let worker: Worker | undefined
   let next = 0
@@ -42,6 +43,7 @@ export function createWorkerDeliverer(opts: { allowPrivate: boolean; timeoutMs?:
 
   function spawn(): Worker {
     const w = new Worker(entry.script, { eval: entry.eval, workerData: { allowPrivate: opts.allowPrivate,
+      allow: [...opts.allow ?? []],
       timeoutMs: opts.timeoutMs, webhookKey: opts.webhookKey, niceness: DELIVERY_NICENESS } })
     w.unref()
     w.on('message', (results: FromWorker) => {

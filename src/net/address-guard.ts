@@ -2,6 +2,7 @@ import { isIP } from 'node:net'
 import ipaddr from 'ipaddr.js'
 import dns from 'node:dns'
 import type { LookupFunction } from 'node:net'
+import { ALLOW_HINT, allowList, allowsAddress, allowsHost, type AllowList } from './allow-list.js'
 
 /** A URL the service refuses to contact: not http(s), credentials inside, or a non-public address. */
 export class UrlNotAllowedError extends Error {
@@ -66,6 +67,8 @@ export function isPublicAddress(ip: string): boolean {
 
 export interface GuardOptions {
   allowPrivate: boolean
+  /** CAIRN_WEBHOOK_ALLOW's entries: private destinations allowed (allow-list.ts) */
+  allow?: readonly string[]
   /** name resolution; tests may pass their own */
   resolve?: (hostname: string) => Promise<string[]>
 }
@@ -73,9 +76,16 @@ export interface GuardOptions {
 const systemResolve = async (hostname: string) =>
   (await dns.promises.lookup(hostname, { all: true, verbatim: true })).map((a) => a.address)
 
+/** the first address of `addresses` that `host` may not reach: neither public nor allowed by the list */
+function refused(list: AllowList, host: string, addresses: readonly string[]): string | undefined {
+  const named = !isIP(host) && allowsHost(list, host)
+  return addresses.find((a) => !isPublicAddress(a) && !allowsAddress(list, a, named))
+}
+
 /**
  * Checks a URL before the service stores or contacts it: http(s) only, no credentials, and every
- * address its host resolves to must be public unicast (unless private URLs are allowed).
+ * address its host resolves to must be public unicast or allowed by the operator's list (unless private URLs
+ * are allowed).
  * The WHATWG parser already turns decimal, octal and hex IPv4 forms into dotted quads.
  */
 export async function checkPublicUrl(raw: string, opts: GuardOptions): Promise<URL> {
@@ -102,28 +112,35 @@ export async function checkPublicUrl(raw: string, opts: GuardOptions): Promise<U
     }
   }
   if (addresses.length === 0) throw new UrlNotAllowedError(`The host ${host} cannot be resolved`)
-  const bad = addresses.find((a) => !isPublicAddress(a))
-  if (bad) throw new UrlNotAllowedError(`The host ${host} resolves to a non-public address (${bad})`)
+  const bad = refused(allowList(opts.allow), host, addresses)
+  if (bad) {
+    throw new UrlNotAllowedError(`${isIP(host) ? `The address ${host} is not public`
+      : `The host ${host} resolves to a non-public address (${bad})`}; ${ALLOW_HINT}`)
+  }
   return url
 }
 
 /**
  * A `lookup` for http(s).request that repeats the address check at connect time, so a name that
- * resolved publicly at creation and privately now (DNS rebinding) is refused.
+ * resolved publicly (or to an allowed address) at creation and otherwise now (DNS rebinding) is refused.
+ * `resolve` stands for the system's resolver in tests.
  */
-export function guardedLookup(allowPrivate: boolean): LookupFunction {
+export function guardedLookup(allowPrivate: boolean, allow?: readonly string[],
+  resolve: typeof dns.lookup = dns.lookup): LookupFunction {
+  const list = allowList(allow)
   return (hostname, options, callback) => {
-    dns.lookup(hostname, { ...options, all: true, verbatim: true }, (err, addresses) => {
+    resolve(hostname, { ...options, all: true, verbatim: true }, (err, addresses) => {
       if (err) return callback(err, '', 0)
-      const list = addresses as unknown as dns.LookupAddress[]
-      const bad = allowPrivate ? undefined : list.find((a) => !isPublicAddress(a.address))
+      const found = addresses as unknown as dns.LookupAddress[]
+      const bad = allowPrivate ? undefined : refused(list, hostname, found.map((a) => a.address))
       if (bad) {
-        return callback(new UrlNotAllowedError(`${hostname} resolves to a non-public address (${bad.address})`), '', 0)
+        return callback(new UrlNotAllowedError(`${hostname} resolves to a non-public address (${bad}); ${ALLOW_HINT}`),
+          '', 0)
       }
       if ((options as { all?: boolean }).all) {
-        return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list)
+        return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, found)
       }
-      callback(null, list[0].address, list[0].family)
+      callback(null, found[0].address, found[0].family)
     })
   }
 }

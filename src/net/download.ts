@@ -10,12 +10,13 @@ import { checkPublicUrl, guardedLookup, UrlNotAllowedError } from './address-gua
  * a size cap and a time limit for the whole transfer. Redirects are not followed.
  */
 export async function downloadTo(rawUrl: string, file: string,
-  opts: { allowPrivate: boolean; maxBytes: number; timeoutMs: number; signal?: AbortSignal }) {
-  const url = await checkPublicUrl(rawUrl, { allowPrivate: opts.allowPrivate })
+  opts: { allowPrivate: boolean; allow?: readonly string[];
+    maxBytes: number; timeoutMs: number; signal?: AbortSignal }) {
+  const url = await checkPublicUrl(rawUrl, { allowPrivate: opts.allowPrivate, allow: opts.allow })
   const client = url.protocol === 'https:' ? https : http
   const signal = AbortSignal.any([AbortSignal.timeout(opts.timeoutMs), ...(opts.signal ? [opts.signal] : [])])
   const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
-    const req = client.get(url, { lookup: guardedLookup(opts.allowPrivate), signal }, resolve)
+    const req = client.get(url, { lookup: guardedLookup(opts.allowPrivate, opts.allow), signal }, resolve)
     req.on('error', reject)
   })
   if (res.statusCode !== 200) {

@@ -5,6 +5,7 @@ import type { Config } from './config.js'
 import type { Db, DatabaseHandle } from './db/index.js'
 import type { OutboxDb } from './db/outbox-file.js'
 import { createJobQueue, type JobQueue } from './jobs/queue.js'
+import { configSecrets } from './log/mask.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -25,7 +26,8 @@ async function corePlugin(app: FastifyInstance, opts: { config: Config; database
   app.decorate('sqlite', opts.database.sqlite)
   app.decorate('outboxDb', opts.database.outbox.db)
   app.decorate('outboxSqlite', opts.database.outbox.sqlite)
-  app.decorate('jobs', createJobQueue(opts.database.db, opts.database.sqlite, app.log))
+  app.decorate('jobs', createJobQueue(opts.database.db, opts.database.sqlite, app.log,
+    { secrets: configSecrets(opts.config) }))
   app.addHook('onReady', async () => app.jobs.start())
   app.addHook('preClose', async () => { await app.jobs.stop() })
   app.addHook('onClose', async () => opts.database.close())

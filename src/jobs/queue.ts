@@ -9,6 +9,7 @@ import { boundLimit, fixedLimit, preparedWrite } from '../db/prepared.js'
 import { afterWriteTurn, writeTurn } from '../db/write-intent.js'
 import { diskFullPause, isDiskFull } from '../db/disk-full.js'
 import type { PayloadOf } from './payloads.js'
+import { describeError, MAX_ERROR_MESSAGE } from '../log/mask.js'
 
 export type { JobPayloads, JobName, PayloadOf } from './payloads.js'
 
@@ -68,6 +69,17 @@ export interface JobQueue {
 }
 
 const MAX_BACKOFF_MS = 5 * 60_000
+
+/** the longest error a failed job's row keeps */
+const STORED_ERROR_LENGTH = 8192
+
+const cut = (text: string, max: number) => text.length > max ? `${text.slice(0, max)}…` : text
+
+/** a delay for people: `500 ms`, `2 s`, `5 min` */
+function seconds(ms: number): string {
+  if (ms < 1000) return `${ms} ms`
+  return ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.round(ms / 100) / 10} s`
+}
 /** the longest the runner sleeps when nothing is due, so jobs added by another connection are seen */
 const MAX_SLEEP_MS = 1000
 
@@ -88,6 +100,8 @@ export function jobInsert(db: Db, sqlite: Database.Database, status: 'queued' | 
 export interface JobQueueOptions {
   /** the first wait of the queue after a write found the disk full (default 1 s), doubled per failure up to a minute */
   diskFullWaitMs?: number
+  /** values masked wherever they appear in a failed job's error, logged or stored (API keys, passwords) */
+  secrets?: readonly string[]
 }
 
 /**
@@ -283,7 +297,10 @@ export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBa
       return
     }
     const err = failure.err
-    const message = err instanceof Error ? err.message : String(err)
+    // what the row keeps and the log shows: the message with its causes and a code, secrets masked
+    const stored = describeError(err, options.secrets, STORED_ERROR_LENGTH)
+    const message = stored.message
+    const error = { ...stored, message: cut(message, MAX_ERROR_MESSAGE) }
     const now = new Date().toISOString()
     if (interrupted) {
       end(() => markInterrupted.run({ id: row.id, now }))
@@ -297,12 +314,16 @@ export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBa
     if (err instanceof PermanentJobError || row.attempts >= row.maxAttempts) {
       end(() => markFailed.run({ error: message, now, id: row.id }))
       if (jobOutcomes.hasSubscribers) jobOutcomes.publish({ type: row.type, outcome: 'failed' })
-      log.warn({ jobId: row.id, type: row.type, attempts: row.attempts, error: message }, 'job failed')
+      const why = err instanceof PermanentJobError ? 'cannot succeed' : `failed ${row.attempts} times`
+      log.error({ jobId: row.id, type: row.type, attempts: row.attempts, error },
+        `job ${row.type} ${why}, given up: ${error.message}`)
     } else {
       const delay = Math.min(entry.options.backoffMs * 2 ** (row.attempts - 1), MAX_BACKOFF_MS)
       end(() => markRetry.run({ runAt: Date.now() + delay, error: message, now, id: row.id }))
       if (jobOutcomes.hasSubscribers) jobOutcomes.publish({ type: row.type, outcome: 'retried' })
-      log.info({ jobId: row.id, type: row.type, attempts: row.attempts, retryInMs: delay }, 'job will be retried')
+      log.warn({ jobId: row.id, type: row.type, attempts: row.attempts, maxAttempts: row.maxAttempts,
+        retryInMs: delay, error }, `job ${row.type} failed (attempt ${row.attempts} of ${row.maxAttempts}), ` +
+        `retried in ${seconds(delay)}: ${error.message}`)
     }
   }
 

@@ -16,6 +16,11 @@ export const webhooks = sqliteTable('webhooks', {
   /** the first failed attempt since the last success: an endpoint failing for 5 days is set inactive */
   failingSince: text('failing_since'),
   active: integer('active', { mode: 'boolean' }).notNull(),
+  /**
+   * why the service switched it off: `gone` (the receiver answered 410 Gone), `failing` (every attempt failed for
+   * 5 days); null while active or when a person switched it off
+   */
+  disabledReason: text('disabled_reason', { enum: ['gone', 'failing'] }),
   description: text('description').notNull(),
   createdBy: text('created_by').notNull(),
   createdAt: text('created_at').notNull(),

@@ -1,0 +1,1 @@
+ALTER TABLE `webhooks` ADD `disabled_reason` text;

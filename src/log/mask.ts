@@ -57,8 +57,7 @@ export interface ErrorSummary {
 }
 
 /** An error as the log may show it: the message along its chain of causes, a code, secrets masked. */
-export function describeError(err: unknown, known: readonly string[] = [], maxLength = MAX_ERROR_MESSAGE):
-ErrorSummary {
+export function describeError(err: unknown, known: readonly string[] = [], max = MAX_ERROR_MESSAGE): ErrorSummary {
   const parts: string[] = []
   let code: string | undefined
   let name: string | undefined
@@ -77,7 +76,7 @@ ErrorSummary {
     }
   }
   let message = maskSecrets(parts.join(': ') || 'unknown error', known)
-  if (message.length > maxLength) message = `${message.slice(0, maxLength)}…`
+  if (message.length > max) message = `${message.slice(0, max)}…`
   const summary: ErrorSummary = { message }
   const c = code ?? name
   if (c) summary.code = maskSecrets(c, known)

@@ -10,11 +10,11 @@ import { build, signup, tempDir } from '../helper.js'
 import { loggerOptions, type App } from '../../src/app.js'
 import { receiver, BASE, ws, hookAndChannel, post, eventsToExpand, deliveries } from './webhook-helpers.js'
 
-t.test('the README\'s receiver.mjs verifies real deliveries, refuses stale timestamps and ' +
+t.test('the receiver.mjs of docs/api/webhooks.md verifies real deliveries, refuses stale timestamps and ' +
   'skips duplicates', async (t) => {
-  const readme = fs.readFileSync(path.join(projectRoot(), 'README.md'), 'utf8')
-  const code = /```js\n(\/\/ receiver\.mjs\n[\s\S]*?)```/.exec(readme)?.[1]
-  if (!code) throw new Error('no receiver.mjs example in the README')
+  const page = fs.readFileSync(path.join(projectRoot(), 'docs/api/webhooks.md'), 'utf8')
+  const code = /```js\n(\/\/ receiver\.mjs\n[\s\S]*?)```/.exec(page)?.[1]
+  if (!code) throw new Error('no receiver.mjs example in docs/api/webhooks.md')
   t.ok(code.includes('.listen(8080)'))
   const dir = tempDir(t)
   const file = path.join(dir, 'receiver.mjs')

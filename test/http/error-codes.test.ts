@@ -30,7 +30,7 @@ t.test('the generic code of each status is in the union', async (t) => {
   }
 })
 
-t.test('the README lists every code', async (t) => {
-  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8')
-  for (const code of ERROR_CODES) t.match(readme, `| \`${code}\` |`, `${code} is in the README`)
+t.test('docs/api/errors.md lists every code', async (t) => {
+  const page = fs.readFileSync(path.join(root, 'docs/api/errors.md'), 'utf8')
+  for (const code of ERROR_CODES) t.match(page, `| \`${code}\` |`, `${code} is in docs/api/errors.md`)
 })

@@ -11,7 +11,7 @@ import { createTeammateStore } from './teammates-store.js'
 import { workspaceManager } from './roles.js'
 import { hashPassword, verifyPassword } from '../../src/auth/passwords.js'
 import { bearerToken, requirePrincipal, type Principal } from '../../src/auth/plugin.js'
-import { sessionCookieToken } from '../../src/auth/console-session.js'
+import { secureCookies, sessionCookie, sessionCookieToken } from '../../src/auth/console-session.js'
 import { conflict, forbidden, notFound } from '../../src/http/errors.js'
 import { writeTurn } from '../../src/db/write-intent.js'
 import { createMailer } from '../../src/net/mailer.js'
@@ -187,6 +187,19 @@ const teammates: FastifyPluginAsyncTypebox = async (app) => {
     store.setPassword(p.userId, passwordHash)
     store.endSessions(p.userId, sessionOf(request))
     return { success: true as const, message: 'Password changed: every other session has ended' }
+  })
+
+  app.post('/auth/logout-everywhere', {
+    config: { auth: 'jwt' },
+    schema: { tags: ['accounts'], summary: 'End every session of the caller, this one included',
+      response: { 200: SuccessMessage, ...errors(403) } }
+  }, async (request, reply) => {
+    const p = requirePrincipal(request)
+    if (p.kind !== 'jwt') throw forbidden('Only a signed-in person has sessions to end')
+    reply.header('set-cookie', sessionCookie('', 0, secureCookies(request, publicUrl)))
+    await writeTurn(app.sqlite)
+    store.endSessions(p.userId)
+    return { success: true as const, message: 'Signed out everywhere: every session of yours has ended' }
   })
 
   app.post('/users/:id/password-reset', {

@@ -89,6 +89,9 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'POST /api/v2/auth/password': op('authPasswordChange', 'accounts',
     'Changes the caller\'s password (the current one is required); every other session of the person ends.',
     'The password was changed'),
+  'POST /api/v2/auth/logout-everywhere': op('authLogoutEverywhere', 'accounts',
+    'Ends every session of the caller, the one of this request included (signed in elsewhere, a browser left ' +
+      'signed in). API keys keep working. The console\'s cookie is removed.', 'Every session has ended'),
   'POST /api/v2/auth/password-reset': op('authPasswordReset', 'accounts',
     'Sets a new password with a reset link; every session of the person ends.', 'The password was set'),
 

@@ -23,6 +23,7 @@ const ANY_KEY = key(SCOPES)
 const RULES: Record<string, Rule> = {
   'GET /api/health': PUBLIC, 'POST /api/v2/auth/signup': PUBLIC, 'POST /api/v2/auth/login': PUBLIC,
   'GET /api/v2/auth/me': USER, 'POST /api/v2/auth/logout': USER,
+  'POST /api/v2/auth/logout-everywhere': USER,
   'POST /api/v2/users': { who: 'user', orgAdmin: true }, 'POST /api/v2/workspaces': USER,
   'GET /api/v2/workspaces': USER,
   'POST /api/v2/workspaces/:id/members': { who: 'user', wsAdmin: true },
@@ -106,9 +107,11 @@ t.test('every route × every kind of caller', async (t) => {
   const expired = `${body}.${createHmac('sha256', secret).update(body).digest('base64url')}`
   const ws = { 'x-workspace-id': owner.workspaceId }
 
-  // signing out ends the session each caller's token names: last, so that the tokens work for every other route
+  // signing out ends the session each caller's token names, and signing out everywhere every session: last, so that
+  // the tokens work for every other route
+  const ending = (url: string) => ['/api/v2/auth/logout', '/api/v2/auth/logout-everywhere'].indexOf(url)
   const routes = app.routeTable.filter((r) => !r.url.startsWith('/api/docs'))
-    .sort((a, b) => Number(a.url === '/api/v2/auth/logout') - Number(b.url === '/api/v2/auth/logout'))
+    .sort((a, b) => ending(a.url) - ending(b.url))
   const unruled = routes.filter((r) => !RULES[`${r.method === 'HEAD' ? 'GET' : r.method} ${r.url}`]).map((r) =>
     `${r.method} ${r.url}`)
   t.same(unruled, [], 'every route has an authorization rule')
@@ -133,6 +136,14 @@ t.test('every route × every kind of caller', async (t) => {
         ...(stream ? { payloadAsStream: true } : {}) })
       if (stream) res.stream().destroy()
       return res.statusCode
+    }
+    if (route.url === '/api/v2/auth/logout-everywhere') {
+      // the sessions ended by signing out just before: each person signs in again to sign out everywhere
+      for (const person of people) {
+        const login = await app.inject({ method: 'POST', url: '/api/v2/auth/login',
+          payload: { email: person.user.email, password: person.user.password } })
+        person.user.auth = { authorization: `Bearer ${login.json().data.token as string}` }
+      }
     }
     const name = `${route.method} ${route.url}`
     const denied = (s: number) => s === 401 || s === 403

@@ -9,6 +9,7 @@ import { ArtifactList } from './pages/review.js'
 import { ArtifactPage } from './pages/artifact.js'
 import { NotYet } from './pages/not-yet.js'
 import { lazy } from './lazy.js'
+import { LinkPage } from './pages/invite.js'
 
 const WORKSPACE_KEY = 'cairn.workspace'
 
@@ -24,6 +25,8 @@ export function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined)
   const [loadError, setLoadError] = useState<string | null>(null)
   const [workspaceId, setWorkspaceId] = useState<string | null>(() => localStorage.getItem(WORKSPACE_KEY))
+  // the links Cairn hands out (an invitation, a password reset) open without a session
+  const link = /^\/(invite|reset-password)\/([^/]+)$/.exec(useLocation().path)
 
   const loadMe = () => {
     setLoadError(null)
@@ -39,6 +42,10 @@ export function App() {
     ? { me, workspace, api: inWorkspace(workspace.id), signedOut: () => setMe(null) }
     : null, [me, workspace])
 
+  if (link) {
+    return <LinkPage kind={link[1] as 'invite' | 'reset-password'} token={decodeURIComponent(link[2])}
+      onSignedIn={loadMe} />
+  }
   if (loadError) {
     return (
       <main class="center">
@@ -106,7 +113,7 @@ function Layout(props: { onWorkspace(id: string): void; onSignedOut(): void }) {
             {me.workspaces.map((w) => <option key={w.id} value={w.id}>{w.name}</option>)}
           </select>
         </label>
-        <span class="who">{me.user.name || me.user.email}</span>
+        <Link class="who" href="/settings/account">{me.user.name || me.user.email}</Link>
         <SignOutButton onDone={props.onSignedOut} />
       </header>
       <nav aria-label="Main">
@@ -126,6 +133,8 @@ function Layout(props: { onWorkspace(id: string): void; onSignedOut(): void }) {
 // the pages beyond review are loaded when first shown, each its own file in the build
 const KnowledgePage = lazy(() => import('./pages/knowledge.js').then((m) => m.KnowledgePage))
 const DocumentPage = lazy(() => import('./pages/knowledge-document.js').then((m) => m.DocumentPage))
+const Developer = lazy(() => import('./pages/developer.js').then((m) => m.Developer))
+const Settings = lazy(() => import('./pages/settings.js').then((m) => m.Settings))
 
 /** The console's pages: a path pattern, and what it shows (its groups, decoded, as `params`, and the whole path). */
 const ROUTES: Array<{ pattern: RegExp; page: (params: string[], path: string) => VNode }> = [
@@ -133,7 +142,9 @@ const ROUTES: Array<{ pattern: RegExp; page: (params: string[], path: string) =>
   { pattern: /^\/artifacts$/, page: () => <ArtifactList mode="all" /> },
   { pattern: /^\/artifacts\/([^/]+)$/, page: ([id]) => <ArtifactPage id={id} key={id} /> },
   { pattern: /^\/knowledge$/, page: () => <KnowledgePage /> },
-  { pattern: /^\/knowledge\/documents\/([^/]+)$/, page: ([id]) => <DocumentPage id={id} key={id} /> }
+  { pattern: /^\/knowledge\/documents\/([^/]+)$/, page: ([id]) => <DocumentPage id={id} key={id} /> },
+  { pattern: /^\/developer(?:\/.*)?$/, page: (_params, path) => <Developer path={path} /> },
+  { pattern: /^\/settings(?:\/.*)?$/, page: (_params, path) => <Settings path={path} /> }
 ]
 
 function Page(props: { path: string }) {

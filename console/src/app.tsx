@@ -135,6 +135,7 @@ const KnowledgePage = lazy(() => import('./pages/knowledge.js').then((m) => m.Kn
 const DocumentPage = lazy(() => import('./pages/knowledge-document.js').then((m) => m.DocumentPage))
 const Developer = lazy(() => import('./pages/developer.js').then((m) => m.Developer))
 const Settings = lazy(() => import('./pages/settings.js').then((m) => m.Settings))
+const Workflows = lazy(() => import('./pages/workflows.js').then((m) => m.Workflows))
 
 /** The console's pages: a path pattern, and what it shows (its groups, decoded, as `params`, and the whole path). */
 const ROUTES: Array<{ pattern: RegExp; page: (params: string[], path: string) => VNode }> = [
@@ -144,7 +145,8 @@ const ROUTES: Array<{ pattern: RegExp; page: (params: string[], path: string) =>
   { pattern: /^\/knowledge$/, page: () => <KnowledgePage /> },
   { pattern: /^\/knowledge\/documents\/([^/]+)$/, page: ([id]) => <DocumentPage id={id} key={id} /> },
   { pattern: /^\/developer(?:\/.*)?$/, page: (_params, path) => <Developer path={path} /> },
-  { pattern: /^\/settings(?:\/.*)?$/, page: (_params, path) => <Settings path={path} /> }
+  { pattern: /^\/settings(?:\/.*)?$/, page: (_params, path) => <Settings path={path} /> },
+  { pattern: /^\/workflows(?:\/.*)?$/, page: (_params, path) => <Workflows path={path} /> }
 ]
 
 function Page(props: { path: string }) {

@@ -3,6 +3,7 @@ import { decodeText, UnreadableFileError } from './text.js'
 import { checkPdfStreams } from './pdf-streams.js'
 import { readZipBounded, storedZip } from './zip.js'
 import { checkHtmlDepth } from './html-depth.js'
+import { htmlToStructuredText } from './html.js'
 
 export interface ExtractLimits {
   /** the most an archive (DOCX) or the compressed streams of a PDF may inflate to, in bytes, counted as inflated */
@@ -91,30 +92,15 @@ async function docxText(data: Buffer, limits: ExtractLimits): Promise<string> {
 }
 
 async function htmlText(data: Uint8Array): Promise<string> {
-  const { convert } = await import('html-to-text')
   const html = decodeText(data)
   checkHtmlDepth(html)
   try {
-    return convertHtml(convert, html)
+    return await htmlToStructuredText(html)
   } catch (err) {
     // the depth check is the bound; a stack still exhausted is the same refusal
     if (err instanceof RangeError) throw new UnreadableFileError(`HTML nested too deeply: refused (${err.message})`)
     throw err
   }
-}
-
-function convertHtml(convert: typeof import('html-to-text').convert, html: string): string {
-  return convert(html, {
-    wordwrap: false,
-    selectors: [
-      { selector: 'a', options: { ignoreHref: true } },
-      { selector: 'img', format: 'skip' },
-      { selector: 'script', format: 'skip' },
-      { selector: 'style', format: 'skip' },
-      { selector: 'noscript', format: 'skip' },
-      { selector: 'template', format: 'skip' }
-    ]
-  }).trim()
 }
 
 /** The text of one file. Runs inside the extraction worker; throws UnreadableFileError for bad files. */

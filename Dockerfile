@@ -1,4 +1,4 @@
-# Cairn in a container: `docker build -t cairn .` then see compose.yaml (or README "Docker").
+# Cairn in a container: `docker build -t cairn .` then see compose.yaml (or docs/self-hosting.md#docker-and-compose).
 # Stage 1 compiles better-sqlite3 and the TypeScript; stage 2 carries only what runs.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app

@@ -29,9 +29,8 @@ export async function startServer<T>(mode: string, args: string[] = [],
   // BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile there when it stops
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF,
     ...(process.env.BENCH_CPU_PROF_INTERVAL ? [`--cpu-prof-interval=${process.env.BENCH_CPU_PROF_INTERVAL}`] : [])] : []
-  // glibc's malloc arenas as `npm start` and the Dockerfile set them (MALLOC_ARENA_MAX, README "Running in
-  // production"): with one arena per thread, the index, trigram and search threads' freed memory stayed in ~40 MB
-  // of RSS
+  // glibc's malloc arenas as `npm start` and the Dockerfile set them (MALLOC_ARENA_MAX, docs/self-hosting.md#systemd):
+  // with one arena per thread, the index, trigram and search threads' freed memory stays in resident memory
   const child = spawn(process.execPath, ['--expose-gc', ...prof, ...serverEntry(), mode, ...args],
     { stdio: ['ignore', 'pipe', 'inherit'], env: { MALLOC_ARENA_MAX: '2', ...process.env, ...env } })
   const info = await new Promise<T>((resolve, reject) => {

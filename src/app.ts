@@ -81,7 +81,7 @@ export function loggerOptions(level: string, stream?: { write(line: string): voi
   return { level, redact: { paths: REDACTED_HEADERS, censor: '[redacted]' }, ...(stream ? { stream } : {}) }
 }
 
-/** The JWT secret of CONTRACT.md §1: configured, or generated once and kept in the data dir (0600). */
+/** `CAIRN_JWT_SECRET` (docs/self-hosting.md): configured, or generated once and kept in the data dir (0600). */
 export function jwtSecretFor(config: Config): string {
   return config.jwtSecret ?? keptSecret(config.dataDir, 'jwt-secret')
 }

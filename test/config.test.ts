@@ -5,7 +5,7 @@ import { loadConfig } from '../src/config.js'
 import { jwtSecretFor } from '../src/app.js'
 import { tempDir } from './helper.js'
 
-t.test('defaults of CONTRACT.md §1', async (t) => {
+t.test('defaults (docs/self-hosting.md#configuration)', async (t) => {
   const c = loadConfig({})
   t.equal(c.host, '127.0.0.1')
   t.equal(c.port, 3000)

@@ -4,7 +4,7 @@ import { ActivityBody, ActivityResponse } from '../../schema/api/developer.js'
 import { requirePrincipal } from '../../src/auth/plugin.js'
 
 /**
- * `POST /api/v2/activity/log` (CONTRACT.md §8): a client's own developer-log entry. Posted with an API key,
+ * `POST /api/v2/activity/log` (docs/api/developer.md): a client's own developer-log entry. Posted with an API key,
  * it replaces that request's automatic entry.
  */
 const activity: FastifyPluginAsyncTypebox = async (app) => {

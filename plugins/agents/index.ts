@@ -8,7 +8,7 @@ import { badRequest, forbidden, notFound } from '../../src/http/errors.js'
 import { modelFailure, TOOL_NAMES } from '../../src/assistant/assistant.js'
 import { toAgent, toolsOf } from '../../src/agents/store.js'
 
-/** Agents of the organization (SPEC.md, CONTRACT.md §9): a system prompt and tools, sent messages. */
+/** Agents of the organization (docs/api/assistant.md#agents): a system prompt and tools, sent messages. */
 const agentsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   const assistant = app.assistant
   const store = app.agentStore
@@ -50,7 +50,7 @@ const agentsPlugin: FastifyPluginAsyncTypebox = async (app) => {
     const p = requirePrincipal(request)
     const row = store.find(p.customerId, request.params.id)
     if (!row) throw notFound('Agent not found')
-    // CONTRACT.md §9: another member's agent is its creator's or an organization owner's/admin's to change
+    // another member's agent is its creator's or an organization owner's/admin's to change
     if (row.createdBy !== p.userId && p.orgRole === 'member') {
       throw forbidden('Only the agent\'s creator or an organization owner/admin may change or delete it',
         'AGENT_FORBIDDEN')

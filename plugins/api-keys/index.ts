@@ -11,7 +11,7 @@ import { badRequest, conflict, notFound } from '../../src/http/errors.js'
 const apiKeysPlugin: FastifyPluginAsyncTypebox = async (app) => {
   const store = createApiKeyStore(app.db)
   const jwtOnly = { auth: 'jwt' as const }
-  /** a kept response is replayed only while the key in it still works (CONTRACT.md §4, issue 13) */
+  /** a kept response is replayed only while the key in it still works (docs/api/errors.md#idempotency-key) */
   const newKey = {
     ...jwtOnly,
     secretResponse: (body: unknown, request: FastifyRequest) => {

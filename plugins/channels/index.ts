@@ -8,7 +8,7 @@ import {
 import { requirePrincipal, requireWorkspaceContext } from '../../src/auth/plugin.js'
 import { badRequest, notFound } from '../../src/http/errors.js'
 
-/** Channels of a workspace (CONTRACT.md §9) and `POST /api/v2/messages`. */
+/** Channels of a workspace (docs/api/assistant.md#channels-and-messages) and `POST /api/v2/messages`. */
 const channelsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   const store = app.channelStore
   const tags = ['channels']

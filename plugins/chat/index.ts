@@ -13,7 +13,7 @@ const HEARTBEAT_MS = 15_000
 /** Retry-After of a chat refused for the slots in use: model answers take seconds */
 const BUSY_RETRY_SECONDS = 5
 
-/** Chat with the assistant (SPEC.md, CONTRACT.md §9): a JSON answer, or a Server-Sent Events stream. */
+/** Chat with the assistant (docs/api/assistant.md#chat): a JSON answer, or a Server-Sent Events stream. */
 const chat: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(FastifySSEPlugin, { retryDelay: false })
   const assistant = app.assistant

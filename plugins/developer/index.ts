@@ -16,7 +16,7 @@ import { createWebhookStore } from './webhooks.js'
 import { createLogStore, decodeCursor, type LogPosition } from '../../src/developer-log/reader.js'
 import { writeTurn } from '../../src/db/write-intent.js'
 
-/** The developer API (SPEC.md "Developer API", CONTRACT.md §8): key usage, webhooks, deliveries, logs. */
+/** The developer API (docs/api/developer.md, docs/api/webhooks.md): key usage, webhooks, deliveries, logs. */
 const developer: FastifyPluginAsyncTypebox = async (app) => {
   const usage = createUsageStore(app.db, app.sqlite)
   const hooks = createWebhookStore(app.db, app.outboxDb, app.webhookSecrets)

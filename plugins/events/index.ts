@@ -11,7 +11,7 @@ const PAGE = 200
 const CREDENTIAL_CHECK_MS = 1000
 
 /**
- * The workspace event stream (CONTRACT.md §12): Server-Sent Events of the workspace's changes that the caller may
+ * The workspace event stream (docs/api/events.md): Server-Sent Events of the workspace's changes that the caller may
  * read, each with the id of its row in the event log; a reconnect with Last-Event-ID resumes after it, or receives
  * one `reset` when the events after it are no longer kept. Not webhook events.
  */

@@ -41,7 +41,7 @@ export interface KnowledgeOptions {
   listingCache?: ListingCacheOptions
 }
 
-/** The knowledge base (SPEC.md "Knowledge base", CONTRACT.md §5) and its knowledge-graph view. */
+/** The knowledge base (docs/api/knowledge.md) and its knowledge-graph view. */
 const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts) => {
   const store = app.knowledgeStore
   const files = knowledgeFiles(app.config.dataDir)

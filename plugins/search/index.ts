@@ -5,7 +5,10 @@ import { requirePrincipal } from '../../src/auth/plugin.js'
 import { badRequest } from '../../src/http/errors.js'
 import { QueryRefusedError } from '../../src/knowledge/search.js'
 
-/** `POST /api/v2/search` (CONTRACT.md §8): one search over what the caller can read (src/search/search.ts). */
+/**
+ * `POST /api/v2/search` (docs/api/assistant.md#unified-search): one search over what the caller can read
+ * (src/search/search.ts).
+ */
 const searchPlugin: FastifyPluginAsyncTypebox = async (app) => {
   app.post('', {
     config: { action: 'search.query', writes: false },

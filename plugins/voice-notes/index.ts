@@ -34,7 +34,7 @@ function defaultTitle(now = new Date()) {
   return `Voice Note ${now.toISOString().slice(0, 16).replace('T', ' ')}`
 }
 
-/** Voice notes (SPEC.md "Voice notes", CONTRACT.md §6): JWT only, the owner's notes only. */
+/** Voice notes (docs/api/voice-notes.md): JWT only, the owner's notes only. */
 const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opts) => {
   await app.register(multipart, { limits: { fileSize: MAX_AUDIO_BYTES, files: 1, fields: 5 } })
   const store = createVoiceNoteStore(app.db, app.sqlite)

@@ -22,8 +22,8 @@ function* stringsOf(value: unknown, path: string): Generator<[string, string]> {
 }
 
 /**
- * Checks what the schema cannot (CONTRACT.md §9): step ids unique identifiers, template references only to
- * declared inputs and to earlier steps, a valid cron. Returns the problems.
+ * Checks what the schema cannot (docs/api/assistant.md#workflows): step ids unique identifiers, template references
+ * only to declared inputs and to earlier steps, a valid cron. Returns the problems.
  */
 export function definitionProblems(inputs: InputDef[], steps: WorkflowStep[], cron?: string): string[] {
   const problems: string[] = []

@@ -13,7 +13,7 @@ import { createWorkflowStore, definitionOf, toRun, toWorkflow } from './store.js
 import { createRunStarter, registerWorkflowRunner } from './runner.js'
 import { createWorkflowScheduler } from './scheduler.js'
 
-/** Workflows of a workspace (SPEC.md, CONTRACT.md §9): definitions, runs on the job queue, cron schedules. */
+/** Workflows of a workspace (docs/api/assistant.md#workflows): definitions, runs on the job queue, cron schedules. */
 const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   const store = createWorkflowStore(app.db)
   const agents = app.agentStore
@@ -34,7 +34,7 @@ const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
     if (!w) throw notFound('Workflow not found')
     return { p, ws, w }
   }
-  /** CONTRACT.md §9: changing, scheduling or deleting needs the creator or a workspace owner/admin */
+  /** changing, scheduling or deleting needs the creator or a workspace owner/admin */
   function mayChange(request: FastifyRequest, id: string) {
     const found = findOwn(request, id)
     if (found.w.createdBy !== found.p.userId && found.ws.role === 'member') {

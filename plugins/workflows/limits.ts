@@ -22,9 +22,9 @@ function textLimit(body: TObject, field: string, what: string): TextLimit {
 }
 
 /**
- * Every text a step fills, with the limits of the route that step stands for (CONTRACT.md §9): a run never does
- * through a workflow what the route would refuse. Other strings of a step (agent and channel ids) are identifiers,
- * checked to exist when the workflow is saved, so they cannot hold a template.
+ * Every text a step fills, with the limits of the route that step stands for (docs/api/assistant.md#workflows): a
+ * run never does through a workflow what the route would refuse. Other strings of a step (agent and channel ids)
+ * are identifiers, checked to exist when the workflow is saved, so they cannot hold a template.
  */
 export const STEP_TEXT_LIMITS: { readonly [K in WorkflowStep['type']]: Readonly<Record<string, TextLimit>> } = {
   llm: { prompt: textLimit(ChatBody, 'message', 'a chat message (POST /api/v2/chat)') },

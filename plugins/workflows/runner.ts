@@ -37,9 +37,9 @@ function definitionOfRun(run: RunRow, wf: WorkflowRow): RunDefinition | undefine
 }
 
 /**
- * The `workflow.run` job: runs the steps fixed when the run was created, in order, as the run's user (CONTRACT.md
- * §9: who last saved the definition or schedule, or who executed it), with that user's rights checked again when it
- * starts and at every step.
+ * The `workflow.run` job: runs the steps fixed when the run was created, in order, as the run's user
+ * (docs/api/assistant.md#workflows: who last saved the definition or schedule, or who executed it), with that
+ * user's rights checked again when it starts and at every step.
  */
 export function registerWorkflowRunner(app: FastifyInstance, store: WorkflowStore, agents: AgentStore, db: Db) {
   const assistant = app.assistant
@@ -157,7 +157,7 @@ export function registerWorkflowRunner(app: FastifyInstance, store: WorkflowStor
     // the run's completion and its event's outbox row commit together
     db.transaction(() => {
       save({ status: 'completed', steps: JSON.stringify(states), outputs: JSON.stringify(outputs), finishedAt })
-      // SPEC.md: the payload never carries the run's inputs or outputs
+      // the payload never carries the run's inputs or outputs
       app.events.emit(run.workspaceId, 'workflow.completed', {
         workspace_id: run.workspaceId, run_id: run.id, workflow_id: wf.id, workflow_name: wf.name, status: 'completed',
         started_at: startedAt, finished_at: finishedAt, duration_ms: Date.parse(finishedAt) - Date.parse(startedAt)

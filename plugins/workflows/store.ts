@@ -36,8 +36,8 @@ export interface RunDefinition {
 
 /**
  * A run as `viewerId` may see it. Its inputs, outputs and step outputs come from what the run's user may read
- * (CONTRACT.md §9: a run acts as that user), so only that user sees them; the other members of the workspace see
- * its status, its steps' status and its error.
+ * (a run acts as that user: docs/api/assistant.md#workflows), so only that user sees them; the other members of the
+ * workspace see its status, its steps' status and its error.
  */
 export const toRun = (r: RunRow, viewerId: string): Run => {
   const own = viewerId === r.startedBy

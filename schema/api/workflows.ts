@@ -6,7 +6,10 @@ const StepId = Type.String({ minLength: 1, maxLength: 64 })
 const Text = Type.String({ minLength: 1 })
 const FreeObject = Type.Object({}, { additionalProperties: true })
 
-/** Workflow steps (CONTRACT.md §9): one object per type, told apart by `type`. Strings may hold templates. */
+/**
+ * Workflow steps (docs/api/assistant.md#workflows): one object per type, told apart by `type`. Strings may hold
+ * templates.
+ */
 export const LlmStep = Type.Object({ id: StepId, type: Type.Literal('llm'), prompt: Text })
 export const SearchKnowledgeStep = Type.Object({
   id: StepId, type: Type.Literal('search_knowledge'), query: Text,

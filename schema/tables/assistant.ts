@@ -67,7 +67,7 @@ export const workflows = sqliteTable('workflows', {
   customerId: text('customer_id').notNull().references(() => organizations.id, { onDelete: 'cascade' }),
   workspaceId: text('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
   createdBy: text('created_by').notNull(),
-  /** who last saved the definition or schedule: scheduled runs act as this user (CONTRACT.md §9) */
+  /** who last saved the definition or schedule: scheduled runs act as this user (docs/api/assistant.md#workflows) */
   updatedBy: text('updated_by').notNull().default(''),
   name: text('name').notNull(),
   description: text('description').notNull(),

@@ -15,7 +15,7 @@ export const toAgent = (r: AgentRow): Agent => ({
 
 export const toolsOf = (r: AgentRow) => JSON.parse(r.tools) as ToolName[]
 
-/** Agents of an organization (CONTRACT.md §9); used by the agents routes and by workflow agent steps. */
+/** Agents of an organization (docs/api/assistant.md#agents); used by the agents routes and by workflow agent steps. */
 export function createAgentStore(db: Db) {
   const one = db.select().from(agents)
     .where(and(eq(agents.id, sql.placeholder('id')), eq(agents.customerId, sql.placeholder('customerId')))).prepare()

@@ -217,7 +217,7 @@ export function extractiveModel(search: (query: string) => Promise<Passage[]>): 
   }
 }
 
-/** The configured model, or the extractive assistant (CONTRACT.md §9). */
+/** The configured model, or the extractive assistant (docs/api/assistant.md#models). */
 export function modelFromConfig(llm: Config['llm'], search: (query: string) => Promise<Passage[]>): LanguageModel {
   return llm.baseUrl ? openAiModel(llm.baseUrl, llm.apiKey, llm.model ?? 'default') : extractiveModel(search)
 }

@@ -121,7 +121,7 @@ export function pocketsphinxInstalled(): boolean {
     'pocketsphinx_continuous')))
 }
 
-/** The engine CONTRACT.md §6 names for the configuration, or a reason why there is none. */
+/** The engine the configuration names (`CAIRN_STT`, docs/api/voice-notes.md), or a reason why there is none. */
 export function sttFromConfig(stt: Config['stt']): SpeechToText | string {
   if (stt.mode === 'none') return 'Speech to text is disabled (CAIRN_STT=none)'
   if (stt.mode === 'openai' || (stt.mode === 'auto' && stt.baseUrl)) {

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto'
 
 /**
- * Who may change an artifact's review state: the one place for the machine-review rules (README "Machine
- * reviews"). A person (a user session, or the service key acting as an owner) may do anything the routes allow;
- * an API key is a machine:
+ * Who may change an artifact's review state: the one place for the machine-review rules
+ * (docs/api/artifacts.md#human-review). A person (a user session, or the service key acting as an owner) may do
+ * anything the routes allow; an API key is a machine:
  * - it neither approves nor rejects an artifact whose `review_policy` is `request_review`, nor lifts that policy
  *   (403 `HUMAN_REVIEW_REQUIRED`);
  * - once a person has approved or rejected such an artifact, the decision and what it was made on are final to

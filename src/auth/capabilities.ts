@@ -1,5 +1,5 @@
 /**
- * Authorization, in one place: the capability table of SPEC.md "Authentication", read with CONTRACT.md §3 (which
+ * Authorization, in one place: the capability table (docs/api/auth.md#api-keys-and-scopes: which
  * API key scopes open which route; a route not listed answers 403 to an API key), and the role table below (what
  * every credential's person must be). A key's request needs both: its scope, and its user's current role.
  */
@@ -12,7 +12,7 @@ const WRITE: Scope[] = ['write']
 const EXECUTE: Scope[] = ['execute']
 const KNOWLEDGE_READ: Scope[] = ['read', 'knowledge:read']
 const KNOWLEDGE_WRITE: Scope[] = ['write', 'knowledge:write']
-// Cairn's extension (CONTRACT.md §3): the SPEC.md scopes do not open artifact routes
+// artifacts have scopes of their own: read and write do not open artifact routes
 const ARTIFACTS_READ: Scope[] = ['artifacts:read']
 const ARTIFACTS_WRITE: Scope[] = ['artifacts:write']
 /** the tool server itself: any key may connect; each tool is then checked against its own route */

@@ -8,7 +8,7 @@ import { createTableCache } from '../db/table-cache.js'
 import { forbidden } from '../http/errors.js'
 
 /**
- * Sign-in sessions and the console's cookie (see the README's "Console" section).
+ * Sign-in sessions and the console's cookie (docs/console.md#signing-in).
  *
  * Every token that login and sign-up hand out names a session (`sid`). A browser that signs in with
  * `cookie: true` gets that token in an HttpOnly, SameSite=Strict cookie (Secure over https) that page scripts

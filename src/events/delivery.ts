@@ -84,7 +84,7 @@ export function standardSignature(secret: string, messageId: string, timestamp: 
 
 export interface Deliverer {
   /**
-   * One attempt (SPEC.md "Delivery rules", CONTRACT.md §8): POST of the message's body with Cairn's and
+   * One attempt (docs/api/webhooks.md): POST of the message's body with Cairn's and
    * Standard Webhooks' headers, signed with each secret given (the current one first); 10 s for the whole
    * exchange; redirects are failures; the address is checked again when connecting. Never throws: every
    * outcome is an attempt to record (an aborted one has `error: 'aborted'`).

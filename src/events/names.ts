@@ -1,4 +1,4 @@
-/** Event names a webhook may subscribe to (SPEC.md "Outgoing webhook events"); any other is refused. */
+/** Event names a webhook may subscribe to (docs/api/webhooks.md#events); any other is refused. */
 export const EVENT_NAMES = [
   'message.created', 'workflow.completed', 'test.ping',
   'agent.completed', 'credit.low', 'swarm.spawn', 'knowledge.indexed'

@@ -5,7 +5,7 @@ import { nowIso } from '../db/index.js'
 import { boundLimit } from '../db/prepared.js'
 import { workspaceEvents } from '../../schema/tables/workspace-events.js'
 
-/** The workspace event stream's event names (CONTRACT.md §12); not webhook events. */
+/** The workspace event stream's event names (docs/api/events.md); not webhook events. */
 export const STREAM_EVENT_NAMES = [
   'artifact.created', 'artifact.updated', 'artifact.status_changed', 'artifact.commented', 'artifact.deleted',
   'document.indexed', 'voice_note.updated', 'message.created', 'workflow_run.updated'

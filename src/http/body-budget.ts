@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 
-/** MB = 1024 × 1024 bytes, as everywhere in CONTRACT.md */
+/** MB = 1024 × 1024 bytes, as everywhere in the docs (docs/api/errors.md#limits) */
 const MB = 1024 * 1024
 
 /** A JSON body of any route that sets no limit of its own (Fastify's default, stated here). */

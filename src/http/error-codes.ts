@@ -1,8 +1,8 @@
 /**
- * Every machine-readable `code` an error body can carry (CONTRACT.md §4), with what it means: one list for the
- * union type, the OpenAPI `Error` schema and the README's table. The generic codes follow the status (errors.ts
- * uses them when a throw names no code). test/http/error-codes.test.ts fails when the source sends a code missing
- * here, or the README misses one.
+ * Every machine-readable `code` an error body can carry (docs/api/errors.md), with what it means: one list for the
+ * union type, the OpenAPI `Error` schema and the table of docs/api/errors.md. The generic codes follow the status
+ * (errors.ts uses them when a throw names no code). test/http/error-codes.test.ts fails when the source sends a code
+ * missing here, or docs/api/errors.md misses one.
  */
 export const ERROR_CODE_DESCRIPTIONS = {
   BAD_REQUEST: 'A request the route cannot use (400)',

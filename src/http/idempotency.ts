@@ -101,8 +101,8 @@ function open(key: Buffer, sealed: string): string | undefined {
 }
 
 /**
- * Idempotency-Key on POST (CONTRACT.md §4): the first response below 500 is kept for 24 h per caller
- * and key, and replayed for the same request; a different request gets 422, one still running 409.
+ * Idempotency-Key on POST (docs/api/errors.md#idempotency-key): the first response below 500 is kept for 24 h per
+ * caller and key, and replayed for the same request; a different request gets 422, one still running 409.
  */
 async function idempotencyPlugin(app: FastifyInstance, opts: { secret: string }) {
   const serverSecret = createHash('sha256').update('cairn idempotency\0').update(opts.secret).digest()

@@ -13,21 +13,21 @@ export interface OperationDoc {
 
 export const TAGS: Array<{ name: string; description: string }> = [
   { name: 'health', description: 'Liveness checks for supervisors and load balancers (no credentials)' },
-  { name: 'accounts', description: 'Sign-up, login, users and workspaces (CONTRACT.md §2)' },
-  { name: 'api-keys', description: 'API keys for scripts and integrations; JWT only (CONTRACT.md §3)' },
+  { name: 'accounts', description: 'Sign-up, login, users and workspaces' },
+  { name: 'api-keys', description: 'API keys for scripts and integrations; JWT only' },
   { name: 'developer', description: 'API key usage, developer logs and activity entries' },
-  { name: 'webhooks', description: 'Webhook endpoints and their deliveries (CONTRACT.md §8)' },
-  { name: 'voice-notes', description: 'Audio, voice notes and their transcripts (CONTRACT.md §6)' },
+  { name: 'webhooks', description: 'Webhook endpoints and their deliveries' },
+  { name: 'voice-notes', description: 'Audio, voice notes and their transcripts' },
   { name: 'channels', description: 'Channels and their messages' },
   { name: 'chat', description: 'The assistant, as JSON or as a Server-Sent Events stream' },
   { name: 'agents', description: 'Agents with tools over the knowledge base and the web' },
   { name: 'workflows', description: 'Workflows, their runs and schedules' },
   { name: 'search', description: 'Search across the workspace' },
-  { name: 'events', description: 'The workspace event stream: its changes as Server-Sent Events (CONTRACT.md §12)' },
-  { name: 'artifacts', description: 'Artifacts, their review states, comments and versions (CONTRACT.md §7)' },
-  { name: 'knowledge', description: 'The knowledge base: uploads, documents and passage search (CONTRACT.md §5)' },
+  { name: 'events', description: 'The workspace event stream: its changes as Server-Sent Events' },
+  { name: 'artifacts', description: 'Artifacts, their review states, comments and versions' },
+  { name: 'knowledge', description: 'The knowledge base: uploads, documents and passage search' },
   { name: 'knowledge-graph', description: 'Documents by id, for API keys with the write scope' },
-  { name: 'mcp', description: 'The Model Context Protocol tool server for coding assistants (CONTRACT.md §10)' }
+  { name: 'mcp', description: 'The Model Context Protocol tool server for coding assistants' }
 ]
 
 const op = (id: string, tag: string, description: string, returns: string): OperationDoc => ({ id, tag, description,

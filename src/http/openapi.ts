@@ -257,7 +257,7 @@ async function openApi(app: FastifyInstance, opts: { publicUrl: string }) {
       if (error) {
         const props = error.properties as Record<string, Json>
         props.code = { ...props.code, enum: [...ERROR_CODES].sort(),
-          description: 'A machine code, one of the list; the README explains each' }
+          description: 'A machine code, one of the list; docs/api/errors.md explains each' }
         props.requestId = { type: 'string', description: 'The request id, as in the x-request-id header' }
         error.description = 'Every error answer'
       }

@@ -1,5 +1,5 @@
 /**
- * The passage splitter of CONTRACT.md §5, a pure function.
+ * The passage splitter (docs/api/knowledge.md#uploading), a pure function.
  *
  * - every passage has at most `chunkSize` characters (JavaScript string length);
  * - a boundary may move back to whitespace within the last fifth of the window;

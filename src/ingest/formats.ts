@@ -1,4 +1,4 @@
-/** The knowledge file types (CONTRACT.md §5): extension → how its text is read. */
+/** The knowledge file types (docs/api/knowledge.md#uploading): extension → how its text is read. */
 export type ExtractorKind = 'pdf' | 'docx' | 'html' | 'text'
 
 const TEXT_EXTENSIONS = [

@@ -28,7 +28,7 @@ const loadProtocol = () => (protocol ??= Promise.all([import('@modelcontextproto
 export const MCP_BODY_LIMIT = 8 * 1024 * 1024
 
 /**
- * The tool server for coding assistants (CONTRACT.md §10), Streamable HTTP, stateless: every POST is
+ * The tool server for coding assistants (docs/mcp.md), Streamable HTTP, stateless: every POST is
  * authenticated like any request and served by a protocol server made for that caller. Each tool calls
  * the route it stands for in-process, so the route's rules apply unchanged. Registered before the resource
  * plugins: it reads their route schemas (tool input schemas) as they are registered.

@@ -8,7 +8,10 @@ type JsonSchema = { type: 'object'; properties: Record<string, Json>; required?:
 /** A registered route's schemas (read by the plugin at registration), by `METHOD url`. */
 export type RouteSchemas = ReadonlyMap<string, { body?: unknown; querystring?: unknown; params?: unknown }>
 
-/** One tool of CONTRACT.md §10: the route it stands for, its input schema and how its arguments become a call. */
+/**
+ * One tool of the tool server (docs/mcp.md#tools): the route it stands for, its input schema and how its arguments
+ * become a call.
+ */
 export interface ToolDef {
   name: string
   title: string
@@ -200,7 +203,7 @@ export function structuredOf(answer: RouteAnswer): Json {
   return rest
 }
 
-/** A route's error as tool-error content: status, code and message of CONTRACT.md §4. */
+/** A route's error as tool-error content: status, code and message of the error shape (docs/api/errors.md). */
 export function errorOf(answer: RouteAnswer) {
   const b = answer.body
   const retryAfter = answer.headers['retry-after']

@@ -21,7 +21,7 @@ const NOT_PUBLIC_V6: Array<[ipaddr.IPv6,
 const v4FromParts = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 255, lo >> 8, lo & 255])
 
 /**
- * The IPv4 address an IPv6 address carries, for the forms CONTRACT.md §8 judges by it: IPv4-compatible
+ * The IPv4 address an IPv6 address carries, for the forms judged by it (docs/api/webhooks.md#rules): IPv4-compatible
  * `::a.b.c.d` (::/96, but not `::` and `::1`), `::ffff:0:a.b.c.d` (SIIT), NAT64 `64:ff9b::/96`, 6to4 `2002::/16`.
  */
 function embeddedIpv4(a: ipaddr.IPv6): ipaddr.IPv4 | undefined {

@@ -2,7 +2,7 @@ import t from 'tap'
 import { build, signup, addUser, createKey, uploadDocument } from '../helper.js'
 
 /**
- * What a workspace-bound key reads (README "What a workspace-bound key reads"): its workspace is the request's
+ * What a workspace-bound key reads (docs/api/auth.md#workspace-context): its workspace is the request's
  * workspace context, so it reads what its owner reads there — that workspace's documents, the organization's
  * documents and the owner's personal documents — and never another workspace's, however it is named.
  */

@@ -2,7 +2,7 @@ import t from 'tap'
 import { CAPABILITY_TABLE, ISSUABLE_SCOPES, checkCapability, scopeListProblem,
   issuableOnly } from '../../src/auth/capabilities.js'
 
-// SPEC.md "Authentication", row by row, with CONTRACT.md §3's reading of the knowledge group
+// the scope table of docs/api/auth.md#api-keys-and-scopes, row by row
 const rows: Array<[string, string, string[]]> = [
   ['GET', '/api/v2/developer/api-keys/:id/usage', ['read']],
   ['GET', '/api/v2/developer/webhooks', ['read']],
@@ -26,7 +26,7 @@ const rows: Array<[string, string, string[]]> = [
   ['POST', '/api/knowledge/search', ['read', 'knowledge:read']],
   ['POST', '/api/knowledge/upload', ['write', 'knowledge:write']],
   ['POST', '/api/knowledge/upload/batch', ['write', 'knowledge:write']],
-  // CONTRACT.md §3: artifacts have their own scopes; read/write do not open them
+  // artifacts have their own scopes; read/write do not open them
   ['GET', '/api/v2/artifacts', ['artifacts:read']],
   ['GET', '/api/v2/artifacts/:id', ['artifacts:read']],
   ['GET', '/api/v2/artifacts/:id/chain', ['artifacts:read']],
@@ -40,7 +40,7 @@ const rows: Array<[string, string, string[]]> = [
   ['POST', '/api/v2/artifacts/:id/supersede', ['artifacts:write']],
   // the workspace event stream: a key with artifacts:read receives the artifact events only
   ['GET', '/api/v2/events/stream', ['artifacts:read']],
-  // CONTRACT.md §10: any key reaches the tool server; each tool is checked against its own route
+  // any key reaches the tool server; each tool is checked against its own route
   ['POST', '/api/mcp', [...ISSUABLE_SCOPES]],
   ['GET', '/api/mcp', [...ISSUABLE_SCOPES]],
   ['DELETE', '/api/mcp', [...ISSUABLE_SCOPES]]

@@ -58,7 +58,7 @@ t.test('MCP tool server over Streamable HTTP with the official SDK client', asyn
     t.same(create.inputSchema.required, ['type', 'title'], 'input schema from the route schema')
     t.match((create.inputSchema.properties as Record<string, { enum?: string[] }>).type.enum,
       ['task_plan', 'implementation_plan'])
-    t.notOk('parent_artifact_id' in (create.inputSchema.properties ?? {}), 'only the fields of CONTRACT.md §10')
+    t.notOk('parent_artifact_id' in (create.inputSchema.properties ?? {}), 'only the fields of docs/mcp.md#tools')
     const search = tools.find((x) => x.name === 'search_knowledge')!
     t.same(search.inputSchema.required, ['query'], 'defaulted fields are optional')
     t.match(tools.find((x) => x.name === 'get_artifact')!.annotations, { readOnlyHint: true },

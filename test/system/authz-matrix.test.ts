@@ -3,7 +3,7 @@ import { randomUUID, createHmac } from 'node:crypto'
 import { build, signup, addUser, createKey } from '../helper.js'
 
 /**
- * Who may call each route, restated from SPEC.md "Authentication" and CONTRACT.md §2–§3 (independently of
+ * Who may call each route, restated from docs/api/auth.md (independently of
  * the capability module): `public`; `user` (a user session; API keys 403); `key` (a user session, or an
  * API key holding one of `scopes`). `wsAdmin`: workspace owners/admins only; `orgAdmin`: organization
  * owners/admins only — whatever the credential: a key never does more than the person who owns it.

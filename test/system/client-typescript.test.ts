@@ -269,7 +269,7 @@ t.test('retries, backoff and Idempotency-Key (a faulty server on a real socket)'
   t.ok(new Set(delays).size > 1, 'jittered')
 })
 
-t.test('webhook signatures: both schemes of CONTRACT.md §8', async (t) => {
+t.test('webhook signatures: both schemes of docs/api/webhooks.md', async (t) => {
   const { verifyWebhook, verifyCairnSignature, verifyStandardWebhook } = await import(pathToFileURL(path.join(PACKAGE,
     'dist/index.js')).href) as typeof ClientModule
   const secret = 'whsec_' + randomBytes(32).toString('hex')

@@ -11,7 +11,7 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete']
 
 /**
  * Lint findings accepted on purpose, each with its reason.
- * - no-ambiguous-paths: the paths are fixed by SPEC.md; a static segment (`audio`, `conversation`,
+ * - no-ambiguous-paths: the paths are fixed by the published API; a static segment (`audio`, `conversation`,
  *   `workflow`) always wins over a parameter in Fastify's router, so each request has one route.
  * - operation-4xx-response on the two health routes: they take no input and need no credentials, so
  *   they have no client error to answer (only 200, or 503 when the database or the process is going down).

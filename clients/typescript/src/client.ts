@@ -39,7 +39,7 @@ export type ChatInput = NonNullable<JsonBody<Operation<'/api/v2/chat/stream', 'p
 export type Me = Data<'/api/v2/auth/me', 'get'>
 export type ArtifactComment = NonNullable<Artifact['comments']> extends Array<infer T> ? T : never
 
-/** The events of `POST /api/v2/chat/stream` (CONTRACT.md §9). */
+/** The events of `POST /api/v2/chat/stream` (docs/api/assistant.md#chat). */
 export type ChatEvent =
   | { type: 'text_delta'; content: string }
   | { type: 'done'; conversationId: string; reply: string; model?: string }
@@ -51,7 +51,7 @@ export interface ChatStream extends AsyncIterable<ChatEvent> {
 }
 
 /**
- * An event of the workspace event stream (`GET /api/v2/events/stream`, CONTRACT.md §12): `type` is its name
+ * An event of the workspace event stream (`GET /api/v2/events/stream`, docs/api/events.md): `type` is its name
  * (`artifact.status_changed`, `document.indexed`, …, or `reset` when the events missed are no longer kept), `id` its
  * position in the stream, `data` its fields (`id` of the resource, `workspace_id`, `at`, …).
  */
@@ -257,7 +257,7 @@ export class CairnClient {
 
   /**
    * Waits until a person (or a permitted key) approves, rejects or supersedes the artifact. It asks the
-   * tool server's `wait_for_review` (CONTRACT.md §10), which is woken by the change itself: no polling.
+   * tool server's `wait_for_review` (docs/mcp.md#tools), which is woken by the change itself: no polling.
    */
   async waitForReview(id: string, options: WaitOptions = {}): Promise<Artifact & { changed: boolean }> {
     const deadline = Date.now() + (options.timeoutMs ?? 300_000)

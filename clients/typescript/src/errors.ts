@@ -1,4 +1,4 @@
-/** An error answer of Cairn (CONTRACT.md §4), or a request that never got one (statusCode 0). */
+/** An error answer of Cairn (docs/api/errors.md), or a request that never got one (statusCode 0). */
 export class CairnError extends Error {
   override readonly name = 'CairnError'
   /** the HTTP status; 0 when no answer arrived (network error, aborted) */

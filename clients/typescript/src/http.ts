@@ -71,7 +71,7 @@ function newKey(): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('')
 }
 
-/** The error of a non-2xx answer, shaped by CONTRACT.md §4. */
+/** The error of a non-2xx answer, in the error shape of docs/api/errors.md. */
 export async function errorFrom(res: Response): Promise<CairnError> {
   const text = await res.text().catch(() => '')
   let body: unknown = text

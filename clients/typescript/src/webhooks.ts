@@ -1,5 +1,6 @@
 /**
- * Verification of Cairn's webhook deliveries (CONTRACT.md §8), with WebCrypto (Node ≥ 20, Deno, Bun, browsers):
+ * Verification of Cairn's webhook deliveries (docs/api/webhooks.md#verifying-a-delivery), with WebCrypto (Node ≥ 20,
+ * Deno, Bun, browsers):
  * - `X-Cairn-Signature`: lower-case hex HMAC-SHA256 of the raw body, keyed with the whole secret string;
  * - Standard Webhooks: `webhook-signature` = space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`,
  *   keyed with the base64-decoded part of the secret after `whsec_`; the timestamp must be recent.

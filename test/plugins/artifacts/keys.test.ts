@@ -4,7 +4,7 @@ import { build, signup, createKey } from '../../helper.js'
 
 const BASE = '/api/v2/artifacts'
 
-t.test('artifacts:read and artifacts:write keys, and the machine-review rule (CONTRACT.md §3)', async (t) => {
+t.test('artifacts:read and artifacts:write keys, and the machine-review rule (docs/api/auth.md)', async (t) => {
   const app = await build(t)
   const u = await signup(app)
   const other = await signup(app)
@@ -33,7 +33,7 @@ t.test('artifacts:read and artifacts:write keys, and the machine-review rule (CO
     'artifacts:write does not read')
   const classic = await createKey(app, u, ['read', 'write', 'execute', 'knowledge:read', 'knowledge:write'])
   t.equal((await app.inject({ url: BASE, headers: { 'x-api-key': classic.key, ...ws } })).statusCode, 403,
-    'the SPEC.md scopes give no artifact access')
+    'read and write give no artifact access')
   t.equal((await app.inject({ url: BASE,
     headers: { 'x-api-key': writer.key, 'x-workspace-id': other.workspaceId } })).statusCode, 403, 'foreign workspace')
   t.equal((await app.inject({ url: BASE, headers: { 'x-api-key': writer.key } })).statusCode, 400,

@@ -4,7 +4,7 @@ from typing import Any
 
 
 class CairnError(Exception):
-    """An error answer of Cairn (CONTRACT.md §4), or a request that got none (status_code 0)."""
+    """An error answer of Cairn (docs/api/errors.md), or a request that got none (status_code 0)."""
 
     def __init__(self, status_code: int, code: str, message: str, body: Any = None, retry_after: float | None = None):
         super().__init__(message)

@@ -1,4 +1,4 @@
-"""Verification of Cairn's webhook deliveries (CONTRACT.md §8).
+"""Verification of Cairn's webhook deliveries (docs/api/webhooks.md#verifying-a-delivery).
 
 - ``X-Cairn-Signature``: lower-case hex HMAC-SHA256 of the raw body, keyed with the whole secret string.
 - Standard Webhooks: ``webhook-signature`` = space-separated ``v1,<base64 HMAC-SHA256 of "id.timestamp.body">``,

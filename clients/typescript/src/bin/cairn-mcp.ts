@@ -2,7 +2,8 @@
 /**
  * cairn-mcp: Cairn's tool server (/api/mcp) for assistants that only speak MCP over stdio. It relays each
  * JSON-RPC message between stdin/stdout and the remote Streamable HTTP endpoint, unchanged.
- *   npx cairn-mcp --url http://127.0.0.1:3000 --key cairn_… [--workspace <id>]
+ *   node clients/typescript/dist/bin/cairn-mcp.js --url http://127.0.0.1:3000 --key cairn_… [--workspace <id>]
+ * (from a clone, after `npm run clients:build`; docs/mcp.md)
  * (CAIRN_URL, CAIRN_API_KEY, CAIRN_WORKSPACE_ID work as well.)
  */
 import { parseArgs } from 'node:util'

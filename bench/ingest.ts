@@ -150,7 +150,7 @@ export async function run() {
   let cpuAfter = NaN
   try {
     await measured('pair and run indexes catch up', () => until(() => pairsBehind.get() === 0, 300_000))
-    // (with the probes' own CPU: not comparable with the "10 s after" of sessions before the twenty-second)
+    // (with the probes' own CPU)
     const cpuAfterStart = cpuSeconds(child.pid!)
     await measured('10 s more (merges)', () => new Promise((r) => setTimeout(r, 10_000)))
     cpuAfter = cpuSeconds(child.pid!) - cpuAfterStart

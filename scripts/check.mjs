@@ -1,8 +1,8 @@
 // `npm test`'s first step: the type check, the linter and tap's build side by side (each mostly one core, for
 // seconds), each one's output printed whole when it ends; exits non-zero when any failed.
 // `tap build` makes tap's Test class for the plugins of .taprc (`!@tapjs/typescript`). Left to tap's own first run
-// after an install, that run took ~300 s instead of ~200 s on the 2-core machine (three fresh `npm ci`s); built
-// here, beside the type check, it costs ~5 s of CPU and no wall time.
+// after an install, it slows that run by about half; built here, beside the type check, it costs ~5 s of CPU and no
+// wall time.
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'

@@ -9,7 +9,7 @@ import SerializerSelector from '@fastify/fast-json-stringify-compiler'
 /**
  * Fastify's own compilers for the apps of the tests (test/helper.ts), shared by every app of a test process and,
  * through a disk cache, by every test process: compiling each route's schemas (Ajv for requests,
- * fast-json-stringify for answers) was ~0.5 s of CPU in each test file that builds an app. What is kept is each
+ * fast-json-stringify for answers) costs ~0.5 s of CPU in each test file that builds an app. What is kept is each
  * compiler's standalone code, the very code its compile would make and run, keyed by the schema, the shared schemas,
  * the options and the compilers' versions; every validator and serializer, made now or read back, is that code run.
  */

@@ -77,7 +77,7 @@ export function docxBomb(size: number, declaredSize?: number): Buffer {
 
 /**
  * Like docxBomb: the test process never holds the `size` bytes it inflates to (a lying `declaredSize` makes it
- * the archive of issue 13 item 2).
+ * an archive that lies about its sizes).
  */
 export async function streamedDocxBomb(size: number, declaredSize: number): Promise<Buffer> {
   return bombZip(size, declaredSize)

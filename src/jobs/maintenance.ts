@@ -28,8 +28,8 @@ declare module 'fastify' {
 
 /**
  * Rows a maintenance DELETE removes at a time, the event loop free between two: 20,000 developer-log chunks removed
- * in one statement (a busy key's month) held the server 170 ms. A log chunk may be up to 1 MB (its overflow pages
- * are read to be freed: 500 of those took 75 ms), so the log goes 50 at a time.
+ * in one statement (a busy key's month) hold the server for a long moment. A log chunk may be up to 1 MB (its
+ * overflow pages are read to be freed), so the log goes 50 at a time (docs/design/write-turns.md).
  */
 export const MAINTENANCE_BATCH = 500
 const LOG_BATCH = 50

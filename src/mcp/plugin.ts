@@ -15,7 +15,7 @@ declare module 'fastify' {
 export const MCP_PATH = '/api/mcp'
 
 // the protocol SDK (and the schema libraries it brings) loads at the first MCP request, not at every start:
-// it was ~0.2 s of each start for a route most instances never serve
+// loading it costs a start ~0.2 s of CPU, for a route most instances never serve
 let protocol: Promise<[typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
   typeof import('./server.js')]> | undefined
 const loadProtocol = () => (protocol ??= Promise.all([import('@modelcontextprotocol/sdk/server/streamableHttp.js'),

@@ -1,4 +1,4 @@
-// The house plan (README, Architecture), checked on the source text: where code may import from, what a route
+// The house plan (docs/architecture.md), checked on the source text: where code may import from, what a route
 // group's index.ts may hold, and the data-access rules a reviewer would otherwise have to remember.
 import t from 'tap'
 import fs from 'node:fs'

@@ -196,7 +196,7 @@ t.test('a workflow acts with the rights of who last saved it; only its creator o
   const wf = (await define(app, owner,
     { name: 'harmless', steps: [{ id: 'a', type: 'llm', prompt: 'hello' }] })).json().workflow
 
-  // the attack of issue 13: a plain member rewrites a colleague's workflow to read the creator's documents on a
+  // the attack: a plain member rewrites a colleague's workflow to read the creator's documents on a
   // schedule
   const attack = {
     name: 'harmless',

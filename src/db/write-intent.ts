@@ -38,8 +38,8 @@ export interface WriteWaits { count: number; ms: number }
 
 /**
  * Waits (blocking: better-sqlite3 is synchronous) until the other thread's writer has committed, woken by its
- * `Atomics.notify` rather than polling as SQLite's busy handler does (its sleeps of 1, 2, 5, 10, 15, 20 ms…
- * added 20–50 ms to a write that only had to wait for a short commit).
+ * `Atomics.notify` rather than polling as SQLite's busy handler does (its growing sleeps add tens of ms to a write
+ * that only had to wait for a short commit). docs/design/write-turns.md has the whole scheme.
  */
 function awaitHolder(intent: Int32Array, waits: WriteWaits) {
   const start = performance.now()
@@ -60,8 +60,8 @@ function awaitHolder(intent: Int32Array, waits: WriteWaits) {
  * free meanwhile: undefined when no writer on another thread holds SQLite's write lock (go on at once), else a
  * promise settled once each has signalled its commit (or after the same bounded wait). awaitHolder blocks the loop
  * for as long as the other writer holds the lock, and one of its steps cannot always be cut short: after a very
- * large document's delete, one idle FTS5 merge step of the index worker can walk the deleted entries for 58–390 ms
- * (bench ingest).
+ * large document's delete, one idle FTS5 merge step of the index worker can walk the deleted entries for hundreds
+ * of ms (docs/design/write-turns.md).
  * While it waits, the connection's write count is raised: the other thread ends its transaction at its next check
  * and starts no new one, so the write that follows meets a free lock.
  */

@@ -4,6 +4,7 @@ const available: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   artifacts: () => import('./artifacts.js'),
   search: () => import('./search.js'),
   'search-fairness': () => import('./search-fairness.js'),
+  'tenant-fairness': () => import('./tenant-fairness.js'),
   retrieval: () => import('./retrieval.js'),
   scoring: () => import('./scoring.js'),
   ingest: () => import('./ingest.js'),

@@ -1,0 +1,195 @@
+// `npm run bench -- tenant-fairness`: what hostile organizations' uploads and webhook receivers cost another
+// organization. The victim works one request at a time: it uploads a small Markdown file and waits until it is
+// indexed, searches, and posts a channel message whose webhook (to a receiver that answers at once) is timed from the
+// post to its arrival; GET /api/health is probed every 50 ms. Three phases of BENCH_FAIRNESS_SECONDS (default 20):
+//  - alone;
+//  - hostile uploads: BENCH_HOSTILE_ORGS (default 3) organizations from open sign-up, BENCH_HOSTILE (default 2)
+//    connections each, uploading PDF and DOCX decompression bombs, a 300-page PDF and a 2 MB text file in turn;
+//  - hostile webhooks: the same organizations hold BENCH_HOSTILE_HOOKS (default 20) webhooks each, half to a receiver
+//    that accepts connections and never answers, half to one that answers 500 at once (retried on a one-second
+//    schedule), and each posts ten messages a second (one caller's default rate limit) that fan out to all of them.
+// The table gives p50/p99 of each victim measurement per phase, and what the hostile side got done.
+import http from 'node:http'
+import net from 'node:net'
+import type { AddressInfo } from 'node:net'
+import { startServer, stopServer, table } from './lib.js'
+import { pdfWithStream, zlibWithWindow } from '../test/ingest/hostile-pdf.js'
+import { manyPagePdf } from '../test/pdf-helper.js'
+import { docxBomb } from '../test/zip-helper.js'
+
+interface Info { address: string; token: string; workspaceId: string }
+interface Who { token: string; workspaceId: string }
+
+const pct = (xs: number[], p: number) => {
+  if (xs.length === 0) return 0
+  const s = [...xs].sort((a, b) => a - b)
+  return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] * 10) / 10
+}
+
+const listen = (server: http.Server | net.Server) => new Promise<number>((resolve) =>
+  server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)))
+
+export async function run() {
+  const seconds = Number(process.env.BENCH_FAIRNESS_SECONDS ?? 20)
+  const hostileOrgs = Number(process.env.BENCH_HOSTILE_ORGS ?? 3)
+  const connections = Number(process.env.BENCH_HOSTILE ?? 2)
+  const hooksPerOrg = Number(process.env.BENCH_HOSTILE_HOOKS ?? 20)
+
+  // the victim's receiver: resolves the waiter of each message's marker when its delivery arrives
+  const waiting = new Map<string, () => void>()
+  const good = http.createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      const marker = /victim-\d+/.exec(Buffer.concat(chunks).toString())?.[0]
+      if (marker) waiting.get(marker)?.()
+      res.writeHead(204).end()
+    })
+  })
+  // the hostile receivers: one never answers (its sockets are held open until the end), one fails at once
+  const held: net.Socket[] = []
+  const silent = net.createServer((socket) => { held.push(socket); socket.on('error', () => {}) })
+  let failedAttempts = 0
+  const failing = http.createServer((req, res) => {
+    req.resume()
+    req.on('end', () => { failedAttempts++; res.writeHead(500).end('no') })
+  })
+  const [goodPort, silentPort, failingPort] = await Promise.all([listen(good), listen(silent), listen(failing)])
+
+  const { info, child } = await startServer<Info>('cairn', [], { CAIRN_WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1' })
+  const base = info.address
+  try {
+    const headers = (who?: Who) => (who ? { authorization: `Bearer ${who.token}`, 'x-workspace-id': who.workspaceId }
+      : {}) as Record<string, string>
+    const post = async (who: Who | undefined, url: string, body: object) => {
+      const res = await fetch(base + url, { method: 'POST',
+        headers: { ...headers(who), 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      return { status: res.status,
+        body: (await res.json()) as { data: { id: string; token?: string; workspaceId?: string } } }
+    }
+    const signup = async (email: string): Promise<Who> => {
+      const { data } = (await post(undefined, '/api/v2/auth/signup', { email, password: 'benchmark password' })).body
+      return { token: data.token!, workspaceId: data.workspaceId! }
+    }
+    const upload = async (who: Who, name: string, type: string, content: Buffer | string) => {
+      const form = new FormData()
+      form.append('file', new Blob([content], { type }), name)
+      const res = await fetch(`${base}/api/knowledge/upload`, { method: 'POST', headers: headers(who), body: form })
+      const body = (await res.json()) as { document?: { id: string } }
+      return { status: res.status, id: body.document?.id }
+    }
+    const indexed = async (who: Who, id: string) => {
+      for (;;) {
+        const s = (await (await fetch(`${base}/api/knowledge/documents/${id}/status`,
+          { headers: headers(who) })).json()) as { status: string }
+        if (s.status === 'indexed' || s.status === 'failed') return s.status
+        await new Promise((r) => setTimeout(r, 20))
+      }
+    }
+
+    const victim = await signup('victim@example.test')
+    const victimChannel = (await post(victim, '/api/v2/channels', { name: 'team', type: 'public' })).body.data.id
+    await post(victim, '/api/v2/developer/webhooks', { url: `http://127.0.0.1:${goodPort}/hook`,
+      events: ['message.created'] })
+    const hostile = await Promise.all(Array.from({ length: hostileOrgs }, (_, i) => signup(`hostile${i}@example.test`)))
+    const hostileChannels = await Promise.all(hostile.map(async (who) =>
+      (await post(who, '/api/v2/channels', { name: 'noise', type: 'public' })).body.data.id))
+
+    const bombs: Array<[string, string, Buffer | string]> = [
+      ['bomb.pdf', 'application/pdf', pdfWithStream('/Filter /FlateDecode', zlibWithWindow(200 * 1048576))],
+      ['bomb.docx', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', docxBomb(300 * 1048576)],
+      ['pages.pdf', 'application/pdf', manyPagePdf(300, 'The quarterly ledger lists every shipment by harbour.')],
+      ['large.txt', 'text/plain', 'grain barley oats rye wheat millet sorghum '.repeat(50_000)]
+    ]
+
+    let marker = 0
+    async function phase(name: string, attack: 'uploads' | 'webhooks' | undefined, duration = seconds) {
+      let running = true
+      const uploadMs: number[] = []
+      const searchMs: number[] = []
+      const deliveryMs: number[] = []
+      const healthMs: number[] = []
+      const hostileDone = { requests: 0, statuses: new Map<number, number>() }
+      const count = (status: number) => {
+        hostileDone.requests++
+        hostileDone.statuses.set(status, (hostileDone.statuses.get(status) ?? 0) + 1)
+      }
+      const attackers = attack === 'uploads'
+        ? hostile.flatMap((who) => Array.from({ length: connections }, async (_, c) => {
+            for (let i = c; running; i++) {
+              const [file, type, content] = bombs[i % bombs.length]
+              count((await upload(who, file, type, content)).status)
+            }
+          }))
+        // messages at the default rate limit of one caller (600 a minute), each fanning out to every hook
+        : attack === 'webhooks' ? hostile.map(async (who, org) => {
+          for (let i = 0; running; i++) {
+            const next = performance.now() + 100
+            count((await post(who, '/api/v2/messages', { channel_id: hostileChannels[org], content: `noise ${i}` }))
+              .status)
+            await new Promise((r) => setTimeout(r, Math.max(0, next - performance.now())))
+          }
+        }) : []
+      const probe = (async () => {
+        while (running) {
+          const start = performance.now()
+          await (await fetch(`${base}/api/health`)).arrayBuffer()
+          healthMs.push(performance.now() - start)
+          await new Promise((r) => setTimeout(r, 50))
+        }
+      })()
+      const measured = (async () => {
+        // (a second to let the attack fill the queues)
+        await new Promise((r) => setTimeout(r, 1000))
+        const end = performance.now() + duration * 1000
+        while (performance.now() < end) {
+          let start = performance.now()
+          const up = await upload(victim, `notes-${marker}.md`, 'text/markdown',
+            `# Harbour notes ${marker}\n\nThe brass lantern hangs in the harbour office.\n`)
+          if (up.id && await indexed(victim, up.id) === 'indexed') uploadMs.push(performance.now() - start)
+          start = performance.now()
+          const found = await post(victim, '/api/knowledge/search', { query: 'brass lantern', limit: 10 })
+          if (found.status === 200) searchMs.push(performance.now() - start)
+          const id = `victim-${++marker}`
+          const arrived = new Promise<void>((resolve) => waiting.set(id, resolve))
+          start = performance.now()
+          await post(victim, '/api/v2/messages', { channel_id: victimChannel, content: `standup ${id}` })
+          await arrived
+          waiting.delete(id)
+          deliveryMs.push(performance.now() - start)
+        }
+        running = false
+      })()
+      await measured
+      await Promise.all([...attackers, probe])
+      return { phase: name, rounds: deliveryMs.length,
+        'upload→indexed p50/p99 ms': `${pct(uploadMs, 50)} / ${pct(uploadMs, 99)}`,
+        'search p50/p99 ms': `${pct(searchMs, 50)} / ${pct(searchMs, 99)}`,
+        'webhook p50/p99 ms': `${pct(deliveryMs, 50)} / ${pct(deliveryMs, 99)}`,
+        'health p50/p99/max ms': `${pct(healthMs, 50)} / ${pct(healthMs, 99)} / ${pct(healthMs, 100)}`,
+        'hostile requests (by status)': `${hostileDone.requests} (${[...hostileDone.statuses]
+          .map(([status, n]) => `${status}: ${n}`).join(', ')})` }
+    }
+
+    // untimed: the threads a first upload, search and delivery start, and their code compiled
+    await phase('warm-up', undefined, 2)
+    const rows = [await phase('alone', undefined)]
+    rows.push(await phase(`hostile uploads (${hostileOrgs} orgs x ${connections})`, 'uploads'))
+    for (const who of hostile) {
+      for (let i = 0; i < hooksPerOrg; i++) {
+        const port = i % 2 === 0 ? silentPort : failingPort
+        await post(who, '/api/v2/developer/webhooks', { url: `http://127.0.0.1:${port}/hook`,
+          events: ['message.created'] })
+      }
+    }
+    rows.push(await phase(`hostile webhooks (${hostileOrgs} orgs x ${hooksPerOrg} hooks)`, 'webhooks'))
+    table(rows)
+    console.log(`hostile webhook attempts answered 500: ${failedAttempts}; sockets held open: ${held.length}`)
+  } finally {
+    await stopServer(child)
+    for (const socket of held) socket.destroy()
+    good.close()
+    silent.close()
+    failing.close()
+  }
+}

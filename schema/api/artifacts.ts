@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Uuid, Timestamp, Nullable, StringEnum, Pagination } from './common.js'
+import { Uuid, Timestamp, Nullable, StringEnum, ClosedString, Pagination } from './common.js'
 
 export const ARTIFACT_TYPES = [
   'task_plan', 'implementation_plan', 'walkthrough', 'verification_proof',
@@ -14,6 +14,10 @@ export type ReviewPolicy = (typeof REVIEW_POLICIES)[number]
 const TypeValue = StringEnum(ARTIFACT_TYPES, { description: 'one of the artifact type values' })
 const StatusValue = StringEnum(ARTIFACT_STATUSES)
 const PolicyValue = StringEnum(REVIEW_POLICIES)
+// answers declare the closed sets too, so that typed clients narrow them without casts
+const TypeOut = ClosedString(ARTIFACT_TYPES)
+const StatusOut = ClosedString(ARTIFACT_STATUSES)
+const PolicyOut = ClosedString(REVIEW_POLICIES)
 const FreeObject = Type.Object({}, { additionalProperties: true })
 const Title = Type.String({ minLength: 1, maxLength: 500 })
 const Confidence = Type.Object({ score: Type.Number({ minimum: 0, maximum: 1 }) }, { additionalProperties: true })
@@ -25,18 +29,18 @@ const artifactFields = {
   id: Uuid,
   workspace_id: Uuid,
   customer_id: Uuid,
-  type: Type.String(),
+  type: TypeOut,
   subtype: Nullable(Type.String()),
   title: Type.String(),
   content: FreeObject,
-  status: Type.String(),
+  status: StatusOut,
   workflow_id: Nullable(Type.String()),
   workflow_run_id: Nullable(Type.String()),
   conversation_id: Nullable(Type.String()),
   message_id: Nullable(Type.String()),
   parent_artifact_id: Nullable(Type.String()),
   confidence_score: Nullable(Type.Number()),
-  review_policy: Type.String(),
+  review_policy: PolicyOut,
   reviewed_by: Nullable(Type.String()),
   created_by: Type.String(),
   created_at: Timestamp,
@@ -60,12 +64,12 @@ export const ArtifactDetailSchema = Type.Object({
 })
 
 export const ArtifactSummarySchema = Type.Object({
-  id: Uuid, type: Type.String(), subtype: Nullable(Type.String()), title: Type.String(),
-  status: Type.String(), created_at: Timestamp, updated_at: Timestamp
+  id: Uuid, type: TypeOut, subtype: Nullable(Type.String()), title: Type.String(),
+  status: StatusOut, created_at: Timestamp, updated_at: Timestamp
 })
 
 export const ChainLinkSchema = Type.Object({
-  id: Uuid, title: Type.String(), type: Type.String(), status: Type.String(),
+  id: Uuid, title: Type.String(), type: TypeOut, status: StatusOut,
   parent_artifact_id: Nullable(Type.String()), created_at: Timestamp
 })
 
@@ -131,11 +135,11 @@ export const ListArtifactsResponse = Type.Object({
   meta: Type.Object({ count: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() })
 })
 export const StatusResponse = ok(Type.Object({
-  id: Uuid, type: Type.String(), title: Type.String(), status: Type.String(), reviewed_by: Nullable(Type.String()),
+  id: Uuid, type: TypeOut, title: Type.String(), status: StatusOut, reviewed_by: Nullable(Type.String()),
   updated_at: Timestamp
 }))
 export const CommentResponse = ok(Type.Object({
-  id: Uuid, type: Type.String(), title: Type.String(), comments: Type.Array(CommentSchema), updated_at: Timestamp
+  id: Uuid, type: TypeOut, title: Type.String(), comments: Type.Array(CommentSchema), updated_at: Timestamp
 }))
 export const ChainResponse = ok(Type.Array(ChainLinkSchema))
 export const SummariesResponse = ok(Type.Array(ArtifactSummarySchema))

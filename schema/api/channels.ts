@@ -1,11 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Nullable, StringEnum, Uuid } from './common.js'
+import { Nullable, StringEnum, ClosedString, Uuid } from './common.js'
 import { channels } from '../tables/assistant.js'
 
 export const CHANNEL_TYPES = channels.type.enumValues
 
 export const ChannelSchema = Type.Object({
-  id: Uuid, workspace_id: Uuid, name: Type.String(), type: Type.String(), created_by: Type.String(),
+  id: Uuid, workspace_id: Uuid, name: Type.String(), type: ClosedString(CHANNEL_TYPES), created_by: Type.String(),
   created_at: Type.String(), member_ids: Type.Optional(Type.Array(Type.String()))
 })
 export const MessageSchema = Type.Object({

@@ -14,6 +14,13 @@ export const Nullable = <T extends TString | TNumber | TInteger | TBoolean>(sche
 export const StringEnum = <const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) =>
   Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options })
 
+/**
+ * A response field out of a fixed list: the document declares the `enum` (generated clients narrow it without
+ * casts), while handlers may return the stored text as it is (a string to TypeScript here).
+ */
+export const ClosedString = <const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) =>
+  Type.Unsafe<string>({ type: 'string', enum: [...values], ...options })
+
 export const ErrorSchema = Type.Object({
   success: Type.Literal(false),
   statusCode: Type.Integer(),

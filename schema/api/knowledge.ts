@@ -1,11 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Uuid, Timestamp, Nullable, StringEnum } from './common.js'
+import { Uuid, Timestamp, Nullable, StringEnum, ClosedString } from './common.js'
 
 export const SCOPES = ['organization', 'workspace', 'personal'] as const
+export const DOCUMENT_STATUSES = ['pending', 'processing', 'indexed'] as const
 const Scope = StringEnum(SCOPES)
+const ScopeOut = ClosedString(SCOPES)
 const FreeObject = Type.Object({}, { additionalProperties: true })
 
-export const TenantContext = Type.Object({ customerId: Uuid, scope: Type.String() })
+export const TenantContext = Type.Object({ customerId: Uuid, scope: ClosedString(['all', ...SCOPES] as const) })
 
 export const DocumentSchema = Type.Object({
   id: Uuid,
@@ -20,9 +22,9 @@ export const DocumentSchema = Type.Object({
   chunkCount: Type.Integer(),
   uploadedAt: Timestamp,
   updated: Timestamp,
-  scope: Type.String(),
+  scope: ScopeOut,
   workspaceId: Nullable(Type.String()),
-  status: Type.String(),
+  status: ClosedString(DOCUMENT_STATUSES),
   metadata: FreeObject
 })
 
@@ -44,7 +46,7 @@ export const BatchResponse = Type.Object({
   success: Type.Literal(true),
   results: Type.Array(Type.Object({
     id: Uuid, fileName: Type.String(), fileSize: Type.Integer(), fileType: Type.String(),
-    textLength: Type.Integer(), chunkCount: Type.Integer(), scope: Type.String()
+    textLength: Type.Integer(), chunkCount: Type.Integer(), scope: ScopeOut
   })),
   errors: Type.Array(Type.Object({ fileName: Type.String(), error: Type.String(), code: Type.String() })),
   successCount: Type.Integer(),
@@ -88,7 +90,7 @@ export const GetDocumentResponse = Type.Object({
 
 export const StatusResponse = Type.Object({
   success: Type.Literal(true),
-  status: StringEnum(['pending', 'processing', 'indexed']),
+  status: StringEnum(DOCUMENT_STATUSES),
   processingProgress: Type.Integer({ minimum: 0, maximum: 100 }),
   document: Type.Object({ id: Uuid, fileName: Type.String(), fileType: Type.String(), chunkCount: Type.Integer(),
     uploadedAt: Timestamp })
@@ -118,7 +120,7 @@ export const SearchResponse = Type.Object({
   query: Type.String(),
   results: Type.Array(Type.Object({
     document: Type.Object({ id: Uuid, fileName: Type.String(), fileType: Type.String(), category: Type.String(),
-      scope: Type.String() }),
+      scope: ScopeOut }),
     chunk: Type.Object({ id: Uuid, text: Type.String(), chunkIndex: Type.Integer() }),
     score: Type.Number(),
     snippet: Type.String({ description: 'the best-matching part of the passage, matches in <mark>…</mark>' }),

@@ -1,9 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { ClosedString } from './common.js'
+
+/** what the unified search finds (src/search/kinds.ts searches each) */
+export const SEARCH_KINDS = ['artifact', 'voice_note', 'message'] as const
 
 export const SearchBody = Type.Object({ query: Type.String({ minLength: 1, maxLength: 1000 }),
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }) })
 
-export const SearchResult = Type.Object({ kind: Type.String(), id: Type.String(), title: Type.String(),
+export const SearchResult = Type.Object({ kind: ClosedString(SEARCH_KINDS), id: Type.String(), title: Type.String(),
   snippet: Type.String(), score: Type.Number() })
 export type SearchResult = Static<typeof SearchResult>
 

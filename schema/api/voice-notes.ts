@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Nullable, StringEnum, Timestamp, Uuid } from './common.js'
+import { Nullable, StringEnum, ClosedString, Timestamp, Uuid } from './common.js'
 
 export const VOICE_STATUSES = ['created', 'processing', 'completed', 'failed'] as const
 const FreeObject = Type.Object({}, { additionalProperties: true })
@@ -17,7 +17,7 @@ const noteFields = {
   mime_type: Type.String(),
   metadata: FreeObject,
   tags: Type.Array(Type.String()),
-  status: Type.String(),
+  status: ClosedString(VOICE_STATUSES),
   error: Type.Optional(Type.String()),
   created_at: Timestamp,
   updated_at: Timestamp
@@ -67,7 +67,7 @@ export const TranscribeResponse = Type.Object({
 })
 export const TranscriptResponse = Type.Object({
   success: Type.Literal(true), voiceNoteId: Uuid, title: Type.String(), transcript: Type.String(),
-  segments: Type.Array(SegmentSchema), status: Type.String()
+  segments: Type.Array(SegmentSchema), status: ClosedString(VOICE_STATUSES)
 })
 export const AudioUploadResponse = Type.Object({
   success: Type.Literal(true),

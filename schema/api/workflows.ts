@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Nullable, StringEnum, Uuid } from './common.js'
+import { Nullable, StringEnum, ClosedString, Uuid } from './common.js'
 import { ARTIFACT_TYPES } from './artifacts.js'
 
 const StepId = Type.String({ minLength: 1, maxLength: 64 })
@@ -91,6 +91,6 @@ export const RunsQuery = Type.Object({ workspaceId: Type.Optional(Type.String())
 export const WorkflowResponse = Type.Object({ success: Type.Literal(true), workflow: WorkflowSchema })
 export const WorkflowListResponse = Type.Object({ success: Type.Literal(true), workflows: Type.Array(WorkflowSchema) })
 export const ExecuteResponse = Type.Object({ success: Type.Literal(true),
-  run: Type.Object({ id: Uuid, status: Type.String() }) })
+  run: Type.Object({ id: Uuid, status: ClosedString(RUN_STATUSES) }) })
 export const RunResponse = Type.Object({ success: Type.Literal(true), run: RunSchema })
 export const RunListResponse = Type.Object({ success: Type.Literal(true), runs: Type.Array(RunSchema) })

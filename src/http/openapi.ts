@@ -25,10 +25,13 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   503: 'The service is shutting down or its database is unavailable'
 }
 
+const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'
+
 /** The headers a client sends (parameters) and receives (response headers), declared once. */
 const PARAMETERS: Record<string, Json> = {
   WorkspaceId: {
-    name: 'x-workspace-id', in: 'header', required: false, schema: { type: 'string', format: 'uuid' },
+    // a plain string: generators type `format: uuid` headers as UUID objects their HTTP libraries cannot send
+    name: 'x-workspace-id', in: 'header', required: false, schema: { type: 'string', pattern: UUID_PATTERN },
     description: 'The workspace context of the request (ignored for an API key bound to a workspace). Membership is ' +
       'checked: 403 otherwise.'
   },
@@ -64,8 +67,10 @@ const paramRef = (name: string) => ({ $ref: `#/components/parameters/${name}` })
 const binary = { type: 'string', format: 'binary' }
 const FileField = { ...binary, description: 'The file' }
 const UploadFields = {
-  scope: { type: 'string', enum: ['personal', 'workspace', 'organization'], default: 'organization',
-    description: 'Who may read the document' },
+  scope: { type: 'string', enum: ['personal', 'workspace', 'organization'],
+    description: 'Who may read the document. Without it: `workspace` when a workspace is given (an API key bound ' +
+      'to a workspace, `workspaceId`, or the workspace context), else `organization`. A workspace-bound key may ' +
+      'add only to its workspace or to personal documents (`organization`: 403 `WORKSPACE_FORBIDDEN`).' },
   workspaceId: { type: 'string', format: 'uuid',
     description: 'The workspace of a `workspace` document (else the workspace context)' },
   category: { type: 'string', maxLength: 100, default: 'general' },

@@ -7,7 +7,8 @@ import type { Principal } from '../auth/plugin.js'
 export type DocScope = (typeof SCOPES)[number]
 
 export interface UploadOptions {
-  scope: DocScope
+  /** undefined when the upload names none: `placement` decides */
+  scope?: DocScope
   workspaceId?: string
   category: string
   tags: string[]
@@ -24,8 +25,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** The text fields of an upload, checked: 400 with the reason for anything off. */
 export function uploadOptions(fields: Record<string, string>): UploadOptions {
-  const scope = (fields.scope || 'organization') as DocScope
-  if (!(SCOPES as readonly string[]).includes(scope)) {
+  const scope = (fields.scope || undefined) as DocScope | undefined
+  if (scope !== undefined && !(SCOPES as readonly string[]).includes(scope)) {
     throw badRequest(`scope must be one of ${SCOPES.join(', ')}`, 'VALIDATION_ERROR')
   }
   const workspaceId = fields.workspaceId || undefined
@@ -59,12 +60,21 @@ export function uploadOptions(fields: Record<string, string>): UploadOptions {
 }
 
 /**
- * Where new documents go (CONTRACT.md §5): a workspace-bound key may add only to its workspace or to
- * personal documents; a workspace document needs a workspace the caller belongs to (`checkMember`
- * throws otherwise).
+ * The scope of an upload that names none: the workspace when one is given (a workspace-bound key, the form's
+ * `workspaceId`, the request's workspace context), else the organization.
  */
-export function placement(p: Principal, o: UploadOptions, contextWorkspaceId: string | undefined,
+export function defaultScope(p: Principal, o: UploadOptions, contextWorkspaceId: string | undefined): DocScope {
+  return p.apiKey?.workspaceId || o.workspaceId || contextWorkspaceId ? 'workspace' : 'organization'
+}
+
+/**
+ * Where new documents go: a workspace-bound key may add only to its workspace or to
+ * personal documents; a workspace document needs a workspace the caller belongs to (`checkMember`
+ * throws otherwise). Without a scope, the workspace when one is given (defaultScope).
+ */
+export function placement(p: Principal, given: UploadOptions, contextWorkspaceId: string | undefined,
   checkMember: (workspaceId: string) => void): Placement {
+  const o = { ...given, scope: given.scope ?? defaultScope(p, given, contextWorkspaceId) }
   const bound = p.apiKey?.workspaceId
   if (bound) {
     if (o.scope === 'personal') return { scope: 'personal', workspaceId: null }

@@ -387,8 +387,8 @@ t.test('API keys: capabilities and workspace-bound keys', async (t) => {
   t.equal((await app.inject({ url: `/api/knowledge-graph/documents/${doc.id}`, headers: h(general) })).statusCode, 404)
 
   const bound = await createKey(app, u, ['knowledge:write', 'knowledge:read'], { workspaceId: u.workspaceId })
-  t.equal((await upload(app, h(bound), { filename: 'o.txt', content: 'x' })).statusCode, 403,
-    'organization scope refused')
+  t.equal((await upload(app, h(bound), { filename: 'o.txt', content: 'x' })).statusCode, 201,
+    'no scope: its workspace')
   t.equal((await upload(app, h(bound), { filename: 'o.txt', content: 'x' }, { scope: 'organization' })).statusCode, 403)
   const other = (await app.inject({ method: 'POST', url: '/api/v2/workspaces', headers: u.auth,
     payload: { name: 'Other' } })).json().data

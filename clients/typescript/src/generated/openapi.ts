@@ -774,7 +774,7 @@ export interface paths {
         put?: never;
         /**
          * Ask the assistant; with channelId the reply is also posted there
-         * @description Asks the assistant and waits for the whole answer; with `channelId` the reply is also posted there.
+         * @description Asks the assistant and waits for the whole answer (with the passages it was made from, `citations`); with `channelId` the reply is also posted there.
          */
         post: operations["chatSend"];
         delete?: never;
@@ -794,7 +794,7 @@ export interface paths {
         put?: never;
         /**
          * Ask the assistant and receive the answer as Server-Sent Events (text_delta, then done or error)
-         * @description Asks the assistant and receives the answer as Server-Sent Events: `ready`, `text_delta` {content} pieces, `ping` every 15 s, then exactly one of `done` {conversationId, reply, model} or `error` {message}. Every event carries an `id`. Close the connection on `done` or `error`: an EventSource that reconnects would post the question again.
+         * @description Asks the assistant and receives the answer as Server-Sent Events: `ready`, `text_delta` {content} pieces, `ping` every 15 s, then exactly one of `done` {conversationId, reply, model, citations} or `error` {message}; `citations` are the passages the answer was made from ({documentId, fileName, chunkId, chunkIndex, excerpt}). Every event carries an `id`. Close the connection on `done` or `error`: an EventSource that reconnects would post the question again.
          */
         post: operations["chatStream"];
         delete?: never;
@@ -1486,7 +1486,7 @@ export interface components {
         /** @description Every error answer */
         Error: {
             /**
-             * @description A machine code, one of the list; docs/api/errors.md explains each
+             * @description A machine code, one of the list; the README explains each
              * @enum {string}
              */
             code: "AGENT_FORBIDDEN" | "API_KEY_NOT_ALLOWED" | "ARTIFACT_REVIEWED" | "BAD_REQUEST" | "CHAT_BUSY" | "CONFLICT" | "CSRF_REJECTED" | "EMAIL_TAKEN" | "EMBEDDINGS_NOT_CONFIGURED" | "EMBEDDINGS_UNAVAILABLE" | "ERROR" | "FORBIDDEN" | "FORBIDDEN_PROPERTY" | "HUMAN_REVIEW_REQUIRED" | "IDEMPOTENCY_IN_FLIGHT" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_SECRET_GONE" | "INSUFFICIENT_SCOPE" | "INSUFFICIENT_STORAGE" | "INTERNAL_ERROR" | "INVALID_JSON" | "INVALID_REFERENCE" | "INVALID_SCOPES" | "INVALID_STATE" | "INVALID_WORKFLOW" | "KEY_REVOKED" | "LOGIN_THROTTLED" | "MALFORMED_MULTIPART" | "METHOD_NOT_ALLOWED" | "MISSING_INPUT" | "MODEL_UNAVAILABLE" | "NOT_ACCEPTABLE" | "NOT_FOUND" | "NO_FILE" | "NO_ISSUABLE_SCOPES" | "PAYLOAD_TOO_LARGE" | "PROCESSING_FAILED" | "QUOTA_EXCEEDED" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "SIGNUP_CLOSED" | "TOO_MANY_FILES" | "UNAUTHORIZED" | "UNKNOWN_EVENT" | "UNKNOWN_TOOL" | "UNPROCESSABLE_ENTITY" | "UNREADABLE_FILE" | "UNSUPPORTED_FILE_TYPE" | "UNSUPPORTED_MEDIA_TYPE" | "URL_NOT_ALLOWED" | "VALIDATION_ERROR" | "WORKFLOW_FORBIDDEN" | "WORKSPACE_FORBIDDEN" | "WORKSPACE_REQUIRED";
@@ -8804,6 +8804,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        citations: {
+                            /** Format: uuid */
+                            chunkId: string;
+                            chunkIndex: number;
+                            /** Format: uuid */
+                            documentId: string;
+                            /** @description the passage's first 300 characters */
+                            excerpt: string;
+                            fileName: string;
+                        }[];
                         /** Format: uuid */
                         conversationId: string;
                         model: string;

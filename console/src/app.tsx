@@ -133,6 +133,7 @@ function Layout(props: { onWorkspace(id: string): void; onSignedOut(): void }) {
 // the pages beyond review are loaded when first shown, each its own file in the build
 const KnowledgePage = lazy(() => import('./pages/knowledge.js').then((m) => m.KnowledgePage))
 const DocumentPage = lazy(() => import('./pages/knowledge-document.js').then((m) => m.DocumentPage))
+const ChatPage = lazy(() => import('./pages/chat.js').then((m) => m.ChatPage))
 const Developer = lazy(() => import('./pages/developer.js').then((m) => m.Developer))
 const Settings = lazy(() => import('./pages/settings.js').then((m) => m.Settings))
 const Workflows = lazy(() => import('./pages/workflows.js').then((m) => m.Workflows))
@@ -144,6 +145,7 @@ const ROUTES: Array<{ pattern: RegExp; page: (params: string[], path: string) =>
   { pattern: /^\/artifacts\/([^/]+)$/, page: ([id]) => <ArtifactPage id={id} key={id} /> },
   { pattern: /^\/knowledge$/, page: () => <KnowledgePage /> },
   { pattern: /^\/knowledge\/documents\/([^/]+)$/, page: ([id]) => <DocumentPage id={id} key={id} /> },
+  { pattern: /^\/chat$/, page: () => <ChatPage /> },
   { pattern: /^\/developer(?:\/.*)?$/, page: (_params, path) => <Developer path={path} /> },
   { pattern: /^\/settings(?:\/.*)?$/, page: (_params, path) => <Settings path={path} /> },
   { pattern: /^\/workflows(?:\/.*)?$/, page: (_params, path) => <Workflows path={path} /> }

@@ -51,7 +51,7 @@ const chat: FastifyPluginAsyncTypebox = async (app) => {
       if (channel) {
         channels.post(channel, { senderId: p.userId, content: out.reply, aiTwinId: assistantTwinId(p.customerId) })
       }
-      return { reply: out.reply, conversationId: out.conversationId, model: out.model }
+      return { reply: out.reply, conversationId: out.conversationId, model: out.model, citations: out.citations }
     } catch (err) {
       throw modelFailure(err)
     } finally {
@@ -91,7 +91,8 @@ const chat: FastifyPluginAsyncTypebox = async (app) => {
         principal: p, reader, message: request.body.message, conversationId: request.body.conversationId,
         tools: ['search_knowledge'], signal: controller.signal, onDelta: (content) => send('text_delta', { content })
       })
-      send('done', { conversationId: out.conversationId, reply: out.reply, model: out.model })
+      send('done', { conversationId: out.conversationId, reply: out.reply, model: out.model,
+        citations: out.citations })
     } catch (err) {
       if (!controller.signal.aborted) {
         // what the model server said, and where it is, go to the log only

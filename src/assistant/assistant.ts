@@ -56,12 +56,28 @@ export interface ConverseInput {
   onDelta?: (text: string) => void
 }
 
+/** A passage the assistant was given to answer from: where it is, and its first characters. */
+export interface Citation {
+  documentId: string
+  fileName: string
+  chunkId: string
+  chunkIndex: number
+  excerpt: string
+}
+
 export interface ConverseResult {
   reply: string
   conversationId: string
   model: string
   toolCalls: Array<{ tool: string; input: unknown }>
+  /** the passages of the knowledge base the answer was made from, first found first */
+  citations: Citation[]
 }
+
+/** passages cited in one answer, at most */
+const MAX_CITATIONS = 20
+/** characters of a cited passage sent with the answer (the passage itself is a read away) */
+const EXCERPT_CHARS = 300
 
 /**
  * chat answers one person may have under way at once, streamed or not: each holds a model call, and a stream a
@@ -100,13 +116,17 @@ export function createAssistant(app: FastifyInstance) {
     return search.search(reader, {}, q, limit, 'hybrid')
   }
 
-  function modelFor(reader: Reader): LanguageModel {
-    return modelFromConfig(app.config.llm, async (q) =>
-      (await searchKnowledge(reader, q, 5)).map((h) => ({ text: h.chunk.text, fileName: h.document.fileName })))
+  /** the model; `found` hears of the passages the extractive model answers from */
+  function modelFor(reader: Reader, found?: (hits: SearchHit[]) => void): LanguageModel {
+    return modelFromConfig(app.config.llm, async (q) => {
+      const hits = await searchKnowledge(reader, q, 5)
+      found?.(hits)
+      return hits.map((h) => ({ text: h.chunk.text, fileName: h.document.fileName }))
+    })
   }
 
   async function runTool(reader: Reader, call: ToolCall, allowed: ToolName[],
-    signal?: AbortSignal): Promise<{ input: unknown; output: string }> {
+    signal?: AbortSignal, found?: (hits: SearchHit[]) => void): Promise<{ input: unknown; output: string }> {
     let input: { query?: unknown; limit?: unknown } = {}
     try { input = JSON.parse(call.arguments || '{}') } catch {
       return { input: call.arguments,
@@ -119,6 +139,7 @@ export function createAssistant(app: FastifyInstance) {
     if (call.name === 'search_knowledge') {
       const hits = await searchKnowledge(reader, query,
         typeof input.limit === 'number' ? Math.min(10, Math.max(1, input.limit)) : 5)
+      found?.(hits)
       return { input, output: JSON.stringify(hits.map((h) => ({ document: h.document.fileName, text: h.chunk.text }))) }
     }
     if (!app.config.webSearchUrl) {
@@ -159,7 +180,17 @@ export function createAssistant(app: FastifyInstance) {
         ...(m.toolCalls ? { toolCalls: JSON.parse(m.toolCalls) as ToolCall[] } : {}),
         ...(m.toolCallId ? { toolCallId: m.toolCallId } : {}) }))
     const fresh: ChatMessage[] = [{ role: 'user', content: input.message }]
-    const model = modelFor(input.reader)
+    const cited = new Map<string, Citation>()
+    const cite = (hits: SearchHit[]) => {
+      for (const h of hits) {
+        if (cited.size >= MAX_CITATIONS) return
+        if (!cited.has(h.chunk.id)) {
+          cited.set(h.chunk.id, { documentId: h.document.id, fileName: h.document.fileName, chunkId: h.chunk.id,
+            chunkIndex: h.chunk.chunkIndex, excerpt: h.chunk.text.slice(0, EXCERPT_CHARS) })
+        }
+      }
+    }
+    const model = modelFor(input.reader, cite)
     const tools = (input.tools ?? []).map((t) => TOOL_SPECS[t])
     const used: Array<{ tool: string; input: unknown }> = []
     let reply = ''
@@ -171,7 +202,7 @@ export function createAssistant(app: FastifyInstance) {
       if (out.toolCalls.length === 0 || round >= MAX_TOOL_ROUNDS) { reply = out.content; break }
       fresh.push({ role: 'assistant', content: out.content, toolCalls: out.toolCalls })
       for (const call of out.toolCalls) {
-        const result = await runTool(input.reader, call, input.tools ?? [], input.signal)
+        const result = await runTool(input.reader, call, input.tools ?? [], input.signal, cite)
         used.push({ tool: call.name, input: result.input })
         fresh.push({ role: 'tool', content: result.output, toolCallId: call.id })
       }
@@ -186,7 +217,8 @@ export function createAssistant(app: FastifyInstance) {
         toolCallId: m.toolCallId ?? null, createdAt: now }))).run()
       tx.update(conversations).set({ updatedAt: now }).where(eq(conversations.id, conversationId!)).run()
     }, { behavior: 'immediate' })
-    return { reply, conversationId: conversationId!, model: model.model, toolCalls: used }
+    return { reply, conversationId: conversationId!, model: model.model, toolCalls: used,
+      citations: [...cited.values()] }
   }
 
   const ownsConversation = (principal: Principal, id: string) => !!ownConversation.get({ id,

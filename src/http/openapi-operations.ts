@@ -171,11 +171,14 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     'The new message'),
 
   'POST /api/v2/chat': op('chatSend', 'chat',
-    'Asks the assistant and waits for the whole answer; with `channelId` the reply is also posted there.',
+    'Asks the assistant and waits for the whole answer (with the passages it was made from, `citations`); with ' +
+      '`channelId` the reply is also posted there.',
     'The assistant\'s reply'),
   'POST /api/v2/chat/stream': op('chatStream', 'chat',
     'Asks the assistant and receives the answer as Server-Sent Events: `ready`, `text_delta` {content} pieces, ' +
-      '`ping` every 15 s, then exactly one of `done` {conversationId, reply, model} or `error` {message}. Every ' +
+      '`ping` every 15 s, then exactly one of `done` {conversationId, reply, model, citations} or `error` ' +
+      '{message}; `citations` are the passages the answer was made from ({documentId, fileName, chunkId, ' +
+      'chunkIndex, excerpt}). Every ' +
         'event carries an `id`. Close the connection on `done` or `error`: an EventSource that reconnects would post ' +
           'the question again.', 'An event stream'),
 

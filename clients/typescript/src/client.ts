@@ -36,13 +36,15 @@ export type LogEntry = Data<'/api/v2/developer/logs', 'get'> extends Array<infer
 export type LogsQuery = Omit<NonNullable<QueryOf<Operation<'/api/v2/developer/logs', 'get'>>>, 'cursor'>
 export type ActivityInput = NonNullable<JsonBody<Operation<'/api/v2/activity/log', 'post'>>>
 export type ChatInput = NonNullable<JsonBody<Operation<'/api/v2/chat/stream', 'post'>>>
+/** A passage of the knowledge base an answer was made from. */
+export type ChatCitation = Success<Operation<'/api/v2/chat', 'post'>> extends { citations: Array<infer C> } ? C : never
 export type Me = Data<'/api/v2/auth/me', 'get'>
 export type ArtifactComment = NonNullable<Artifact['comments']> extends Array<infer T> ? T : never
 
 /** The events of `POST /api/v2/chat/stream` (docs/api/assistant.md#chat). */
 export type ChatEvent =
   | { type: 'text_delta'; content: string }
-  | { type: 'done'; conversationId: string; reply: string; model?: string }
+  | { type: 'done'; conversationId: string; reply: string; model?: string; citations?: ChatCitation[] }
   | { type: 'error'; message: string }
 
 /** A chat stream: iterate it with `for await`; `cancel()` (or leaving the loop) ends it and the model call. */

@@ -31,6 +31,8 @@ t.test('chat with an OpenAI-compatible model: streamed deltas, tool call into th
   t.equal(res.json().reply, 'From your notes: The albatross can glide for hours without flapping.',
     'the tool result reached the model')
   t.equal(res.json().model, 'fake-1')
+  t.match(res.json().citations, [{ fileName: 'birds.txt', chunkIndex: 0,
+    excerpt: 'The albatross can glide for hours without flapping.' }], 'the passage found by the tool is cited')
   t.equal(llm.requests.length, 2)
   t.same(llm.requests[0].body.tools?.map((x) => x.function.name), ['search_knowledge'])
   t.ok(llm.requests[0].body.stream)
@@ -115,10 +117,12 @@ t.test('extractive mode without a model: answers from readable knowledge, says s
   t.equal(res.json().model, 'cairn-extractive')
   t.match(res.json().reply, /extractive mode/)
   t.match(res.json().reply, /sixteen weeks.*\(source: policy\.txt\)/s)
+  t.match(res.json().citations, [{ fileName: 'policy.txt', excerpt: /sixteen weeks/ }], 'the passages answered from')
   const stranger = await signup(app)
   const theirs = await app.inject({ method: 'POST', url: '/api/v2/chat', headers: stranger.auth,
     payload: { message: 'How long is parental leave?' } })
   t.notMatch(theirs.json().reply, /sixteen/, 'another organization\'s knowledge is never used')
+  t.same(theirs.json().citations, [], 'nor cited')
 })
 
 t.test('channels: membership, messages, message.created to a real receiver, chat replies ' +

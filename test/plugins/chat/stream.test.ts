@@ -28,6 +28,7 @@ t.test('every event has an id, in order; proxies are told not to buffer; the str
   t.equal(events[0].event, 'ready')
   t.equal(events[events.length - 1].event, 'done')
   t.equal(events.filter((e) => e.event === 'done' || e.event === 'error').length, 1, 'exactly one ending')
+  t.match(events[events.length - 1].data, { citations: [] }, 'done lists the passages cited (none here)')
 })
 
 for (const [fail, status, what] of [

@@ -78,21 +78,39 @@ const MB = (n: number) => `${Math.round(n / 1048576)} MB`
 /** the parts that carry a document's text; images, fonts and embedded files are never inflated */
 const textPart = (name: string) => /\.(xml|rels)$/i.test(name)
 
+/** Word styles with no HTML counterpart in mammoth's own map: titles, and code set in a preformatted style. */
+const DOCX_STYLES = [
+  "p[style-name='Title'] => h1:fresh",
+  "p[style-name='title'] => h1:fresh",
+  "p[style-name='Subtitle'] => p:fresh",
+  ...['Preformatted Text', 'HTML Preformatted', 'Source Code', 'Code', 'Macro Text']
+    .map((name) => `p[style-name='${name}'] => pre:separator('\\n')`)
+]
+
 async function docxText(data: Buffer, limits: ExtractLimits): Promise<string> {
   // mammoth (JSZip) would trust the archive's sizes: it is handed a rebuilt archive of parts already
   // inflated within the limit, stored uncompressed
   const rebuilt = storedZip(await readZipBounded(data, limits.maxUncompressedBytes, textPart))
   const mammoth = (await import('mammoth')).default
+  let html: string
   try {
-    const result = await mammoth.extractRawText({ buffer: rebuilt })
-    return result.value.replace(/\n{3,}/g, '\n\n').trim()
+    // as HTML, so that headings, lists and tables keep their shape in the text; images are never read
+    const result = await mammoth.convertToHtml({ buffer: rebuilt }, {
+      styleMap: DOCX_STYLES,
+      convertImage: mammoth.images.imgElement(() => Promise.resolve({ src: '' }))
+    })
+    html = result.value
   } catch (err) {
     throw new UnreadableFileError(`Not a readable DOCX: ${(err as Error).message}`)
   }
+  return markupText(html)
 }
 
-async function htmlText(data: Uint8Array): Promise<string> {
-  const html = decodeText(data)
+function htmlText(data: Uint8Array): Promise<string> {
+  return markupText(decodeText(data))
+}
+
+async function markupText(html: string): Promise<string> {
   checkHtmlDepth(html)
   try {
     return await htmlToStructuredText(html)

@@ -34,7 +34,7 @@ const NAV_LINKS = new Set(['', 'prev', 'previous', 'next', 'up', 'home', 'top', 
 
 /** At most this much text (and these many nodes) is looked at to decide whether a block is a link bar. */
 const LINK_BAR_MAX_TEXT = 400
-const LINK_BAR_MAX_NODES = 200
+const LINK_BAR_MAX_NODES = 120
 /** a link bar may carry this much text outside its links (DocBook's names the neighbouring pages) */
 const LINK_BAR_OTHER_TEXT = 100
 
@@ -48,32 +48,29 @@ const SEPARATORS = /[\s|·•‧∙:;,.\-–—«»‹›<>←→↑^[\]()/]+/gu
  * Looks at a bounded part of the block, so that checking every block stays linear in the page.
  */
 function isLinkBar(elem: DomNode): boolean {
-  let nodes = 0
+  let budget = LINK_BAR_MAX_NODES
   let textLength = 0
-  let links = 0
   let other = ''
-  let tooMuch = false
-  const visit = (node: DomNode, inLink: boolean): string => {
-    if (tooMuch || ++nodes > LINK_BAR_MAX_NODES) { tooMuch = true; return '' }
+  const links: string[] = []
+  // in document order, each node with the index of the link it is in (-1: none); no recursion, as pages nest deep
+  const stack: [DomNode, number][] = elem.children.map((c): [DomNode, number] => [c, -1]).reverse()
+  while (stack.length > 0) {
+    if (--budget < 0) return false
+    const [node, link] = stack.pop()!
     if (node.type === 'text') {
-      textLength += node.data?.length ?? 0
-      if (textLength > LINK_BAR_MAX_TEXT) tooMuch = true
-      if (!inLink) other += ` ${node.data ?? ''}`
-      return node.data ?? ''
+      const data = node.data ?? ''
+      textLength += data.length
+      if (textLength > LINK_BAR_MAX_TEXT) return false
+      if (link < 0) other += ` ${data}`
+      else links[link] += data
+    } else if (isTag(node)) {
+      const inLink = link < 0 && node.name === 'a' ? links.push('') - 1 : link
+      for (let i = node.children.length - 1; i >= 0; i--) stack.push([node.children[i], inLink])
     }
-    if (!isTag(node)) return ''
-    if (node.name === 'a' && !inLink) {
-      const text = node.children.map((c) => visit(c, true)).join('')
-      links++
-      if (!NAV_LINKS.has(navWord(text))) tooMuch = true
-      return text
-    }
-    return node.children.map((c) => visit(c, inLink)).join('')
   }
-  visit(elem, false)
-  if (tooMuch || links === 0) return false
+  if (links.length === 0 || !links.every((text) => NAV_LINKS.has(navWord(text)))) return false
   const rest = other.replace(SEPARATORS, ' ').trim()
-  return rest === '' || (links >= 2 && rest.length <= LINK_BAR_OTHER_TEXT)
+  return rest === '' || (links.length >= 2 && rest.length <= LINK_BAR_OTHER_TEXT)
 }
 
 /** A header, footer or aside inside an article, a main part or a section belongs to it; elsewhere to the site. */

@@ -1,0 +1,86 @@
+import t from 'tap'
+import fs from 'node:fs'
+import path from 'node:path'
+import { createExtractor, DEFAULT_WORKER_LIMITS } from '../../src/ingest/run.js'
+import { extractorFor, fileTypeOf } from '../../src/ingest/formats.js'
+import { tempDir, FIXTURES } from '../helper.js'
+import { bullet, docx, para, table } from './docx-builder.js'
+
+// Real files of each kind through the extraction processes, as uploads take them: the text keeps tables,
+// headings and code apart.
+
+const extractor = createExtractor(DEFAULT_WORKER_LIMITS)
+t.teardown(() => extractor.close())
+
+async function extract(t: Parameters<typeof tempDir>[0], name: string, bytes: Buffer): Promise<string> {
+  const dir = tempDir(t)
+  const source = path.join(dir, name)
+  fs.writeFileSync(source, bytes)
+  const target = path.join(dir, 'out.txt')
+  await extractor.extract(source, target, extractorFor(fileTypeOf(name))!, { chunkSize: 1000, chunkOverlap: 100 })
+  return fs.readFileSync(target, 'utf8')
+}
+
+t.test('HTML: a manual page through the extraction process', async (t) => {
+  const text = await extract(t, 'sql-createindex.html',
+    fs.readFileSync(path.join(FIXTURES, 'knowledge', 'pg-create-index.html')))
+  t.notMatch(text, /Prev|Next|Home/)
+  t.match(text, '\nB-tree | 90 | 10 – 100\n')
+  t.match(text, '\n## Parameters\n')
+})
+
+t.test('DOCX: title, headings, a table, a list and preformatted code', async (t) => {
+  const file = docx([
+    para('Field Guide to Alpine Plants', 'Title'),
+    para('Habitats', 'Heading1'),
+    para('Edelweiss grows on limestone ledges.'),
+    para('Flowering times', 'Heading2'),
+    table([
+      ['Plant', 'Flowers', 'Altitude'],
+      ['Edelweiss', 'July–September', '1800–3000 m'],
+      ['Gentian', 'May–August', 'up to 2500 m\nin bright sun']
+    ]),
+    bullet('Carry a hand lens.'),
+    bullet('Never pick protected species.'),
+    para('Survey file', 'Heading3'),
+    para('plot: 7', 'PreformattedText'),
+    para('  altitude: 2500', 'PreformattedText'),
+    para('After the code.')
+  ])
+  t.equal(await extract(t, 'guide.docx', file), [
+    '# Field Guide to Alpine Plants',
+    '',
+    '# Habitats',
+    '',
+    'Edelweiss grows on limestone ledges.',
+    '',
+    '## Flowering times',
+    '',
+    'Plant | Flowers | Altitude',
+    'Edelweiss | July–September | 1800–3000 m',
+    'Gentian | May–August | up to 2500 m in bright sun',
+    '',
+    '- Carry a hand lens.',
+    '- Never pick protected species.',
+    '',
+    '### Survey file',
+    '',
+    '```',
+    'plot: 7',
+    '  altitude: 2500',
+    '```',
+    '',
+    'After the code.'
+  ].join('\n'))
+})
+
+t.test('DOCX: a table holding a table is read as blocks, the inner table as rows', async (t) => {
+  const inner = table([['a1', 'b1'], ['a2', 'b2']])
+  const text = await extract(t, 'nested.docx', docx([table([['Left column text', inner]])]))
+  t.equal(text, 'Left column text\n\na1 | b1\na2 | b2')
+})
+
+t.test('DOCX made by LibreOffice keeps its paragraphs', async (t) => {
+  const text = await extract(t, 'notes.docx', fs.readFileSync(path.join(FIXTURES, 'knowledge', 'notes.docx')))
+  t.match(text, /^# Field Notes on Alpine Botany\n\nEdelweiss grows on limestone ledges above two thousand metres\.\n\n/)
+})

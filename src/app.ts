@@ -159,10 +159,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}) {
     await app.register(cors, {
       origin: config.corsOrigins,
       methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      // the MCP headers: browser-based MCP clients (the tool server at /api/mcp) send and read them
       allowedHeaders: ['authorization', 'content-type', 'x-api-key', 'x-workspace-id', 'idempotency-key',
-        'x-request-id'],
+        'x-request-id', 'last-event-id', 'mcp-protocol-version', 'mcp-session-id'],
       exposedHeaders: ['x-request-id', 'idempotency-replayed', 'retry-after', 'x-ratelimit-limit',
-        'x-ratelimit-remaining', 'x-ratelimit-reset', 'content-disposition'],
+        'x-ratelimit-remaining', 'x-ratelimit-reset', 'content-disposition', 'mcp-session-id', 'mcp-protocol-version'],
       maxAge: 600
     })
   }

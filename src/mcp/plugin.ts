@@ -62,9 +62,11 @@ async function mcpPlugin(app: FastifyInstance) {
     const principal = requirePrincipal(request)
     // each tool call is logged by the route it reaches; the envelope itself is not an entry
     request.skipRequestLog = true
-    const [{ StreamableHTTPServerTransport }, { createMcpServer }] = await loadProtocol()
+    const [{ StreamableHTTPServerTransport }, { createMcpServer, plainErrorMessage }] = await loadProtocol()
     const closed = new AbortController()
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined })
+    const send = transport.send.bind(transport)
+    transport.send = (message, options) => send(plainErrorMessage(message), options)
     const server = createMcpServer({ principal, dispatch: dispatcherFor(app, request), schemas: schemas as RouteSchemas,
       watch: app.reviewWatch, closed: closed.signal,
       statusSetBy: (a) => app.artifactStore.reviewRecord({ customerId: principal.customerId,
@@ -75,6 +77,11 @@ async function mcpPlugin(app: FastifyInstance) {
       void server.close()
     })
     await server.connect(transport)
+    // the answer is written by the transport, past Fastify's reply: the headers every answer carries (request id,
+    // security, CORS, rate limit), set by the hooks so far, go onto the raw response first
+    for (const [name, value] of Object.entries(reply.getHeaders())) {
+      if (value !== undefined) reply.raw.setHeader(name, value)
+    }
     reply.hijack()
     await transport.handleRequest(request.raw, reply.raw, request.body)
   })

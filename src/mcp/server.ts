@@ -1,20 +1,29 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
   CallToolRequestSchema, ListToolsRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema,
-  ReadResourceRequestSchema, McpError, ErrorCode, type CallToolResult
+  ReadResourceRequestSchema, McpError, ErrorCode, type CallToolResult, type JSONRPCMessage, type ServerNotification
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Principal } from '../auth/plugin.js'
 import { checkCapability } from '../auth/capabilities.js'
 import { VERSION } from '../version.js'
 import type { Dispatch, RouteAnswer } from './dispatch.js'
-import { TOOLS, WAIT_FOR_REVIEW, DECIDED_STATUSES, structuredOf, errorOf, type RouteSchemas,
-  type ToolDef } from './tools.js'
+import { TOOLS, WAIT_FOR_REVIEW, WAIT_MAX_SECONDS, DECIDED_STATUSES, structuredOf, errorOf, outputSchemaOf,
+  type RouteSchemas, type ToolDef } from './tools.js'
 import type { ReviewWatch } from './review-watch.js'
 
 type Json = Record<string, unknown>
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const RESOURCE_PAGE = 100
+/** how often a waiting wait_for_review tells a client that gave a progress token that it is still waiting */
+export const PROGRESS_INTERVAL_MS = 5000
+
+/** What a tool handler can do towards its request: tell its progress, see it cancelled. */
+interface RequestExtra {
+  signal: AbortSignal
+  _meta?: { progressToken?: string | number }
+  sendNotification: (notification: ServerNotification) => Promise<void>
+}
 
 export interface McpContext {
   principal: Principal
@@ -47,11 +56,33 @@ function toolResult(tool: ToolDef, answer: RouteAnswer, extra: Json = {}): CallT
 const toolError = (statusCode: number, code: string, message: string) =>
   errorOf({ statusCode, body: { code, message, error: statusCode === 400 ? 'Bad Request' : '' }, headers: {} })
 
+/**
+ * Tells the client, under the progress token it gave, how many of the `total` seconds have passed: at once, then every
+ * PROGRESS_INTERVAL_MS until stopped. Without a token, nothing is sent. Returns the stop function.
+ */
+function reportWaiting(extra: RequestExtra, total: number): () => void {
+  const token = extra._meta?.progressToken
+  if (token === undefined) return () => {}
+  const started = Date.now()
+  let last = -1
+  const send = () => {
+    // progress must grow with each notification
+    const progress = Math.max(last + 0.001, Math.min(total, (Date.now() - started) / 1000))
+    last = progress
+    extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, total,
+      message: 'waiting for a review' } }).catch(() => { /* the client left: the wait ends with the exchange */ })
+  }
+  send()
+  const timer = setInterval(send, PROGRESS_INTERVAL_MS)
+  return () => clearInterval(timer)
+}
+
 /** Waits on change notices of the artifact, never on a loop of reads; each read goes through the route. */
-async function waitForReview(tool: ToolDef, args: Json, ctx: McpContext, signal: AbortSignal): Promise<CallToolResult> {
+async function waitForReview(tool: ToolDef, args: Json, ctx: McpContext, extra: RequestExtra): Promise<CallToolResult> {
   const timeout = args.timeoutSeconds ?? 30
-  if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 1 || timeout > 50) {
-    return toolError(400, 'VALIDATION_ERROR', 'timeoutSeconds must be an integer from 1 to 50')
+  const signal = extra.signal
+  if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 1 || timeout > WAIT_MAX_SECONDS) {
+    return toolError(400, 'VALIDATION_ERROR', `timeoutSeconds must be an integer from 1 to ${WAIT_MAX_SECONDS}`)
   }
   if (typeof args.id !== 'string' || !UUID.test(args.id)) return toolError(400, 'VALIDATION_ERROR', 'id must be a UUID')
   const id = args.id
@@ -59,6 +90,7 @@ async function waitForReview(tool: ToolDef, args: Json, ctx: McpContext, signal:
   let wake: (() => void) | undefined
   const unsubscribe = ctx.watch.watch(id, () => { changed = true; wake?.() })
   const deadline = Date.now() + timeout * 1000
+  let stopReporting: (() => void) | undefined
   try {
     for (;;) {
       changed = false
@@ -71,6 +103,7 @@ async function waitForReview(tool: ToolDef, args: Json, ctx: McpContext, signal:
         return toolResult(tool, answer, { changed: true, decided_by_person: setBy === 'person' })
       }
       if (changed) continue // a change arrived while we read
+      stopReporting ??= reportWaiting(extra, timeout)
       const woke = await new Promise<boolean>((resolve) => {
         const left = deadline - Date.now()
         const done = (value: boolean) => {
@@ -86,9 +119,10 @@ async function waitForReview(tool: ToolDef, args: Json, ctx: McpContext, signal:
         signal.addEventListener('abort', stop)
         ctx.closed.addEventListener('abort', stop)
       })
-      if (!woke) return toolResult(tool, answer, { changed: false })
+      if (!woke) return toolResult(tool, answer, { changed: false, decided_by_person: false })
     }
   } finally {
+    stopReporting?.()
     unsubscribe()
   }
 }
@@ -131,6 +165,19 @@ export function argumentProblem(schema: { properties: Record<string, Json> }, ar
   return undefined
 }
 
+const PREFIXED = /^MCP error -?\d+: /
+
+/**
+ * The message as it goes out, without the "MCP error <code>: " that the SDK's McpError puts in front of every
+ * message: clients put it in front again when they raise the error (and the code travels in `code` anyway).
+ */
+export function plainErrorMessage(message: JSONRPCMessage): JSONRPCMessage {
+  if (!('error' in message) || typeof message.error?.message !== 'string') return message
+  let text = message.error.message
+  while (PREFIXED.test(text)) text = text.replace(PREFIXED, '')
+  return text === message.error.message ? message : { ...message, error: { ...message.error, message: text } }
+}
+
 /** An MCP error for a route's failure; the HTTP status and code travel in `data`. */
 function routeError(answer: RouteAnswer): McpError {
   const b = answer.body
@@ -154,6 +201,7 @@ export function createMcpServer(ctx: McpContext): Server {
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: usable.map((tool) => ({
       name: tool.name, title: tool.title, description: tool.description, inputSchema: tool.inputSchema(ctx.schemas),
+      outputSchema: outputSchemaOf(tool, ctx.schemas) as { type: 'object' },
       annotations: {
         readOnlyHint: tool.route.method === 'GET',
         destructiveHint: false,
@@ -178,7 +226,7 @@ export function createMcpServer(ctx: McpContext): Server {
       const problem = argumentProblem(tool.inputSchema(ctx.schemas), args as Json)
       if (problem) return toolError(400, 'VALIDATION_ERROR', problem)
     }
-    if (tool.name === WAIT_FOR_REVIEW) return waitForReview(tool, args as Json, ctx, extra.signal)
+    if (tool.name === WAIT_FOR_REVIEW) return waitForReview(tool, args as Json, ctx, extra)
     return toolResult(tool, await ctx.dispatch(tool.call(args as Json)))
   })
 

@@ -6,7 +6,8 @@ type JsonSchema = { type: 'object'; properties: Record<string, Json>; required?:
   additionalProperties?: boolean }
 
 /** A registered route's schemas (read by the plugin at registration), by `METHOD url`. */
-export type RouteSchemas = ReadonlyMap<string, { body?: unknown; querystring?: unknown; params?: unknown }>
+export type RouteSchemas = ReadonlyMap<string, { body?: unknown; querystring?: unknown; params?: unknown;
+  response?: Record<string, unknown> }>
 
 /**
  * One tool of the tool server (docs/mcp.md#tools): the route it stands for, its input schema and how its arguments
@@ -19,6 +20,8 @@ export interface ToolDef {
   /** the route whose capability, rules and schema the tool takes */
   route: { method: RouteCall['method']; url: string }
   inputSchema(schemas: RouteSchemas): JsonSchema
+  /** fields the tool adds to the route's answer (wait_for_review's `changed`) */
+  extraOutput?: Record<string, Json>
   call(args: Json): RouteCall
   /** a one-line rendering of a successful answer */
   summary(structured: Json): string
@@ -48,6 +51,41 @@ function fromRoute(schemas: RouteSchemas, route: ToolDef['route'], names: string
     if (source.required?.includes(name) && property.default === undefined) required.push(name)
   }
   return { type: 'object', properties, ...(required.length ? { required } : {}) }
+}
+
+/** The structured content of a tool that failed: the route's error (see errorOf). */
+const TOOL_ERROR_OUTPUT: JsonSchema = {
+  type: 'object',
+  properties: {
+    statusCode: { type: 'integer' }, code: { type: 'string' }, error: { type: 'string' }, message: { type: 'string' },
+    retryAfter: { type: 'number' }
+  },
+  required: ['statusCode', 'code', 'message']
+}
+
+/**
+ * What a tool's `structuredContent` holds, from the route's success answer as structuredOf shapes it: its `data`
+ * object, else the answer without `success`; or, when the tool failed, the route's error. MCP clients check results
+ * against it (the error included), so both are its branches.
+ */
+export function outputSchemaOf(tool: Pick<ToolDef, 'route' | 'extraOutput'>, schemas: RouteSchemas): Json {
+  const response = schemas.get(`${tool.route.method} ${tool.route.url}`)?.response ?? {}
+  const success = plain(response['200'] ?? response['201'] ?? response['202'])
+  let shape: JsonSchema = { type: 'object', properties: {} }
+  if (success?.properties) {
+    const data = success.properties.data as JsonSchema | undefined
+    if (data?.type === 'object' && data.properties) shape = data
+    else {
+      const { success: _success, ...properties } = success.properties
+      shape = { type: 'object', properties,
+        ...(success.required ? { required: success.required.filter((n) => n !== 'success') } : {}) }
+    }
+  }
+  if (tool.extraOutput) {
+    shape = { ...shape, properties: { ...shape.properties, ...tool.extraOutput },
+      required: [...shape.required ?? [], ...Object.keys(tool.extraOutput)] }
+  }
+  return { type: 'object', anyOf: [shape, TOOL_ERROR_OUTPUT] }
 }
 
 const only = (args: Json,
@@ -104,6 +142,8 @@ function uploadBody(args: Json) {
 }
 
 export const WAIT_FOR_REVIEW = 'wait_for_review'
+/** wait_for_review's longest wait: under the 60 s that MCP clients (the official SDKs) give a request by default */
+export const WAIT_MAX_SECONDS = 50
 export const DECIDED_STATUSES = ['approved', 'rejected', 'superseded']
 
 export const TOOLS: ToolDef[] = [
@@ -126,7 +166,9 @@ export const TOOLS: ToolDef[] = [
   {
     name: 'add_document', title: 'Add a text document to the knowledge base',
     description: 'Upload text content as a document (fileName must have a supported text extension such as .md or ' +
-      '.txt). A message to this server is at most 8 MB: upload larger files through POST /api/knowledge/upload.',
+      '.txt). Without scope it goes to the workspace (of a workspace-bound key, or the x-workspace-id header), else ' +
+      'to the organization; a workspace-bound key may add only to its workspace or to personal documents. A message ' +
+      'to this server is at most 8 MB: upload larger files through POST /api/knowledge/upload.',
     route: { method: 'POST', url: '/api/knowledge/upload' },
     inputSchema: () => ({
       type: 'object',
@@ -136,7 +178,8 @@ export const TOOLS: ToolDef[] = [
         content: { type: 'string', description: 'the text of the document' },
         category: { type: 'string', minLength: 1, maxLength: 100 },
         tags: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 100 }, maxItems: 50 },
-        scope: { type: 'string', enum: ['organization', 'workspace', 'personal'] }
+        scope: { type: 'string', enum: ['organization', 'workspace', 'personal'],
+          description: 'who may read it; default: the workspace when there is one, else the organization' }
       },
       required: ['fileName', 'content']
     }),
@@ -180,8 +223,13 @@ export const TOOLS: ToolDef[] = [
     route: { method: 'GET', url: `${ARTIFACTS}/:id` },
     inputSchema: (schemas) => {
       const base = fromRoute(schemas, { method: 'GET', url: `${ARTIFACTS}/:id` }, ['id'])
-      return { ...base,
-        properties: { ...base.properties, timeoutSeconds: { type: 'integer', minimum: 1, maximum: 50, default: 30 } } }
+      return { ...base, properties: { ...base.properties,
+        timeoutSeconds: { type: 'integer', minimum: 1, maximum: WAIT_MAX_SECONDS, default: 30,
+          description: `at most ${WAIT_MAX_SECONDS}: below the 60 s request timeout of common MCP clients` } } }
+    },
+    extraOutput: {
+      changed: { type: 'boolean', description: 'false when the time ran out before a decision' },
+      decided_by_person: { type: 'boolean' }
     },
     call: (args) => ({ method: 'GET', url: `${ARTIFACTS}/${idOf(args)}` }),
     summary: (s) => {

@@ -11,7 +11,7 @@ import { createTeammateStore } from './teammates-store.js'
 import { workspaceManager } from './roles.js'
 import { hashPassword, verifyPassword } from '../../src/auth/passwords.js'
 import { bearerToken, requirePrincipal, type Principal } from '../../src/auth/plugin.js'
-import { secureCookies, sessionCookie, sessionCookieToken } from '../../src/auth/console-session.js'
+import { checkCsrf, secureCookies, sessionCookie, sessionCookieToken } from '../../src/auth/console-session.js'
 import { conflict, forbidden, notFound } from '../../src/http/errors.js'
 import { writeTurn } from '../../src/db/write-intent.js'
 import { createMailer } from '../../src/net/mailer.js'
@@ -161,14 +161,22 @@ const teammates: FastifyPluginAsyncTypebox = async (app) => {
     schema: { tags: ['accounts'], summary: 'Join through an invitation link with a password of one\'s own',
       body: AcceptInvitationBody, response: { 201: AcceptInvitationResponse, ...errors(404, 409) } }
   }, async (request, reply) => {
+    // a console sign-in: a cross-site page must not sign a browser in as someone else (rules of login)
+    if (request.body.cookie) checkCsrf(request, publicUrl)
     const passwordHash = await hashPassword(request.body.password)
     await writeTurn(app.sqlite)
     const result = store.acceptInvitation(request.body.token, { passwordHash, name: request.body.name })
     if (result === 'not-found') throw notFound(LINK_GONE)
     if (result === 'email-taken') throw conflict('An account with this email already exists', 'EMAIL_TAKEN')
     reply.code(201)
-    return { success: true as const,
-      data: { token: issueToken(result.user.id, result.customerId), user: result.user, customerId: result.customerId } }
+    const token = issueToken(result.user.id, result.customerId)
+    const joined = { user: result.user, customerId: result.customerId }
+    if (request.body.cookie) {
+      // the one session this call starts lives in the cookie only: no second token is handed out
+      reply.header('set-cookie', sessionCookie(token, jwtTtlSeconds, secureCookies(request, publicUrl)))
+      return { success: true as const, data: joined }
+    }
+    return { success: true as const, data: { token, ...joined } }
   })
 
   app.post('/auth/password', {

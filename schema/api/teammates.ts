@@ -47,13 +47,18 @@ export const ListInvitationsResponse = Type.Object({ success: Type.Literal(true)
 export const AcceptInvitationBody = Type.Object({
   token: LinkToken,
   password: Password,
-  name: Type.Optional(Name)
+  name: Type.Optional(Name),
+  cookie: Type.Optional(Type.Boolean({ description: 'true: the new person is signed in to the console by its ' +
+    'HttpOnly cookie and no token is returned (send `x-cairn-csrf: 1` too, as for login)' }))
 }, { additionalProperties: false })
 export type AcceptInvitationBody = Static<typeof AcceptInvitationBody>
 
 export const AcceptInvitationResponse = Type.Object({
   success: Type.Literal(true),
-  data: Type.Object({ token: Type.String(), user: UserSchema, customerId: Uuid })
+  data: Type.Object({
+    token: Type.Optional(Type.String({ description: 'absent when the session was set as the console\'s cookie' })),
+    user: UserSchema, customerId: Uuid
+  })
 })
 
 export const ChangePasswordBody = Type.Object({

@@ -43,6 +43,8 @@ async function main(h: NonNullable<Awaited<ReturnType<typeof harness>>>) {
       await theirs.getByRole('button', { name: 'Join' }).click()
       await theirs.getByRole('button', { name: 'Sign out' }).waitFor()
       t.equal(new URL(theirs.url()).pathname, '/review', 'signed in, in the queue')
+      t.equal(app.sqlite.prepare('SELECT count(*) FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.email = ?')
+        .pluck().get(email), 1, 'signed in by joining: one session, no second sign-in')
       t.equal(await theirs.getByRole('link', { name: 'Settings' }).count(), 0, 'a member: no Settings')
       await theirs.getByRole('link', { name: 'Robin Teammate' }).waitFor()
 

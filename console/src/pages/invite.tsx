@@ -28,10 +28,9 @@ export function LinkPage(props: { kind: 'invite' | 'reset-password'; token: stri
     setError(null)
     try {
       if (invite) {
-        const body = { token: props.token, password, ...(name.trim() ? { name: name.trim() } : {}) }
-        const joined = (await client.call('/api/v2/invitations/accept', 'post', { body })).data
-        // the console's session is the browser's cookie: sign in with the password just chosen
-        await client.signIn(joined.user.email, password)
+        // the answer sets the console's session cookie: the person is signed in by joining
+        const body = { token: props.token, password, cookie: true, ...(name.trim() ? { name: name.trim() } : {}) }
+        await client.call('/api/v2/invitations/accept', 'post', { body })
         navigate('/review', true)
         props.onSignedIn()
       } else {

@@ -96,6 +96,53 @@ t.test('invitations: revoked, unknown and foreign ones; who may invite', async (
   t.equal((await me(app, joined.json().data.token)).json().data.orgRole, 'admin')
 })
 
+t.test('joining from the console: the answer signs the browser in by its cookie, no token handed out, CSRF as login',
+  async (t) => {
+    const app = await build(t)
+    const owner = await signup(app)
+    const accept = (token: string, headers: Record<string, string>) => app.inject({ method: 'POST',
+      url: `${V2}/invitations/accept`, headers, payload: { token, password: 'console password', cookie: true } })
+    const sessionsOf = app.sqlite.prepare('SELECT count(*) FROM sessions s JOIN users u ON u.id = s.user_id ' +
+      'WHERE u.email = ?').pluck()
+
+    const inv = (await invite(app, owner, { email: 'browser@example.test' })).json().data
+    const forged = await accept(tokenOf(inv.url), { 'x-cairn-csrf': '1', origin: 'https://evil.example' })
+    t.equal(forged.statusCode, 403, 'a page of another site cannot sign a browser in')
+    t.equal(forged.json().code, 'CSRF_REJECTED')
+    t.notOk(forged.headers['set-cookie'])
+    const noHeader = await accept(tokenOf(inv.url), {})
+    t.equal(noHeader.statusCode, 403, 'nor a form without the header')
+    t.equal((await app.inject({ url: `${V2}/invitations`, headers: owner.auth })).json().data.length, 1,
+      'the refused calls left the invitation unused')
+
+    const joined = await accept(tokenOf(inv.url), { 'x-cairn-csrf': '1', 'sec-fetch-site': 'same-origin' })
+    t.equal(joined.statusCode, 201, joined.body)
+    const data = joined.json().data
+    t.notOk('token' in data, 'no token in the answer: page scripts never see one')
+    t.equal(data.user.email, 'browser@example.test')
+    const setCookie = String(joined.headers['set-cookie'])
+    t.match(setCookie, /^cairn_session=[\w-]+\.[\w-]+\.[\w-]+; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Strict$/)
+    t.equal(sessionsOf.get('browser@example.test'), 1, 'one session, the cookie\'s: nothing left valid unused')
+    const cookie = setCookie.split(';')[0]
+    const profile = await app.inject({ url: `${V2}/auth/me`, headers: { cookie } })
+    t.equal(profile.statusCode, 200)
+    t.equal(profile.json().data.user.email, 'browser@example.test', 'the cookie is the new person\'s session')
+    t.equal(profile.json().data.customerId, owner.customerId)
+
+    const out = await app.inject({ method: 'POST', url: `${V2}/auth/logout`,
+      headers: { cookie, 'x-cairn-csrf': '1' } })
+    t.equal(out.statusCode, 200)
+    t.equal((await app.inject({ url: `${V2}/auth/me`, headers: { cookie } })).statusCode, 401,
+      'signing out ends the session the invitation started')
+
+    const other = (await invite(app, owner, { email: 'api@example.test' })).json().data
+    const byApi = await app.inject({ method: 'POST', url: `${V2}/invitations/accept`,
+      payload: { token: tokenOf(other.url), password: 'api password' } })
+    t.equal(byApi.statusCode, 201)
+    t.type(byApi.json().data.token, 'string', 'without cookie: the token, as before')
+    t.notOk(byApi.headers['set-cookie'])
+  })
+
 t.test('roles: admins manage members, owners manage owners, the last owner stays', async (t) => {
   const app = await build(t)
   const owner = await signup(app)

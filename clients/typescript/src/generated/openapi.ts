@@ -11280,6 +11280,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description true: the new person is signed in to the console by its HttpOnly cookie and no token is returned (send `x-cairn-csrf: 1` too, as for login) */
+                    cookie?: boolean;
                     name?: string;
                     password: string;
                     token: string;
@@ -11302,7 +11304,8 @@ export interface operations {
                         data: {
                             /** Format: uuid */
                             customerId: string;
-                            token: string;
+                            /** @description absent when the session was set as the console's cookie */
+                            token?: string;
                             user: {
                                 email: string;
                                 /** Format: uuid */

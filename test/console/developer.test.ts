@@ -1,6 +1,7 @@
 // The Developer pages in Chromium: API keys shown once, rotated and revoked; a webhook tested, its failed delivery
 // redelivered to a real receiver and its secret rotated; the event log's filters and cursor pages.
 import t from 'tap'
+import type { Test } from 'tap'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { harness, fitsWidth, PHONE } from './harness.js'
@@ -15,7 +16,7 @@ if (h) await main(h)
 interface Received { body: string; headers: http.IncomingHttpHeaders }
 
 /** A webhook receiver on a real socket: answers `status()` and keeps what it received. */
-async function receiver(tt: typeof t, status: () => number) {
+async function receiver(tt: Test, status: () => number) {
   const received: Received[] = []
   const waiters: Array<() => void> = []
   const server = http.createServer((req, res) => {

@@ -43,6 +43,8 @@ const EnvSchema = Type.Object({
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' }
   ),
+  CAIRN_LOG_FORMAT: Type.Union([Type.Literal('auto'), Type.Literal('json'), Type.Literal('pretty')],
+    { default: 'auto' }),
   CAIRN_RETENTION_DAYS: Type.Integer({ default: 30, minimum: 1 }),
   CAIRN_WEBHOOK_RETRY_SCHEDULE: Type.String({
     default: DEFAULT_RETRY_SCHEDULE,
@@ -153,6 +155,8 @@ export interface Config {
   webSearchUrl?: string
   serviceKey?: string
   logLevel: string
+  /** CAIRN_LOG_FORMAT: `pretty` (lines for people), `json` (one JSON object a line), `auto`: pretty on a terminal */
+  logFormat: 'auto' | 'json' | 'pretty'
   retentionDays: number
   /** delays in seconds before each automatic retry of a failed webhook attempt */
   webhookRetrySchedule: number[]
@@ -292,6 +296,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webSearchUrl: e.CAIRN_WEB_SEARCH_URL,
     serviceKey: e.CAIRN_SERVICE_KEY,
     logLevel: e.CAIRN_LOG_LEVEL,
+    logFormat: e.CAIRN_LOG_FORMAT,
     retentionDays: e.CAIRN_RETENTION_DAYS,
     webhookRetrySchedule: e.CAIRN_WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => Number(s.trim())),
     corsOrigins,

@@ -2,6 +2,10 @@ import { checkDataDir, ConfigError, loadConfig, type Config } from './config.js'
 import { buildApp, loggerOptions } from './app.js'
 import { shutDown } from './http/shutdown.js'
 import { isDiskFull, noSpaceLeft } from './db/disk-full.js'
+import { logFormat, prettyStream } from './log/pretty.js'
+import { probeServices } from './startup/probes.js'
+import { findMissingStoredFiles, missingFilesWarning, type MissingStoredFiles } from './startup/stored-files.js'
+import { startupSummary } from './startup/summary.js'
 
 let config: Config
 try {
@@ -24,9 +28,15 @@ function diskFullExit(err: unknown): void {
   process.exit(1)
 }
 
+// asked while the app is built: the summary after listening waits for them at most a few seconds
+const services = probeServices(config)
+
+const terminal = process.stdout.isTTY === true
+const logStream = logFormat(config.logFormat, terminal) === 'pretty'
+  ? prettyStream(process.stdout, { colors: terminal }) : undefined
 let app: Awaited<ReturnType<typeof buildApp>>
 try {
-  app = await buildApp(config, { logger: loggerOptions(config.logLevel) })
+  app = await buildApp(config, { logger: loggerOptions(config.logLevel, logStream) })
 } catch (err) {
   diskFullExit(err)
   throw err
@@ -44,7 +54,6 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 
 try {
   await app.listen({ host: config.host, port: config.port })
-  app.log.info({ dataDir: config.dataDir }, 'Cairn is ready')
 } catch (err) {
   if (isDiskFull(err) || noSpaceLeft(config.dataDir)) {
     await app.close().catch(() => undefined)
@@ -54,3 +63,26 @@ try {
   await app.close().catch(() => undefined)
   process.exit(1)
 }
+
+/**
+ * What the start found: stored files the database names but the data dir lacks (a restore without them), as a
+ * warning; then one summary of the configuration and whether each part answers. Nothing once shutdown has begun.
+ */
+async function reportStart(): Promise<void> {
+  let missing: MissingStoredFiles | undefined
+  try {
+    missing = await findMissingStoredFiles(app.db, config.dataDir)
+    const warning = closing ? undefined : missingFilesWarning(missing)
+    if (warning) {
+      app.log.warn({ documents: missing.documents, audioFiles: missing.audio, voiceNotes: missing.voiceNotes,
+        examples: missing.examples }, warning)
+    }
+  } catch (err) {
+    if (!closing) app.log.error({ err }, 'the stored files could not be checked')
+  }
+  const found = await services
+  if (closing) return
+  const summary = startupSummary(config, app.sqlite, app.server.address(), found, missing)
+  app.log[summary.level](summary.fields, summary.message)
+}
+await reportStart()

@@ -25,7 +25,7 @@ export interface FakeEmbeddings { url: string;
 
 /**
  * An OpenAI-compatible POST /v1/embeddings server on 127.0.0.1. Vector size per model (`dims`, default 1024);
- * `failNext` requests answer 500 first (retry tests).
+ * `failNext` requests answer 500 first (retry tests). GET /v1/models lists the models of `dims`.
  */
 export async function fakeEmbeddings(t: Test, dims: Record<string, number> = {}): Promise<FakeEmbeddings> {
   const fake: FakeEmbeddings = { url: '', requests: [], failNext: 0, close: async () => {} }
@@ -33,6 +33,11 @@ export async function fakeEmbeddings(t: Test, dims: Record<string, number> = {})
     let raw = ''
     req.on('data', (c) => { raw += c })
     req.on('end', () => {
+      if (req.method === 'GET' && req.url === '/v1/models') {
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ object: 'list', data: Object.keys(dims).map((id) => ({ id, object: 'model' })) }))
+        return
+      }
       if (req.method !== 'POST' || req.url !== '/v1/embeddings') { res.writeHead(404); res.end(); return }
       const body = JSON.parse(raw) as { model: string; input: string | string[] }
       const input = Array.isArray(body.input) ? body.input : [body.input]

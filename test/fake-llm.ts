@@ -18,9 +18,18 @@ export async function fakeLlm(t: Test, opts: {
    * deltas, one JSON error object (status 200) instead of a stream, or a whole non-stream completion.
    */
   fail?: 'error-chunk' | 'cut' | 'json-error' | 'json-completion'
+  /** the ids GET /v1/models lists (default `fake-model`) */
+  models?: string[]
 } = {}) {
   const requests: LlmRequest[] = []
   const server = http.createServer((req, res) => {
+    // the model list, as OpenAI-compatible servers give it (what a start asks to see the server answers)
+    if (req.method === 'GET' && req.url === '/v1/models') {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ object: 'list', data: (opts.models ?? ['fake-model']).map((id) => ({ id,
+        object: 'model', owned_by: 'fake' })) }))
+      return
+    }
     let raw = ''
     req.on('data', (c) => { raw += c })
     req.on('end', async () => {

@@ -10,9 +10,11 @@ import {
 import { requirePrincipal, requireWorkspaceContext } from '../../src/auth/plugin.js'
 import { badRequest, notFound } from '../../src/http/errors.js'
 import { checkPublicUrl, UrlNotAllowedError } from '../../src/net/address-guard.js'
+import { webhookCallbacks } from '../../schema/api/webhook-events.js'
 import { unknownEvents, EVENT_NAMES } from '../../src/events/names.js'
 import { createUsageStore } from './store.js'
 import { createWebhookStore } from './webhooks.js'
+import eventList from './event-list.js'
 import { createLogStore, decodeCursor, type LogPosition } from '../../src/developer-log/reader.js'
 import { writeTurn } from '../../src/db/write-intent.js'
 
@@ -83,7 +85,9 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
     preValidation: managers,
     schema: {
       tags: ['webhooks'], summary: 'Subscribe a URL to events; the signing secret is shown only here',
-      querystring: WorkspaceIdQuery, body: CreateWebhookBody, response: { 201: CreateWebhookResponse, ...errors(403) }
+      querystring: WorkspaceIdQuery, body: CreateWebhookBody, response: { 201: CreateWebhookResponse, ...errors(403) },
+      // the bodies the webhook receives, for the OpenAPI document
+      callbacks: webhookCallbacks()
     }
   }, async (request, reply) => {
     const scope = hookScope(request)
@@ -95,6 +99,8 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
     return { success: true as const,
       data: hooks.create(scope, { url, events, description: request.body.description ?? '' }) }
   })
+
+  await app.register(eventList)
 
   app.get('/webhooks', {
     config: { action: 'webhooks.list' },
@@ -127,7 +133,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
     if (!updated) throw notFound('Webhook not found')
     return { success: true as const,
       data: { id: updated.id, url: updated.url, events: updated.events, active: updated.active,
-        updated_at: updated.updated_at } }
+        disabled_reason: updated.disabled_reason, updated_at: updated.updated_at } }
   })
 
   app.delete('/webhooks/:id', {

@@ -11,7 +11,7 @@ import { webhookDeliveries } from '../../schema/outbox/tables.js'
 type Webhook = typeof webhooks.$inferSelect
 
 const publicHook = (r: Webhook) => ({
-  id: r.id, url: r.url, events: JSON.parse(r.events) as string[], active: r.active,
+  id: r.id, url: r.url, events: JSON.parse(r.events) as string[], active: r.active, disabled_reason: r.disabledReason,
   description: r.description, created_at: r.createdAt, updated_at: r.updatedAt
 })
 
@@ -50,7 +50,7 @@ export function createWebhookStore(db: Db, outbox: OutboxDb, box: SecretBox) {
         createdBy: ws.userId, createdAt: now, updatedAt: now }).run()
       return {
         id, workspace_id: ws.workspaceId, url: input.url, events: input.events, signing_secret: secret,
-        active: true, description: input.description, created_at: now
+        active: true, disabled_reason: null, description: input.description, created_at: now
       }
     },
     list(workspaceId: string, customerId: string) {
@@ -65,7 +65,7 @@ export function createWebhookStore(db: Db, outbox: OutboxDb, box: SecretBox) {
       const row = db.update(webhooks).set({
         url: patch.url, events: patch.events && JSON.stringify(patch.events), active: patch.active,
         // switched on again: the 5 days of failures count from the next failure
-        ...(patch.active ? { failingSince: null } : {}),
+        ...(patch.active !== undefined ? { failingSince: null, disabledReason: null } : {}),
         description: patch.description, updatedAt: nowIso()
       }).where(and(eq(webhooks.id, id), eq(webhooks.workspaceId, workspaceId), eq(webhooks.customerId, customerId)))
         .returning().get()

@@ -19,6 +19,10 @@ const WebhookBase = {
   url: Type.String(),
   events: Type.Array(Type.String()),
   active: Type.Boolean(),
+  disabled_reason: Type.Unsafe<'gone' | 'failing' | null>({ type: ['string', 'null'], enum: ['gone', 'failing', null],
+    description: 'why the service switched the webhook off: `gone` (its receiver answered 410 Gone), `failing` ' +
+      '(every attempt failed for 5 days); null while active or when switched off by a person. Setting `active` ' +
+      'clears it' }),
   description: Type.String(),
   created_at: Type.String({ format: 'date-time' })
 }
@@ -37,6 +41,15 @@ export const UpdateWebhookBody = Type.Object({
 })
 export const WorkspaceIdQuery = Type.Object({ workspaceId: Type.Optional(Type.String()) })
 
+export const WebhookEventsResponse = Type.Object({
+  success: Type.Literal(true),
+  data: Type.Array(Type.Object({
+    name: Type.String({ description: 'the name to put in a webhook\'s `events`' }),
+    description: Type.String(),
+    sent: Type.Boolean({ description: 'false: accepted in a subscription, never sent by this version' })
+  }, { additionalProperties: false }))
+})
+
 export const CreateWebhookResponse = Type.Object({
   success: Type.Literal(true),
   data: Type.Object({ ...WebhookBase, workspace_id: Type.String(), signing_secret: Type.String() })
@@ -48,7 +61,7 @@ export const ListWebhooksResponse = Type.Object({
 export const UpdateWebhookResponse = Type.Object({
   success: Type.Literal(true),
   data: Type.Object({ id: Type.String(), url: Type.String(), events: Type.Array(Type.String()), active: Type.Boolean(),
-    updated_at: Type.String({ format: 'date-time' }) })
+    disabled_reason: WebhookBase.disabled_reason, updated_at: Type.String({ format: 'date-time' }) })
 })
 export const DeliveriesResponse = Type.Object({
   success: Type.Literal(true),

@@ -43,6 +43,20 @@ export interface DeliveryAttempt {
   error?: string
   /** unix seconds sent as `webhook-timestamp` */
   sentAt: number
+  /** a 429 or 503 answer's `Retry-After`, in ms from its arrival */
+  retryAfterMs?: number
+}
+
+/** statuses whose `Retry-After` the retry schedule honours */
+const RETRY_AFTER_STATUSES = new Set([429, 503])
+
+/** `Retry-After` as ms from `now`: delay-seconds or an HTTP-date (RFC 9110 §10.2.3); undefined when unreadable */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
+  const v = value?.trim()
+  if (!v) return undefined
+  if (/^\d+$/.test(v)) return Number(v) * 1000
+  const at = Date.parse(v)
+  return Number.isNaN(at) || !/[a-z]/i.test(v) ? undefined : Math.max(0, at - now)
 }
 
 /** an attempt that ended before any byte was sent */
@@ -162,8 +176,10 @@ export function createDeliverer(
         const end = () => {
           const status = res.statusCode ?? 0
           const text = utf8Prefix(Buffer.concat(chunks), RESPONSE_KEEP_BYTES)
-          finish(done(status, text,
-            status >= 300 && status < 400 ? `redirect to ${res.headers.location ?? '?'} not followed` : undefined))
+          const attempt = done(status, text,
+            status >= 300 && status < 400 ? `redirect to ${res.headers.location ?? '?'} not followed` : undefined)
+          const retryAfter = RETRY_AFTER_STATUSES.has(status) ? parseRetryAfter(res.headers['retry-after']) : undefined
+          finish(retryAfter === undefined ? attempt : { ...attempt, retryAfterMs: retryAfter })
         }
         res.on('end', end)
         res.on('close', end)

@@ -203,8 +203,9 @@ const outbox = createOutboxStore(db, sqlite, {
       maxAttempts: RETRY_MAX_ATTEMPTS, runAt, now: new Date().toISOString() })
     retriesQueued = true
   },
-  onDeactivated: (webhookId) => post({ log: 'warn', msg: 'webhook set inactive: every attempt failed for 5 days',
-    fields: { webhookId } })
+  onDeactivated: (webhookId, reason) => post({ log: 'warn', msg: reason === 'gone'
+    ? 'webhook set inactive: its receiver answered 410 Gone' : 'webhook set inactive: every attempt failed for 5 days',
+  fields: { webhookId, reason } })
 })
 
 const deliverer = createWorkerDeliverer({ allowPrivate: options.allowPrivate, allow: options.allow,

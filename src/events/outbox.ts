@@ -59,6 +59,27 @@ export function signingSecrets(row: Secrets, now = Date.now()) {
 }
 
 const FAILING_LIMIT_MS = 5 * 86_400_000
+/** each retry's delay is lengthened by up to this fraction, at random: receivers that failed together are not
+ * retried together */
+export const RETRY_JITTER = 0.1
+/** what a delivery record says of a 410 answer */
+export const GONE_ERROR = 'the receiver answered 410 Gone: the webhook is disabled and its messages are not retried'
+
+/** why the service switched a webhook off (schema/tables/webhooks.ts) */
+export type DisabledReason = 'gone' | 'failing'
+
+/**
+ * The wait before the retry that follows attempt `retry` (0: the first attempt) of the schedule (seconds), in ms:
+ * the schedule's step, or longer when the receiver asked for it (`Retry-After` on a 429 or 503), though never past
+ * the schedule's longest step; then up to RETRY_JITTER more at random.
+ */
+export function retryDelayMs(schedule: readonly number[], retry: number, retryAfterMs?: number,
+  random: () => number = Math.random): number {
+  const step = schedule[retry] * 1000
+  const longest = Math.max(...schedule) * 1000
+  const wait = retryAfterMs === undefined ? step : Math.max(step, Math.min(retryAfterMs, longest))
+  return Math.round(wait * (1 + RETRY_JITTER * random()))
+}
 /** rows deleted per statement by retention (an hour of deliveries at 500/s is 1.8 million rows) */
 const RETAIN_CHUNK = 2000
 
@@ -177,7 +198,9 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
   /** queues the retry of a message (a job), inside the transaction that records the failed attempt */
   scheduleRetry(seq: number, messageId: string, retry: number, runAt: number): void
   /** told after the commit of a recording that set the webhook inactive */
-  onDeactivated(webhookId: string): void
+  onDeactivated(webhookId: string, reason: DisabledReason): void
+  /** jitter's source (tests) */
+  random?: () => number
 }) {
   const p = sql.placeholder
   const toFanOut = sql`${webhookEvents.expanded} = 0`
@@ -256,8 +279,11 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
     requestBody: p('requestBody'), responseBody: p('responseBody'), error: p('error'), createdAt: p('now') }))
   const succeeded = preparedWrite(sqlite, db.update(webhooks).set({ failingSince: null })
     .where(eq(webhooks.id, p('id'))))
-  const deactivate = preparedWrite(sqlite, db.update(webhooks).set({ active: false, updatedAt: sql`${p('now')}` })
+  const deactivate = preparedWrite(sqlite, db.update(webhooks).set({ active: false, disabledReason: 'failing',
+    updatedAt: sql`${p('now')}` })
     .where(and(eq(webhooks.id, p('id')), eq(webhooks.active, true), lte(webhooks.failingSince, p('limit')))))
+  const gone = preparedWrite(sqlite, db.update(webhooks).set({ active: false, disabledReason: 'gone',
+    updatedAt: sql`${p('now')}` }).where(and(eq(webhooks.id, p('id')), eq(webhooks.active, true))))
   const failing = preparedWrite(sqlite, db.update(webhooks).set({ failingSince: sql`${p('now')}` })
     .where(and(eq(webhooks.id, p('id')), isNull(webhooks.failingSince))))
 
@@ -276,7 +302,8 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
     return { events: seqs.length, messages, more: seqs.length === batch }
   })
 
-  const record = sqlite.transaction((recording: Recording, aside: StepAside | undefined, deactivated: string[]) => {
+  const record = sqlite.transaction((recording: Recording, aside: StepAside | undefined,
+    deactivated: Array<[string, DisabledReason]>) => {
     const { outcomes, wasFailing } = recording
     /** webhooks this transaction set failing: a success after the failure clears it again */
     const failedHere = new Set<string>()
@@ -287,13 +314,18 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
       if (stepsAside(aside, recorded)) break
       recorded++
       let active = row.active
+      // 410 Gone: the receiver wants no more deliveries (Standard Webhooks); the webhook is switched off
+      const isGone = attempt.statusCode === 410
       if (attempt.success) {
         if (wasFailing.has(row.webhookId) || failedHere.has(row.webhookId)) succeeded.run({ id: row.webhookId })
       } else {
-        if (deactivate.run({ now, id: row.webhookId, limit: new Date(nowMs - FAILING_LIMIT_MS).toISOString() })
+        if (isGone) {
+          active = false
+          if (gone.run({ now, id: row.webhookId }).changes > 0) deactivated.push([row.webhookId, 'gone'])
+        } else if (deactivate.run({ now, id: row.webhookId, limit: new Date(nowMs - FAILING_LIMIT_MS).toISOString() })
           .changes > 0) {
           active = false
-          deactivated.push(row.webhookId)
+          deactivated.push([row.webhookId, 'failing'])
         }
         failing.run({ now, id: row.webhookId })
         failedHere.add(row.webhookId)
@@ -304,7 +336,7 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
       else if (kind === 'redeliver') state = null
       else if ((kind === 'first' || kind === 'retry') && active && retry < opts.schedule.length) {
         state = 'retrying'
-        nextAt = nowMs + Math.round(opts.schedule[retry] * 1000)
+        nextAt = nowMs + retryDelayMs(opts.schedule, retry, attempt.retryAfterMs, opts.random)
       } else state = 'failed'
       // the webhook (and its messages) was deleted while the attempt was in flight: nothing to record against
       const number = countAttempt.get({ state, now, seq: row.seq })?.attempts
@@ -313,7 +345,8 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
       insertDelivery.run({ id: attempt.id, webhookId: row.webhookId, messageId: row.id, attempt: number,
         nextAttemptAt: nextAt === undefined ? null : new Date(nextAt).toISOString(), eventType: attempt.eventType,
         statusCode: attempt.statusCode, success: attempt.success, latencyMs: attempt.latencyMs,
-        requestBody: JSON.stringify(attempt.request), responseBody: attempt.responseBody, error: attempt.error ?? null,
+        requestBody: JSON.stringify(attempt.request), responseBody: attempt.responseBody,
+        error: isGone ? GONE_ERROR : attempt.error ?? null,
         now })
     }
     beforeCommit(aside)
@@ -387,9 +420,9 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
      */
     record(recording: Recording, aside?: StepAside): number | undefined {
       // told once committed: a rolled-back recording deactivates nothing (and is made again)
-      const deactivated: string[] = []
+      const deactivated: Array<[string, DisabledReason]> = []
       const recorded = rolledBack(() => record(recording, aside, deactivated))
-      if (recorded !== undefined) for (const id of deactivated) opts.onDeactivated(id)
+      if (recorded !== undefined) for (const [id, reason] of deactivated) opts.onDeactivated(id, reason)
       return recorded
     }
   }

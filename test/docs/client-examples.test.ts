@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
 import { execFile, spawn } from 'node:child_process'
@@ -29,7 +29,7 @@ function run(command: string, args: string[], options: { cwd: string; env: NodeJ
 }
 
 /** A listening Cairn, a person, the key of docs/clients.md, and the person approving each plan that is waited on. */
-async function server(t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+async function server(t: Test) {
   const app: App = await build(t)
   const person: TestUser = await signup(app)
   const key = await createKey(app, person, SCOPES, { workspaceId: person.workspaceId })
@@ -51,7 +51,7 @@ async function server(t: Parameters<Parameters<typeof t.test>[1]>[0]) {
   return { app, env, approved }
 }
 
-function checkOutput(t: Parameters<Parameters<typeof t.test>[1]>[0], app: App, out: Run, approved: string[]) {
+function checkOutput(t: Test, app: App, out: Run, approved: string[]) {
   t.equal(out.code, 0, `the example runs to its end${out.code === 0 ? '' : `: ${out.stderr}`}`)
   t.match(out.stdout, /^uploaded deploy\.md; [1-9]\d* passage\(s\) found$/m, 'uploads and finds it')
   t.same(app.sqlite.prepare('SELECT scope FROM knowledge_documents').all(), [{ scope: 'workspace' }],

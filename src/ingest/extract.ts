@@ -4,6 +4,7 @@ import { checkPdfStreams } from './pdf-streams.js'
 import { readZipBounded, storedZip } from './zip.js'
 import { checkHtmlDepth } from './html-depth.js'
 import { htmlToStructuredText } from './html.js'
+import { documentText, pageLines, type PageLine, type TextRun } from './pdf-layout.js'
 
 export interface ExtractLimits {
   /** the most an archive (DOCX) or the compressed streams of a PDF may inflate to, in bytes, counted as inflated */
@@ -37,7 +38,7 @@ async function pdfText(data: Buffer, limits: ExtractLimits): Promise<string> {
     await doc.destroy()
     throw new UnreadableFileError(`PDF has ${doc.numPages} pages, more than the ${limits.maxPdfPages} allowed: refused`)
   }
-  const pages: string[] = []
+  const pages: PageLine[][] = []
   let textBytes = 0
   const slow = () => new UnreadableFileError(`A PDF page took longer than ${limits.pdfPageTimeoutMs} ms: refused`)
   try {
@@ -50,16 +51,11 @@ async function pdfText(data: Buffer, limits: ExtractLimits): Promise<string> {
       ]).finally(() => clearTimeout(timer))
       // a page that blocked the thread past its budget (the timer could not fire meanwhile)
       if (performance.now() - started > limits.pdfPageTimeoutMs) throw slow()
-      let text = ''
-      for (const item of content.items) {
-        if (!('str' in item)) continue
-        text += item.str
-        if (item.hasEOL) text += '\n'
-      }
-      pages.push(text.trim())
+      const lines = pageLines(textRuns(content.items))
+      pages.push(lines)
       page.cleanup()
       // counted as it grows: a PDF of repeated text could otherwise fill the memory first
-      textBytes += Buffer.byteLength(pages[pages.length - 1]) + 2
+      for (const line of lines) textBytes += Buffer.byteLength(line.text) + 2
       if (textBytes > limits.maxTextBytes) throw tooMuchText(limits)
     }
   } catch (err) {
@@ -68,7 +64,16 @@ async function pdfText(data: Buffer, limits: ExtractLimits): Promise<string> {
   } finally {
     await doc.destroy()
   }
-  return pages.join('\n\n')
+  return documentText(pages)
+}
+
+/** pdf.js's text items as runs placed on the page: the transform's translation and its vertical scale. */
+function* textRuns(items: readonly object[]): Generator<TextRun> {
+  for (const item of items) {
+    if (!('str' in item)) continue
+    const { str, transform, width } = item as { str: string; transform: number[]; width: number }
+    yield { text: str, x: transform[4], y: transform[5], width, size: Math.hypot(transform[2], transform[3]) }
+  }
 }
 
 const tooMuchText = (limits: ExtractLimits) => new UnreadableFileError(

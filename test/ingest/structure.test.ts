@@ -5,6 +5,7 @@ import { createExtractor, DEFAULT_WORKER_LIMITS } from '../../src/ingest/run.js'
 import { extractorFor, fileTypeOf } from '../../src/ingest/formats.js'
 import { tempDir, FIXTURES } from '../helper.js'
 import { bullet, docx, para, table } from './docx-builder.js'
+import { layoutPdf, type PlacedText } from './layout-pdf.js'
 
 // Real files of each kind through the extraction processes, as uploads take them: the text keeps tables,
 // headings and code apart.
@@ -83,4 +84,52 @@ t.test('DOCX: a table holding a table is read as blocks, the inner table as rows
 t.test('DOCX made by LibreOffice keeps its paragraphs', async (t) => {
   const text = await extract(t, 'notes.docx', fs.readFileSync(path.join(FIXTURES, 'knowledge', 'notes.docx')))
   t.match(text, /^# Field Notes on Alpine Botany\n\nEdelweiss grows on limestone ledges above two thousand metres\.\n\n/)
+})
+
+t.test('PDF: columns stay apart, table cells are separated, larger lines are headings', async (t) => {
+  const line = (x: number, y: number, text: string, size = 10): PlacedText => ({ x, y, size, text })
+  const first = [
+    line(72, 740, 'Harbor Operations Manual', 20),
+    line(72, 700, 'Tide tables', 14),
+    // two columns, the left one first, as typesetters write them
+    line(72, 670, 'Pilots board inbound vessels at the'),
+    line(72, 658, 'outer buoy two hours before high water.'),
+    line(320, 670, 'Outbound vessels leave on the ebb, never'),
+    line(320, 658, 'against a flood tide above two knots.'),
+    line(72, 600, 'Error codes', 14),
+    // a table, row by row
+    line(72, 580, 'Code'), line(160, 580, 'Condition name'),
+    line(72, 566, '23503'), line(160, 566, 'foreign_key_violation'),
+    line(72, 552, '23505'), line(160, 552, 'unique_violation'),
+    // one word set in two runs (kerned), then a word space
+    line(72, 520, 'Ker'), line(87.6, 520, 'ned'), line(106, 520, 'text.')
+  ]
+  const text = await extract(t, 'manual.pdf', layoutPdf([first, [line(72, 740, 'Second page text.')]]))
+  t.equal(text, [
+    '# Harbor Operations Manual',
+    '',
+    '## Tide tables',
+    '',
+    'Pilots board inbound vessels at the',
+    'outer buoy two hours before high water.',
+    '',
+    'Outbound vessels leave on the ebb, never',
+    'against a flood tide above two knots.',
+    '',
+    '## Error codes',
+    '',
+    'Code | Condition name',
+    '23503 | foreign_key_violation',
+    '23505 | unique_violation',
+    '',
+    'Kerned text.',
+    '',
+    'Second page text.'
+  ].join('\n'))
+})
+
+t.test('PDF made by LibreOffice: its lines as before', async (t) => {
+  const text = await extract(t, 'report.pdf', fs.readFileSync(path.join(FIXTURES, 'knowledge', 'report.pdf')))
+  t.match(text, /lighthouse keeper recorded seventeen storms during the winter season\.\n/)
+  t.match(text, /Fresnel lens was completed ahead of schedule/)
 })

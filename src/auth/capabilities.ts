@@ -22,6 +22,7 @@ const ANY: Scope[] = [...ISSUABLE_SCOPES]
 export const CAPABILITY_TABLE: Readonly<Record<string, readonly Scope[]>> = {
   'GET /api/v2/developer/api-keys/:id/usage': READ,
   'GET /api/v2/developer/webhooks': READ,
+  'GET /api/v2/developer/webhooks/events': READ,
   'GET /api/v2/developer/webhooks/:id/deliveries': READ,
   'GET /api/v2/developer/logs': READ,
 

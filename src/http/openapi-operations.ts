@@ -119,6 +119,9 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     'The new webhook, with its secret'),
   'GET /api/v2/developer/webhooks': op('webhooksList', 'webhooks',
     'Webhooks of the workspace context, without secrets.', 'The webhooks'),
+  'GET /api/v2/developer/webhooks/events': op('webhooksEvents', 'webhooks',
+    'The event names a webhook may subscribe to, each with what it tells and whether this version sends it. The ' +
+    'same list for every caller.', 'The event names'),
   'PUT /api/v2/developer/webhooks/:id': op('webhooksUpdate', 'webhooks',
     'Changes a webhook\'s URL, events or active flag.', 'The updated webhook'),
   'DELETE /api/v2/developer/webhooks/:id': op('webhooksDelete', 'webhooks', 'Deletes a webhook; no further deliveries.',

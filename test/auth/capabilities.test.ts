@@ -6,6 +6,7 @@ import { CAPABILITY_TABLE, ISSUABLE_SCOPES, checkCapability, scopeListProblem,
 const rows: Array<[string, string, string[]]> = [
   ['GET', '/api/v2/developer/api-keys/:id/usage', ['read']],
   ['GET', '/api/v2/developer/webhooks', ['read']],
+  ['GET', '/api/v2/developer/webhooks/events', ['read']],
   ['GET', '/api/v2/developer/webhooks/:id/deliveries', ['read']],
   ['GET', '/api/v2/developer/logs', ['read']],
   ['POST', '/api/v2/developer/webhooks', ['write']],

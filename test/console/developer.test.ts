@@ -8,6 +8,7 @@ import { harness, fitsWidth, PHONE } from './harness.js'
 import { signup, addUser } from '../helper.js'
 import { CairnClient } from '../../clients/typescript/src/client.js'
 import { verifyCairnSignature, verifyStandardWebhook } from '../../clients/typescript/src/webhooks.js'
+import { EVENT_NAMES } from '../../src/events/names.js'
 
 // receivers on 127.0.0.1 are allowed; automatic retries wait an hour, so only the buttons send
 const h = await harness(t, { config: { allowPrivateUrls: true, webhookRetrySchedule: [3600] } })
@@ -104,6 +105,11 @@ async function main(h: NonNullable<Awaited<ReturnType<typeof harness>>>) {
     const page = await open(t, '/developer/webhooks')
     await signIn(page, u)
     await page.getByText('No webhooks yet').waitFor()
+    const picker = page.getByRole('group', { name: 'Events' })
+    await picker.getByRole('checkbox', { name: /knowledge\.indexed/ }).waitFor()
+    t.same(await picker.getByRole('checkbox').evaluateAll((boxes) => boxes.map((b) =>
+      (b as unknown as { parentElement: { textContent: string } }).parentElement.textContent.split(' ')[0]).sort()),
+    [...EVENT_NAMES].sort(), 'the picker offers the names the service lists')
     await page.getByLabel('Webhook URL').fill('not an address')
     await page.getByRole('button', { name: 'Create webhook' }).click()
     t.ok(await page.getByLabel('Webhook URL').evaluate((el) => !(el as unknown as { validity: { valid: boolean } })

@@ -41,6 +41,7 @@ const RULES: Record<string, Rule> = {
   'POST /api/v2/developer/webhooks': key(['write'], { wsAdmin: true }), 'GET /api/v2/developer/webhooks': key(['read']),
   'PUT /api/v2/developer/webhooks/:id': key(['write'], { wsAdmin: true }),
   'DELETE /api/v2/developer/webhooks/:id': key(['write'], { wsAdmin: true }),
+  'GET /api/v2/developer/webhooks/events': key(['read']),
   'GET /api/v2/developer/webhooks/:id/deliveries': key(['read']),
   'POST /api/v2/developer/webhooks/:id/test': key(['execute'], { wsAdmin: true }),
   'POST /api/v2/developer/webhooks/:id/deliveries/:deliveryId/redeliver': key(['write'], { wsAdmin: true }),

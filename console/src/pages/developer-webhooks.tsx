@@ -8,16 +8,7 @@ import { at, ConfirmButton, OnceValue, Pager, pageOf, useAction, type Answer } f
 type Webhook = Answer<'/api/v2/developer/webhooks'>['data'][number]
 type Delivery = Answer<'/api/v2/developer/webhooks/{id}/deliveries'>['data'][number]
 
-/** The events a webhook can subscribe to, with what each tells (the service refuses any other name). */
-const EVENTS: Array<[string, string]> = [
-  ['message.created', 'a message in a public, announcement or text channel'],
-  ['workflow.completed', 'a workflow run finished successfully'],
-  ['knowledge.indexed', 'a document is indexed and searchable'],
-  ['agent.completed', 'an agent answered'],
-  ['test.ping', 'the “Send test” button'],
-  ['credit.low', 'credit is running low'],
-  ['swarm.spawn', 'an agent swarm started']
-]
+type WebhookEvent = Answer<'/api/v2/developer/webhooks/events'>['data'][number]
 const DELIVERIES_PAGE = 10
 /** how often an open delivery log asks again while the page is visible (deliveries are not on the event stream) */
 const DELIVERY_REFRESH_MS = 3000
@@ -93,19 +84,41 @@ export function Webhooks() {
   )
 }
 
+/** The event names the service accepts, as it lists them (the ones it sends first). */
 function EventPicker(props: { value: string[]; onChange(events: string[]): void }) {
+  const { api, signedOut } = useSession()
+  const [events, setEvents] = useState<WebhookEvent[] | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  const load = async () => {
+    setError(null)
+    try {
+      const list = (await api.call('/api/v2/developer/webhooks/events', 'get')).data
+      setEvents([...list.filter((e) => e.sent), ...list.filter((e) => !e.sent)])
+    } catch (err) {
+      if (isSignedOut(err)) return signedOut()
+      setError(describeError(err))
+    }
+  }
+  useEffect(() => { void load() }, [api])
   return (
     <fieldset>
       <legend>Events</legend>
+      {events === null && !error && <p>Loading the events…</p>}
+      {error && (
+        <div>
+          <ErrorText error={`The events could not be loaded: ${error}`} />
+          <button type="button" onClick={() => void load()}>Try again</button>
+        </div>
+      )}
       <div class="checks">
-        {EVENTS.map(([name, what]) => (
-          <label key={name} class="check">
-            <input type="checkbox" checked={props.value.includes(name)} onChange={(e) => {
-              const on = (e.target as HTMLInputElement).checked
-              const rest = props.value.filter((x) => x !== name)
-              props.onChange(on ? [...rest, name] : rest)
+        {events?.map((e) => (
+          <label key={e.name} class="check">
+            <input type="checkbox" checked={props.value.includes(e.name)} onChange={(ev) => {
+              const on = (ev.target as HTMLInputElement).checked
+              const rest = props.value.filter((x) => x !== e.name)
+              props.onChange(on ? [...rest, e.name] : rest)
             }} />
-            <span><code>{name}</code> <span class="hint">{what}</span></span>
+            <span><code>{e.name}</code> <span class="hint">{e.description}</span></span>
           </label>
         ))}
       </div>

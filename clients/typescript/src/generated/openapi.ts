@@ -971,6 +971,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/developer/webhooks/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The event names a webhook may subscribe to, with what each tells
+         * @description The event names a webhook may subscribe to, each with what it tells and whether this version sends it. The same list for every caller.
+         */
+        get: operations["webhooksEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/events/stream": {
         parameters: {
             query?: never;
@@ -10623,6 +10643,125 @@ export interface operations {
             };
             /** @description Idempotency-Key reused with a different request, or a file that cannot be read */
             422: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    "retry-after": components["headers"]["RetryAfter"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (the body never carries details) */
+            500: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service is shutting down or its database is unavailable */
+            503: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    webhooksEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A request id of your own (letters, digits, `._:-`, at most 128); otherwise one is generated. Returned in `x-request-id` and in error bodies. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+                /** @description The workspace context of the request (ignored for an API key bound to a workspace). Membership is checked: 403 otherwise. */
+                "x-workspace-id"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event names */
+            200: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            description: string;
+                            /** @description the name to put in a webhook's `events` */
+                            name: string;
+                            /** @description false: accepted in a subscription, never sent by this version */
+                            sent: boolean;
+                        }[];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description Invalid request: schema validation (`VALIDATION_ERROR`), malformed JSON or a rule of this route */
+            400: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No, malformed, unknown, revoked or expired credentials */
+            401: {
+                headers: {
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authenticated but not allowed: role, API key capability, or a workspace the caller is not a member of */
+            403: {
                 headers: {
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];

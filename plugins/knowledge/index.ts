@@ -1,8 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import multipart from '@fastify/multipart'
-import fs from 'node:fs'
-import fsp from 'node:fs/promises'
 import { errors, SuccessMessage } from '../../schema/api/common.js'
 import {
   UploadResponse, BatchResponse, ListDocumentsQuery, ListDocumentsResponse, GetDocumentQuery, GetDocumentResponse,
@@ -11,6 +9,7 @@ import {
 } from '../../schema/api/knowledge.js'
 import type { Principal } from '../../src/auth/plugin.js'
 import { badRequest, notFound, HttpError, toErrorBody } from '../../src/http/errors.js'
+import { openStored } from '../../src/http/stored-file.js'
 import { isDiskFull } from '../../src/db/disk-full.js'
 import { sendJsonText } from '../../src/http/json-text.js'
 import { SUPPORTED_FORMATS, extractorFor } from '../../src/ingest/formats.js'
@@ -221,19 +220,15 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
   app.get('/knowledge/document/:id/download', {
     config: { action: 'knowledge.download' },
     schema: { tags, summary: 'The original file (or its stored text)', params: DocIdParams,
-      response: { ...errors(403, 404) } }
+      response: { ...errors(403, 404, 410) } }
   }, async (request, reply) => {
     const doc = store.get(readerOf(request), request.params.id)
     if (!doc) throw notFound('Document not found')
-    const original = doc.original_path ? files.abs(doc.original_path) : undefined
-    const stat = original ? await fsp.stat(original).catch(() => undefined) : undefined
-    reply.header('content-disposition', contentDisposition(doc.file_name))
-    if (original && stat) {
-      reply.header('content-length', stat.size).type('application/octet-stream')
-      return reply.send(fs.createReadStream(original))
-    }
-    reply.type('text/plain; charset=utf-8')
-    return reply.send(fs.createReadStream(files.abs(doc.text_path)))
+    // a document stored without its original (earlier versions) gives its text; one whose file is gone, 410
+    const { handle, size } = await openStored(files.abs(doc.original_path || doc.text_path), 'document')
+    reply.header('content-disposition', contentDisposition(doc.file_name)).header('content-length', size)
+      .type(doc.original_path ? 'application/octet-stream' : 'text/plain; charset=utf-8')
+    return reply.send(handle.createReadStream())
   })
 
   app.get('/knowledge/documents/:id/status', {

@@ -13,6 +13,7 @@ import {
 } from '../../schema/api/voice-notes.js'
 import { requirePrincipal } from '../../src/auth/plugin.js'
 import { badRequest, conflict, HttpError, malformedOr, notFound } from '../../src/http/errors.js'
+import { openStored } from '../../src/http/stored-file.js'
 import { checkPublicUrl, UrlNotAllowedError } from '../../src/net/address-guard.js'
 import { sttFromConfig, type SpeechToText } from '../../src/ai/stt.js'
 import { writeTurn } from '../../src/db/write-intent.js'
@@ -90,12 +91,14 @@ const voiceNotes: FastifyPluginAsyncTypebox<VoiceNotesOptions> = async (app, opt
 
   app.get('/audio/:id', {
     config: { ...jwtOnly, action: 'voice_notes.get_audio' },
-    schema: { tags, summary: 'The stored audio, to its owner', params: IdParams, response: { ...errors(403, 404) } }
+    schema: { tags, summary: 'The stored audio, to its owner', params: IdParams,
+      response: { ...errors(403, 404, 410) } }
   }, async (request, reply) => {
     const audio = store.audio(requirePrincipal(request).userId, request.params.id)
     if (!audio) throw notFound('Audio not found')
-    reply.type(audio.mimeType).header('content-length', audio.size)
-    return reply.send(fs.createReadStream(path.join(app.config.dataDir, audio.path)))
+    const { handle, size } = await openStored(path.join(app.config.dataDir, audio.path), 'audio')
+    reply.type(audio.mimeType).header('content-length', size)
+    return reply.send(handle.createReadStream())
   })
 
   app.post('', {

@@ -37,6 +37,10 @@ export function createTranscriber(app: FastifyInstance, store: VoiceNoteStore, d
         const audio = store.audio(note.userId, note.audioUrl.slice(audioPrefix.length))
         if (!audio) throw new Error('The uploaded audio no longer exists')
         file = path.join(app.config.dataDir, audio.path)
+        await fsp.access(file).catch(() => {
+          throw new Error('The uploaded audio file is missing from the server\'s data directory (restored without ' +
+            'its files?)')
+        })
       } else {
         await downloadTo(note.audioUrl, fetched,
           { allowPrivate: app.config.allowPrivateUrls, allow: app.config.webhookAllow,

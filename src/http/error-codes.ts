@@ -45,6 +45,8 @@ export const ERROR_CODE_DESCRIPTIONS = {
   IDEMPOTENCY_IN_FLIGHT: 'A request with this Idempotency-Key is still running (409)',
   IDEMPOTENCY_SECRET_GONE: 'The kept answer of this Idempotency-Key carried a secret that was revoked, rotated or ' +
     'deleted since: it is not replayed (409)',
+  STORED_FILE_MISSING: 'The database names a stored file (a document\'s upload, an audio file) that the data ' +
+    'directory does not hold, as after a restore without its files (410)',
   PAYLOAD_TOO_LARGE: 'The body or a file is over its limit (413)',
   QUOTA_EXCEEDED: 'The organization\'s quota leaves no room for this (413): `quota` names which one, with its ' +
     '`limit` and `used`',

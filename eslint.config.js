@@ -69,7 +69,7 @@ const style = {
 
 export default tseslint.config(
   {
-    ignores: ['dist/**', 'clients/typescript/dist/**', 'clients/typescript/src/generated/**', 'node_modules/**',
+    ignores: ['dist/**', 'clients/*/dist/**', 'clients/typescript/src/generated/**', 'node_modules/**',
       'schema/migrations/**', 'data/**', '.tap/**']
   },
   js.configs.recommended,

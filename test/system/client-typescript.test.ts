@@ -13,11 +13,14 @@ import { build, signup, createKey, tempDir, ROOT } from '../helper.js'
 import type * as ClientModule from '../../clients/typescript/src/index.js'
 
 const PACKAGE = path.join(ROOT, 'clients/typescript')
+const BRIDGE = path.join(ROOT, 'clients/mcp-bridge/dist/cairn-mcp.js')
 
-/** The package as it ships: built with its own tsc configuration, imported from dist/. */
+/** The packages as they ship: built with their own tsc configurations; the client imported from dist/. */
 async function buildPackage(): Promise<typeof ClientModule> {
-  await promisify(execFile)(process.execPath,
-    [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(PACKAGE, 'tsconfig.json')])
+  for (const dir of [PACKAGE, path.join(ROOT, 'clients/mcp-bridge')]) {
+    await promisify(execFile)(process.execPath,
+      [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(dir, 'tsconfig.json')])
+  }
   t.ok(fs.existsSync(path.join(PACKAGE, 'dist/index.d.ts')), 'declarations emitted')
   return import(pathToFileURL(path.join(PACKAGE, 'dist/index.js')).href) as Promise<typeof ClientModule>
 }
@@ -151,7 +154,7 @@ t.test('@cairn/client against a listening Cairn', async (t) => {
     const bridge = new Client({ name: 'bridge-test', version: '1.0.0' })
     await bridge.connect(new StdioClientTransport({
       command: process.execPath,
-      args: [path.join(PACKAGE, 'dist/bin/cairn-mcp.js'), '--url', baseUrl, '--key', key.key, '--workspace',
+      args: [BRIDGE, '--url', baseUrl, '--key', key.key, '--workspace',
         u.workspaceId],
       stderr: 'pipe'
     }))
@@ -163,10 +166,44 @@ t.test('@cairn/client against a listening Cairn', async (t) => {
     const bad = new Client({ name: 'bridge-test', version: '1.0.0' })
     await t.rejects(bad.connect(new StdioClientTransport({
       command: process.execPath,
-      args: [path.join(PACKAGE, 'dist/bin/cairn-mcp.js'), '--url', baseUrl, '--key', 'cairn_' + 'x'.repeat(43)],
+      args: [BRIDGE, '--url', baseUrl, '--key', 'cairn_' + 'x'.repeat(43)],
       stderr: 'pipe'
     })), 'a bad key: the assistant gets an error, not a hang')
     await bad.close()
+  })
+
+  await t.test('helpers: login, workspaces and keys; a bound key uploads to its workspace by default', async (t) => {
+    const session = await CairnClient.login({ baseUrl, email: u.email, password: u.password, maxRetries: 0 })
+    const workspaces = await session.listWorkspaces()
+    t.match(workspaces, [{ id: u.workspaceId, role: 'owner' }])
+    const team = await session.createWorkspace('Team')
+    t.match(team, { name: 'Team', role: 'owner' })
+    t.match(await session.workspaceMembers(team.id), [{ user_id: u.userId, role: 'owner' }])
+    const made = await session.createApiKey({ name: 'bound', scopes: ['knowledge:read', 'knowledge:write'],
+      workspaceId: team.id })
+    t.match(made, { name: 'bound', workspace_id: team.id, key: /^cairn_/ })
+    t.ok((await session.listApiKeys()).some((k) => k.id === made.id && !('key' in k)), 'listed without its value')
+    t.equal((await session.getApiKey(made.id)).name, 'bound')
+
+    const bound = new CairnClient({ baseUrl, token: made.key, maxRetries: 0 })
+    const uploaded = await bound.uploadDocument({ data: 'Team notes about the wombat rota.', fileName: 'rota.txt' })
+    const placed = await session.getDocument(uploaded.document.id)
+    t.match(placed.document, { scope: 'workspace', workspaceId: team.id }, 'no scope given: the key\'s workspace')
+    t.match(await bound.uploadDocument({ data: 'x', fileName: 'x.txt' }, { scope: 'organization' })
+      .catch((e: unknown) => e), { statusCode: 403, code: 'WORKSPACE_FORBIDDEN' })
+
+    const rotated = await session.rotateApiKey(made.id)
+    t.not(rotated.key, made.key)
+    t.match(await bound.listArtifacts().catch((e: unknown) => e), { statusCode: 401 }, 'the old value stops')
+    await session.revokeApiKey(rotated.id)
+    t.match(await bound.with({ token: rotated.key }).searchKnowledge({ query: 'wombat' }).catch((e: unknown) => e),
+      { statusCode: 401 }, 'revoked')
+    const stranger = await CairnClient.login({ baseUrl, email: other.email, password: other.password })
+    t.match(await stranger.getApiKey(made.id).catch((e: unknown) => e), { statusCode: 404 }, 'another tenant: 404')
+    t.match(await stranger.workspaceMembers(team.id).catch((e: unknown) => e), { statusCode: 403 })
+    t.match(await CairnClient.login({ baseUrl, email: u.email, password: 'wrong password', maxRetries: 0 })
+      .catch((e: unknown) => e), { statusCode: 401 })
+    await session.signOut()
   })
 
   await t.test('sessions: login and signOut; a browser session signs in by cookie and sends the CSRF header',

@@ -39,6 +39,15 @@ export type ChatInput = NonNullable<JsonBody<Operation<'/api/v2/chat/stream', 'p
 /** A passage of the knowledge base an answer was made from. */
 export type ChatCitation = Success<Operation<'/api/v2/chat', 'post'>> extends { citations: Array<infer C> } ? C : never
 export type Me = Data<'/api/v2/auth/me', 'get'>
+/** An API key as listed: never its value */
+export type ApiKeyInfo = Data<'/api/v2/api-keys/{id}', 'get'>
+/** A new (or rotated) API key: `key` is its value, shown this once */
+export type NewApiKey = Data<'/api/v2/api-keys', 'post'>
+export type CreateApiKeyInput = NonNullable<JsonBody<Operation<'/api/v2/api-keys', 'post'>>>
+export type ApiKeyScope = CreateApiKeyInput['scopes'][number]
+export type Workspace = Data<'/api/v2/workspaces', 'get'> extends Array<infer T> ? T : never
+export type NewWorkspace = Data<'/api/v2/workspaces', 'post'>
+export type WorkspaceMember = Data<'/api/v2/workspaces/{id}/members', 'get'> extends Array<infer T> ? T : never
 export type ArtifactComment = NonNullable<Artifact['comments']> extends Array<infer T> ? T : never
 
 /** The events of `POST /api/v2/chat/stream` (docs/api/assistant.md#chat). */
@@ -132,6 +141,17 @@ export class CairnClient {
     return new CairnClient({ ...this.transport.options, ...options })
   }
 
+  /**
+   * A client signed in with email and password: `await CairnClient.login({ baseUrl, email, password })`. Its token
+   * is a session (`signOut()` ends it); scripts that run unattended are better served by an API key.
+   */
+  static async login(options: Omit<CairnClientOptions, 'token'> & { email: string; password: string }):
+  Promise<CairnClient> {
+    const { email, password, ...rest } = options
+    const { token } = await new CairnClient(rest).login(email, password)
+    return new CairnClient({ ...rest, token })
+  }
+
   /** Any route of the OpenAPI document, typed by it: `call('/api/v2/artifacts/{id}', 'get', { path: { id } })`. */
   async call<P extends Path, M extends Method & keyof paths[P]>(path: P, method: M, options: {
     path?: PathParams<Operation<P, M>>
@@ -173,8 +193,55 @@ export class CairnClient {
     return (await this.call('/api/v2/auth/me', 'get')).data
   }
 
+  // workspaces and API keys (a person's session: API keys cannot manage keys)
+
+  /** The workspaces the caller belongs to, with their role in each. */
+  async listWorkspaces(): Promise<Workspace[]> {
+    return (await this.call('/api/v2/workspaces', 'get')).data
+  }
+
+  /** A new workspace of the caller's organization, the caller its owner. */
+  async createWorkspace(name: string): Promise<NewWorkspace> {
+    return (await this.call('/api/v2/workspaces', 'post', { body: { name } })).data
+  }
+
+  async workspaceMembers(workspaceId: string): Promise<WorkspaceMember[]> {
+    return (await this.call('/api/v2/workspaces/{id}/members', 'get', { path: { id: workspaceId } })).data
+  }
+
+  /**
+   * A new API key with these scopes; with `workspaceId` it is bound to that workspace (it needs no workspace
+   * header, and uploads go there by default). The answer's `key` is shown this once: keep it.
+   */
+  async createApiKey(input: CreateApiKeyInput): Promise<NewApiKey> {
+    return (await this.call('/api/v2/api-keys', 'post', { body: input })).data
+  }
+
+  /** The caller's keys (revoked ones with `revoked_at`), without their values. */
+  async listApiKeys(): Promise<ApiKeyInfo[]> {
+    return (await this.call('/api/v2/api-keys', 'get')).data
+  }
+
+  async getApiKey(id: string): Promise<ApiKeyInfo> {
+    return (await this.call('/api/v2/api-keys/{id}', 'get', { path: { id } })).data
+  }
+
+  /** A new value for the key, same scopes; the old value stops working at once. */
+  async rotateApiKey(id: string): Promise<NewApiKey> {
+    return (await this.call('/api/v2/api-keys/{id}/rotate', 'post', { path: { id } })).data
+  }
+
+  /** The key stops working at once. */
+  async revokeApiKey(id: string): Promise<void> {
+    await this.call('/api/v2/api-keys/{id}', 'delete', { path: { id } })
+  }
+
   // knowledge base
 
+  /**
+   * Uploads a file. Without `scope` it goes to the workspace (the key's, `workspaceId`, or the client's), else to
+   * the organization.
+   */
   async uploadDocument(source: UploadSource, options: UploadOptions = {}): Promise<UploadResult> {
     const { blob, fileName } = await fileBlob(source)
     const form = new FormData()

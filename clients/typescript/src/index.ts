@@ -7,6 +7,7 @@ export type {
   UploadResult, UploadSource, UploadOptions, LogEntry, LogsQuery, ActivityInput, ChatInput, ChatEvent, ChatStream,
   WorkspaceEvent, WorkspaceEventStream, WorkspaceEventOptions,
   WaitOptions, Me, ArtifactComment,
+  ApiKeyInfo, NewApiKey, CreateApiKeyInput, ApiKeyScope, Workspace, NewWorkspace, WorkspaceMember,
   Path, Operation, JsonBody, QueryOf, PathParams, Success
 } from './client.js'
 export { CairnError } from './errors.js'

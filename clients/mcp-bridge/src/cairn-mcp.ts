@@ -2,8 +2,8 @@
 /**
  * cairn-mcp: Cairn's tool server (/api/mcp) for assistants that only speak MCP over stdio. It relays each
  * JSON-RPC message between stdin/stdout and the remote Streamable HTTP endpoint, unchanged.
- *   node clients/typescript/dist/bin/cairn-mcp.js --url http://127.0.0.1:3000 --key cairn_… [--workspace <id>]
- * (from a clone, after `npm run clients:build`; docs/mcp.md)
+ *   node clients/mcp-bridge/dist/cairn-mcp.js --url http://127.0.0.1:3000 --key cairn_… [--workspace <id>]
+ * (from a clone, after `npm run clients:build`; or the package @cairn/mcp-bridge installed from its tarball)
  * (CAIRN_URL, CAIRN_API_KEY, CAIRN_WORKSPACE_ID work as well.)
  */
 import { parseArgs } from 'node:util'

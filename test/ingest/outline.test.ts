@@ -2,7 +2,9 @@ import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
 import fc from 'fast-check'
-import { documentOutline, documentTitle, hasOutline, OutlineReader, passageHeadingPath } from '../../src/ingest/outline.js'
+import {
+  documentOutline, documentTitle, hasOutline, OutlineReader, passageHeadingPath
+} from '../../src/ingest/outline.js'
 import { passageRanges } from '../../src/ingest/chunker.js'
 import { htmlToStructuredText } from '../../src/ingest/html.js'
 import { FIXTURES } from '../helper.js'

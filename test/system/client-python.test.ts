@@ -57,6 +57,8 @@ t.test('the Python client (python3 -m unittest) against a listening Cairn', asyn
     CAIRN_TEST_URL: url,
     CAIRN_TEST_KEY: key.key,
     CAIRN_TEST_JWT: u.token,
+    CAIRN_TEST_EMAIL: u.email,
+    CAIRN_TEST_PASSWORD: u.password,
     CAIRN_TEST_WORKSPACE: u.workspaceId,
     CAIRN_TEST_OTHER_JWT: other.token,
     CAIRN_TEST_OTHER_WORKSPACE: other.workspaceId,

@@ -139,6 +139,61 @@ class LiveTest(unittest.TestCase):
             next(self.other.events(workspace_id=self.key.workspace_id))
         self.assertEqual(refused.exception.status_code, 403)
 
+    def test_6_login_workspaces_keys_and_review_filters(self) -> None:
+        env = live()
+        session = CairnClient.login(env["url"], env["email"], env["password"], max_retries=0)
+        self.assertEqual(session.me()["user"]["email"], env["email"])
+        self.assertIn(env["workspace"], [w["id"] for w in session.list_workspaces()])
+        team = session.create_workspace("Python team")
+        self.assertEqual(team["role"], "owner")
+        self.assertEqual([m["role"] for m in session.workspace_members(team["id"])], ["owner"])
+        made = session.create_api_key("bound", ["knowledge:read", "knowledge:write", "artifacts:read"],
+                                      workspace_id=team["id"])
+        self.assertTrue(made["key"].startswith("cairn_"))
+        self.assertEqual(made["workspace_id"], team["id"])
+        listed = [k for k in session.list_api_keys() if k["id"] == made["id"]]
+        self.assertEqual(len(listed), 1)
+        self.assertNotIn("key", listed[0])
+        self.assertEqual(session.get_api_key(made["id"])["name"], "bound")
+
+        # a bound key's upload without a scope lands in its workspace; naming the organization is refused
+        bound = CairnClient(env["url"], token=made["key"], max_retries=0)
+        uploaded = bound.upload_document(b"Wombat rota for the team.", file_name="rota.txt")
+        placed = session.get_document(uploaded["document"]["id"])["document"]
+        self.assertEqual((placed["scope"], placed["workspaceId"]), ("workspace", team["id"]))
+        with self.assertRaises(CairnError) as refused:
+            bound.upload_document(b"x", file_name="x.txt", scope="organization")
+        self.assertEqual((refused.exception.status_code, refused.exception.code), (403, "WORKSPACE_FORBIDDEN"))
+
+        # the review queue's filters
+        asks = self.key.create_artifact("task_plan", "Asks a person", review_policy="request_review")
+        self.key.create_artifact("task_plan", "Decides alone", review_policy="agent_decides")
+        waiting = [a["id"] for a in self.key.iter_artifacts(awaiting="person")]
+        self.assertIn(asks["id"], waiting)
+        self.assertTrue(all(a["review_policy"] == "request_review"
+                            for a in self.key.list_artifacts(review_policy="request_review")["artifacts"]))
+        self.assertEqual(self.key.list_artifacts(review_policy="agent_decides", type="code_change")["meta"]["count"], 0)
+
+        rotated = session.rotate_api_key(made["id"])
+        self.assertNotEqual(rotated["key"], made["key"])
+        with self.assertRaises(CairnError) as old:
+            bound.list_artifacts()
+        self.assertEqual(old.exception.status_code, 401)
+        session.revoke_api_key(rotated["id"])
+        with self.assertRaises(CairnError) as revoked:
+            bound.with_options(token=rotated["key"]).list_artifacts()
+        self.assertEqual(revoked.exception.status_code, 401)
+        with self.assertRaises(CairnError) as foreign:
+            self.other.get_api_key(made["id"])
+        self.assertEqual(foreign.exception.status_code, 404)
+        with self.assertRaises(CairnError) as wrong:
+            CairnClient.login(env["url"], env["email"], "not the password", max_retries=0)
+        self.assertEqual(wrong.exception.status_code, 401)
+        session.sign_out()
+        with self.assertRaises(CairnError) as ended:
+            session.me()
+        self.assertEqual(ended.exception.status_code, 401)
+
 
 class FaultyServer(http.server.ThreadingHTTPServer):
     def __init__(self) -> None:

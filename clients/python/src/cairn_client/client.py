@@ -21,6 +21,11 @@ from .errors import CairnError
 
 Json = dict[str, Any]
 ArtifactStatus = Literal["draft", "pending_review", "approved", "rejected", "superseded"]
+ArtifactType = Literal["task_plan", "implementation_plan", "walkthrough", "verification_proof", "decision_record",
+                       "plan_mode", "code_change", "research_summary"]
+ReviewPolicy = Literal["always_proceed", "agent_decides", "request_review"]
+ApiKeyScope = Literal["read", "write", "execute", "knowledge:read", "knowledge:write", "artifacts:read",
+                      "artifacts:write"]
 
 _RETRY_STATUSES = {429, 503}
 # methods whose repetition is harmless after a network error (POST carries an Idempotency-Key)
@@ -253,12 +258,71 @@ class CairnClient:
             raw = response.read()
         return json.loads(raw) if raw else None
 
+    # accounts, workspaces and API keys
+
+    @classmethod
+    def login(cls, base_url: str, email: str, password: str, **options: Any) -> CairnClient:
+        """A client signed in with email and password (its token is a session: ``sign_out()`` ends it); scripts
+        that run unattended are better served by an API key."""
+        anonymous = cls(base_url, **options)
+        data = anonymous.request("POST", "/api/v2/auth/login", json_body={"email": email, "password": password})["data"]
+        return anonymous.with_options(token=data["token"])
+
+    def me(self) -> Json:
+        """The caller, their organization role and their workspaces."""
+        return self.request("GET", "/api/v2/auth/me")["data"]
+
+    def sign_out(self) -> None:
+        """Ends this client's session: its token stops working."""
+        self.request("POST", "/api/v2/auth/logout")
+
+    def list_workspaces(self) -> list[Json]:
+        """The workspaces the caller belongs to, with their role in each."""
+        return self.request("GET", "/api/v2/workspaces")["data"]
+
+    def create_workspace(self, name: str) -> Json:
+        """A new workspace of the caller's organization, the caller its owner."""
+        return self.request("POST", "/api/v2/workspaces", json_body={"name": name})["data"]
+
+    def workspace_members(self, workspace_id: str) -> list[Json]:
+        return self.request("GET", f"/api/v2/workspaces/{urllib.parse.quote(workspace_id, safe='')}/members")["data"]
+
+    def create_api_key(self, name: str, scopes: list[ApiKeyScope], *, workspace_id: str | None = None,
+                       expires_at: str | None = None) -> Json:
+        """A new API key (a person's session only). With ``workspace_id`` it is bound to that workspace: it needs
+        no workspace header, and its uploads go there by default. The answer's ``key`` is shown this once."""
+        body: Json = {"name": name, "scopes": list(scopes)}
+        if workspace_id is not None:
+            body["workspaceId"] = workspace_id
+        if expires_at is not None:
+            body["expiresAt"] = expires_at
+        return self.request("POST", "/api/v2/api-keys", json_body=body)["data"]
+
+    def list_api_keys(self) -> list[Json]:
+        """The caller's keys (revoked ones with ``revoked_at``), without their values."""
+        return self.request("GET", "/api/v2/api-keys")["data"]
+
+    def _key_path(self, key_id: str, tail: str = "") -> str:
+        return f"/api/v2/api-keys/{urllib.parse.quote(key_id, safe='')}{tail}"
+
+    def get_api_key(self, key_id: str) -> Json:
+        return self.request("GET", self._key_path(key_id))["data"]
+
+    def rotate_api_key(self, key_id: str) -> Json:
+        """A new value for the key, same scopes; the old value stops working at once."""
+        return self.request("POST", self._key_path(key_id, "/rotate"))["data"]
+
+    def revoke_api_key(self, key_id: str) -> None:
+        """The key stops working at once."""
+        self.request("DELETE", self._key_path(key_id))
+
     # knowledge base
 
     def upload_document(self, source: str | os.PathLike[str] | bytes, *, file_name: str | None = None,
                         category: str | None = None, tags: list[str] | None = None, scope: str | None = None,
                         workspace_id: str | None = None, idempotency_key: str | None = None) -> Json:
-        """Upload a file from a path, or bytes with ``file_name``."""
+        """Upload a file from a path, or bytes with ``file_name``. Without ``scope`` it goes to the workspace (the
+        key's, ``workspace_id``, or the client's), else to the organization."""
         if isinstance(source, bytes):
             if not file_name:
                 raise ValueError("file_name is required with bytes")
@@ -330,12 +394,22 @@ class CairnClient:
     def artifact_chain(self, artifact_id: str) -> list[Json]:
         return self.request("GET", self._artifact_path(artifact_id, "/chain"))["data"]
 
-    def list_artifacts(self, **query: Any) -> Json:
-        page = self.request("GET", "/api/v2/artifacts", query=query)
+    def list_artifacts(self, *, type: ArtifactType | None = None, status: ArtifactStatus | None = None,  # noqa: A002
+                       review_policy: ReviewPolicy | None = None, awaiting: Literal["person"] | None = None,
+                       limit: int | None = None, offset: int | None = None, **query: Any) -> Json:
+        """One page of artifacts, newest first. ``awaiting="person"``: only what waits for a person (pending_review,
+        and drafts whose review_policy is request_review); other filters (``workflow_id``, ``conversation_id``, …)
+        as keywords."""
+        filters = {"type": type, "status": status, "review_policy": review_policy, "awaiting": awaiting,
+                   "limit": limit, "offset": offset, **query}
+        page = self.request("GET", "/api/v2/artifacts", query=filters)
         return {"artifacts": page["data"], "meta": page["meta"]}
 
-    def iter_artifacts(self, *, limit: int = 100, **filters: Any) -> Iterator[Json]:
-        """Every artifact matching the filters, newest first, page by page."""
+    def iter_artifacts(self, *, type: ArtifactType | None = None, status: ArtifactStatus | None = None,  # noqa: A002
+                       review_policy: ReviewPolicy | None = None, awaiting: Literal["person"] | None = None,
+                       limit: int = 100, **query: Any) -> Iterator[Json]:
+        """Every artifact matching the filters (as list_artifacts), newest first, page by page."""
+        filters = {"type": type, "status": status, "review_policy": review_policy, "awaiting": awaiting, **query}
         offset = 0
         while True:
             page = self.request("GET", "/api/v2/artifacts", query={**filters, "limit": limit, "offset": offset})

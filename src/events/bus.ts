@@ -31,6 +31,10 @@ export interface EventBus {
   retain(cutoff: string): Promise<Record<string, number>>
 }
 
+/** retries in flight at once, and of one organization at most */
+const RETRY_SLOTS = 16
+const RETRY_PER_ORG = 4
+
 export type WebhookTarget = Pick<typeof webhooks.$inferSelect, 'id' | 'workspaceId'>
 
 declare module 'fastify' {
@@ -97,10 +101,12 @@ async function eventsPlugin(app: FastifyInstance) {
     }
   }, { maxAttempts: 100, backoffMs: 1000, concurrency: 1 })
 
+  // the retry slots are shared fairly: one organization's failing receivers hold at most RETRY_PER_ORG of them, and
+  // another organization's due retry is claimed before the rest of its backlog
   app.jobs.register('webhook.retry', async (payload, ctx) => {
     const { seq, retry, messageId } = payload
     await thread.single({ seq, messageId, kind: 'retry', retry, deliveryId: newDeliveryId() }, ctx.signal)
-  }, { maxAttempts: RETRY_MAX_ATTEMPTS, concurrency: 8 })
+  }, { maxAttempts: RETRY_MAX_ATTEMPTS, concurrency: RETRY_SLOTS, fairBy: 'org', perKey: RETRY_PER_ORG })
 
   app.jobs.register('webhook.redeliver', async (payload, ctx) => {
     const { seq, deliveryId, messageId } = payload

@@ -198,8 +198,8 @@ const queueJob = jobInsert(db, sqlite, 'queued')
 let retriesQueued = false
 const outbox = createOutboxStore(db, sqlite, {
   schedule: options.schedule,
-  scheduleRetry(seq, messageId, retry, runAt) {
-    queueJob.run({ id: randomUUID(), type: 'webhook.retry', payload: JSON.stringify({ seq, retry, messageId }),
+  scheduleRetry(seq, messageId, retry, runAt, org) {
+    queueJob.run({ id: randomUUID(), type: 'webhook.retry', payload: JSON.stringify({ seq, retry, messageId, org }),
       maxAttempts: RETRY_MAX_ATTEMPTS, runAt, now: new Date().toISOString() })
     retriesQueued = true
   },

@@ -196,7 +196,7 @@ function rolledBack<T>(transaction: () => T): T | undefined {
 export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
   schedule: readonly number[]
   /** queues the retry of a message (a job), inside the transaction that records the failed attempt */
-  scheduleRetry(seq: number, messageId: string, retry: number, runAt: number): void
+  scheduleRetry(seq: number, messageId: string, retry: number, runAt: number, org: string): void
   /** told after the commit of a recording that set the webhook inactive */
   onDeactivated(webhookId: string, reason: DisabledReason): void
   /** jitter's source (tests) */
@@ -341,7 +341,7 @@ export function createOutboxStore(db: Db, sqlite: Database.Database, opts: {
       // the webhook (and its messages) was deleted while the attempt was in flight: nothing to record against
       const number = countAttempt.get({ state, now, seq: row.seq })?.attempts
       if (number === undefined) continue
-      if (nextAt !== undefined) opts.scheduleRetry(row.seq, row.id, retry + 1, nextAt)
+      if (nextAt !== undefined) opts.scheduleRetry(row.seq, row.id, retry + 1, nextAt, row.customerId)
       insertDelivery.run({ id: attempt.id, webhookId: row.webhookId, messageId: row.id, attempt: number,
         nextAttemptAt: nextAt === undefined ? null : new Date(nextAt).toISOString(), eventType: attempt.eventType,
         statusCode: attempt.statusCode, success: attempt.success, latencyMs: attempt.latencyMs,

@@ -15,7 +15,9 @@ export interface JobPayloads {
    * `messageId` (`webhook-id`): the message the seq names when the job was queued; a job whose seq now names another
    * message (the outbox file was made anew) does nothing. Absent in jobs of earlier versions.
    */
-  'webhook.retry': { seq: number; retry: number; messageId?: string }
+  'webhook.retry': { seq: number; retry: number; messageId?: string
+    /** the webhook's organization: retries are claimed fairly per organization (absent in earlier versions' jobs) */
+    org?: string }
   'webhook.redeliver': { seq: number; deliveryId: string; messageId?: string }
   /**
    * queued by versions before the outbox; still delivered. `eventSeq`: the event its first run made, set in the same

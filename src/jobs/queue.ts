@@ -34,6 +34,14 @@ export interface JobTypeOptions {
   backoffMs?: number
   /** jobs of this type running at once (default 1): a slow type never holds up the others */
   concurrency?: number
+  /**
+   * a payload field (a name) whose values share the type's slots fairly: due jobs are claimed round-robin over its
+   * values (a value with fewer jobs running first), and one value runs at most `perKey` at once, so that one
+   * tenant's backlog never holds up another's jobs. Without it, due jobs are claimed oldest first
+   */
+  fairBy?: string
+  /** with `fairBy`: jobs of one value running at once at most (default: half the concurrency, at least 1) */
+  perKey?: number
 }
 
 export interface EnqueueOptions {
@@ -114,7 +122,8 @@ export interface JobQueueOptions {
  */
 export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBaseLogger,
   options: JobQueueOptions = {}): JobQueue {
-  const handlers = new Map<string, { handler: JobHandler; options: Required<JobTypeOptions> }>()
+  const handlers = new Map<string, { handler: JobHandler;
+    options: Required<Omit<JobTypeOptions, 'fairBy'>> & Pick<JobTypeOptions, 'fairBy'> }>()
   const running = new Set<Promise<void>>()
   const runningByType = new Map<string, number>()
   const idleWaiters: Array<() => void> = []
@@ -165,6 +174,20 @@ export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBa
     .where(and(eq(jobs.status, 'queued'), eq(jobs.type, p('type')), lte(jobs.runAt, p('runAt'))))
     .limit(fixedLimit(1)).prepare()
 
+  // the fair claim (JobTypeOptions.fairBy): each due job's turn is its rank among its key's due jobs plus the jobs of
+  // that key running; the lowest turns first, none past perKey. A window function and json_extract, which Drizzle's
+  // query builder does not write
+  const claimFairly = sqlite.prepare<{ now: string; type: string; runAt: number; limit: number; path: string;
+    perKey: number }, JobRow>(`WITH due AS (SELECT id, run_at, COALESCE(json_extract(payload, @path), '') AS k
+      FROM jobs WHERE status = 'queued' AND type = @type AND run_at <= @runAt),
+    busy AS (SELECT COALESCE(json_extract(payload, @path), '') AS k, COUNT(*) AS n FROM jobs
+      WHERE status = 'running' AND type = @type GROUP BY 1),
+    ranked AS (SELECT due.id, due.run_at, COALESCE(busy.n, 0)
+      + ROW_NUMBER() OVER (PARTITION BY due.k ORDER BY due.run_at, due.id) AS turn FROM due LEFT JOIN busy USING (k))
+    UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = @now
+    WHERE id IN (SELECT id FROM ranked WHERE turn <= @perKey ORDER BY turn, run_at LIMIT @limit)
+    RETURNING id, type, payload, attempts, max_attempts AS maxAttempts`)
+
   /** Due jobs of every type, up to each type's free slots. */
   function claim(): JobRow[] {
     const runAt = Date.now()
@@ -172,7 +195,10 @@ export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBa
     const rows: JobRow[] = []
     for (const [type, entry] of handlers) {
       const limit = entry.options.concurrency - (runningByType.get(type) ?? 0)
-      if (limit > 0 && anyDueOfType.get({ type, runAt })) rows.push(...claimOfType.all({ now, type, runAt, limit }))
+      if (limit <= 0 || !anyDueOfType.get({ type, runAt })) continue
+      const { fairBy, perKey } = entry.options
+      rows.push(...fairBy === undefined ? claimOfType.all({ now, type, runAt, limit })
+        : claimFairly.all({ now, type, runAt, limit, path: `$.${fairBy}`, perKey }))
     }
     return rows
   }
@@ -330,10 +356,14 @@ export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBa
   return {
     register(type, handler, options = {}) {
       firstDue = undefined
+      if (options.fairBy !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(options.fairBy)) {
+        throw new Error(`fairBy must name a payload field: ${options.fairBy}`)
+      }
+      const concurrency = options.concurrency ?? 1
       handlers.set(type, {
         handler: handler as JobHandler,
-        options: { maxAttempts: options.maxAttempts ?? 5, backoffMs: options.backoffMs ?? 1000,
-          concurrency: options.concurrency ?? 1 }
+        options: { maxAttempts: options.maxAttempts ?? 5, backoffMs: options.backoffMs ?? 1000, concurrency,
+          fairBy: options.fairBy, perKey: options.perKey ?? Math.max(1, Math.floor(concurrency / 2)) }
       })
       schedule()
     },

@@ -1,0 +1,109 @@
+import t, { type Test } from 'tap'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { build, signup } from '../helper.js'
+import { hookAndChannel, post } from './webhook-helpers.js'
+
+t.test('a fair job type: due jobs are claimed round-robin over the key, at most perKey of one key at once',
+  async (t) => {
+    const app = await build(t)
+    const started: string[] = []
+    const release: Array<() => void> = []
+    app.jobs.register('test.fair', async (payload) => {
+      const job = payload as { org?: string; n: number }
+      started.push(`${job.org ?? '-'}${job.n}`)
+      await new Promise<void>((resolve) => release.push(resolve))
+    }, { concurrency: 4, fairBy: 'org', perKey: 2 })
+    const at = Date.now() - 60_000
+    // a's backlog is older than every other job: claimed oldest first, it would take every slot
+    for (let n = 0; n < 50; n++) app.jobs.enqueue('test.fair', { org: 'a', n }, { runAt: at + n })
+    app.jobs.enqueue('test.fair', { org: 'b', n: 0 }, { runAt: at + 100 })
+    app.jobs.enqueue('test.fair', { n: 0 }, { runAt: at + 101 })
+    app.jobs.enqueue('test.fair', { org: 'b', n: 1 }, { runAt: at + 102 })
+    const running = () => app.sqlite.prepare(`SELECT json_extract(payload, '$.org') AS org, COUNT(*) AS n FROM jobs
+      WHERE type = 'test.fair' AND status = 'running' GROUP BY 1 ORDER BY 1`).all()
+    while (started.length < 4) await new Promise((r) => setTimeout(r, 5))
+    t.same(started.slice().sort(), ['-0', 'a0', 'a1', 'b0'], 'each key\'s first, then a\'s second: a holds perKey')
+    t.same(running(), [{ org: null, n: 1 }, { org: 'a', n: 2 }, { org: 'b', n: 1 }])
+    // the keyless one ends: the free slot goes to b's next, as a runs perKey already
+    release.splice(started.indexOf('-0'), 1)[0]()
+    while (started.length < 5) await new Promise((r) => setTimeout(r, 5))
+    t.equal(started[4], 'b1')
+    for (;;) {
+      for (const r of release.splice(0)) r()
+      if (started.length === 53) break
+      await new Promise((r) => setTimeout(r, 5))
+    }
+    for (const r of release.splice(0)) r()
+    await app.jobs.idle()
+    t.equal(new Set(started).size, 53, 'every job ran once')
+  })
+
+/**
+ * A real receiver that fails each message's first attempt (500) and holds every retry open (never answering)
+ * until `answer()`; counts the held requests the sender gave up on.
+ */
+async function failThenHold(t: Test) {
+  const seen = new Set<string>()
+  const held: http.ServerResponse[] = []
+  let retries = 0
+  let givenUp = 0
+  let answering = false
+  const waiters: Array<{ n: number; resolve: () => void }> = []
+  const server = http.createServer((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      const id = String(req.headers['webhook-id'])
+      if (!seen.has(id)) { seen.add(id); res.writeHead(500).end(); return }
+      retries++
+      for (const w of waiters.filter((w) => retries >= w.n)) { waiters.splice(waiters.indexOf(w), 1); w.resolve() }
+      if (answering) { res.writeHead(204).end(); return }
+      held.push(res)
+      res.on('close', () => { if (!res.writableEnded) givenUp++ })
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { server.closeAllConnections(); server.close() })
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hold`,
+    retries: () => retries,
+    givenUp: () => givenUp,
+    retried: (n: number) => new Promise<void>((resolve) => {
+      if (retries >= n) resolve(); else waiters.push({ n, resolve })
+    }),
+    answer() {
+      answering = true
+      for (const res of held.splice(0)) res.writeHead(204).end()
+    }
+  }
+}
+
+t.test('one tenant\'s failing retries that hang do not hold up another tenant\'s retry: it is claimed ahead of ' +
+  'their backlog, while they hang', async (t) => {
+  const app = await build(t, { config: { allowPrivateUrls: true, webhookRetrySchedule: [0.05] } })
+  const hostileRx = await failThenHold(t)
+  const otherRx = await failThenHold(t)
+  const hostile = await signup(app)
+  const other = await signup(app)
+  const { channel: hostileChannel } = await hookAndChannel(app, hostile, hostileRx.url)
+  const { channel: otherChannel } = await hookAndChannel(app, other, otherRx.url)
+  for (let i = 0; i < 40; i++) t.equal((await post(app, hostile, hostileChannel.id)).statusCode, 201)
+  // the hostile tenant's retries now hold every slot it may have
+  await hostileRx.retried(4)
+  const queuedRetries = () => app.sqlite.prepare(`SELECT COUNT(*) FROM jobs WHERE type = 'webhook.retry'
+    AND status = 'queued'`).pluck().get() as number
+  for (let i = 0; i < 1000 && queuedRetries() < 36; i++) await new Promise((r) => setTimeout(r, 10))
+  t.equal(queuedRetries(), 36, 'the rest of its 40 retries wait')
+
+  t.equal((await post(app, other, otherChannel.id)).statusCode, 201)
+  await otherRx.retried(1)
+  t.equal(hostileRx.givenUp(), 0, 'the other tenant\'s retry did not wait for the hanging ones to time out')
+  t.equal(hostileRx.retries(), 4, 'the hanging tenant holds its share of the slots only')
+  t.equal(queuedRetries(), 36, 'the other tenant\'s retry went ahead of the whole backlog')
+
+  hostileRx.answer()
+  otherRx.answer()
+  await app.jobs.idle()
+  t.equal(hostileRx.retries(), 40, 'every held retry made, once')
+  t.equal(app.outboxSqlite.prepare(`SELECT COUNT(*) FROM webhook_messages WHERE state = 'delivered'`).pluck().get(), 41)
+})

@@ -36,6 +36,30 @@ function shown(url: string): string {
   return maskSecrets(url.replace(/\/+$/, ''))
 }
 
+/**
+ * An AbortSignal that fires once `ms` have passed with this process's event loop free to hear the answer: time the
+ * loop spends blocked (a start's migrations, a busy machine) is not charged to the server asked, so a slow start
+ * never reports a service that answered in time as silent.
+ */
+export function responsiveTimeout(ms: number): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController()
+  const step = Math.min(100, ms)
+  let left = ms
+  let last = performance.now()
+  const timer = setInterval(() => {
+    const now = performance.now()
+    // a tick that comes late was held up by the loop: no more than two steps are charged for it
+    left -= Math.min(now - last, 2 * step)
+    last = now
+    if (left <= 0) {
+      clearInterval(timer)
+      controller.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError'))
+    }
+  }, step)
+  timer.unref()
+  return { signal: controller.signal, clear: () => clearInterval(timer) }
+}
+
 /** Ollama lists `llama3.2:latest` for a model configured as `llama3.2`. */
 function listed(ids: string[], model: string): boolean {
   return ids.some((id) => id === model || id === `${model}:latest` || id.replace(/^models\//, '') === model)
@@ -48,22 +72,23 @@ function listed(ids: string[], model: string): boolean {
  */
 export async function probeOpenAiServer(baseUrl: string, apiKey: string | undefined, model: string | undefined,
   timeoutMs = PROBE_TIMEOUT_MS): Promise<{ state: 'answers' | 'fails'; detail: string }> {
+  const timeout = responsiveTimeout(timeoutMs)
   let res: Response
+  let body: string
   try {
     res = await fetch(`${baseUrl.replace(/\/+$/, '')}/models`, {
       headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {},
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: timeout.signal,
       redirect: 'manual'
     })
+    body = await res.text()
   } catch (err) {
-    const name = (err as Error).name
-    if (name === 'TimeoutError' || name === 'AbortError') {
-      return { state: 'fails', detail: `does not answer within ${timeoutMs / 1000} s` }
-    }
+    if (timeout.signal.aborted) return { state: 'fails', detail: `does not answer within ${timeoutMs / 1000} s` }
     const { code, message } = describeError(err, apiKey ? [apiKey] : [])
     return { state: 'fails', detail: `does not answer (${(code && NETWORK_CODES[code]) ?? message})` }
+  } finally {
+    timeout.clear()
   }
-  const body = await res.text().catch(() => '')
   if (res.status === 401 || res.status === 403) {
     const detail = apiKey ? `refuses the API key (${res.status})` : `asks for an API key (${res.status})`
     return { state: 'fails', detail }

@@ -141,3 +141,19 @@ t.test('the summary names each part with "answers" or why not, warns when one fa
     t.equal(fine.message, 'Cairn is ready at https://cairn.example.org')
     t.equal(fine.fields.storedFiles, 'not checked')
   })
+
+t.test('the probe\'s time limit counts only time the event loop was free to hear the answer', async (t) => {
+  const { responsiveTimeout } = await import('../../src/startup/probes.js')
+  const timeout = responsiveTimeout(1000)
+  t.teardown(() => timeout.clear())
+  // the loop held longer than the whole limit (as a start's migrations hold it): at most two steps are charged
+  const until = performance.now() + 1200
+  while (performance.now() < until) { /* held */ }
+  await new Promise((resolve) => setTimeout(resolve, 150))
+  t.notOk(timeout.signal.aborted, 'a blocked loop is not the server\'s silence')
+  // the limit's own timer does not hold the process open (a probe's request does): this wait does
+  const keepAlive = setInterval(() => {}, 1000)
+  await new Promise((resolve) => timeout.signal.addEventListener('abort', resolve))
+  clearInterval(keepAlive)
+  t.equal((timeout.signal.reason as DOMException).name, 'TimeoutError', 'with free turns the limit comes')
+})

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 /** The repository's root (not from test/helper.ts: these tests need no app) */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 
-/** The documentation a reader of the repository follows: the README, the project's own pages and docs/. */
+/** The documentation a reader of the repository follows: the README, the project's own pages, docs/, the clients'. */
 export function docPages(): string[] {
   const pages = ['README.md', 'CONTRIBUTING.md', 'CHANGELOG.md']
   const walk = (dir: string): void => {
@@ -16,6 +16,11 @@ export function docPages(): string[] {
     }
   }
   walk('docs')
+  // the client packages' own READMEs, shipped in their tarballs
+  for (const entry of fs.readdirSync(path.join(ROOT, 'clients'), { withFileTypes: true })) {
+    const readme = path.join('clients', entry.name, 'README.md')
+    if (entry.isDirectory() && fs.existsSync(path.join(ROOT, readme))) pages.push(readme)
+  }
   return pages
 }
 

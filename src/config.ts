@@ -186,6 +186,11 @@ export interface Config {
   /** the interval of the workspace event stream's comment lines (keep-alive through proxies) */
   eventStreamHeartbeatMs: number
   /**
+   * bytes of events a workspace event stream leaves unread by its client before it stops reading the event log for
+   * it, and how long it then waits for the client to catch up before ending (the client resumes with Last-Event-ID)
+   */
+  eventStreamBuffer: { bytes: number; stallMs: number }
+  /**
    * per organization; 0: unlimited. `storedBytes` (CAIRN_QUOTA_STORAGE_MB): knowledge files, each counted as its
    * upload plus its extracted text; `passages` (CAIRN_QUOTA_PASSAGES); `developerLogBytes`
    * (CAIRN_QUOTA_DEVELOPER_LOG_MB): past it, the oldest entries of the organization's developer log go
@@ -306,6 +311,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     searchCacheMb: e.CAIRN_SEARCH_CACHE_MB,
     searchBudgetMs: e.CAIRN_SEARCH_BUDGET_MS,
     eventStreamHeartbeatMs: 15_000,
+    eventStreamBuffer: { bytes: 256 * 1024, stallMs: 60_000 },
     quotas: { storedBytes: e.CAIRN_QUOTA_STORAGE_MB * 1048576, passages: e.CAIRN_QUOTA_PASSAGES,
       developerLogBytes: e.CAIRN_QUOTA_DEVELOPER_LOG_MB * 1048576 },
     mail: { smtpUrl: e.CAIRN_SMTP_URL,

@@ -375,3 +375,134 @@ t.test('a voice note\'s transcription reaches its owner only', async (t) => {
   const marker = await createArtifact(app, owner, 'After the note')
   t.match(await sm.next(), { event: 'artifact.created', data: { id: marker.id } }, 'the member: nothing of the note')
 })
+
+t.test('HEAD answers as GET would, without opening a stream', async (t) => {
+  const app = await build(t)
+  const u = await signup(app)
+  let subscribed = 0
+  const subscribe = app.workspaceEvents.subscribe
+  app.workspaceEvents.subscribe = (listener) => { subscribed++; return subscribe(listener) }
+  const head = await app.inject({ method: 'HEAD', url: `/api/v2/events/stream?workspace_id=${u.workspaceId}`,
+    headers: u.auth })
+  t.equal(head.statusCode, 200)
+  t.match(head.headers['content-type'], /^text\/event-stream/)
+  t.equal(head.body, '')
+  t.equal(subscribed, 0, 'no stream was opened')
+  const anonymous = await app.inject({ method: 'HEAD', url: `/api/v2/events/stream?workspace_id=${u.workspaceId}` })
+  t.equal(anonymous.statusCode, 401, 'the same refusal as GET')
+  const stranger = await signup(app)
+  const foreign = await app.inject({ method: 'HEAD', url: `/api/v2/events/stream?workspace_id=${u.workspaceId}`,
+    headers: stranger.auth })
+  t.equal(foreign.statusCode, 403)
+})
+
+/** A stream whose client reads nothing until `resume()`, then collects every event id and whether it ended. */
+function pausedStream(port: number, query: string, headers: Record<string, string>) {
+  const ids: number[] = []
+  let ended = false
+  let buffer = ''
+  const waiters: (() => void)[] = []
+  const wake = () => { for (const w of waiters.splice(0)) w() }
+  let response: http.IncomingMessage | undefined
+  const req = http.get({ host: '127.0.0.1', port, path: `/api/v2/events/stream${query}`, headers }, (res) => {
+    response = res
+    res.pause()
+    res.setEncoding('utf8')
+    res.on('data', (chunk: string) => {
+      buffer += chunk
+      let end
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const id = /^id: (\d+)$/m.exec(buffer.slice(0, end))?.[1]
+        if (id) ids.push(Number(id))
+        buffer = buffer.slice(end + 2)
+      }
+      wake()
+    })
+    res.on('end', () => { ended = true; wake() })
+    wake()
+  })
+  return {
+    ids, ended: () => ended, close: () => req.destroy(),
+    async opened() { while (!response) await new Promise<void>((resolve) => waiters.push(resolve)) },
+    resume() { response?.resume() },
+    async until(done: () => boolean) {
+      while (!done()) {
+        if (ended) return
+        await new Promise<void>((resolve) => waiters.push(resolve))
+      }
+    }
+  }
+}
+
+/** `n` events of about 8 KB each in the workspace's log (16 MB for 2,000: more than the sockets hold) */
+function publishMany(app: App, u: TestUser, n: number) {
+  const pad = 'x'.repeat(8000)
+  for (let i = 0; i < n; i++) {
+    app.workspaceEvents.publish({ customerId: u.customerId, workspaceId: u.workspaceId, name: 'artifact.updated',
+      data: { id: `artifact-${i}`, pad } })
+  }
+}
+
+const turns = async (n: number) => { for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve)) }
+
+t.test('a client that does not read: the stream stops reading the log at its buffer, then catches up with ' +
+  'nothing lost', async (t) => {
+  const app = await build(t, { config: { eventStreamBuffer: { bytes: 64 * 1024, stallMs: 60_000 } } })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const port = (app.server.address() as { port: number }).port
+  const u = await signup(app)
+  let read = 0
+  const after = app.workspaceEvents.after
+  app.workspaceEvents.after = (...args) => {
+    const rows = after(...args)
+    read += rows.length
+    return rows
+  }
+  const s = pausedStream(port, `?workspace_id=${u.workspaceId}`, u.auth)
+  t.teardown(() => s.close())
+  await s.opened()
+  const total = 2000
+  publishMany(app, u, total)
+  // the stream's wake-up runs after the publishing: it writes until its client is a buffer behind, then waits
+  await turns(5)
+  t.ok(read > 0 && read < total, `the log was read only as far as the client can hold (${read} of ${total})`)
+  const held = read
+  await turns(5)
+  t.equal(read, held, 'and no further while the client reads nothing')
+
+  s.resume()
+  await s.until(() => s.ids.length >= total)
+  t.equal(s.ids.length, total, 'every event arrives once the client reads')
+  t.ok(s.ids.every((id, i) => i === 0 || id === s.ids[i - 1] + 1), 'in order, none missing')
+  t.notOk(s.ended(), 'the stream stays open')
+})
+
+t.test('a client that stays behind longer than the wait: the stream ends, and a reconnect resumes where it stopped',
+  async (t) => {
+    const app = await build(t, { config: { eventStreamBuffer: { bytes: 16 * 1024, stallMs: 200 } } })
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    const port = (app.server.address() as { port: number }).port
+    const u = await signup(app)
+    const s = pausedStream(port, `?workspace_id=${u.workspaceId}`, u.auth)
+    t.teardown(() => s.close())
+    await s.opened()
+    const total = 2000
+    publishMany(app, u, total)
+    await turns(5)
+    // the stream's wait began within those turns: a timer set now, longer than it, fires after it
+    await new Promise((resolve) => setTimeout(resolve, 600))
+    s.resume()
+    await s.until(() => false)
+    t.ok(s.ended(), 'the stream ended')
+    t.ok(s.ids.length > 0 && s.ids.length < total, `the client had ${s.ids.length} of ${total} events`)
+    t.ok(s.ids.every((id, i) => i === 0 || id === s.ids[i - 1] + 1), 'in order, none missing')
+
+    const last = s.ids[s.ids.length - 1]
+    const again = pausedStream(port, `?workspace_id=${u.workspaceId}`, { ...u.auth, 'last-event-id': String(last) })
+    t.teardown(() => again.close())
+    await again.opened()
+    again.resume()
+    await again.until(() => s.ids.length + again.ids.length >= total)
+    t.equal(again.ids[0], last + 1, 'the reconnect resumes after the last event received')
+    t.equal(s.ids.length + again.ids.length, total, 'together: every event, once')
+  })

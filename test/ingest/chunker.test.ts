@@ -9,7 +9,7 @@ const splits = (text: string, i: number) => i > 0 && i < text.length && isHigh(t
 
 // text with words, runs of whitespace, long unbroken runs and astral characters (surrogate pairs)
 const piece = fc.oneof(
-  fc.constantFrom(' ', '\n', '\t', '  ', ' \n\n'),
+  fc.constantFrom(' ', '\n', '\t', '  ', ' \n\n', '\n# h', '\n\n## '),
   fc.stringMatching(/^[a-zA-Zéàü]{1,12}$/),
   fc.constantFrom('😀', '𝔘', '🎉🎉', 'a😀b', 'x'.repeat(300)),
   fc.string({ unit: 'grapheme', maxLength: 8 })
@@ -88,4 +88,35 @@ t.test('option limits', async (t) => {
   t.match(chunkOptionsProblem({ chunkSize: 100, chunkOverlap: -1 }), /chunkOverlap/)
   t.match(chunkOptionsProblem({ chunkSize: 100.5, chunkOverlap: 1 }), /chunkSize/)
   t.throws(() => chunkText('abc', { chunkSize: 10, chunkOverlap: 0 }))
+})
+
+t.test('boundaries prefer a heading line, then a blank line, then a line break, then any whitespace', async (t) => {
+  const options = { chunkSize: 100, chunkOverlap: 0 }
+  const filler = (n: number) => 'x'.repeat(n)
+  // the last fifth of the first window is characters 80–100
+  t.equal(chunkText(`${filler(84)}\n# Heading\n\nnext words here`, options)[0], `${filler(84)}\n`, 'before a heading')
+  t.equal(chunkText(`${filler(82)}\n\n${filler(5)}\n${filler(5)} ${filler(20)}`, options)[0], `${filler(82)}\n\n`,
+    'at a blank line')
+  t.equal(chunkText(`${filler(82)}\n${filler(5)} ${filler(30)}`, options)[0], `${filler(82)}\n`, 'at a line break')
+  t.equal(chunkText(`${filler(82)} ${filler(5)} ${filler(30)}`, options)[0], `${filler(82)} ${filler(5)} `,
+    'else after the last whitespace')
+  t.equal(chunkText(`${filler(70)}\n# Early\n${filler(9)} ${filler(30)}`, options)[0],
+    `${filler(70)}\n# Early\n${filler(9)} `, 'a heading before the last fifth does not count')
+})
+
+t.test('a passage depends only on the chunkSize + 1 characters from its start (windowed indexing)', async (t) => {
+  const same = (a: { start: number; end: number }[], b: { start: number; end: number }[]) =>
+    JSON.stringify(a.map((p) => [p.start, p.end])) === JSON.stringify(b.map((p) => [p.start, p.end]))
+  fc.assert(fc.property(textArb, optionsArb, fc.nat(), (text, options, at) => {
+    const ranges = [...passageRanges(text, options)]
+    // the text from the start of any passage gives the same passages from there on
+    const fromAnyStart = ranges.every((r, i) => same(
+      [...passageRanges(text.slice(r.start), options)].map((p) => ({ start: p.start + r.start, end: p.end + r.start })),
+      ranges.slice(i)))
+    // a text cut short gives the same passages as far as they are decided
+    const cut = text.length === 0 ? 0 : at % (text.length + 1)
+    const decided = (rs: { start: number; end: number }[]) => rs.filter((r) => r.start + options.chunkSize + 1 <= cut)
+    return fromAnyStart && same(decided([...passageRanges(text.slice(0, cut), options)]), decided(ranges))
+  }), { numRuns: 300 })
+  t.pass('300 random cases')
 })

@@ -250,7 +250,9 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     'Knowledge service health and the supported file formats (no credentials, never rate limited).',
     'The knowledge service is up'),
   'POST /api/knowledge/upload': op('knowledgeUpload', 'knowledge',
-    'Uploads one file (multipart field `file`, at most 50 MB), extracts its text and indexes its passages.',
+    'Uploads one file (multipart field `file`, at most 50 MB), extracts its text and indexes its passages. ' +
+      'Without `scope`, the document goes to the workspace when one is given (an API key bound to a workspace, ' +
+      '`workspaceId`, the workspace context), else to the organization.',
     'The stored document'),
   'POST /api/knowledge/upload/batch': op('knowledgeUploadBatch', 'knowledge',
     'Uploads up to 10 files (multipart field `files`); unreadable files are reported one by one.',

@@ -202,7 +202,7 @@ export interface paths {
         put?: never;
         /**
          * Upload one file (multipart field "file")
-         * @description Uploads one file (multipart field `file`, at most 50 MB), extracts its text and indexes its passages.
+         * @description Uploads one file (multipart field `file`, at most 50 MB), extracts its text and indexes its passages. Without `scope`, the document goes to the workspace when one is given (an API key bound to a workspace, `workspaceId`, the workspace context), else to the organization.
          */
         post: operations["knowledgeUpload"];
         delete?: never;

@@ -6,6 +6,7 @@ import { downloadTo } from '../../src/net/download.js'
 import type { SpeechToText } from '../../src/ai/stt.js'
 import type { Db } from '../../src/db/index.js'
 import { writeTurn } from '../../src/db/write-intent.js'
+import { configSecrets, describeError } from '../../src/log/mask.js'
 import type { NoteRow, VoiceNoteStore } from './store.js'
 
 export const TRANSCRIBE_JOB = 'voice.transcribe'
@@ -25,6 +26,7 @@ export function createTranscriber(app: FastifyInstance, store: VoiceNoteStore, d
       userId: note.userId, name: 'voice_note.updated', data: { id: note.id, status } })
   }
 
+  const secrets = configSecrets(app.config)
   app.jobs.register(TRANSCRIBE_JOB, async (payload, ctx) => {
     const { noteId } = payload
     const note = store.getForJob(noteId)
@@ -52,6 +54,9 @@ export function createTranscriber(app: FastifyInstance, store: VoiceNoteStore, d
       announce(note, 'completed', store.complete(noteId, result.text, result.segments).changes)
     } catch (err) {
       if (ctx.signal.aborted) throw err
+      // the note keeps the message for its owner; the operator's log says it too, secrets masked
+      const error = describeError(err, secrets)
+      app.log.warn({ noteId, jobId: ctx.jobId, error }, `voice note transcription failed: ${error.message}`)
       await writeTurn(app.sqlite)
       announce(note, 'failed', store.fail(noteId, (err as Error).message || 'Transcription failed').changes)
     } finally {

@@ -2,7 +2,7 @@ import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
 import { build, multipart, signup, type TestUser } from '../helper.js'
-import type { App } from '../../src/app.js'
+import { loggerOptions, type App } from '../../src/app.js'
 import { findMissingStoredFiles, missingFilesWarning } from '../../src/startup/stored-files.js'
 
 async function uploadDocument(app: App, user: TestUser, name: string, text: string): Promise<string> {
@@ -78,21 +78,29 @@ t.test('stored files lost (a restore of the database alone) are counted at start
     t.equal((await audioOf(audio.id, stranger)).statusCode, 404)
   })
 
-t.test('a voice note whose uploaded audio is gone fails its transcription with a clear error', async (t) => {
-  const { fakeStt } = await import('../fake-stt.js')
-  const stt = await fakeStt(t)
-  const app = await build(t, { config: { stt: { mode: 'openai', baseUrl: stt.baseUrl, model: 'whisper-1' } } })
-  const owner = await signup(app)
-  const audio = await uploadAudio(app, owner)
-  const note = (await app.inject({ method: 'POST', url: '/api/v2/voice-notes', headers: owner.auth,
-    payload: { audioUrl: audio.audioUrl, title: 'Standup', mimeType: 'audio/wav' } })).json().voiceNote
-  fs.rmSync(path.join(app.config.dataDir, 'voice', 'audio', audio.id))
-  t.equal((await app.inject({ method: 'POST', url: `/api/v2/voice-notes/${note.id}/transcribe`, headers: owner.auth }))
-    .statusCode, 200)
-  await app.jobs.idle()
-  const after = (await app.inject({ method: 'GET', url: `/api/v2/voice-notes/${note.id}`, headers: owner.auth }))
-    .json().voiceNote
-  t.match(after, { status: 'failed', error: 'The uploaded audio file is missing from the server\'s data directory ' +
-    '(restored without its files?)' })
-  t.equal(stt.calls.length, 0, 'the speech server is not asked')
-})
+t.test('a voice note whose uploaded audio is gone fails its transcription with a clear error, in the log too',
+  async (t) => {
+    const { fakeStt } = await import('../fake-stt.js')
+    const stt = await fakeStt(t)
+    const lines: string[] = []
+    const app = await build(t, { config: { stt: { mode: 'openai', baseUrl: stt.baseUrl, model: 'whisper-1' } },
+      logger: loggerOptions('warn', { write: (line: string) => { lines.push(line) } }) })
+    const owner = await signup(app)
+    const audio = await uploadAudio(app, owner)
+    const note = (await app.inject({ method: 'POST', url: '/api/v2/voice-notes', headers: owner.auth,
+      payload: { audioUrl: audio.audioUrl, title: 'Standup', mimeType: 'audio/wav' } })).json().voiceNote
+    fs.rmSync(path.join(app.config.dataDir, 'voice', 'audio', audio.id))
+    const started = await app.inject({ method: 'POST', url: `/api/v2/voice-notes/${note.id}/transcribe`,
+      headers: owner.auth })
+    t.equal(started.statusCode, 200)
+    await app.jobs.idle()
+    const after = (await app.inject({ method: 'GET', url: `/api/v2/voice-notes/${note.id}`, headers: owner.auth }))
+      .json().voiceNote
+    t.match(after, { status: 'failed',
+      error: 'The uploaded audio file is missing from the server\'s data directory (restored without its files?)' })
+    t.equal(stt.calls.length, 0, 'the speech server is not asked')
+    const logged = lines.map((l) => JSON.parse(l) as { level: number; msg: string; noteId?: string })
+      .filter((l) => l.noteId === note.id)
+    t.match(logged, [{ level: 40, msg: 'voice note transcription failed: The uploaded audio file is missing from the ' +
+    'server\'s data directory (restored without its files?)' }])
+  })

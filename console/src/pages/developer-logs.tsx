@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { describeError, isSignedOut } from '../api.js'
 import { ErrorText } from '../components.js'
 import { useSession } from '../session.js'
-import { at, type Answer } from './developer-parts.js'
+import { at, type Answer, TableWrap } from './developer-parts.js'
 
 type Entry = Answer<'/api/v2/developer/logs'>['data'][number]
 type ApiKey = Answer<'/api/v2/api-keys'>['data'][number]
@@ -132,7 +132,7 @@ export function EventLog() {
             '“API keys”.'}</p>
       )}
       {entries !== null && entries.length > 0 && (
-        <div class="table-wrap">
+        <TableWrap label="Event log">
           <table class="grid">
             <caption class="visually-hidden">Event log, page {pageNo}</caption>
             <thead><tr><th scope="col">When</th><th scope="col">Category</th><th scope="col">Action</th>
@@ -153,7 +153,7 @@ export function EventLog() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       {(pageNo > 1 || next) && (
         <nav class="pager" aria-label="Pages of the event log">

@@ -1,9 +1,34 @@
 import type { ComponentChildren } from 'preact'
-import { useRef, useState } from 'preact/hooks'
+import { useLayoutEffect, useRef, useState } from 'preact/hooks'
 import type { CairnClient, Operation, Path, Success } from '../../../clients/typescript/src/client.js'
 import { describeError, isSignedOut } from '../api.js'
 import { ErrorText } from '../components.js'
 import './developer.css'
+
+/**
+ * A wide table's box: it scrolls sideways on a narrow screen, and while it does it is a named region the keyboard
+ * can reach and scroll (arrow keys), since its rows may hold nothing else to focus.
+ */
+export function TableWrap(props: { label: string; children: ComponentChildren }) {
+  const ref = useRef<HTMLDivElement>(null)
+  const [scrolls, setScrolls] = useState(false)
+  useLayoutEffect(() => {
+    const box = ref.current
+    if (!box) return
+    const check = () => setScrolls(box.scrollWidth > box.clientWidth + 1)
+    check()
+    const watch = new ResizeObserver(check)
+    watch.observe(box)
+    if (box.firstElementChild) watch.observe(box.firstElementChild)
+    return () => watch.disconnect()
+  }, [])
+  return (
+    <div ref={ref} class="table-wrap" tabIndex={scrolls ? 0 : undefined} role={scrolls ? 'region' : undefined}
+      aria-label={scrolls ? props.label : undefined}>
+      {props.children}
+    </div>
+  )
+}
 
 /** What a GET of the API answers (its typed body). */
 export type Answer<P extends Path> = Success<Operation<P, 'get'>>

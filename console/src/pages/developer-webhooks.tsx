@@ -3,7 +3,7 @@ import { describeError, isSignedOut } from '../api.js'
 import { ErrorText, Link } from '../components.js'
 import { navigate } from '../router.js'
 import { useSession } from '../session.js'
-import { at, ConfirmButton, OnceValue, Pager, pageOf, useAction, type Answer } from './developer-parts.js'
+import { at, ConfirmButton, OnceValue, Pager, pageOf, useAction, type Answer, TableWrap } from './developer-parts.js'
 
 type Webhook = Answer<'/api/v2/developer/webhooks'>['data'][number]
 type Delivery = Answer<'/api/v2/developer/webhooks/{id}/deliveries'>['data'][number]
@@ -59,7 +59,7 @@ export function Webhooks() {
       )}
       {hooks !== null && hooks.length > 0 && (
         <>
-          <div class="table-wrap">
+          <TableWrap label="Webhooks">
             <table class="grid">
               <caption class="visually-hidden">Webhooks of {workspace.name}</caption>
               <thead><tr><th scope="col">Address</th><th scope="col">Events</th><th scope="col">State</th>
@@ -76,7 +76,7 @@ export function Webhooks() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
           <Pager page={page} count={hooks.length} size={20} noun="webhooks" onPage={setPage} />
         </>
       )}
@@ -279,7 +279,7 @@ export function WebhookPage(props: { id: string }) {
       )}
       {deliveries !== null && deliveries.length > 0 && (
         <>
-          <div class="table-wrap">
+          <TableWrap label="Deliveries">
             <table class="grid deliveries" aria-labelledby="deliveries-title">
               <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Latency</th>
                 <th scope="col">Attempt</th><th scope="col">Sent</th><th scope="col">Body</th>
@@ -291,7 +291,7 @@ export function WebhookPage(props: { id: string }) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
           <Pager page={page} count={deliveries.length} size={DELIVERIES_PAGE} noun="deliveries" onPage={setPage}
             label="Pages of deliveries" />
         </>

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { describeError, isSignedOut } from '../api.js'
 import { ErrorText } from '../components.js'
 import { useSession } from '../session.js'
-import { ConfirmButton, Pager, pageOf, useAction, type Answer } from './developer-parts.js'
+import { ConfirmButton, Pager, pageOf, useAction, type Answer, TableWrap } from './developer-parts.js'
 import { ROLE_WORDS } from './settings-people.js'
 
 type Member = Answer<'/api/v2/workspaces/{id}/members'>['data'][number]
@@ -51,7 +51,7 @@ export function Members() {
       {members === null && !error && <p>Loading…</p>}
       {members !== null && (
         <>
-          <div class="table-wrap">
+          <TableWrap label={`Members of ${space.name}`}>
             <table class="grid">
               <caption class="visually-hidden">Members of {space.name}</caption>
               <thead><tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th>
@@ -63,7 +63,7 @@ export function Members() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
           <Pager page={page} count={members.length} size={PAGE} noun="members" onPage={setPage} />
         </>
       )}

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { describeError, isSignedOut } from '../api.js'
 import { ErrorText } from '../components.js'
 import { useSession } from '../session.js'
-import { at, ConfirmButton, OnceValue, Pager, pageOf, useAction, type Answer } from './developer-parts.js'
+import { at, ConfirmButton, OnceValue, Pager, pageOf, useAction, type Answer, TableWrap } from './developer-parts.js'
 
 type User = Answer<'/api/v2/users'>['data'][number]
 type Invitation = Answer<'/api/v2/invitations'>['data'][number]
@@ -50,7 +50,7 @@ export function People() {
           join.</p>
       )}
       {invitations !== null && invitations.length > 0 && (
-        <div class="table-wrap">
+        <TableWrap label="Pending invitations">
           <table class="grid">
             <caption class="visually-hidden">Pending invitations</caption>
             <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Workspaces</th>
@@ -73,14 +73,14 @@ export function People() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
 
       <h2>People of the organization</h2>
       {users === null && !error && <p>Loading…</p>}
       {users !== null && (
         <>
-          <div class="table-wrap">
+          <TableWrap label="People of the organization">
             <table class="grid">
               <caption class="visually-hidden">People of the organization</caption>
               <thead><tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th>
@@ -96,7 +96,7 @@ export function People() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
           <Pager page={page} count={users.length} size={PAGE} noun="people" onPage={setPage} />
         </>
       )}

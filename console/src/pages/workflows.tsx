@@ -4,7 +4,7 @@ import { ErrorText, Link, typeText } from '../components.js'
 import { watchWorkspace } from '../live.js'
 import { navigate } from '../router.js'
 import { useSession } from '../session.js'
-import { at, Pager, pageOf, useAction, type Answer } from './developer-parts.js'
+import { at, Pager, pageOf, useAction, type Answer, TableWrap } from './developer-parts.js'
 
 type Workflow = Answer<'/api/v2/workflows'>['workflows'][number]
 type Run = Answer<'/api/v2/workflow-runs/{runId}'>['run']
@@ -167,7 +167,7 @@ function WorkflowPage(props: { id: string }) {
         workflow”.</p>}
       {runs !== null && runs.length > 0 && (
         <>
-          <div class="table-wrap">
+          <TableWrap label="Runs">
             <table class="grid" aria-labelledby="runs-title">
               <thead><tr><th scope="col">Run</th><th scope="col">Status</th><th scope="col">Started by</th>
                 <th scope="col">Finished</th></tr></thead>
@@ -183,7 +183,7 @@ function WorkflowPage(props: { id: string }) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
           <Pager page={page} count={runs.length} size={RUNS_PAGE} noun="runs" onPage={setPage}
             label="Pages of runs" />
         </>

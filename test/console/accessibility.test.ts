@@ -1,0 +1,220 @@
+// Every console page checked by axe-core in Chromium, at 1280×800 and 390 px wide (no serious or critical
+// violation), and walked with the keyboard alone: Tab reaches every control, in the page's order, each one showing
+// where the focus is.
+import fs from 'node:fs'
+import { createRequire } from 'node:module'
+import t, { type Test } from 'tap'
+import type { Page } from 'playwright-core'
+import { harness, DESKTOP, PHONE } from './harness.js'
+import { signup, createKey } from '../helper.js'
+import { CairnClient } from '../../clients/typescript/src/client.js'
+
+// axe-core from the installed package, put into each page as it is (nothing is downloaded while testing)
+const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+
+interface Violation { id: string; impact: string | null; help: string; nodes: Array<{ target: unknown[];
+  failureSummary?: string }> }
+
+/** The page's serious and critical violations of WCAG 2.x A/AA and axe's best practices, one line each. */
+async function axeViolations(page: Page): Promise<string[]> {
+  await page.addScriptTag({ content: AXE_SOURCE })
+  const violations = await page.evaluate(async () => {
+    type Axe = { run(context: unknown, options: unknown): Promise<{ violations: Violation[] }> }
+    const axe = (globalThis as unknown as { axe: Axe }).axe
+    const result = await axe.run({ exclude: [] }, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] },
+      resultTypes: ['violations']
+    })
+    return result.violations
+  })
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.impact} ${v.id} (${v.help}): ${v.nodes.slice(0, 4).map((n) => JSON.stringify(n.target))
+      .join(', ')}${v.nodes.length > 4 ? ` and ${v.nodes.length - 4} more` : ''}`)
+}
+
+interface Stop { name: string; visible: boolean; inOrder: boolean }
+
+/**
+ * Tabs through the page from its start until the focus comes back around, recording each control reached, whether
+ * the focus is drawn (an outline or a shadow) and whether it moved forward in the document; then lists the page's
+ * controls that Tab never reached.
+ */
+async function keyboardWalk(page: Page): Promise<{ stops: Stop[]; missed: string[]; positiveTabindex: number }> {
+  await page.evaluate(() => {
+    const g = globalThis as unknown as { document: { activeElement: { blur?(): void } | null } }
+    g.document.activeElement?.blur?.()
+  })
+  await page.evaluate(() => { (globalThis as unknown as { __tabbed: unknown[] }).__tabbed = [] })
+  const stops: Stop[] = []
+  for (let i = 0; i < 300; i++) {
+    await page.keyboard.press('Tab')
+    const stop = await page.evaluate(() => {
+      type El = { tagName: string; getAttribute(n: string): string | null; textContent: string | null; id: string
+        compareDocumentPosition(o: El): number; labels?: Array<{ textContent: string | null }> | null
+        getBoundingClientRect(): { width: number; height: number } }
+      const g = globalThis as unknown as { document: { activeElement: El | null; body: El }; __tabbed: El[]
+        getComputedStyle(e: El): { outlineStyle: string; outlineWidth: string; boxShadow: string } }
+      const el = g.document.activeElement
+      if (!el || el === g.document.body) return null
+      const previous = g.__tabbed[g.__tabbed.length - 1]
+      // a date field's parts (day, month, year) are Tab stops inside one element
+      if (el === previous) return { same: true }
+      if (g.__tabbed.includes(el)) return { again: true }
+      // Node.DOCUMENT_POSITION_FOLLOWING
+      const inOrder = !previous || (previous.compareDocumentPosition(el) & 4) !== 0
+      g.__tabbed.push(el)
+      const style = g.getComputedStyle(el)
+      const visible = (style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0) ||
+        style.boxShadow !== 'none'
+      const label = el.getAttribute('aria-label') ?? el.labels?.[0]?.textContent ?? el.textContent ?? ''
+      return { again: false as const, inOrder, visible,
+        name: `${el.tagName.toLowerCase()} “${label.replace(/\s+/g, ' ').trim().slice(0, 60)}”` }
+    })
+    if (stop === null) {
+      if (stops.length > 0) break
+      continue
+    }
+    if ('same' in stop) continue
+    if (stop.again) break
+    stops.push({ name: stop.name!, visible: stop.visible!, inOrder: stop.inOrder! })
+  }
+  const rest = await page.evaluate(() => {
+    type El = { tagName: string; getAttribute(n: string): string | null; textContent: string | null
+      getClientRects(): { length: number }; closest(s: string): El | null; disabled?: boolean; type?: string }
+    const g = globalThis as unknown as { document: { querySelectorAll(s: string): El[] }; __tabbed: El[]
+      getComputedStyle(e: El): { visibility: string } }
+    const controls = [...g.document.querySelectorAll(
+      'a[href], button, input, select, textarea, summary, [tabindex]:not([tabindex="-1"])')]
+      .filter((el) => !el.disabled && el.type !== 'hidden' && el.getClientRects().length > 0 &&
+        g.getComputedStyle(el).visibility !== 'hidden' && !el.closest('[inert]'))
+    // a group of radio buttons is one stop
+    const missed = controls.filter((el) => !g.__tabbed.includes(el) && !(el.type === 'radio' &&
+      g.__tabbed.some((x) => x.type === 'radio' && x.getAttribute('name') === el.getAttribute('name'))))
+    return {
+      missed: missed.map((el) => `${el.tagName.toLowerCase()} “${(el.getAttribute('aria-label') ?? el.textContent ?? '')
+        .replace(/\s+/g, ' ').trim().slice(0, 60)}”`),
+      positiveTabindex: [...g.document.querySelectorAll('[tabindex]')]
+        .filter((el) => Number(el.getAttribute('tabindex')) > 0).length
+    }
+  })
+  return { stops, ...rest }
+}
+
+const h = await harness(t, { config: { allowPrivateUrls: true } })
+if (h) await main(h)
+
+async function main(h: NonNullable<Awaited<ReturnType<typeof harness>>>) {
+  const { app, base, browser } = h
+  const owner = await signup(app)
+  const inWs = { ...owner.auth, 'x-workspace-id': owner.workspaceId }
+
+  // one of each thing the pages show
+  const artifact = await app.inject({ method: 'POST', url: `/api/v2/artifacts?workspace_id=${owner.workspaceId}`,
+    headers: owner.auth, payload: { type: 'implementation_plan', title: 'Move the build to the new runners',
+      review_policy: 'request_review', confidence: { score: 0.8 },
+      content: { summary: 'Two **steps**.', steps: [{ title: 'Copy the jobs', detail: 'One job at a time' },
+        { title: 'Switch over', files: ['ci.yml'] }] } } })
+  if (artifact.statusCode !== 201) throw new Error(artifact.body)
+  const artifactId = artifact.json().data.id as string
+  const person = new CairnClient({ baseUrl: base, token: owner.token, workspaceId: owner.workspaceId })
+  const doc = await person.uploadDocument({ data: 'Runners\n\nThe new build runners start on Monday.',
+    fileName: 'runners.md' })
+  const workflow = await app.inject({ method: 'POST', url: '/api/v2/workflows', headers: inWs,
+    payload: { name: 'Weekly notes', inputs: [{ name: 'topic', required: true }],
+      steps: [{ id: 'write', type: 'create_artifact', artifactType: 'research_summary',
+        title: 'Notes on {{inputs.topic}}', content: { summary: 'Nothing yet.' } }] } })
+  if (workflow.statusCode !== 201) throw new Error(workflow.body)
+  const workflowId = workflow.json().workflow.id as string
+  const key = await createKey(app, owner, ['read'])
+  await app.inject({ url: '/api/knowledge/stats', headers: { authorization: `Bearer ${key.key}` } })
+  const hook = await app.inject({ method: 'POST', url: `/api/v2/developer/webhooks?workspaceId=${owner.workspaceId}`,
+    headers: owner.auth, payload: { url: 'http://127.0.0.1:9/closed', events: ['test.ping'] } })
+  if (hook.statusCode !== 201) throw new Error(hook.body)
+  const hookId = hook.json().data.id as string
+  await app.inject({ method: 'POST', url: `/api/v2/developer/webhooks/${hookId}/test?workspaceId=${owner.workspaceId}`,
+    headers: owner.auth })
+  const invitation = await app.inject({ method: 'POST', url: '/api/v2/invitations', headers: owner.auth,
+    payload: { email: 'invited@example.test' } })
+  const inviteUrl = new URL(invitation.json().data.url as string).pathname
+
+  const documentId = doc.document.id
+  const PAGES: Array<{ name: string; path: string; signedIn: boolean; ready: (p: Page) => Promise<unknown> }> = [
+    { name: 'sign-in', path: '/review', signedIn: false,
+      ready: (p) => p.getByRole('button', { name: 'Sign in' }).waitFor() },
+    { name: 'invitation', path: inviteUrl, signedIn: false,
+      ready: (p) => p.getByRole('button', { name: 'Join' }).waitFor() },
+    { name: 'review queue', path: '/review', signedIn: true,
+      ready: (p) => p.getByRole('link', { name: 'Move the build to the new runners' }).waitFor() },
+    { name: 'artifact', path: `/artifacts/${artifactId}`, signedIn: true,
+      ready: (p) => p.getByRole('button', { name: 'Comment on step 2' }).waitFor() },
+    { name: 'knowledge', path: '/knowledge', signedIn: true,
+      ready: (p) => p.getByText('runners.md').first().waitFor() },
+    { name: 'knowledge document', path: `/knowledge/documents/${documentId}`, signedIn: true,
+      ready: (p) => p.getByRole('heading', { level: 1, name: 'runners.md' }).waitFor() },
+    { name: 'chat', path: '/chat', signedIn: true, ready: (p) => p.getByRole('heading', { level: 1 }).waitFor() },
+    { name: 'voice notes', path: '/voice-notes', signedIn: true,
+      ready: (p) => p.getByRole('heading', { level: 1 }).waitFor() },
+    { name: 'workflows', path: '/workflows', signedIn: true,
+      ready: (p) => p.getByRole('link', { name: 'Weekly notes' }).waitFor() },
+    { name: 'a workflow', path: `/workflows/${workflowId}`, signedIn: true,
+      ready: (p) => p.getByRole('button', { name: 'Run workflow' }).waitFor() },
+    { name: 'developer: API keys', path: '/developer', signedIn: true,
+      ready: (p) => p.getByRole('button', { name: 'Create API key' }).waitFor() },
+    { name: 'developer: webhooks', path: '/developer/webhooks', signedIn: true,
+      ready: (p) => p.getByRole('checkbox', { name: /test\.ping/ }).waitFor() },
+    { name: 'developer: a webhook\'s deliveries', path: `/developer/webhooks/${hookId}`, signedIn: true,
+      ready: (p) => p.getByRole('table', { name: 'Deliveries' }).getByRole('button', { name: 'Redeliver' }).first()
+        .waitFor() },
+    { name: 'developer: event log', path: '/developer/logs', signedIn: true,
+      ready: (p) => p.getByRole('cell', { name: /knowledge/ }).first().waitFor() },
+    { name: 'settings: people', path: '/settings', signedIn: true,
+      ready: (p) => p.getByRole('heading', { level: 2, name: 'Invite a teammate' }).waitFor() },
+    { name: 'settings: workspace members', path: '/settings/members', signedIn: true,
+      ready: (p) => p.getByText(owner.email).first().waitFor() },
+    { name: 'settings: your account', path: '/settings/account', signedIn: true,
+      ready: (p) => p.getByRole('button', { name: 'Sign out everywhere' }).waitFor() }
+  ]
+
+  /** A signed-in browser profile (the console's cookie), or a fresh one. */
+  async function context(tt: Test, viewport: { width: number; height: number }, signedIn: boolean) {
+    // the page's Content-Security-Policy allows no inline script, which is how axe is put in: set aside here only
+    const ctx = await browser.newContext({ viewport, bypassCSP: true })
+    tt.teardown(() => ctx.close())
+    if (signedIn) {
+      const res = await ctx.request.post(`${base}/api/v2/auth/login`, { headers: { 'x-cairn-csrf': '1' },
+        data: { email: owner.email, password: owner.password, cookie: true } })
+      if (res.status() !== 200) throw new Error(`sign-in: ${res.status()}`)
+    }
+    return ctx
+  }
+
+  for (const [size, viewport] of [['1280×800', DESKTOP], ['390 px wide', PHONE]] as const) {
+    await t.test(`axe finds nothing serious on any page at ${size}`, async (t) => {
+      const contexts = { true: await context(t, viewport, true), false: await context(t, viewport, false) }
+      for (const p of PAGES) {
+        const page = await contexts[String(p.signedIn) as 'true' | 'false'].newPage()
+        page.on('pageerror', (err) => t.fail(`${p.name}: script error: ${err.message}`))
+        await page.goto(base + p.path)
+        await p.ready(page)
+        t.same(await axeViolations(page), [], `${p.name} (${p.path})`)
+        await page.close()
+      }
+    })
+  }
+
+  await t.test('keyboard only: Tab reaches every control of each page in order, the focus always drawn', async (t) => {
+    const contexts = { true: await context(t, DESKTOP, true), false: await context(t, DESKTOP, false) }
+    for (const p of PAGES) {
+      const page = await contexts[String(p.signedIn) as 'true' | 'false'].newPage()
+      await page.goto(base + p.path)
+      await p.ready(page)
+      const walk = await keyboardWalk(page)
+      t.ok(walk.stops.length > 0, `${p.name}: Tab moves the focus`)
+      t.same(walk.missed, [], `${p.name}: every control is reached`)
+      t.same(walk.stops.filter((s) => !s.visible).map((s) => s.name), [], `${p.name}: the focus is always drawn`)
+      t.same(walk.stops.filter((s) => !s.inOrder).map((s) => s.name), [], `${p.name}: in the page's order`)
+      t.equal(walk.positiveTabindex, 0, `${p.name}: no tabindex reorders it`)
+      await page.close()
+    }
+  })
+}

@@ -6,6 +6,7 @@ import path from 'node:path'
 import MiniSearch from 'minisearch'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
+import type { WordsSettings } from '../src/knowledge/search-settings.js'
 import { projectRoot } from '../src/db/index.js'
 import { QUESTIONS } from './retrieval-questions.js'
 
@@ -43,7 +44,10 @@ function score(lists: Ranked[][], times: number[]): Scores {
 export async function run() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-retrieval-'))
   const config = { ...loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_SIGNUP: 'open', CAIRN_LOG_LEVEL: 'silent' }),
-    rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 } }
+    rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 },
+    // BENCH_WORDS_TUNING (JSON of the words settings): e.g. the bounded words path on this small corpus
+    searchSettings: process.env.BENCH_WORDS_TUNING
+      ? { words: JSON.parse(process.env.BENCH_WORDS_TUNING) as Partial<WordsSettings> } : undefined }
   const app = await buildApp(config)
   await app.ready()
   try {

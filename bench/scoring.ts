@@ -1,6 +1,6 @@
 // `npm run bench -- scoring`: word ranking on the seeded search corpus (run `search` first): FTS5 bm25() over
 // every match against BM25 computed in JavaScript over a bounded candidate set (the newest 2,000 matches);
-// then words search as it runs (bounded, WORDS_TUNING or BENCH_WORDS_TUNING) against exact bm25() ranking:
+// then words search as it runs (bounded: the default words settings, or BENCH_WORDS_TUNING's) against exact bm25():
 // time per question in process and how much of the exact top 10 it returns.
 import type Database from 'better-sqlite3'
 import fs from 'node:fs'
@@ -12,7 +12,8 @@ import { rng } from './seed.js'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import * as tables from '../schema/tables/index.js'
 import { createKnowledgeStore } from '../src/knowledge/store.js'
-import { createSearch, type WordsTuning } from '../src/knowledge/search.js'
+import { createSearch } from '../src/knowledge/search.js'
+import type { WordsSettings } from '../src/knowledge/search-settings.js'
 import { openSearchConnection } from '../src/knowledge/trigrams.js'
 
 const BOUND = 2000
@@ -80,10 +81,10 @@ async function agreement(db: Database.Database, v: string[]) {
     .get() as { id: string; customerId: string }
   const reader = { customerId: user.customerId, userId: user.id, workspaceIds: [] }
   const store = createKnowledgeStore(db, drizzle(db, { schema: tables }))
-  const tuning = process.env.BENCH_WORDS_TUNING ? JSON.parse(process.env.BENCH_WORDS_TUNING) as Partial<WordsTuning>
+  const words = process.env.BENCH_WORDS_TUNING ? JSON.parse(process.env.BENCH_WORDS_TUNING) as Partial<WordsSettings>
     : {}
-  const bounded = createSearch(db, store, undefined, undefined, tuning)
-  const exact = createSearch(db, store, undefined, undefined, { exactPostings: Number.MAX_SAFE_INTEGER })
+  const bounded = createSearch(db, store, { settings: { words } })
+  const exact = createSearch(db, store, { settings: { words: { exactPostings: Number.MAX_SAFE_INTEGER } } })
   const random = rng(Number(process.env.BENCH_SEED ?? 5))
   const question = () => `How do I ${Array.from({ length: 3 + Math.floor(random() * 3) },
     () => v.slice(50, 4000)[Math.floor(random() * 3950)]).join(' ')}?`

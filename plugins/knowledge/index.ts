@@ -286,7 +286,8 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
       throw err
     }
     return { success: true as const, query, results: found.hits, count: found.hits.length,
-      ...(found.partial ? { partial: true } : {}), tenantContext: tenantContext(request.principal!, b.scope) }
+      ...(found.partial ? { partial: true } : {}), ...(found.warnings.length > 0 ? { warnings: found.warnings } : {}),
+      tenantContext: tenantContext(request.principal!, b.scope) }
   })
 
   app.get('/knowledge/stats', {

@@ -129,6 +129,9 @@ export const SearchResponse = Type.Object({
   count: Type.Integer(),
   partial: Type.Optional(Type.Boolean({ description: 'present (true) when the search stopped at its time budget ' +
     'before it was done: the results are the best it found by then' })),
+  warnings: Type.Optional(Type.Array(Type.Object({ code: Type.String(), message: Type.String() }),
+    { description: 'present when part of a hybrid search could not run (EMBEDDINGS_UNAVAILABLE: the embedding ' +
+      'server could not be reached; the results are those of the other parts)' })),
   tenantContext: TenantContext
 })
 

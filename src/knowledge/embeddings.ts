@@ -63,11 +63,12 @@ export function vectorSource(sqlite: Database.Database, client: ReturnType<typeo
     `SELECT dimensions FROM knowledge_embedding_state WHERE id = 1`)
   return {
     async nearest(reader: Reader, filters: DocFilters, query: string, k: number, signal?: AbortSignal) {
-      if (!hasVectors()) return []
-      const [vector] = await client.embed([query], signal)
       const tokens = readerTokens(reader, filters.scope)
-      if (tokens.length === 0 ||
-        vector.length !== dimensions.get()?.dimensions) return []
+      if (tokens.length === 0) return []
+      // the query is embedded before the vectors are looked at: an embedding server that cannot be reached is told
+      // (EmbeddingError), also before it embedded any passage
+      const [vector] = await client.embed([query], signal)
+      if (!hasVectors() || vector.length !== dimensions.get()?.dimensions) return []
       // filters other than scope apply after the search: look a little further
       const wanted = filters.category || filters.tags?.length ? Math.min(k * 4, 4096) : k
       const rows = sqlite.prepare<unknown[], { rowid: number; distance: number }>(`SELECT rowid, distance

@@ -36,7 +36,7 @@ async function knowledgeModule(app: FastifyInstance) {
   }
   const search = createSearchPool(path.join(app.config.dataDir, 'cairn.db'), {
     size: Math.max(1, Math.min(2, os.availableParallelism())), cacheMb: app.config.searchCacheMb,
-    budgetMs: app.config.searchBudgetMs,
+    budgetMs: app.config.searchBudgetMs, settings: app.config.searchSettings,
     embeddings: baseUrl && model ? { baseUrl, apiKey, model } : undefined, log: app.log
   })
   // onClose hooks run in reverse order: the workers stop before the database closes

@@ -1,9 +1,12 @@
 import { Worker } from 'node:worker_threads'
 import { workerEntry } from '../worker-entry.js'
 import type { FastifyBaseLogger } from 'fastify'
-import { EmbeddingsNotConfiguredError, QueryRefusedError, type SearchHit, type SearchMode } from './search.js'
+import { EmbeddingsNotConfiguredError, QueryRefusedError, type SearchHit, type SearchMode, type SearchWarning }
+  from './search.js'
 import { EmbeddingError, type EmbeddingConfig } from './embeddings.js'
 import type { DocFilters, Reader } from './readers.js'
+import type { SearchSettingsOverrides } from './search-settings.js'
+import type { Plan } from './planner.js'
 import type { SearchRequest, SearchReply, SearchWork } from './search-worker.js'
 import { repetitionProblem } from './query.js'
 import type { KindHit, KindsRequest } from '../search/kinds.js'
@@ -22,8 +25,12 @@ const SEARCH_HEAP = { maxYoungGenerationSizeMb: 8 }
  */
 export const STOP_GRACE_MS = 500
 
-/** a search's answer: `partial` when it stopped at its time budget, or was stopped, before it was done */
-export interface SearchAnswer { hits: SearchHit[]; partial: boolean }
+/**
+ * a search's answer: `partial` when it stopped at its time budget, or was stopped, before it was done; `warnings`
+ * when a part of hybrid could not run (the embedding server unreachable)
+ */
+export interface SearchAnswer { hits: SearchHit[]; partial: boolean; warnings: SearchWarning[];
+  /** the path the search took and why (planner.ts) */ plan?: Plan }
 export interface UnifiedAnswer { passages: SearchHit[]; kinds: KindHit[]; partial: boolean }
 
 type Job = {
@@ -55,7 +62,9 @@ type Slot = {
 export function createSearchPool(file: string,
   options: { size: number; embeddings?: Required<Pick<EmbeddingConfig, 'baseUrl' | 'model'>> & EmbeddingConfig;
     log?: FastifyBaseLogger; sweep?: boolean; /** each worker's SQLite page cache */ cacheMb?: number;
-    /** each search's time budget on a worker, in ms */ budgetMs?: number }) {
+    /** each search's time budget on a worker, in ms */ budgetMs?: number;
+    /** overrides of the search's tuned bounds (src/knowledge/search-settings.ts) */
+    settings?: SearchSettingsOverrides }) {
   const budgetMs = options.budgetMs ?? 2000
   const workers: Slot[] = []
   /** each organization's waiting searches */
@@ -73,8 +82,9 @@ export function createSearchPool(file: string,
     const sweep = !sweeper && options.sweep !== false
     const stop = new Int32Array(new SharedArrayBuffer(4))
     const worker = new Worker(entry.script,
-      { eval: entry.eval, workerData: { file, embeddings: options.embeddings, sweep, cacheMb: options.cacheMb, stop },
-        resourceLimits: SEARCH_HEAP })
+      { eval: entry.eval, workerData: { file, embeddings: options.embeddings, sweep, cacheMb: options.cacheMb,
+        settings: options.settings, stop },
+      resourceLimits: SEARCH_HEAP })
     if (sweep) sweeper = worker
     const slot: Slot = { worker, stop }
     worker.on('message', (m: SearchReply) => {
@@ -224,7 +234,7 @@ export function createSearchPool(file: string,
     if (m.error?.kind === 'not-configured') throw new EmbeddingsNotConfiguredError()
     if (m.error?.kind === 'embedding') throw new EmbeddingError(m.error.message)
     if (m.error) throw new Error(m.error.message)
-    return { hits: m.hits ?? [], partial: m.partial ?? false }
+    return { hits: m.hits ?? [], partial: m.partial ?? false, warnings: m.warnings ?? [], plan: m.plan }
   }
 
   return {
@@ -237,7 +247,7 @@ export function createSearchPool(file: string,
     async search(reader: Reader, filters: DocFilters, query: string, limit: number,
       mode: SearchMode = 'hybrid'): Promise<SearchHit[]> {
       return (await run(reader, filters, query, limit, mode).catch((err: unknown) => {
-        if (err instanceof QueryRefusedError) return { hits: [], partial: false }
+        if (err instanceof QueryRefusedError) return { hits: [], partial: false, warnings: [] }
         throw err
       })).hits
     },

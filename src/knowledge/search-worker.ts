@@ -7,7 +7,9 @@ import * as sqliteVec from 'sqlite-vec'
 import * as tables from '../../schema/tables/index.js'
 import { createKnowledgeStore } from './store.js'
 import { createSearch, EmbeddingsNotConfiguredError, type SearchBudget, type SearchHit, type SearchMode,
-  type WordsTuning } from './search.js'
+  type SearchWarning } from './search.js'
+import type { SearchSettingsOverrides } from './search-settings.js'
+import type { Plan } from './planner.js'
 import { embeddingClient, vectorSource, EmbeddingError, type EmbeddingConfig } from './embeddings.js'
 import type { DocFilters, Reader } from './readers.js'
 import { gramSweep } from './grams.js'
@@ -20,10 +22,11 @@ export type SearchWork = { kind: 'passages'; reader: Reader; filters: DocFilters
 /** a search, with its time budget (ms) */
 export type SearchRequest = { id: number; budgetMs: number } & SearchWork
 export interface SearchReply { id: number; /** the search began */ started?: boolean; hits?: SearchHit[];
-  kinds?: KindHit[]; partial?: boolean;
+  kinds?: KindHit[]; partial?: boolean; warnings?: SearchWarning[]; /** the path it took (planner.ts) */ plan?: Plan;
   error?: { kind: string; message: string } }
 
-const { file, embeddings, sweep, cacheMb, stop } = workerData as { file: string; sweep?: boolean; cacheMb?: number;
+const { file, embeddings, sweep, cacheMb, settings, stop } = workerData as { file: string; sweep?: boolean;
+  cacheMb?: number; settings?: SearchSettingsOverrides;
   embeddings?: Required<Pick<EmbeddingConfig, 'baseUrl' | 'model'>> & EmbeddingConfig;
   /** set to 1 by the pool: the running search stops and answers what it has */ stop: Int32Array }
 const sqlite = openSearchConnection(file)
@@ -39,10 +42,8 @@ if (embeddings) {
   sqliteVec.load(sqlite)
   semantic = vectorSource(sqlite, embeddingClient(embeddings.baseUrl, embeddings.apiKey, embeddings.model))
 }
-// BENCH_WORDS_TUNING (JSON of WordsTuning): the retrieval bench measures the bounded words path on a small corpus
-const tuning = process.env.BENCH_WORDS_TUNING ? JSON.parse(process.env.BENCH_WORDS_TUNING) as Partial<WordsTuning> : {}
-const search = createSearch(sqlite, createKnowledgeStore(sqlite, drizzle(sqlite, { schema: tables })), semantic,
-  undefined, tuning)
+const search = createSearch(sqlite, createKnowledgeStore(sqlite, drizzle(sqlite, { schema: tables })),
+  { semantic, settings })
 
 void search.warm().catch(() => undefined) // only a head start: a filter not read yet is read when needed
 
@@ -64,7 +65,7 @@ parentPort!.on('message', (r: SearchRequest) => {
   const reply = (m: Omit<SearchReply, 'id'>) => parentPort!.postMessage({ id: r.id, ...m } satisfies SearchReply)
   reply({ started: true })
   const work = r.kind === 'passages'
-    ? search.search(r.reader, r.filters, r.query, r.limit, r.mode, undefined, budget).then((hits) => ({ hits }))
+    ? search.run(r.reader, r.filters, r.query, r.limit, r.mode, undefined, budget)
     : search.search(r.reader, {}, r.query, r.limit, 'hybrid', undefined, budget).then((hits) => {
         // the other kinds are indexed by trigrams: 3+ characters
         const other = [...r.query].length >= 3 ? kinds.search(r, budget.expired) : { hits: [], partial: false }

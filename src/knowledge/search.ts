@@ -8,6 +8,11 @@ import type { KnowledgeStore } from './store.js'
 import { gramFilters, mayHold, needleGrams } from './grams.js'
 import { DOC_COLUMNS, substringFinder, type HitRow } from './substring.js'
 import { indexFold, isAscii } from './fold.js'
+import { EmbeddingError } from './embeddings.js'
+import { searchSettings, type SearchSettingsOverrides } from './search-settings.js'
+import { lazy } from './lazy.js'
+import { planSubstring, planWords, type HybridPlan, type Nothing, type Plan, type SemanticPlan, type SubstringPlan,
+  type SubstringStatistics, type WordsEvidence, type WordsPlan } from './planner.js'
 
 export const SEARCH_MODES = ['hybrid', 'substring', 'words', 'semantic'] as const
 export type SearchMode = (typeof SEARCH_MODES)[number]
@@ -32,6 +37,20 @@ export class EmbeddingsNotConfiguredError extends Error {
   constructor() { super('Semantic search needs an embedding endpoint: set CAIRN_EMBED_BASE_URL and CAIRN_EMBED_MODEL') }
 }
 
+/** what a search is built with: the embedding source (absent: no `semantic`), a log, and settings overrides */
+export interface SearchOptions {
+  semantic?: SemanticSource
+  log?: FastifyBaseLogger
+  settings?: SearchSettingsOverrides
+}
+
+/** something the answer tells its reader: a part of hybrid search that could not run */
+export interface SearchWarning { code: 'EMBEDDINGS_UNAVAILABLE'; message: string }
+/** a search's hits, its warnings, and the plan it followed (planner.ts) */
+export interface SearchAnswer { hits: SearchHit[]; warnings: SearchWarning[]; plan: Plan }
+/** the words path's plan, hits, and what its postings showed for hybrid's substring part */
+interface WordsOutcome { plan: WordsPlan; hits: Scored[]; evidence: WordsEvidence }
+
 /** A query refused as too costly for what it could find (query.ts repetitionProblem): 400 at the routes. */
 export class QueryRefusedError extends Error {}
 
@@ -42,6 +61,9 @@ export class QueryRefusedError extends Error {}
 export interface SearchBudget { expired(): boolean; cut: boolean }
 /** thrown inside a step when the budget is spent: the step then adds nothing */
 class BudgetSpent extends Error {}
+/** a query of 1–2 characters is planned without statistics (planSubstring asks none) */
+const unasked = (): never => { throw new Error('a short query\'s plan reads no statistics') }
+const noStatistics: SubstringStatistics = { readsNothing: unasked, ownDocuments: unasked, index: unasked }
 
 /**
  * How often a term (its words lightly stemmed) occurs in a folded text: each place the first stem starts a
@@ -153,12 +175,6 @@ function wordCount(text: string): number {
   return n
 }
 
-/**
- * Set by words search when its postings show that no readable passage holds the whole query (`none`), or which
- * passages alone may (`among`, newest first: where the postings of its inner words all meet)
- */
-interface SubstringProof { none: boolean; among?: number[] }
-
 /** whether some rowid is in every list (each newest first) */
 export function intersects(lists: number[][]): boolean {
   const [first, ...rest] = [...lists].sort((a, b) => a.length - b.length)
@@ -175,111 +191,23 @@ export function intersects(lists: number[][]): boolean {
 interface Scored { row: HitRow; score: number; snippet: () => string }
 
 /**
- * How many of the newest matching readable passages substring search ranks (or `limit`, when more). A query
- * matching fewer is ranked exactly; a broader one is ranked among its newest matches, which keeps every 3+
- * character search an index look-up that stops early: its cost grows with this number (passages read and checked,
- * index walked back until that many are found).
+ * a range of rowids is walked in windows of this many: FTS5 walks back from a high bound at about the cost of the
+ * whole doclist, so each window is read in ascending order
  */
-export const RANK_CANDIDATES = 50
-/**
- * A hybrid search whose words part shows at most this many passages may hold the whole query reads those for its
- * substring part, not the indexes (`How do I querystring each saved?`: the pairs' `how_do` forms read 3.5 ms on a
- * dropped page cache at 1,000,000 passages, for passages the words part had read)
- */
-const AMONG = 64
-/** the best word matches (BM25) and nearest passages hybrid search fuses */
-export const FUSE_CANDIDATES = 50
-
-/**
- * a filter's documents in more stretches of rowids than this are walked as without it (each costs statements):
- * walking a tag's scattered documents range by range finds more of the exact top 10, and faster, than walking the
- * whole index, up to about this many ranges (`npm run bench -- search`, filtered questions)
- */
-const MAX_RANGES = 128
-/** a filter keeping a share of the reader's passages seeks up to this many times the candidates (1 / share) */
-const MAX_WIDENING = 20
-/** a filter's documents' rowid ranges are worked out (two look-ups per document, then cached) up to this many */
-const SPAN_DOCS = 20_000
-/** candidates checked against such a filter per statement, and in all at most */
-const FILTER_BATCH = 500
-const FILTER_CHECKS = 5000
-/** and the strongest words' newest postings read to find its passages when the walks above found too few */
-const FALLBACK_POSTINGS = 50_000
-/**
- * substring walks (several statements each) inside at most this many of a filter's ranges, else the whole index:
- * the ranges are kept between searches, so walking them beats the whole index up to about this many
- * (`npm run bench -- search`, filtered phrases)
- */
-const SUBSTRING_RANGES = 64
-/** a range of rowids is walked in windows of this many (see walk() in words()) */
 const RANGE_WINDOW = 8192n
-/** how many of a query's common words are sought where its rare words are (words search at scale) */
-const SOUGHT = 6
-/** reciprocal rank fusion constant (Cormack et al. 2009) */
-const RRF_K = 60
+/** BM25's constants (Robertson et al.), as FTS5's bm25() uses them */
 const K1 = 1.2
 const B = 0.75
 /** a category or tag filter's documents as the reader sees them (filterSpan in createSearch) */
 interface FilterSpan {
-  /** the documents (counted up to SPAN_DOCS + 1) */
+  /** the documents (counted up to spanDocs + 1) */
   docs: number
   passages: number
   /** whether it leaves out none of the reader's passages */
   all: boolean
-  /** their passages' rowid ranges [lo, hi), newest first, neighbours merged; undefined past SPAN_DOCS documents */
+  /** their passages' rowid ranges [lo, hi), newest first, neighbours merged; undefined past spanDocs documents */
   ranges?: Array<[bigint, bigint]>
 }
-/** How words mode bounds its work at scale (see words() in createSearch); tests make them small. */
-export interface WordsTuning {
-  /** postings read per term; a term with more is common: it only rescores */
-  postingsPerTerm: number
-  /** when the terms' postings together are at most this many, FTS5's bm25() ranks every match */
-  exactPostings: number
-  /** the candidates read and ranked by BM25 in JavaScript */
-  rescore: number
-  /**
-   * postings read first: a term whose newest `probe` postings reach back so little of the corpus that it
-   * must hold over commonMargin × postingsPerTerm is common at once, and its other postings are never read
-   */
-  probe: number
-  /**
-   * how many times postingsPerTerm the probe's estimate must reach for a term to be common at once: 1 (was 1.5,
-   * which read 10,001 postings of terms estimated at 10,000–15,000 to learn they were common: ~1.3 ms each;
-   * bench scoring: 75.7 % of the exact top 10 against 76.5 %, the same first result for 49 of 60 questions)
-   */
-  commonMargin: number
-  /**
-   * a category or tag filter leaving the reader at most this many documents is searched inside their passages
-   * (when they lie in at most MAX_RANGES stretches of rowids); one leaving more, as without the filter, keeping
-   * the best candidates that pass it (see passingFilter)
-   */
-  filteredDocs: number
-  /**
-   * how many of a query's words (the rarest) the passages holding them all are sought by, when every word is
-   * common. An AND of 4 common words that rarely meet walks their doclists to the end (2.5–7 ms); 3 ANDs less.
-   * Scoring bench, % of the exact top 10 with 3 / 4: see the README (several draws of questions, not one)
-   */
-  everyTerms: number
-  /**
-   * a filter walked as without it that kept too few candidates: its passages are walked inside its newest this many
-   * ranges (each costs a statement or more), then the strongest words' newest postings are read (FALLBACK_POSTINGS)
-   */
-  fallbackRanges: number
-  /**
-   * with a category or tag filter, FTS5's bm25() ranks exactly only when the query's words have at most this many
-   * matches in the whole index (each is read with its document to be filtered); else the bounded path, inside the
-   * filter's ranges
-   */
-  filteredJoins: number
-  /**
-   * how many of a common word's newest meetings with the rare words a seek reads (10,000 before: 15 % more of a
-   * question's CPU for 0.3 % of the exact top 10 in the scoring bench)
-   */
-  seekMeetings: number
-}
-export const WORDS_TUNING: WordsTuning = { postingsPerTerm: 10_000, exactPostings: 6_000, rescore: 50, probe: 500,
-  commonMargin: 1, filteredDocs: 5000, everyTerms: 3,
-  fallbackRanges: 400, filteredJoins: 1000, seekMeetings: 2500 }
 const WORD_TOKEN = /[\p{L}\p{N}\p{Co}]+/gu
 const WORD_CHAR = /[\p{L}\p{N}\p{Co}]/u
 
@@ -305,12 +233,16 @@ const newestFirst = (a: HitRow, b: HitRow) =>
  * - semantic: the nearest passages by embedding.
  * - hybrid: reciprocal rank fusion of the three (every substring match is a candidate).
  */
-export function createSearch(sqlite: Database.Database, store: KnowledgeStore, semantic?: SemanticSource,
-  log?: FastifyBaseLogger, tuning: Partial<WordsTuning> = {}) {
+export function createSearch(sqlite: Database.Database, store: KnowledgeStore, options: SearchOptions = {}) {
+  const { semantic, log } = options
+  const settings = searchSettings(options.settings)
   const { postingsPerTerm: POSTINGS_PER_TERM, exactPostings: EXACT_POSTINGS, rescore, filteredDocs: FILTERED_DOCS,
     commonMargin, everyTerms: EVERY_TERMS, fallbackRanges: FALLBACK_RANGES, filteredJoins: FILTERED_JOINS,
-    seekMeetings: SEEK_MEETINGS } =
-    { ...WORDS_TUNING, ...tuning }
+    seekMeetings: SEEK_MEETINGS, sought: SOUGHT, probe: PROBE } = settings.words
+  const { maxRanges: MAX_RANGES, substringRanges: SUBSTRING_RANGES, maxWidening: MAX_WIDENING, spanDocs: SPAN_DOCS,
+    checkBatch: FILTER_BATCH, maxChecks: FILTER_CHECKS, fallbackPostings: FALLBACK_POSTINGS } = settings.filters
+  const FEW_DOCS = settings.ownPassages.fewDocs
+  const { fuseCandidates: FUSE_CANDIDATES, rankCandidates: RANK_CANDIDATES, rrfK: RRF_K } = settings.hybrid
   // Without category or tag filters, the readers tokens already say what the caller can read: the index
   // ranks alone (FTS5 in C, no joins per match) and the documents join only checks the best few. With
   // those filters, every match is joined and filtered before ranking.
@@ -414,40 +346,20 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
    * 1,000,000 passages, an organization of 10,000 beside the large one: a common word 62 ms through the
    * index, 0.5 ms from its own passages (200 matches in the newest document); a word it lacks, 27 ms.
    */
-  const FEW_DOCS = 100
-  const FEW_PASSAGES = 10_000
   const fewDocsSql = (filters: DocFilters) => `SELECT ${DOC_COLUMNS}, d.chunk_count FROM knowledge_documents d
     WHERE ${readableWhere(filters)}
     ORDER BY d.uploaded_at DESC, d.id DESC LIMIT ${FEW_DOCS + 1}`
   // the same test without the order (which reads and sorts every readable document: ~3 ms at 5,000 of them)
   const fewDocsCountSql = (filters: DocFilters) => `SELECT count(*) AS docs, coalesce(sum(chunk_count), 0) AS passages
     FROM (SELECT d.chunk_count FROM knowledge_documents d WHERE ${readableWhere(filters)} LIMIT ${FEW_DOCS + 1})`
-  const newestWith = substringFinder(sqlite, store)
+  const newestWith = substringFinder(sqlite, store, settings.substring)
   const passagesOf = sqlite.prepare(`SELECT rowid, id, text, chunk_index FROM knowledge_passages WHERE document_id = ?
     ORDER BY chunk_index`)
 
-  /**
-   * `mayExist` answers whether any readable passage may hold the query (a cheaper test first): asked before the
-   * caller's own passages are read, and by the index walk (src/knowledge/substring.ts) before the trigram index.
-   */
-  function substringRows(reader: Reader, filters: DocFilters, query: string, want: number,
-    mayExist: () => boolean, budget?: SearchBudget): HitRow[] {
-    const params = readableParams(reader, filters)
-    const few = store.prepared(fewDocsCountSql(filters)).get(params) as { docs: number; passages: number }
-    if (few.docs > FEW_DOCS || few.passages > FEW_PASSAGES) {
-      // a category or tag filter: the walks stay inside its documents (else they would read, newest first, every
-      // match of the index the filter drops)
-      // (read in the walk's transaction: a passage it sees lies in the ranges it reads)
-      const within = () => {
-        const span = filterSpan(reader, filters)
-        if (span.docs === 0 || span.ranges?.length === 0) return []
-        return span.all || !span.ranges || span.ranges.length > SUBSTRING_RANGES ? undefined : span.ranges
-      }
-      return newestWith(reader, filters, query, want, mayExist,
-        filters.category || filters.tags?.length ? within : undefined)
-    }
-    if (few.docs === 0 || !mayExist()) return []
-    const docs = store.prepared(fewDocsSql(filters)).all(params) as Array<Omit<HitRow,
+  /** own-passages: the reader's newest documents' passages holding the query, read and checked in turn */
+  function ownPassages(reader: Reader, filters: DocFilters, query: string, want: number,
+    budget?: SearchBudget): HitRow[] {
+    const docs = store.prepared(fewDocsSql(filters)).all(readableParams(reader, filters)) as Array<Omit<HitRow,
       'rowid' | 'id' | 'text' | 'chunk_index'> & { chunk_count: number }>
     const needle = indexFold(query)
     const rows: HitRow[] = []
@@ -464,24 +376,55 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
   const anyWithAll = sqlite.prepare(`SELECT 1 FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ?
     LIMIT 1`)
 
+  /**
+   * A substring search's plan (planner.ts planSubstring) and its `want` newest matching rows, in one read
+   * transaction. `evidence`: what hybrid's words part showed of the passages that may hold the query.
+   */
+  function substringPart(reader: Reader, filters: DocFilters, query: string, want: number, budget?: SearchBudget,
+    evidence?: WordsEvidence): { plan: SubstringPlan; rows: HitRow[] } {
+    const tokens = lazy(() => readerTokens(reader, filters.scope))
+    // a passage holding the query holds its inner words: when no readable passage holds them all, the trigram
+    // look-up (costly for long queries, which questions are) cannot find anything either
+    const mayExist = () => {
+      const inner = innerWords(query)
+      return inner.words.length === 0 || anyWithAll.get(innerWordsMatch(inner, tokens())) !== undefined
+    }
+    const ownDocuments = lazy(() => store.prepared(fewDocsCountSql(filters)).get(readableParams(reader, filters)) as
+      { docs: number; passages: number })
+    // a category or tag filter: the walks stay inside its documents (else they would read, newest first, every match
+    // of the index the filter drops); read in the walk's transaction: a passage it sees lies in the ranges it reads
+    const within = filters.category || filters.tags?.length ? () => {
+      const span = filterSpan(reader, filters)
+      if (span.docs === 0 || span.ranges?.length === 0) return []
+      return span.all || !span.ranges || span.ranges.length > SUBSTRING_RANGES ? undefined : span.ranges
+    } : undefined
+    return newestWith.planned(query, mayExist, (index, walk) => {
+      const plan = planSubstring(query, { readsNothing: () => tokens().length === 0, ownDocuments,
+        evidence: () => evidence, index: () => index }, settings)
+      switch (plan.kind) {
+        case 'nothing': case 'short-scan': return { plan, rows: [] }
+        case 'among': return { plan, rows: newestWith.among(reader, filters, query, plan.rowids, want) }
+        case 'own-passages': return { plan, rows: ownPassages(reader, filters, query, want, budget) }
+        default: return { plan, rows: walk(plan, reader, filters, want, within) }
+      }
+    })
+  }
+
+  /** substring search: its plan and its best `limit` (at least RANK_CANDIDATES ranked by BM25 of the phrase) */
   async function substring(reader: Reader, filters: DocFilters, query: string, limit: number,
-    budget?: SearchBudget): Promise<Scored[]> {
-    if ([...query].length < 3) return scan(reader, filters, query.toLowerCase(), limit, budget)
-    // a passage holding the query holds its inner words: when no readable passage holds them all, the
-    // trigram look-up (costly for long queries, which questions are) cannot find anything either
-    const inner = innerWords(query)
-    const tokens = readerTokens(reader, filters.scope)
-    if (tokens.length === 0) return []
-    const mayExist = () => inner.words.length === 0 || anyWithAll.get(innerWordsMatch(inner, tokens)) !== undefined
-    return rankSubstring(substringRows(reader, filters, query, Math.max(limit, RANK_CANDIDATES), mayExist, budget),
-      query.toLowerCase())
+    budget?: SearchBudget, evidence?: WordsEvidence): Promise<{ plan: SubstringPlan; hits: Scored[] }> {
+    if ([...query].length < 3) {
+      return { plan: planSubstring(query, noStatistics, settings),
+        hits: await scan(reader, filters, query.toLowerCase(), limit, budget) }
+    }
+    const { plan, rows } = substringPart(reader, filters, query, Math.max(limit, RANK_CANDIDATES), budget, evidence)
+    return { plan, hits: rankSubstring(rows, query.toLowerCase()) }
   }
 
   const postingsOf = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ?
     ORDER BY rowid DESC LIMIT +?`).pluck()
   const postingsBefore = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words
     WHERE knowledge_passages_words MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT +?`).pluck()
-  const PROBE = tuning.probe ?? WORDS_TUNING.probe
   const postingsWithin = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words
     WHERE knowledge_passages_words MATCH ? AND rowid >= ? AND rowid < ? ORDER BY rowid`).pluck()
   const filteredDocsSql = (filters: DocFilters) => `SELECT d.id, d.chunk_count, d.indexed_count, d.status, d.updated_at,
@@ -740,23 +683,21 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     }
     return out
   }
-  function wordsIn(reader: Reader, filters: DocFilters, query: string, cap: number, proof?: SubstringProof,
-    budget?: SearchBudget): Scored[] {
+  /**
+   * The words path, planned (planner.ts planWords) and run: `evidence` (asked by hybrid) is what the postings showed
+   * of the passages that may hold the whole query
+   */
+  function wordsIn(reader: Reader, filters: DocFilters, query: string, cap: number, evidenceWanted: boolean,
+    budget?: SearchBudget): WordsOutcome {
     // between walks: a spent budget ends the words step (it then adds nothing)
     const check = () => { if (budget?.expired()) throw new BudgetSpent() }
     const terms = queryTerms(query)
     const tokens = readerTokens(reader, filters.scope)
-    if (terms.length === 0 || tokens.length === 0) return []
     const filtered = !!(filters.category || filters.tags?.length)
     // a category or tag filter: the walks stay inside the filtered documents' rowid ranges
-    const found = filtered ? filteredRanges(reader, filters) : 'all'
-    if (found !== undefined && found.length === 0) {
-      if (proof) proof.none = true
-      return []
-    }
+    const found = terms.length > 0 && tokens.length > 0 && filtered ? filteredRanges(reader, filters) : 'all'
     // (a filter leaving out no passage: the walks as without it, and bm25() as without it: the same passages, without
-    // joining every match to its document first; "deviations whether distinguish" in a category of every document:
-    // 41 ms with the file's pages cached and 378 ms without, against 30 and 77)
+    // joining every match to its document first)
     const ranges = found === 'all' || found === undefined ? undefined : found
     const exactFilters = found === 'all' ? { scope: filters.scope } : filters
     const joined = filtered && found !== 'all'
@@ -781,9 +722,8 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     // with a category or tag filter, bm25() is asked of every match in the index, each joined to its passage and
     // document before the filter (wordsSql): only when those are few ("mistakes david idle renamed" inside 51
     // documents: 20,000 passages read, 53 ms with the file's pages cached, 1.1 s without)
-    const rareEverywhere = () => terms.every((t) => inIndex(t) <= EXACT_POSTINGS) &&
-      (!joined || terms.reduce((n, t) => n + inIndex(t), 0) <= FILTERED_JOINS)
-    if (readable <= 2 * EXACT_POSTINGS && rareEverywhere()) return exactWords(reader, exactFilters, terms, tokens, cap)
+    const rareEverywhere = lazy(() => terms.every((t) => inIndex(t) <= EXACT_POSTINGS) &&
+      (!joined || terms.reduce((n, t) => n + inIndex(t), 0) <= FILTERED_JOINS))
     const own = !ranges && readable < corpus.n * 0.9
     const readersPart = own ? `{readers}: (${tokens.map(ftsPhrase).join(' OR ')}) AND ` : ''
     const matchOf = (t: string[]) => `${readersPart}{text}: ${ftsPhrase(t.join(' '))}`
@@ -794,7 +734,6 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
     const perTerm = Math.max(Math.min(PROBE, POSTINGS_PER_TERM),
       Math.min(POSTINGS_PER_TERM, Math.floor(POSTINGS_PER_TERM * 6 / terms.length)))
     const probe = Math.min(PROBE, perTerm)
-    const complete: boolean[] = []
     // the newest `most` rowids matching, below `before`: in the whole index, or in the filtered ranges
     const walk = (match: string, most: number, before?: number) => walkIn(ranges, match, most, before)
     const walkIn = (ranges: Array<[bigint, bigint]> | undefined, match: string, most: number,
@@ -819,26 +758,45 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       }
       return out
     }
-    const postings = terms.map((t, i) => {
-      check()
-      const first = walk(matchOf(t), probe)
-      complete[i] = first.length < probe
-      // (the filtered ranges' postings say nothing of a term's frequency in the whole index)
-      if (complete[i] || (!ranges && reach(first) > commonMargin * perTerm)) return first
-      const p = first.concat(walk(matchOf(t), perTerm + 1 - first.length, first[first.length - 1]))
-      complete[i] = p.length <= perTerm
-      return p
+    /** each term's postings, and whether they are all of its postings (a rare term) */
+    const read = lazy(() => {
+      const complete: boolean[] = []
+      const postings = terms.map((t, i) => {
+        check()
+        const first = walk(matchOf(t), probe)
+        complete[i] = first.length < probe
+        // (the filtered ranges' postings say nothing of a term's frequency in the whole index)
+        if (complete[i] || (!ranges && reach(first) > commonMargin * perTerm)) return first
+        const p = first.concat(walk(matchOf(t), perTerm + 1 - first.length, first[first.length - 1]))
+        complete[i] = p.length <= perTerm
+        return p
+      })
+      return { postings, complete }
     })
+    const plan = planWords({
+      terms: terms.length,
+      readsNothing: tokens.length === 0,
+      filter: () => found === undefined ? 'post-filter' : found === 'all' ? (filtered ? 'all' : 'none')
+        : found.length === 0 ? 'empty' : 'ranges',
+      readable: () => readable,
+      rareEverywhere,
+      postings: () => read().postings.reduce((n, p, i) => n + (read().complete[i] ? p.length : EXACT_POSTINGS + 1),
+        0),
+      narrowed: () => own || !!ranges || postFilter
+    }, settings)
+    if (plan.kind === 'nothing') return { plan, hits: [], evidence: { none: found !== undefined && found !== 'all' } }
+    if (plan.kind === 'words-exact' && plan.basis === 'reader') {
+      return { plan, hits: exactWords(reader, exactFilters, terms, tokens, cap), evidence: { none: false } }
+    }
+    const { postings, complete } = read()
     // a passage holding the whole query holds each of its inner words as a word, so it is in each such term's
     // postings: the rare ones' lists must meet (and below, hold the common inner terms where they meet)
-    const inner = new Set(proof ? innerWords(query).words : [])
+    const inner = new Set(evidenceWanted ? innerWords(query).words : [])
     const innerTerms = terms.map((_, i) => i).filter((i) => terms[i].length === 1 && inner.has(terms[i][0]))
-    if (proof && innerTerms.some((i) => complete[i])) {
-      proof.none = !intersects(innerTerms.filter((i) => complete[i]).map((i) => postings[i]))
-    }
-    if (postings.reduce((n, p, i) => n + (complete[i] ? p.length : EXACT_POSTINGS + 1), 0) <= EXACT_POSTINGS &&
-      ((!own && !ranges && !postFilter) || rareEverywhere())) {
-      return exactWords(reader, exactFilters, terms, tokens, cap)
+    let none = innerTerms.some((i) => complete[i]) &&
+      !intersects(innerTerms.filter((i) => complete[i]).map((i) => postings[i]))
+    if (plan.kind === 'words-exact') {
+      return { plan, hits: exactWords(reader, exactFilters, terms, tokens, cap), evidence: { none } }
     }
     const idf = (df: number) => Math.max(1e-6, Math.log((corpus.n - df + 0.5) / (df + 0.5)))
     // (inside a filter's ranges, a term's postings say how often it is there, not in the index whose IDF bm25() uses:
@@ -875,11 +833,12 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
         }
       })
     }
-    if (proof && !proof.none && innerTerms.some((i) => complete[i]) &&
+    let among: number[] | undefined
+    if (!none && innerTerms.some((i) => complete[i]) &&
       innerTerms.every((i) => i < 31 && (complete[i] || sought.has(i)))) {
       const need = innerTerms.reduce((m, i) => m | bit(i), 0)
-      proof.among = rowids.filter((_, k) => (held[k] & need) === need)
-      proof.none = proof.among.length === 0
+      among = rowids.filter((_, k) => (held[k] & need) === need)
+      none = among.length === 0
     }
     const coordination = new Map<number, number>()
     const heldBy = new Map<number, number>()
@@ -952,7 +911,8 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
       })
       return { row, score, snippet: () => wordsSnippet(row.text, terms) }
     })
-    return scored.sort((a, b) => b.score - a.score || b.row.rowid - a.row.rowid).slice(0, cap)
+    return { plan, hits: scored.sort((a, b) => b.score - a.score || b.row.rowid - a.row.rowid).slice(0, cap),
+      evidence: { none, among } }
   }
 
   async function nearest(reader: Reader, filters: DocFilters, query: string, cap: number,
@@ -1014,58 +974,69 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, s
      */
     async search(reader: Reader, filters: DocFilters, query: string, limit: number, mode: SearchMode = 'hybrid',
       signal?: AbortSignal, budget?: SearchBudget): Promise<SearchHit[]> {
-      // a step cut short by the budget adds nothing
-      const bounded = (step: () => Scored[]): Scored[] => {
-        try {
-          return step()
-        } catch (err) {
-          if (!(err instanceof BudgetSpent)) throw err
-          budget!.cut = true
-          return []
-        }
-      }
-      const spent = () => {
-        if (!budget?.expired()) return false
-        budget.cut = true
-        return true
-      }
-      switch (mode) {
-        case 'substring': return (await substring(reader, filters, query, limit, budget)).slice(0, limit)
-          .map((s) => toHit(s, ['substring']))
-        case 'words': return bounded(() => words(reader, filters, query, limit, undefined, budget))
-          .map((s) => toHit(s, ['words']))
-        case 'semantic': return (await nearest(reader, filters, query, limit, signal)).map((s) => toHit(s,
-          ['semantic']))
-        case 'hybrid': {
-          if ([...query].length < 3) {
-            return (await substring(reader, filters, query, limit, budget)).map((s) => toHit(s, ['substring']))
-          }
-          const cap = Math.max(limit, FUSE_CANDIDATES)
-          // words first: the postings it reads may show that no passage holds the whole query, sparing the
-          // substring look-up (for a question, a costly probe of the word index by a phrase of common words)
-          const proof: SubstringProof = { none: false }
-          const byWords = bounded(() => words(reader, filters, query, cap, proof, budget))
-          // (few passages may hold it: those, read; their postings are in the word index with the passage itself)
-          const bySubstring = proof.none || spent() ? [] : proof.among && proof.among.length <= AMONG
-            ? rankSubstring(newestWith.among(reader, filters, query, proof.among, Math.max(cap, RANK_CANDIDATES)),
-                query.toLowerCase())
-            : await substring(reader, filters, query, cap, budget)
-          const lists: Array<{ by: MatchedBy; hits: Scored[] }> = [
-            { by: 'substring', hits: bySubstring },
-            { by: 'words', hits: byWords }
-          ]
-          if (semantic && !spent()) {
-            // an embedding server that is down costs hybrid its semantic vote, not the answer
-            const near = await nearest(reader, filters, query, cap, signal).catch((err: unknown) => {
-              log?.warn({ err }, 'semantic candidates skipped: the embedding server failed')
-              return []
-            })
-            lists.push({ by: 'semantic', hits: near })
-          }
-          return fuse(lists, limit)
-        }
+      return (await run(reader, filters, query, limit, mode, signal, budget)).hits
+    },
+
+    /** the hits with what the answer should tell its reader (`warnings`: a part of hybrid that could not run) */
+    run
+  }
+
+  async function run(reader: Reader, filters: DocFilters, query: string, limit: number, mode: SearchMode = 'hybrid',
+    signal?: AbortSignal, budget?: SearchBudget): Promise<SearchAnswer> {
+    const warnings: SearchWarning[] = []
+    const cut: Nothing = { kind: 'nothing', reason: 'the time budget was spent' }
+    // a words step cut short by the budget adds nothing
+    const bounded = (step: () => WordsOutcome): WordsOutcome => {
+      try {
+        return step()
+      } catch (err) {
+        if (!(err instanceof BudgetSpent)) throw err
+        budget!.cut = true
+        return { plan: cut, hits: [], evidence: { none: false } }
       }
     }
+    const spent = () => {
+      if (!budget?.expired()) return false
+      budget.cut = true
+      return true
+    }
+    if (mode === 'substring' || (mode === 'hybrid' && [...query].length < 3)) {
+      const { plan, hits } = await substring(reader, filters, query, limit, budget)
+      return { hits: hits.slice(0, limit).map((s) => toHit(s, ['substring'])), warnings, plan }
+    }
+    if (mode === 'words') {
+      const { plan, hits } = bounded(() => words(reader, filters, query, limit, false, budget))
+      return { hits: hits.map((s) => toHit(s, ['words'])), warnings, plan }
+    }
+    const semanticPlan: SemanticPlan = { kind: 'semantic', reason: 'the nearest passages by embedding' }
+    if (mode === 'semantic') {
+      return { hits: (await nearest(reader, filters, query, limit, signal)).map((s) => toHit(s, ['semantic'])),
+        warnings, plan: semanticPlan }
+    }
+    // hybrid: its parts' plans, composed; words first: the postings it reads may show that no passage holds the
+    // whole query, or which few may, sparing the substring look-up (for a question, a costly probe)
+    const cap = Math.max(limit, FUSE_CANDIDATES)
+    const byWords = bounded(() => words(reader, filters, query, cap, true, budget))
+    const bySubstring = !byWords.evidence.none && spent() ? { plan: cut, hits: [] }
+      : await substring(reader, filters, query, cap, budget, byWords.evidence)
+    const lists: Array<{ by: MatchedBy; hits: Scored[] }> = [
+      { by: 'substring', hits: bySubstring.hits },
+      { by: 'words', hits: byWords.hits }
+    ]
+    const plan: HybridPlan = { kind: 'hybrid', reason: 'reciprocal rank fusion of its parts', words: byWords.plan,
+      substring: bySubstring.plan }
+    if (semantic && !spent()) {
+      plan.semantic = semanticPlan
+      // an embedding server that is down costs hybrid its semantic vote, not the answer: the answer says so
+      const near = await nearest(reader, filters, query, cap, signal).catch((err: unknown) => {
+        if (!(err instanceof EmbeddingError)) throw err
+        log?.warn({ err }, 'semantic candidates skipped: the embedding server failed')
+        warnings.push({ code: 'EMBEDDINGS_UNAVAILABLE', message: `Results without semantic matches: ${err.message}` })
+        return []
+      })
+      lists.push({ by: 'semantic', hits: near })
+    }
+    return { hits: fuse(lists, limit), warnings, plan }
   }
 }
 

@@ -20,8 +20,12 @@ import type Database from 'better-sqlite3'
 import { readableWhere, readableParams, type Reader, type DocFilters } from './readers.js'
 import { ftsPhrase } from './query.js'
 import { MAX_LAST_FORMS, MAX_NEAR_ENDS, PAIR_ENDS, pairMatch, type PairDensity } from './pairs.js'
-import { MAX_RUN_TERMS, queryRun, queryRuns, runsMatch, vocabularyMatch } from './runs.js'
+import { queryRuns, runsMatch, vocabularyMatch } from './runs.js'
 import { indexFold } from './fold.js'
+import { SEARCH_SETTINGS, searchSettings, type SearchSettingsOverrides } from './search-settings.js'
+import { lazy, lazyBy } from './lazy.js'
+import { narrowPairsPay, pairsGiveWay, planIndexWalk, probeGoesOn, RARE_GRAMS, type IndexPlan, type IndexStatistics,
+  type SubstringPlan, type TrigramPlan } from './planner.js'
 import type { KnowledgeStore } from './store.js'
 import type { SqlRow } from '../db/prepared.js'
 import type { knowledgeDocuments, knowledgePassages } from '../../schema/tables/knowledge.js'
@@ -39,8 +43,6 @@ const COLUMNS = `p.rowid, p.id, p.text, p.chunk_index, ${DOC_COLUMNS}`
 const SAMPLE_HITS = 256
 /** at most this many of a query's trigrams are looked at */
 const SAMPLED_GRAMS = 48
-/** a query of several runs without pairs goes through the run index only when estimated in at most this many */
-const RUNS_AGAINST = 20_000
 /** a phrase asks the run index for at most this many of its runs */
 const MAX_RUN_PARTS = 8
 /** a run longer than this (code points) is looked up in the vocabulary by its start */
@@ -51,65 +53,16 @@ const MAX_TOKEN_BYTES = 32_768
 const MAX_SIEVE_TERMS = 16
 /** and is not when in more than this share of the passages (1 / SIEVE_SHARE) */
 const SIEVE_SHARE = 20
-/** how many of the rarest trigrams are ANDed */
-const RARE_GRAMS = 3
 /** candidates read by a walk's first step (then twice as many, or what the matches so far say the rest takes) */
 const FIRST_CHUNK = 128
 /** a later chunk is at least this many candidates */
 const MIN_CHUNK = 16
 /** the candidates read to measure how densely they lie */
 const PROBE = 64
-export interface SubstringTuning {
-  /** the candidate walk is taken when the rarest trigram is estimated in at most this many passages */
-  rareEnough: number
-  /** candidates read before the phrase walk takes over (each costs a passage read) */
-  budget: number
-  /** the same for the pair index's candidates (and the run index's or trigrams' after a switch from them) */
-  pairBudget: number
-  /** whether queries of several words use the pair index */
-  pairs: boolean
-  /**
-   * whether the run index and its vocabulary are asked (src/knowledge/runs.ts): for queries of one word, for
-   * phrases (see phraseRuns) and for the forms of a phrase's first word in the pair index
-   */
-  runs: boolean
-  /** a query's word in more words of the vocabulary than this goes to the trigram index */
-  runTerms: number
-  /**
-   * whether a query of several words is weighed through the run index against the pairs or trigrams (`weigh`), or
-   * asked there whenever it can be (`always`, tests), or never
-   */
-  phraseRuns: 'weigh' | 'always' | 'never'
-  /**
-   * candidates of the pairs read before a dense prefix left out, the runs and the trigrams are weighed (pairWalk;
-   * twice as many when no prefix was left out)
-   */
-  pairProbe: number
-  /**
-   * a chunk of pair candidates is sieved (pairWalk) through its first run's rowids in the chunk's stretch when those
-   * are estimated at most this many per candidate, else by a look-up of each
-   */
-  sieveSpan: number
-  /** the pair tokens' counts (tests); by default sampled from the index */
-  pairDensity?: PairDensity
-  /**
-   * above `rareEnough`, up to this many passages for the rarest trigram, a first chunk of candidates is read, and
-   * the walk goes on through candidates or the phrase walk, whichever `costs` say is cheaper at their density
-   */
-  probeUpTo: number
-  /**
-   * CPU ns (measured at 1,000,000 passages): a candidate read and checked; a posting of the ANDed trigrams'
-   * doclists (their AND steps through them); a posting of every trigram of the query (the phrase walk steps
-   * through them all); a posting of a pair prefix's tokens (FTS5 merges them whole before its first row: 60–80 ns,
-   * counting every match of `"alling_the" + "the_function" *` took 4.5 ms for 75,000 postings)
-   */
-  costs: { candidate: number; rarePosting: number; posting: number; prefixPosting: number }
-}
-export const SUBSTRING_TUNING: SubstringTuning = { rareEnough: 3000, budget: 3000, pairBudget: 20_000, pairs: true,
-  runs: true, runTerms: MAX_RUN_TERMS, phraseRuns: 'weigh', pairProbe: 64, sieveSpan: 100,
-  probeUpTo: 500_000, costs: { candidate: 5000, rarePosting: 100, posting: 20, prefixPosting: 80 } }
-/** a finder's tuning: any of SubstringTuning, any of its costs */
-export type FinderTuning = Partial<Omit<SubstringTuning, 'costs'>> & { costs?: Partial<SubstringTuning['costs']> }
+/** a finder's settings (search-settings.ts), and the pair tokens' counts a test may give instead of sampling them */
+export type FinderTuning = NonNullable<SearchSettingsOverrides['substring']> & { pairDensity?: PairDensity }
+/** rowid ranges [from, to) a walk keeps to, newest first (a filter's documents), or undefined: everywhere */
+type Within = () => Array<[bigint, bigint]> | undefined
 /** a walk's matches; `done` when its candidates ran out, else `before` is the last read (`read` of them) */
 type Walk = { found: HitRow[]; before: bigint; done: boolean; read: number }
 /** cached densities per connection (a trigram alphabet is bounded; a rebuilt cache costs a few samples) */
@@ -125,11 +78,11 @@ export function queryGrams(query: string): string[] {
 
 export function substringFinder(sqlite: Database.Database, store: KnowledgeStore,
   tuning: FinderTuning = {}) {
-  const { rareEnough, budget, pairBudget, pairs: usePairs, runs: useRuns, runTerms, phraseRuns,
-    pairDensity: givenDensity, probeUpTo, sieveSpan } = { ...SUBSTRING_TUNING, ...tuning }
+  const settings = searchSettings({ substring: tuning })
+  const { budget, pairBudget, pairs: usePairs, runs: useRuns, runTerms, sieveSpan } = settings.substring
+  const givenDensity = tuning.pairDensity
   // (a first chunk of none would read as the candidates' end)
-  const pairProbe = Math.max(1, tuning.pairProbe ?? SUBSTRING_TUNING.pairProbe)
-  const costs = { ...SUBSTRING_TUNING.costs, ...tuning.costs }
+  const pairProbe = Math.max(1, tuning.pairProbe ?? SEARCH_SETTINGS.substring.pairProbe)
   // rowids are bound as BigInts: FTS5 uses a rowid constraint only when its value is an INTEGER; a JavaScript
   // number binds a REAL, and then `rowid > ?` walks the doclist from its start and `rowid = ?` answers every
   // match
@@ -255,311 +208,253 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
   }
 
   /**
-   * The `want` newest readable passages holding `query` (3+ code points), newest first. `mayExist` (whether any
-   * readable passage may hold it, a cheaper test) is asked before the trigram index, not before the pair or run
-   * index, which are cheaper still. `within`: only in the rowid ranges [from, to) it gives, newest first (a filter's
-   * documents), or everywhere when it gives none; asked inside the search's read transaction.
+   * A query's figures from the indexes, each worked out when the planner or a walk first asks (inside the search's
+   * read transaction): the pair index's MATCH, the vocabulary's words holding a run, the sampled trigrams' counts,
+   * the run index's MATCH for a phrase and for its first run.
    */
-  function rows(reader: Reader, filters: DocFilters, query: string, want: number,
-    mayExist?: () => boolean, within?: () => Array<[bigint, bigint]> | undefined): HitRow[] {
-    // a lone surrogate reaches SQLite as U+FFFD, as it reached the passages: the text check must see it so
-    query = query.toWellFormed()
-    const params = readableParams(reader, filters)
-    const phrase = ftsPhrase(query)
-    const needle = indexFold(query)
-    let grams: { sampled: Array<{ g: string; n: number }>; step: number } | undefined
-    let phraseRunsMemo: { match: string | undefined; n: number } | undefined | null = null
-    let firstRunMemo: { key: string; match: string } | null | undefined | false = false
-    let rareAnd: { match: string; n: number } | undefined | null = null
-    const vocabularyMemo = new Map<string, string[] | undefined>()
-    return snapshot(() => {
-      const asked = usePairs ? pairMatch(query, pairDensity,
-        useRuns ? (run) => vocabulary(run)?.filter((t) => t.endsWith(run)) : undefined,
-        useRuns ? wordsStartingWith : undefined, useRuns ? nearEndsOf : undefined) : undefined
-      if (asked === undefined && mayExist && !mayExist()) return []
-      // the passages the pair and run indexes have not reached yet (normally none: they follow the index worker)
-      const mark = BigInt(pairsThrough.get() as number)
-      const behind = mark < BigInt(newest.get() as number)
-      const word = useRuns ? runsOf(asked, behind) : undefined
-      const pairs = word === undefined ? asked : undefined
-      const indexed = pairs !== undefined || word !== undefined
-      const through = indexed ? mark : 0n
-      const above = indexed && behind
-      const found: HitRow[] = []
-      for (const [from, to] of within?.() ?? [[1n, BigInt(Number.MAX_SAFE_INTEGER)]]) {
-        found.push(...between(to, from - 1n, want - found.length))
-        if (found.length >= want) break
-      }
-      return found
-
-      /** the newest `wanted` between the rowids `after` and `before` */
-      function between(before: bigint, after: bigint, wanted: number): HitRow[] {
-        if (!indexed) return trigramRows(before, after, wanted)
-        // (a walk over an empty range still reads the trigrams' doclists: ~10 ms for a 3-word phrase at 1M passages)
-        const got = above && through < before ? trigramRows(before, through > after ? through : after, wanted) : []
-        if (got.length >= wanted) return got
-        const rest = wanted - got.length
-        const below = through + 1n < before ? through + 1n : before
-        const walk = pairs ? pairWalk(pairs, below, after, rest) : runWalk(word!, below, after, rest)
-        return got.concat(walk.found.length >= rest || walk.done ? walk.found
-          : walk.found.concat(phraseWalk(walk.before, rest - walk.found.length, after)))
-      }
-
-      /**
-       * Through the run index (runsOf). A query of one word alone: its matches, read with the read rule, newest
-       * first; else candidates, whose text is checked, as the pairs' are.
-       */
-      function runWalk(w: NonNullable<typeof word>, below: bigint, after: bigint, rest: number): Walk {
-        if (w.match === undefined) return { found: [], before: after, done: true, read: 0 }
-        if (!w.exact) return candidateWalk(runCandidates, w.match, below, after, rest, pairBudget)
-        const found = store.prepared(matchSql(filters, 'knowledge_passages_runs')).all({ ...params, match: w.match,
-          before: below, after, rest }) as HitRow[]
-        return { found, before: after, done: true, read: found.length }
-      }
-
-      /**
-       * Through the pair index; after each chunk of candidates, the rest through the run index or the rarest
-       * trigrams when the matches so far say the pairs would take more than twice their candidates. When a dense
-       * last prefix was left out of the phrase, its candidates are read in growing chunks, and after each the
-       * matches so far say how many the rest takes; once that costs more than the phrase with the prefix (its tokens
-       * merged once), the rest goes through that ("receives the and": 6,894 candidates read for 33 matches, 90 ms
-       * with the file's pages cached and 530 ms without; matches cluster in documents, so a first chunk alone
-       * misjudges)
-       */
-      function pairWalk(p: NonNullable<typeof pairs>, below: bigint, after: bigint, rest: number): Walk {
-        // after each chunk of candidates: the rest through the narrowest of these pairs, the runs (phraseRunsOf) and
-        // the rarest trigrams (`(rather than`: its pairs are common, its `(ra` rare; each estimated once)
-        const weighs = phraseRuns === 'weigh'
-        let instead: 'runs' | 'trigrams' | undefined
-        // the candidates whose words hold the query's first run (the run index): asked once a chunk of candidates
-        // proved sparse in matches. The pairs keep a first run's last 6 characters, the run index whole words:
-        // `resolution is not` asks `"lution_is"`, in `solution is` too (27 candidates a match, each a page read on a
-        // dropped page cache), where a look-up in the doclist of `resolution` reads one of its few pages (~15 µs a
-        // candidate warm, against ~2 µs to read and check a text)
-        const sieve = (ids: number[]) => {
-          const part = firstRunPart()
-          if (part === undefined) return undefined
-          if (part === null) return []
-          // (a word in many passages leaves most candidates, at a look-up each: `not, then the` read 1,375 of them,
-          // 18 ms warm, 41 sieved by the words ending with `not`)
-          const n = estimate(runSample, part.key, part.match, !behind)
-          if (n * SIEVE_SHARE > corpus.newest) return undefined
-          // (the match's rowids in the chunk's stretch, when they are estimated few per candidate: 300 random 2-word
-          // phrases warm, p99 1.7–1.8 ms against 3.5 with a look-up of each)
-          const [hi, lo] = [ids[0], ids[ids.length - 1]]
-          return (n * (hi - lo + 1) <= sieveSpan * ids.length * Math.max(1, corpus.newest)
-            ? runWithin.all({ ids: JSON.stringify(ids), match: part.match, hi: BigInt(hi), lo: BigInt(lo) })
-            : runHolding.all({ ids: JSON.stringify(ids), match: part.match })) as number[]
-        }
-        const weigh = (found: number, read: number) => {
-          // the candidates the rest takes at the density of matches so far (with none yet, at least this many)
-          const more = (rest - found) * (read / Math.max(1, found))
-          if (more <= rareEnough) return false
-          // (by a margin: matches cluster in documents, and a first chunk misjudges their density)
-          const runs = phraseRunsOf(behind)
-          const grams = rareTrigrams()
-          if (grams !== undefined && grams.n * 2 < more && grams.n < (runs?.n ?? Infinity)) instead = 'trigrams'
-          else if (runs !== undefined && runs.n * 2 < more) instead = 'runs'
-          return instead !== undefined
-        }
-        const otherwise = (walk: Walk): Walk => {
-          const need = rest - walk.found.length
-          const runs = phraseRunsOf(behind)
-          const next = instead === 'trigrams'
-            ? candidateWalk(candidates, rareTrigrams()!.match, walk.before, after, need, pairBudget - walk.read)
-            : runs!.match === undefined ? { found: [], before: after, done: true, read: 0 }
-              : candidateWalk(runCandidates, runs!.match, walk.before, after, need, pairBudget - walk.read)
-          return { found: walk.found.concat(next.found), before: next.before, done: next.done,
-            read: walk.read + next.read }
-        }
-        // one statement (FTS5 merges a prefix's doclists again for each); first as many candidates as matches are
-        // wanted (at most twice the probe): a phrase of pairs is mostly matches, and each candidate drawn costs a
-        // page of each dense pair's doclist on a dropped page cache (`"in_the" + "he_benchmarks"`: 128 drawn read
-        // 6.6 MB in 25 ms, where 50 were wanted)
-        if (!p.narrow) {
-          const first = Math.min(pairProbe * 2, rest)
-          const walk = weighs
-            ? candidateWalk(pairCandidates, p.match, below, after, rest, pairBudget, weigh, first, sieve)
-            : candidateWalk(pairCandidates, p.match, below, after, rest, pairBudget, undefined, first)
-          return instead ? otherwise(walk) : walk
-        }
-        const found: HitRow[] = []
-        let read = 0
-        let before = below
-        for (let chunk = pairProbe; ; chunk *= 2) {
-          const walk = candidateWalk(pairCandidates, p.match, before, after, rest - found.length,
-            Math.min(chunk, pairBudget - read))
-          found.push(...walk.found)
-          read += walk.read
-          before = walk.before
-          if (found.length >= rest || walk.done || read >= pairBudget) return { found, before, done: walk.done, read }
-          const need = rest - found.length
-          if (p.narrow.postings * costs.prefixPosting < need * (read / Math.max(1, found.length)) * costs.candidate) {
-            const next = candidateWalk(pairCandidates, p.narrow.match, before, after, need, pairBudget - read)
-            return { found: found.concat(next.found), before: next.before, done: next.done, read: read + next.read }
-          }
-          if (weighs && weigh(found.length, read)) return otherwise({ found, before, done: false, read })
-        }
-      }
-    })
-
+  function indexStatistics(query: string, mayExist?: () => boolean) {
+    const mark = lazy(() => BigInt(pairsThrough.get() as number))
+    const behind = lazy(() => mark() < BigInt(newest.get() as number))
     /**
-     * The run index's MATCH for the passages holding the query's first run (a passage holding the query holds it,
-     * whole or as the end of a word, and the pair and run indexes are written together): the words of the vocabulary
-     * it may be, at most MAX_SIEVE_TERMS; null when none, undefined when not asked (fewer than 3 code points, more
-     * words, or one FTS5 would cut); its count's key and MATCH as phraseRunsOf's (one sample for both)
+     * The words of the vocabulary holding `run`, or undefined when it has fewer than 3 code points or is in more
+     * than `runTerms` words. A long run is looked up by its first VOCABULARY_PROBE code points (its trigram phrase
+     * would step every trigram's doclist), the words then checked whole.
      */
-    function firstRunPart(): { key: string; match: string } | null | undefined {
-      if (firstRunMemo !== false) return firstRunMemo
-      const first = queryRuns(query)?.[0]
-      let terms: string[] | undefined
-      if (first && [...first.run].length >= 3) {
-        terms = first.is === 'whole' ? [first.run] : vocabulary(first.run)?.filter((t) => t.endsWith(first.run))
-      }
-      firstRunMemo = !first || terms === undefined || terms.length > MAX_SIEVE_TERMS ||
-        terms.some((t) => t.length * 3 > MAX_TOKEN_BYTES) ? undefined : terms.length === 0 ? null
-          : first.is === 'whole' ? { key: `runs whole ${first.run}`, match: runsMatch(terms) }
-            : { key: `runs end ${first.run}`, match: `(${runsMatch(terms)})` }
-      return firstRunMemo
-    }
-
+    const vocabulary = lazyBy((run: string): string[] | undefined => {
+      const cps = [...run]
+      if (cps.length < 3) return undefined
+      const probe = cps.length > VOCABULARY_PROBE ? cps.slice(0, VOCABULARY_PROBE).join('') : run
+      const terms = wordsHolding.all(vocabularyMatch(probe)) as string[]
+      return terms.length > runTerms ? undefined : probe === run ? terms : terms.filter((t) => t.includes(run))
+    })
     /** the query's trigrams (a long query's sampled: at most SAMPLED_GRAMS, spread over it) with their counts */
-    function gramCounts() {
-      if (grams) return grams
+    const gramCounts = lazy(() => {
       const all = queryGrams(query)
       const step = Math.ceil(all.length / SAMPLED_GRAMS)
       const sampled = all.filter((_, i) => i % step === 0).map((g) => ({ g, n: passagesWith(g) }))
         .sort((a, b) => a.n - b.n)
-      grams = { sampled, step }
-      return grams
-    }
-
-    /**
-     * The passages estimated to hold the query's rarest trigrams (their AND: the trigram walk's candidates), sampled
-     * once and cached; undefined for a query of fewer than 3 characters
-     */
-    function rareTrigrams(): { match: string; n: number } | undefined {
-      if (rareAnd !== null) return rareAnd
+      return { sampled, step }
+    })
+    /** the AND of the rarest trigrams (the trigram walk's candidates) and its estimated passages */
+    const rareTrigrams = lazy((): { match: string; n: number } | undefined => {
       const rare = gramCounts().sampled.slice(0, RARE_GRAMS)
       const match = rare.map(({ g }) => ftsPhrase(g)).join(' AND ')
-      rareAnd = rare.length === 0 ? undefined : { match, n: estimate(sample, `and ${match}`, match) }
-      return rareAnd
-    }
-
-    /**
-     * The words of the vocabulary holding `run`, or undefined when it has fewer than 3 code points or is in more
-     * than `runTerms` words (looked up once per search). A long run is looked up by its first VOCABULARY_PROBE code
-     * points (its trigram phrase would step every trigram's doclist), the words then checked whole.
-     */
-    function vocabulary(run: string): string[] | undefined {
-      if (vocabularyMemo.has(run)) return vocabularyMemo.get(run)
-      const cps = [...run]
-      let words: string[] | undefined
-      if (cps.length >= 3) {
-        const probe = cps.length > VOCABULARY_PROBE ? cps.slice(0, VOCABULARY_PROBE).join('') : run
-        const terms = wordsHolding.all(vocabularyMatch(probe)) as string[]
-        words = terms.length > runTerms ? undefined : probe === run ? terms : terms.filter((t) => t.includes(run))
-      }
-      vocabularyMemo.set(run, words)
-      return words
-    }
-
-    /**
-     * The run index's MATCH for the query (src/knowledge/runs.ts), when it is asked: `match` undefined when no
-     * passage it has holds the query; `exact` when its matches are the query's (one word alone).
-     *
-     * One run of 3+ code points: the words of the vocabulary that hold it, when at most `runTerms`. When the query
-     * has more than the run (`key: - -`), the passages holding those words are only candidates, asked only when the
-     * trigram index's rarest trigram is in more passages than them and than `rareEnough`, and the AND of its rarest
-     * trigrams too (`Features: -`: 1.7 ms through that AND, 22 through every passage with `features`).
-     *
-     * Several runs (phraseRunsOf): without pairs, asked when estimated in fewer passages than the rarest trigram
-     * (`pin to a`: one `near` pair, too common, and every trigram common: `("pin" OR "spin") AND "to"`); with pairs,
-     * weighed by pairWalk once their first candidates prove sparse in matches (`a routeOptions object`: the pairs
-     * keep 6 characters of `routeoptions`, and `ptions_object` is in thousands of passages).
-     */
-    function runsOf(pairs: ReturnType<typeof pairMatch>, behind: boolean):
-      { match: string | undefined; exact: boolean } | undefined {
-      const one = queryRun(query)
-      if (one !== undefined) {
-        const terms = vocabulary(one.run)
-        if (terms === undefined) return undefined
-        if (terms.length === 0) return { match: undefined, exact: one.exact }
-        const match = runsMatch(terms)
-        // FTS5 keeps a token's first 32,768 bytes (FTS5_MAX_TOKEN_SIZE): a longer word's passages are candidates
-        if (one.exact && terms.every((t) => t.length * 3 <= MAX_TOKEN_BYTES)) return { match, exact: true }
-        const rarest = gramCounts().sampled[0]?.n
-        if (rarest === undefined || rarest <= rareEnough) return undefined
-        const inRuns = estimate(runSample, `runs any ${one.run}`, match, !behind)
-        return rarest < inRuns || rareTrigrams()!.n < inRuns ? undefined : { match, exact: false }
-      }
-      if (phraseRuns === 'never') return undefined
-      if (phraseRuns === 'always') {
-        const runs = phraseRunsOf(behind)
-        return runs && { match: runs.match, exact: false }
-      }
-      // a phrase the pairs can ask: weighed in pairWalk, once its first candidates tell how sparse the matches are
-      if (pairs !== undefined) return undefined
-      // else the trigrams' candidates: at most as many as the passages of the rarest (each count sampled once,
-      // cached); when few, the runs are not looked at
-      const other = gramCounts().sampled[0]?.n
-      if (other === undefined || other <= rareEnough) return undefined
-      const runs = phraseRunsOf(behind)
-      return runs !== undefined && runs.n <= RUNS_AGAINST && runs.n < other ? { match: runs.match, exact: false }
-        : undefined
-    }
-
+      return rare.length === 0 ? undefined : { match, n: estimate(sample, `and ${match}`, match) }
+    })
     /**
      * The run index's MATCH for a query of several runs: every whole run as a word, the first as the words that end
-     * with it, the last as the words that start with it (when the vocabulary gives them: 3+ code points, at most
-     * `runTerms` words holding it), ANDed; with the fewest passages one of its parts is in (each part's count sampled
-     * once, cached; the candidates are at most that many): undefined when no part can be asked; `match` undefined
-     * when no passage it has holds the query (a part in no word of the vocabulary).
+     * with it, the last as the words that start with it (when the vocabulary gives them), ANDed; with the fewest
+     * passages one of its parts is in: undefined when no part can be asked; `match` undefined when no passage it
+     * has holds the query (a part in no word of the vocabulary).
      */
-    function phraseRunsOf(behind: boolean): { match: string | undefined; n: number } | undefined {
-      if (phraseRunsMemo !== null) return phraseRunsMemo
-      const runs = queryRuns(query)
+    const phraseRuns = lazy((): { match: string | undefined; n: number } | undefined => {
       const parts: Array<{ key: string; match: string }> = []
-      for (const { run, is } of runs ?? []) {
+      for (const { run, is } of queryRuns(query) ?? []) {
         if (is === 'whole') { parts.push({ key: `runs whole ${run}`, match: runsMatch([run]) }); continue }
         const terms = vocabulary(run)?.filter((t) => is === 'end' ? t.endsWith(run) : t.startsWith(run))
         if (terms === undefined) continue
-        if (terms.length === 0) return (phraseRunsMemo = { match: undefined, n: 0 })
+        if (terms.length === 0) return { match: undefined, n: 0 }
         parts.push({ key: `runs ${is} ${run}`, match: `(${runsMatch(terms)})` })
       }
-      // a long query's first and last runs and its longest whole ones (any of them narrow: a pasted paragraph's
-      // hundred words would cost a hundred samples)
+      // a long query's first and last runs and its longest whole ones (a pasted paragraph's hundred words would cost
+      // a hundred samples)
       const kept = parts.length <= MAX_RUN_PARTS ? parts : [parts[0], parts[parts.length - 1],
         ...parts.slice(1, -1).sort((a, b) => b.key.length - a.key.length).slice(0, MAX_RUN_PARTS - 2)]
       // (the counts of an index still catching up are not kept: they would stay too low)
-      phraseRunsMemo = kept.length === 0 ? undefined : { match: kept.map((p) => p.match).join(' AND '),
-        n: Math.min(...kept.map((p) => estimate(runSample, p.key, p.match, !behind))) }
-      return phraseRunsMemo
+      return kept.length === 0 ? undefined : { match: kept.map((p) => p.match).join(' AND '),
+        n: Math.min(...kept.map((p) => estimate(runSample, p.key, p.match, !behind()))) }
+    })
+    /**
+     * The run index's MATCH for the passages holding the query's first run (a passage holding the query holds it,
+     * whole or as the end of a word): the words of the vocabulary it may be, at most MAX_SIEVE_TERMS; `none` when no
+     * word, undefined when not asked (fewer than 3 code points, more words, or one FTS5 would cut)
+     */
+    const firstRun = lazy((): { key: string; match: string } | 'none' | undefined => {
+      const first = queryRuns(query)?.[0]
+      if (!first || [...first.run].length < 3) return undefined
+      const terms = first.is === 'whole' ? [first.run] : vocabulary(first.run)?.filter((t) => t.endsWith(first.run))
+      if (terms === undefined || terms.length > MAX_SIEVE_TERMS || !fitsTokens(terms)) return undefined
+      if (terms.length === 0) return 'none'
+      return first.is === 'whole' ? { key: `runs whole ${first.run}`, match: runsMatch(terms) }
+        : { key: `runs end ${first.run}`, match: `(${runsMatch(terms)})` }
+    })
+    const pairs = lazy(() => usePairs ? pairMatch(query, pairDensity,
+      useRuns ? (run) => vocabulary(run)?.filter((t) => t.endsWith(run)) : undefined,
+      useRuns ? wordsStartingWith : undefined, useRuns ? nearEndsOf : undefined) : undefined)
+    const planned: IndexStatistics = {
+      pairs,
+      mayExist: lazy(() => mayExist?.() ?? true),
+      behind,
+      vocabulary,
+      wholeTokens: fitsTokens,
+      runsHolding: (run, words) => estimate(runSample, `runs any ${run}`, runsMatch(words), !behind()),
+      phraseRuns,
+      trigrams: () => gramCounts().sampled.map((g) => g.n),
+      trigramStep: () => gramCounts().step,
+      rareTrigrams: () => rareTrigrams()?.n
+    }
+    return { planned, mark, gramCounts, rareTrigrams, phraseRuns, firstRun }
+  }
+  /** FTS5 keeps a token's first 32,768 bytes (FTS5_MAX_TOKEN_SIZE): a longer word's passages are only candidates */
+  const fitsTokens = (words: string[]) => words.every((t) => t.length * 3 <= MAX_TOKEN_BYTES)
+
+  /**
+   * The `want` newest readable passages holding `query` (3+ code points), newest first, with the plan that found
+   * them (planner.ts planIndexWalk). `mayExist` (whether any readable passage may hold it, a cheaper test) is asked
+   * before the trigram index, not before the pair or run index, which are cheaper still. `within`: only in the rowid
+   * ranges [from, to) it gives, newest first (a filter's documents), or everywhere when it gives none; asked inside
+   * the search's read transaction.
+   */
+  function find(reader: Reader, filters: DocFilters, query: string, want: number, mayExist?: () => boolean,
+    within?: Within): { plan: SubstringPlan; rows: HitRow[] } {
+    return planned(query, mayExist, (index, walkBy) => {
+      const plan = planIndexWalk(query.toWellFormed(), index, settings)
+      return { plan, rows: plan.kind === 'nothing' ? [] : walkBy(plan, reader, filters, want, within) }
+    })
+  }
+
+  /**
+   * `use` called in one read transaction with the query's index statistics and the walk that acts on a plan made
+   * from them: the plan and the walk see one state of the indexes
+   */
+  function planned<T>(query: string, mayExist: (() => boolean) | undefined,
+    use: (index: IndexStatistics, walkBy: (plan: IndexPlan, reader: Reader, filters: DocFilters, want: number,
+      within?: Within) => HitRow[]) => T): T {
+    // a lone surrogate reaches SQLite as U+FFFD, as it reached the passages: the text check must see it so
+    query = query.toWellFormed()
+    return snapshot(() => {
+      const stats = indexStatistics(query, mayExist)
+      return use(stats.planned, (plan, reader, filters, want, within) =>
+        walk(stats, plan, query, reader, filters, want, within))
+    })
+  }
+
+  /** the index walk a plan says (planner.ts IndexPlan), inside the read transaction its statistics were read in */
+  function walk(stats: ReturnType<typeof indexStatistics>, plan: IndexPlan, query: string, reader: Reader,
+    filters: DocFilters, want: number, within?: Within): HitRow[] {
+    const params = readableParams(reader, filters)
+    const phrase = ftsPhrase(query)
+    const needle = indexFold(query)
+    const indexed = plan.kind === 'pairs' || plan.kind === 'runs' || plan.kind === 'run-exact'
+    // the passages the pair and run indexes have not reached yet (normally none: they follow the index worker)
+    const through = indexed ? stats.mark() : 0n
+    const found: HitRow[] = []
+    for (const [from, to] of within?.() ?? [[1n, BigInt(Number.MAX_SAFE_INTEGER)]]) {
+      found.push(...between(to, from - 1n, want - found.length))
+      if (found.length >= want) break
+    }
+    return found
+
+    /** the newest `wanted` between the rowids `after` and `before` */
+    function between(before: bigint, after: bigint, wanted: number): HitRow[] {
+      if (!indexed) return trigramRows(plan as TrigramPlan, before, after, wanted)
+      const p = plan as Exclude<IndexPlan, TrigramPlan>
+      // (a walk over an empty range still reads the trigrams' doclists)
+      const got = p.above && through < before ? trigramRows(p.above, before, through > after ? through : after,
+        wanted) : []
+      if (got.length >= wanted) return got
+      const rest = wanted - got.length
+      const below = through + 1n < before ? through + 1n : before
+      const walk = p.kind === 'pairs' ? pairWalk(p, below, after, rest) : runWalk(p, below, after, rest)
+      return got.concat(walk.found.length >= rest || walk.done ? walk.found
+        : walk.found.concat(phraseWalk(walk.before, rest - walk.found.length, after)))
     }
 
-    /** through the trigram index alone, between the rowids `after` and `before` */
-    function trigramRows(before: bigint, after: bigint, wanted: number): HitRow[] {
-      const { sampled, step } = gramCounts()
-      const rare = sampled.slice(0, RARE_GRAMS)
-      if (rare.length === 0 || rare[0].n > probeUpTo) return phraseWalk(before, wanted, after)
-      // every trigram ANDed (a query of up to 5 characters): the candidates are nearly the matches, which the phrase
-      // walk finds without reading a text
-      if (rare[0].n > rareEnough && sampled.length <= RARE_GRAMS) return phraseWalk(before, wanted, after)
-      const match = rare.map(({ g }) => ftsPhrase(g)).join(' AND ')
+    /**
+       * Through the run index. A query of one word alone (run-exact): its matches, read with the read rule, newest
+       * first; else candidates, whose text is checked, as the pairs' are.
+       */
+    function runWalk(w: Extract<IndexPlan, { kind: 'runs' | 'run-exact' }>, below: bigint, after: bigint,
+      rest: number): Walk {
+      if (w.match === undefined) return { found: [], before: after, done: true, read: 0 }
+      if (w.kind === 'runs') return candidateWalk(runCandidates, w.match, below, after, rest, pairBudget)
+      const found = store.prepared(matchSql(filters, 'knowledge_passages_runs')).all({ ...params, match: w.match,
+        before: below, after, rest }) as HitRow[]
+      return { found, before: after, done: true, read: found.length }
+    }
+
+    /**
+       * Through the pair index; after each chunk of candidates, the rest through the run index or the rarest
+       * trigrams when the planner's pairsGiveWay says so from the matches so far. When a dense last prefix was left
+       * out of the phrase, its candidates are read in growing chunks, and after each the rest goes through the phrase
+       * with the prefix once narrowPairsPay says that costs less (matches cluster in documents, so a first chunk
+       * alone misjudges)
+       */
+    function pairWalk(p: Extract<IndexPlan, { kind: 'pairs' }>, below: bigint, after: bigint, rest: number): Walk {
+      let instead: 'runs' | 'trigrams' | undefined
+      // the candidates whose words hold the query's first run (the run index): asked once a chunk of candidates
+      // proved sparse in matches. The pairs keep a first run's last 6 characters, the run index whole words, and a
+      // look-up in a rare word's doclist reads one of its few pages where a candidate's text is a page read
+      const sieve = (ids: number[]) => {
+        const part = stats.firstRun()
+        if (part === undefined) return undefined
+        if (part === 'none') return []
+        // (a word in many passages leaves most candidates, at a look-up each)
+        const n = estimate(runSample, part.key, part.match, !stats.planned.behind())
+        if (n * SIEVE_SHARE > corpus.newest) return undefined
+        // (the match's rowids in the chunk's stretch when they are estimated few per candidate, else a look-up each)
+        const [hi, lo] = [ids[0], ids[ids.length - 1]]
+        return (n * (hi - lo + 1) <= sieveSpan * ids.length * Math.max(1, corpus.newest)
+          ? runWithin.all({ ids: JSON.stringify(ids), match: part.match, hi: BigInt(hi), lo: BigInt(lo) })
+          : runHolding.all({ ids: JSON.stringify(ids), match: part.match })) as number[]
+      }
+      const weigh = (found: number, read: number) => {
+        // the candidates the rest takes at the density of matches so far (with none yet, at least this many)
+        instead = pairsGiveWay((rest - found) * (read / Math.max(1, found)), stats.planned, settings)
+        return instead !== undefined
+      }
+      const otherwise = (walk: Walk): Walk => {
+        const need = rest - walk.found.length
+        const runs = stats.phraseRuns()
+        const next = instead === 'trigrams'
+          ? candidateWalk(candidates, stats.rareTrigrams()!.match, walk.before, after, need, pairBudget - walk.read)
+          : runs!.match === undefined ? { found: [], before: after, done: true, read: 0 }
+            : candidateWalk(runCandidates, runs!.match, walk.before, after, need, pairBudget - walk.read)
+        return { found: walk.found.concat(next.found), before: next.before, done: next.done,
+          read: walk.read + next.read }
+      }
+      // one statement (FTS5 merges a prefix's doclists again for each); first as many candidates as matches are
+      // wanted (at most twice the probe): a phrase of pairs is mostly matches, and each candidate drawn costs a
+      // page of each dense pair's doclist on a dropped page cache
+      if (!p.narrow) {
+        const first = Math.min(pairProbe * 2, rest)
+        const walk = p.weigh
+          ? candidateWalk(pairCandidates, p.match, below, after, rest, pairBudget, weigh, first, sieve)
+          : candidateWalk(pairCandidates, p.match, below, after, rest, pairBudget, undefined, first)
+        return instead ? otherwise(walk) : walk
+      }
+      const found: HitRow[] = []
+      let read = 0
+      let before = below
+      for (let chunk = pairProbe; ; chunk *= 2) {
+        const walk = candidateWalk(pairCandidates, p.match, before, after, rest - found.length,
+          Math.min(chunk, pairBudget - read))
+        found.push(...walk.found)
+        read += walk.read
+        before = walk.before
+        if (found.length >= rest || walk.done || read >= pairBudget) return { found, before, done: walk.done, read }
+        const need = rest - found.length
+        if (narrowPairsPay(p.narrow.postings, need, read / Math.max(1, found.length), settings)) {
+          const next = candidateWalk(pairCandidates, p.narrow.match, before, after, need, pairBudget - read)
+          return { found: found.concat(next.found), before: next.before, done: next.done, read: read + next.read }
+        }
+        if (p.weigh && weigh(found.length, read)) return otherwise({ found, before, done: false, read })
+      }
+    }
+
+    /** through the trigram index alone, between the rowids `after` and `before`, as `tp` says */
+    function trigramRows(tp: TrigramPlan, before: bigint, after: bigint, wanted: number): HitRow[] {
+      if (tp.kind === 'trigram-phrase') return phraseWalk(before, wanted, after)
+      const match = stats.rareTrigrams()!.match
       let found: HitRow[] = []
-      if (rare[0].n > rareEnough) {
-        // rare trigrams common enough that their AND may hold many candidates: one chunk of them tells how densely
-        // they lie (per rowid walked), and so what the rest costs through candidates or through the phrase walk
+      if (tp.kind === 'trigram-probe') {
+        // one chunk of the rare trigrams' candidates tells how densely they lie (per rowid walked), and so what the
+        // rest costs through candidates or through the phrase walk
         const probe = candidateWalk(candidates, match, before, after, wanted, PROBE)
         if (probe.found.length >= wanted || probe.done) return probe.found
         const top = before <= BigInt(corpus.newest) ? before : BigInt(corpus.newest) + 1n
         const walked = Math.max(1, Number(top - probe.before))
-        // postings per rowid walked
-        const postings = (grams: Array<{ n: number }>) =>
-          grams.reduce((sum, { n }) => sum + n, 0) / Math.max(1, corpus.newest)
-        const viaCandidates = (PROBE / walked) * costs.candidate + postings(rare) * costs.rarePosting
-        const viaPhrase = postings(sampled) * step * costs.posting
-        if (viaCandidates >= viaPhrase) {
+        if (probeGoesOn(PROBE, walked, corpus.newest, stats.planned, settings) === 'phrase') {
           return probe.found.concat(phraseWalk(probe.before, wanted - probe.found.length, after))
         }
         found = probe.found
@@ -661,5 +556,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
 
   /** reads the vocabulary's ends in `near` ahead of use (a search's first first run of one character) */
   const warm = () => { if (useRuns) snapshot(() => nearEndsOf('')) }
-  return Object.assign(rows, { warm, among })
+  /** the rows alone */
+  const rows = (...args: Parameters<typeof find>) => find(...args).rows
+  return Object.assign(rows, { warm, among, find, planned })
 }

@@ -233,8 +233,8 @@ t.test('words at scale (bounded candidates): rare terms lead, common terms resco
   await uploadDocument(app, b, { filename: 'foreign.txt',
     content: 'The zephyr wind report of another organization, zephyr zephyr report.' })
   // tiny bounds: every term with more than two postings is common, FTS5 never ranks all matches itself
-  const bounded = createSearch(...searching(t, app), undefined, undefined,
-    { exactPostings: 0, postingsPerTerm: 2, rescore: 3 })
+  const bounded = createSearch(...searching(t, app),
+    { settings: { words: { exactPostings: 0, postingsPerTerm: 2, rescore: 3 } } })
   const reader = (u: TestUser) => ({ customerId: u.customerId, userId: u.userId, workspaceIds: [u.workspaceId] })
   const files = (hits: SearchHit[]) => hits.map((h) => h.document.fileName)
 
@@ -280,8 +280,8 @@ t.test('words at scale: a term with more postings than the probe but few enough 
   await uploadDocument(app, b, { filename: 'foreign.txt', content: 'Marigold marigold harbour marigold harbour.' })
   // 5–6 postings of "marigold": over the probe (2), within postingsPerTerm (8); "harbour" has 13: common at once.
   // Only the 2 best candidates are read: if "marigold" stopped at its 2 newest postings, oldest.txt never would be.
-  const bounded = createSearch(...searching(t, app), undefined, undefined,
-    { exactPostings: 0, postingsPerTerm: 8, probe: 2, rescore: 2 })
+  const bounded = createSearch(...searching(t, app),
+    { settings: { words: { exactPostings: 0, postingsPerTerm: 8, probe: 2, rescore: 2 } } })
   const reader = { customerId: a.customerId, userId: a.userId, workspaceIds: [a.workspaceId] }
   const hits = await bounded.search(reader, {}, 'marigold harbour', 1, 'words')
   t.same(hits.map((h) => h.document.fileName), ['oldest.txt'])
@@ -311,7 +311,7 @@ t.test('words for a reader of few passages: bm25() only when the terms are rare 
   }
   // the reader reads 4 passages (at most 2 × 3: the exact path by its size); "kelp" is in 2 passages in all,
   // "harbour" in 16
-  const search = createSearch(...searching(t, app), undefined, undefined, { exactPostings: 3, rescore: 1 })
+  const search = createSearch(...searching(t, app), { settings: { words: { exactPostings: 3, rescore: 1 } } })
   const reader = { customerId: b.customerId, userId: b.userId, workspaceIds: [b.workspaceId] }
   const first = async (q: string) => (await search.search(reader, {}, q, 1, 'words')).map((h) => h.document.fileName)
   t.same(await first('kelp'), ['dense.txt'], 'rare everywhere: bm25() over every match, the densest wins')
@@ -348,15 +348,15 @@ t.test('words with a category or tag filter: inside the filtered documents\' pas
   'a document\'s passages rise in rowid with their index: its first and last bound them')
   const exact = createSearch(...searching(t, app))
   // every term's postings read whole inside the filtered documents: the same passages as bm25()
-  const inside = createSearch(...searching(t, app), undefined, undefined, { exactPostings: 0, rescore: 2 })
+  const inside = createSearch(...searching(t, app), { settings: { words: { exactPostings: 0, rescore: 2 } } })
   // few postings per term: the rare term's passages lead
-  const tight = createSearch(...searching(t, app), undefined, undefined,
-    { exactPostings: 0, postingsPerTerm: 3, probe: 2, rescore: 2 })
+  const tight = createSearch(...searching(t, app),
+    { settings: { words: { exactPostings: 0, postingsPerTerm: 3, probe: 2, rescore: 2 } } })
   // one document at most is searched inside: a filter leaving more, as without it (nearly all) or by bm25()
-  const fewDocs = createSearch(...searching(t, app), undefined, undefined,
-    { exactPostings: 0, rescore: 2, filteredDocs: 1 })
+  const fewDocs = createSearch(...searching(t, app),
+    { settings: { words: { exactPostings: 0, rescore: 2, filteredDocs: 1 } } })
   // the words' matches in the whole index too many to be joined and filtered for bm25(): the walks inside the filter
-  const fewJoins = createSearch(...searching(t, app), undefined, undefined, { filteredJoins: 0, rescore: 2 })
+  const fewJoins = createSearch(...searching(t, app), { settings: { words: { filteredJoins: 0, rescore: 2 } } })
   const names = (hits: SearchHit[]) => hits.map((h) => `${h.document.fileName} ${h.chunk.chunkIndex}`).sort()
   const cases: Array<[{ category?: string; tags?: string[] }, string]> = [[{ category: 'ops' }, 'harbour crane'],
     [{ category: 'ops' }, 'weekly crane'], [{ tags: ['sea'] }, 'crane lights'], [{ category: 'none' }, 'crane'],
@@ -394,7 +394,7 @@ t.test('words with a filter of more documents than are walked inside: bm25() unl
   t.same(names(await exact.search(reader, { category: 'ops' }, 'harbour', 10, 'words')), ['ops-1.txt 0'])
   const tuning = { exactPostings: 0, postingsPerTerm: 3, probe: 2, rescore: 2, filteredDocs: 2 }
   for (const warm of [false, true]) {
-    const search = createSearch(...searching(t, app), undefined, undefined, tuning)
+    const search = createSearch(...searching(t, app), { settings: { words: tuning } })
     if (warm) await search.search(reader, {}, 'harbour', 3, 'words')
     for (const mode of ['words', 'hybrid'] as const) {
       t.same(names(await search.search(reader, { category: 'ops' }, 'harbour', 3, mode)), ['ops-1.txt 0'],
@@ -429,8 +429,8 @@ t.test('words with a filter of more documents than are walked inside: the walks 
   } }
   // "crane" is common (124 passages, 4 read); the 80 newest passages holding it (20 times 4 sought: the filter
   // keeps 4 of 124) are all outside the "keep" documents
-  const search = createSearch(sqlite, store, undefined, undefined,
-    { exactPostings: 0, postingsPerTerm: 3, probe: 2, rescore: 4, filteredDocs: 1 })
+  const search = createSearch(sqlite, store,
+    { settings: { words: { exactPostings: 0, postingsPerTerm: 3, probe: 2, rescore: 4, filteredDocs: 1 } } })
   const expected = names(await exact.search(reader, { category: 'keep' }, 'crane', 3, 'words'))
   t.same(expected, ['keep-1.txt 0', 'keep-2.txt 0', 'keep-3.txt 0'])
   for (const mode of ['words', 'hybrid'] as const) {
@@ -480,8 +480,8 @@ t.test('words with a filter: a document\'s rowid range holding passages written 
   const expected = names(await exact.search(reader, { category: 'keep' }, 'crane', 3, 'words')).sort()
   t.equal(expected.length, 3)
   for (const tuning of [{ filteredDocs: 1 }, {}]) {
-    const search = createSearch(...searching(t, app), undefined, undefined,
-      { exactPostings: 0, postingsPerTerm: 3, probe: 2, rescore: 4, ...tuning })
+    const search = createSearch(...searching(t, app),
+      { settings: { words: { exactPostings: 0, postingsPerTerm: 3, probe: 2, rescore: 4, ...tuning } } })
     t.same(names(await search.search(reader, { category: 'keep' }, 'crane', 3, 'words')).sort(), expected,
       tuning.filteredDocs ? 'walked as without the filter' : 'walked inside its ranges')
   }
@@ -495,8 +495,9 @@ t.test('words with a filter: a document\'s rowid range holding passages written 
   { chunkSize: '50', chunkOverlap: '0', category: 'other' })
   const old = names(await exact.search(reader, { category: 'old' }, 'crane', 3, 'words')).sort()
   t.equal(old.length, 3)
-  const search = createSearch(...searching(t, app), undefined, undefined,
-    { exactPostings: 0, postingsPerTerm: 3, probe: 2, rescore: 4, filteredDocs: 1, fallbackRanges: 1 })
+  const search = createSearch(...searching(t, app),
+    { settings: { words: { exactPostings: 0, postingsPerTerm: 3, probe: 2, rescore: 4, filteredDocs: 1,
+      fallbackRanges: 1 } } })
   t.same(names(await search.search(reader, { category: 'old' }, 'crane', 3, 'words')).sort(), old)
 })
 
@@ -518,7 +519,7 @@ async (t) => {
   const exact = createSearch(...searching(t, app))
   t.equal(first(await exact.search(reader, { category: 'ops' }, 'harbour crane', 1, 'words')),
     'Ops: the crane gate is shut at night.')
-  const inside = createSearch(...searching(t, app), undefined, undefined, { exactPostings: 0, rescore: 2 })
+  const inside = createSearch(...searching(t, app), { settings: { words: { exactPostings: 0, rescore: 2 } } })
   t.equal(first(await inside.search(reader, { category: 'ops' }, 'harbour crane', 1, 'words')),
     'Ops: the crane gate is shut at night.', 'the globally rarer word leads, as in bm25()')
 })
@@ -561,8 +562,8 @@ t.test('hybrid at scale: the words part may spare the substring look-up, never a
     await uploadDocument(app, a, { filename: 'filler.txt',
       content: Array.from({ length: 8 }, (_, i) => `Gamma note ${i}: the sky was clear.`).join('\n\n') },
     { chunkSize: '50', chunkOverlap: '0' })
-    const bounded = createSearch(...searching(t, app), undefined, undefined,
-      { exactPostings: 0, postingsPerTerm: 4, probe: 2, rescore: 3 })
+    const bounded = createSearch(...searching(t, app),
+      { settings: { words: { exactPostings: 0, postingsPerTerm: 4, probe: 2, rescore: 3 } } })
     const reader = { customerId: a.customerId, userId: a.userId, workspaceIds: [a.workspaceId] }
     // inner words "ray", "bursts", "outshine", "whole" are rare (read whole) and meet only in alpha.txt
     const whole = await bounded.search(reader, {}, 'GAMMA ray bursts outshine whole galax', 5, 'hybrid')

@@ -1,0 +1,150 @@
+/**
+ * Every tuned bound of passage search, one typed object per part, with the benchmark that shows each value
+ * (docs/design/knowledge-search.md, "Settings"). The defaults are what the service runs with; configuration
+ * (`searchSettings` in src/config.ts) and tests pass overrides, merged by `searchSettings()`.
+ */
+import { MAX_RUN_TERMS } from './runs.js'
+
+/** How the words path bounds its work at scale (words-bounded executor); tests make them small. */
+export interface WordsSettings {
+  /** postings read per term; a term with more is common and only rescores (`bench -- scoring`: exact top 10) */
+  postingsPerTerm: number
+  /**
+   * when the terms' postings together are at most this many, FTS5's bm25() ranks every match (words-exact);
+   * `bench -- scoring` compares both paths on the same questions
+   */
+  exactPostings: number
+  /** the candidates read and ranked by BM25 in JavaScript (`bench -- scoring`: 50 against 100 and 150) */
+  rescore: number
+  /**
+   * postings read first: a term whose newest `probe` postings reach back so little of the corpus that it
+   * must hold over commonMargin × postingsPerTerm is common at once (`bench -- scoring`, per-stage CPU)
+   */
+  probe: number
+  /** how many times postingsPerTerm the probe's estimate must reach for a term to be common at once (`scoring`) */
+  commonMargin: number
+  /**
+   * a category or tag filter leaving the reader at most this many documents is searched inside their passages'
+   * rowid ranges; one leaving more, as without the filter (`bench -- search`, filtered questions)
+   */
+  filteredDocs: number
+  /** how many of the rarest words the passages holding all words are sought by, all words common (`scoring`) */
+  everyTerms: number
+  /** a post-filtered walk that kept too few walks the filter's newest this many ranges (`search`, old tags) */
+  fallbackRanges: number
+  /**
+   * with a category or tag filter, bm25() ranks exactly only when the words have at most this many matches in the
+   * whole index, each joined to its document to be filtered (`bench -- search`, filtered questions)
+   */
+  filteredJoins: number
+  /** how many of a common word's newest meetings with the rare words a seek reads (`bench -- scoring`) */
+  seekMeetings: number
+  /** how many of a query's common words are sought where its rare words are (`scoring`, pasted paragraphs) */
+  sought: number
+}
+
+/** How a category or tag filter is walked (words and substring). */
+export interface FilterSettings {
+  /** a filter's documents in more stretches of rowids than this are walked as without it (`search`, filtered) */
+  maxRanges: number
+  /** substring walks inside at most this many of a filter's ranges, else the whole index (`search`, phrases) */
+  substringRanges: number
+  /** a filter keeping a share of the reader's passages seeks up to this many times the candidates (1 / share) */
+  maxWidening: number
+  /** a filter's documents' rowid ranges are worked out up to this many documents (then cached) */
+  spanDocs: number
+  /** candidates checked against a filter per statement, and in all at most */
+  checkBatch: number
+  maxChecks: number
+  /** the strongest words' newest postings read when the walks above found too few of a filter's passages */
+  fallbackPostings: number
+}
+
+/** How substring search walks its indexes (the index-walk executors). */
+export interface SubstringSettings {
+  /** the rare-trigram candidate walk is taken when the rarest trigram is estimated in at most this many passages */
+  rareEnough: number
+  /** candidates read before the phrase walk takes over (each costs a passage read) */
+  budget: number
+  /** the same for the pair index's candidates (and the run index's or trigrams' after a switch from them) */
+  pairBudget: number
+  /** whether queries of several words use the pair index (off: `bench -- search`'s "without pairs" run) */
+  pairs: boolean
+  /** whether the run index and its vocabulary are asked (one word; phrases; a first word's forms in the pairs) */
+  runs: boolean
+  /** a query's word in more words of the vocabulary than this goes to the trigram index (`search`, fragments) */
+  runTerms: number
+  /** whether a phrase is weighed through the run index against the pairs or trigrams, always asked there, or never */
+  phraseRuns: 'weigh' | 'always' | 'never'
+  /** pair candidates read before the runs and trigrams are weighed (`search`, 2-word phrases, dropped cache) */
+  pairProbe: number
+  /** a chunk of pair candidates is sieved by a range read of its first run when at most this many per candidate */
+  sieveSpan: number
+  /** above rareEnough, up to this many passages for the rarest trigram, a probe chunk measures the density */
+  probeUpTo: number
+  /**
+   * CPU ns a unit, measured at 1,000,000 passages (`npm run bench -- search` with BENCH_SHAPES=phrase, CPU per
+   * question divided by what it read; re-measure there on other hardware): a candidate read and checked; a posting
+   * of the ANDed rare trigrams; a posting of every trigram (the phrase walk); a posting of a pair prefix's tokens
+   */
+  costs: { candidate: number; rarePosting: number; posting: number; prefixPosting: number }
+}
+
+/** How a reader of few passages is served substring matches from its own passages (own-passages executor). */
+export interface OwnPassagesSettings {
+  /** at most this many readable documents and passages (`bench -- search`, the small organization) */
+  fewDocs: number
+  fewPassages: number
+}
+
+/** How hybrid composes its parts. */
+export interface HybridSettings {
+  /** the best word matches and nearest passages hybrid fuses (`bench -- retrieval`: hit@5, MRR@10) */
+  fuseCandidates: number
+  /** how many of the newest matching passages substring ranks by BM25 of the phrase (`search`, common phrases) */
+  rankCandidates: number
+  /** a words part showing at most this many passages that may hold the whole query: those are read (`search`) */
+  among: number
+  /** reciprocal rank fusion constant (Cormack et al. 2009) */
+  rrfK: number
+}
+
+export interface SearchSettings {
+  words: WordsSettings
+  filters: FilterSettings
+  substring: SubstringSettings
+  ownPassages: OwnPassagesSettings
+  hybrid: HybridSettings
+}
+
+export const SEARCH_SETTINGS: SearchSettings = {
+  words: { postingsPerTerm: 10_000, exactPostings: 6_000, rescore: 50, probe: 500, commonMargin: 1,
+    filteredDocs: 5000, everyTerms: 3, fallbackRanges: 400, filteredJoins: 1000, seekMeetings: 2500, sought: 6 },
+  filters: { maxRanges: 128, substringRanges: 64, maxWidening: 20, spanDocs: 20_000, checkBatch: 500, maxChecks: 5000,
+    fallbackPostings: 50_000 },
+  substring: { rareEnough: 3000, budget: 3000, pairBudget: 20_000, pairs: true, runs: true, runTerms: MAX_RUN_TERMS,
+    phraseRuns: 'weigh', pairProbe: 64, sieveSpan: 100, probeUpTo: 500_000,
+    costs: { candidate: 5000, rarePosting: 100, posting: 20, prefixPosting: 80 } },
+  ownPassages: { fewDocs: 100, fewPassages: 10_000 },
+  hybrid: { fuseCandidates: 50, rankCandidates: 50, among: 64, rrfK: 60 }
+}
+
+/** overrides of any part's settings (configuration, benches, tests) */
+export type SearchSettingsOverrides = {
+  [P in keyof SearchSettings]?: P extends 'substring'
+    ? Partial<Omit<SubstringSettings, 'costs'>> & { costs?: Partial<SubstringSettings['costs']> }
+    : Partial<SearchSettings[P]>
+}
+
+/** the defaults with `overrides` merged in, part by part */
+export function searchSettings(overrides: SearchSettingsOverrides = {}): SearchSettings {
+  const d = SEARCH_SETTINGS
+  const o = overrides
+  return {
+    words: { ...d.words, ...o.words },
+    filters: { ...d.filters, ...o.filters },
+    substring: { ...d.substring, ...o.substring, costs: { ...d.substring.costs, ...o.substring?.costs } },
+    ownPassages: { ...d.ownPassages, ...o.ownPassages },
+    hybrid: { ...d.hybrid, ...o.hybrid }
+  }
+}

@@ -13,7 +13,7 @@ declare module 'fastify' {
     knowledgeStore: KnowledgeStore
     /** passage search in four modes (substring, words, semantic, hybrid) under the read rules */
     knowledgeSearch: SearchPool
-    /** the read rules of CONTRACT.md §5: who reads which documents */
+    /** the read rules (docs/api/knowledge.md): who reads which documents */
     knowledgeReaders: Readers
     /** passage embeddings, when an embedding endpoint is configured; `kick()` looks for work at once */
     knowledgeEmbeddings?: Embeddings

@@ -18,8 +18,8 @@ export interface DocFilters {
 }
 
 /**
- * The readable-documents rule of CONTRACT.md §5 as SQL over the alias `d`, with its filters. One place:
- * list, get, search, stats and the knowledge-graph routes all read through it.
+ * The readable-documents rule (docs/api/knowledge.md, "Who reads and deletes what") as SQL over the alias `d`,
+ * with its filters. One place: list, get, search, stats and the knowledge-graph routes all read through it.
  */
 export function readableWhere(filters: DocFilters = {}): string {
   const parts = [
@@ -64,8 +64,8 @@ export function readerTokens(reader: Reader, scope?: DocScope): string[] {
 }
 
 /**
- * The reader of CONTRACT.md §5 for a user: their organization, the workspace context if one is given,
- * else every workspace of theirs, and their own personal documents.
+ * The reader (docs/api/knowledge.md, "Who reads and deletes what") for a user: their organization, the workspace
+ * context if one is given, else every workspace of theirs, and their own personal documents.
  */
 export function readerResolver(workspaceIdsOf: (userId: string, customerId: string) => readonly string[]) {
   const readerFor = (who: { userId: string; customerId: string }, workspaceId?: string): Reader => ({

@@ -226,7 +226,7 @@ const newestFirst = (a: HitRow, b: HitRow) =>
   (b.uploaded_at < a.uploaded_at ? -1 : b.uploaded_at > a.uploaded_at ? 1 : 0) || a.chunk_index - b.chunk_index
 
 /**
- * Passage search (CONTRACT.md §5) in the documents the reader can read, in four modes:
+ * Passage search (docs/api/knowledge.md, "Search modes") in the documents the reader can read, in four modes:
  * - substring: case-insensitive substring. 3+ characters: the trigram index, BM25 of the phrase among
  *   the RANK_CANDIDATES newest matches; shorter: a scan in slices that yield, stopping at `limit`.
  * - words: the word index, any of the query's words, BM25, walking only the reader's passages.

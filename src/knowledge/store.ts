@@ -156,7 +156,10 @@ export function createKnowledgeStore(sqlite: Database.Database, db: Db) {
         scopes: distinct('scope') }
     },
 
-    /** CONTRACT.md §5: the uploader; org admins for organization documents; workspace admins for theirs. */
+    /**
+     * docs/api/knowledge.md, "Who reads and deletes what": the uploader; org admins for organization documents;
+     * workspace admins for theirs.
+     */
     canDelete(doc: DocumentRow, userId: string, orgRole: string): boolean {
       if (doc.owner_id === userId) return true
       if (doc.scope === 'organization') return orgRole === 'owner' || orgRole === 'admin'

@@ -19,7 +19,7 @@ import { readableChannelSql } from '../channels/store.js'
 export const UNIFIED_KINDS = ['artifact', 'voice_note', 'message'] as const
 export type UnifiedKind = (typeof UNIFIED_KINDS)[number]
 
-/** who asks (the unified search's read rules, CONTRACT §8) and what */
+/** who asks (the unified search's read rules, docs/api/assistant.md) and what */
 export interface KindsRequest { customerId: string; userId: string; workspaceIds: string[]; query: string;
   limit: number }
 export interface KindHit { kind: UnifiedKind; id: string; title: string; snippet: string; score: number }

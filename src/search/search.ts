@@ -5,11 +5,11 @@ import type { Reader } from '../knowledge/readers.js'
 import type { SearchResult } from '../../schema/api/search.js'
 
 /**
- * One search over what the caller can read (CONTRACT.md §8): knowledge passages, artifacts of their
- * workspaces, their own voice-note transcripts, messages of channels they can read. It runs on the search
- * workers, scheduled per organization with a time budget like every search (src/knowledge/search-pool.ts); the
- * kinds other than knowledge start from the caller's own rows (src/search/kinds.ts). Each kind's scores are scaled
- * to its best hit before the kinds are merged.
+ * One search over what the caller can read (docs/api/assistant.md, "Unified search"): knowledge passages,
+ * artifacts of their workspaces, their own voice-note transcripts, messages of channels they can read. It runs on
+ * the search workers, scheduled per organization with a time budget like every search
+ * (src/knowledge/search-pool.ts); the kinds other than knowledge start from the caller's own rows
+ * (src/search/kinds.ts). Each kind's scores are scaled to its best hit before the kinds are merged.
  */
 /** The route that reads each kind: an API key sees a kind only when its scopes open that route. */
 const KIND_ROUTES = {

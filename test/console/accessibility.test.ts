@@ -125,6 +125,14 @@ async function main(h: NonNullable<Awaited<ReturnType<typeof harness>>>) {
         title: 'Notes on {{inputs.topic}}', content: { summary: 'Nothing yet.' } }] } })
   if (workflow.statusCode !== 201) throw new Error(workflow.body)
   const workflowId = workflow.json().workflow.id as string
+  const run = await app.inject({ method: 'POST', url: `/api/v2/workflows/${workflowId}/execute`, headers: inWs,
+    payload: { inputs: { topic: 'runners' } } })
+  if (run.statusCode !== 202) throw new Error(run.body)
+  const runId = run.json().run.id as string
+  const note = await app.inject({ method: 'POST', url: '/api/v2/voice-notes', headers: owner.auth,
+    payload: { audioUrl: 'http://127.0.0.1:9/standup.webm', title: 'Stand-up', workspaceId: owner.workspaceId } })
+  if (note.statusCode !== 201) throw new Error(note.body)
+  const noteId = note.json().voiceNote.id as string
   const key = await createKey(app, owner, ['read'])
   await app.inject({ url: '/api/knowledge/stats', headers: { authorization: `Bearer ${key.key}` } })
   const hook = await app.inject({ method: 'POST', url: `/api/v2/developer/webhooks?workspaceId=${owner.workspaceId}`,
@@ -136,6 +144,9 @@ async function main(h: NonNullable<Awaited<ReturnType<typeof harness>>>) {
   const invitation = await app.inject({ method: 'POST', url: '/api/v2/invitations', headers: owner.auth,
     payload: { email: 'invited@example.test' } })
   const inviteUrl = new URL(invitation.json().data.url as string).pathname
+  const reset = await app.inject({ method: 'POST', url: `/api/v2/users/${owner.userId}/password-reset`,
+    headers: owner.auth })
+  const resetUrl = new URL(reset.json().data.url as string).pathname
 
   const documentId = doc.document.id
   const PAGES: Array<{ name: string; path: string; signedIn: boolean; ready: (p: Page) => Promise<unknown> }> = [
@@ -143,6 +154,8 @@ async function main(h: NonNullable<Awaited<ReturnType<typeof harness>>>) {
       ready: (p) => p.getByRole('button', { name: 'Sign in' }).waitFor() },
     { name: 'invitation', path: inviteUrl, signedIn: false,
       ready: (p) => p.getByRole('button', { name: 'Join' }).waitFor() },
+    { name: 'password reset', path: resetUrl, signedIn: false,
+      ready: (p) => p.getByRole('button', { name: 'Set new password' }).waitFor() },
     { name: 'review queue', path: '/review', signedIn: true,
       ready: (p) => p.getByRole('link', { name: 'Move the build to the new runners' }).waitFor() },
     { name: 'artifact', path: `/artifacts/${artifactId}`, signedIn: true,
@@ -154,10 +167,14 @@ async function main(h: NonNullable<Awaited<ReturnType<typeof harness>>>) {
     { name: 'chat', path: '/chat', signedIn: true, ready: (p) => p.getByRole('heading', { level: 1 }).waitFor() },
     { name: 'voice notes', path: '/voice-notes', signedIn: true,
       ready: (p) => p.getByRole('heading', { level: 1 }).waitFor() },
+    { name: 'a voice note', path: `/voice-notes/${noteId}`, signedIn: true,
+      ready: (p) => p.getByRole('heading', { level: 1, name: 'Stand-up' }).waitFor() },
     { name: 'workflows', path: '/workflows', signedIn: true,
       ready: (p) => p.getByRole('link', { name: 'Weekly notes' }).waitFor() },
     { name: 'a workflow', path: `/workflows/${workflowId}`, signedIn: true,
       ready: (p) => p.getByRole('button', { name: 'Run workflow' }).waitFor() },
+    { name: 'a workflow run', path: `/workflows/${workflowId}/runs/${runId}`, signedIn: true,
+      ready: (p) => p.getByRole('link', { name: 'Notes on runners' }).waitFor() },
     { name: 'developer: API keys', path: '/developer', signedIn: true,
       ready: (p) => p.getByRole('button', { name: 'Create API key' }).waitFor() },
     { name: 'developer: webhooks', path: '/developer/webhooks', signedIn: true,

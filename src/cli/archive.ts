@@ -1,7 +1,10 @@
 // What a backup archive holds and how it is read back: shared by `npm run backup` and `npm run restore`.
 import fs from 'node:fs'
 import path from 'node:path'
+import Database from 'better-sqlite3'
+import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { ConfigError, loadConfig, type Config } from '../config.js'
+import { findMissingStoredFiles } from '../startup/stored-files.js'
 
 /**
  * The start of both commands: files readable by this user only (an archive holds password hashes and sealed
@@ -73,4 +76,28 @@ export function dataFiles(dataDir: string): string[] {
 export function safeEntry(name: string): boolean {
   const normal = path.posix.normalize(name.replace(/\\/g, '/'))
   return normal !== '' && !normal.startsWith('/') && !normal.startsWith('../') && normal !== '..'
+}
+
+/**
+ * The stored files a database copy names that `dir` (the data dir laid out as an archive holds it) lacks, in words,
+ * or undefined when it holds every one: a backup of a data dir that had lost files says so, and so does a restore.
+ */
+export async function unheldFiles(databaseFile: string, dir: string): Promise<string | undefined> {
+  const db = new Database(databaseFile, { readonly: true, fileMustExist: true })
+  try {
+    let m
+    try {
+      m = await findMissingStoredFiles(drizzle(db), dir)
+    } catch (err) {
+      return `the stored files could not be checked (${(err as Error).message})`
+    }
+    if (m.documents === 0 && m.audio === 0) return undefined
+    const parts = [m.documents > 0 ? `${m.documents} document${m.documents === 1 ? '' : 's'}` : '',
+      m.audio > 0 ? `${m.audio} uploaded audio file${m.audio === 1 ? '' : 's'}` : ''].filter(Boolean)
+    return `the database names stored files that are not there: ${parts.join(' and ')} (e.g. ` +
+      `${[...m.examples.documents, ...m.examples.audio].slice(0, 3).join(', ')}); their downloads answer 410 ` +
+      'STORED_FILE_MISSING'
+  } finally {
+    db.close()
+  }
 }

@@ -14,7 +14,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { hasMovedTables, MOVED_TABLES, outboxFile } from '../db/outbox-file.js'
 import * as tar from 'tar'
-import { ARCHIVE_FORMAT, commandStart, dataFiles, MANIFEST, type Manifest } from './archive.js'
+import { ARCHIVE_FORMAT, commandStart, dataFiles, MANIFEST, unheldFiles, type Manifest } from './archive.js'
 
 const { file: target, config } = commandStart('npm run backup -- <file>', 'back up')
 const source = path.join(config.dataDir, 'cairn.db')
@@ -83,6 +83,8 @@ try {
   for (const extra of sidecars(databaseCopy)) fs.rmSync(extra, { force: true })
   if (integrity !== 'ok') throw new Error(`the copy failed its integrity check: ${String(integrity)}`)
   const { files, gone, bytes } = linkFiles(config.dataDir, staging)
+  // rows whose files the data dir had already lost (a deletion while the backup ran is counted in `gone`)
+  const unheld = await unheldFiles(databaseCopy, staging)
   const manifest: Manifest = { format: ARCHIVE_FORMAT, created_at: new Date().toISOString(), database: 'cairn.db',
     files, bytes: bytes + fs.statSync(databaseCopy).size }
   fs.writeFileSync(path.join(staging, MANIFEST), JSON.stringify(manifest, null, 2) + '\n')
@@ -91,6 +93,7 @@ try {
   console.error(`backed up ${config.dataDir} to ${target}: the database (${totalPages + outboxPages} pages) and ` +
     `${files.length} files, ${(manifest.bytes / 1048576).toFixed(1)} MB, in ${Date.now() - started} ms` +
     (gone.length > 0 ? `; ${gone.length} files were deleted while the backup ran and are not in it` : ''))
+  if (unheld) console.error(`note: ${unheld}, in this data dir and after a restore of this backup`)
 } catch (err) {
   fs.rmSync(archive, { force: true })
   console.error(`backup failed: ${(err as Error).message}`)

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3'
 import fs from 'node:fs'
 import path from 'node:path'
 import * as tar from 'tar'
-import { ARCHIVE_FORMAT, commandStart, KEY_FILES, MANIFEST, safeEntry, type Manifest } from './archive.js'
+import { ARCHIVE_FORMAT, commandStart, KEY_FILES, MANIFEST, safeEntry, unheldFiles, type Manifest } from './archive.js'
 
 const { file: source, config } = commandStart(
   'npm run restore -- <file>   (into an empty CAIRN_DATA_DIR; stop Cairn first)', 'restore')
@@ -55,6 +55,8 @@ try {
     db.close()
   }
   if (integrity !== 'ok') throw new Error(`the database copy fails its integrity check: ${String(integrity)}`)
+  // not a reason to refuse (what the archive holds is restored), but said: the backup was of a data dir missing files
+  const unheld = await unheldFiles(path.join(staging, manifest.database), staging)
 
   // checked: move everything into place (renames within one file system)
   for (const rel of [...manifest.files, manifest.database]) {
@@ -71,6 +73,7 @@ try {
       '(made anew at start: without jwt-secret everyone signs in again, without webhook-key each webhook\'s ' +
       'secret must be rotated)')
   }
+  if (unheld) console.error(`note: ${unheld}: the data dir this backup was made from had already lost them`)
 } catch (err) {
   // nothing was moved unless every check passed; a failure while moving leaves what moved, named here
   console.error(`restore failed: ${(err as Error).message}`)

@@ -28,6 +28,9 @@ function diskFullExit(err: unknown): void {
   process.exit(1)
 }
 
+/** how long past the probes the summary waits for the stored files' check */
+const STORED_FILES_WAIT_MS = 2000
+
 // asked while the app is built: the summary after listening waits for them at most a few seconds
 const services = probeServices(config)
 
@@ -66,21 +69,24 @@ try {
 
 /**
  * What the start found: stored files the database names but the data dir lacks (a restore without them), as a
- * warning; then one summary of the configuration and whether each part answers. Nothing once shutdown has begun.
+ * warning; then one summary of the configuration and whether each part answers. The summary waits for the file
+ * check at most a little past the probes (a data dir of a million files takes a while): a later warning still comes.
+ * Nothing once shutdown has begun.
  */
 async function reportStart(): Promise<void> {
   let missing: MissingStoredFiles | undefined
-  try {
-    missing = await findMissingStoredFiles(app.db, config.dataDir)
-    const warning = closing ? undefined : missingFilesWarning(missing)
+  const checked = findMissingStoredFiles(app.db, config.dataDir).then((found) => {
+    missing = found
+    const warning = closing ? undefined : missingFilesWarning(found)
     if (warning) {
-      app.log.warn({ documents: missing.documents, audioFiles: missing.audio, voiceNotes: missing.voiceNotes,
-        examples: missing.examples }, warning)
+      app.log.warn({ documents: found.documents, audioFiles: found.audio, voiceNotes: found.voiceNotes,
+        examples: found.examples }, warning)
     }
-  } catch (err) {
+  }, (err: unknown) => {
     if (!closing) app.log.error({ err }, 'the stored files could not be checked')
-  }
+  })
   const found = await services
+  await Promise.race([checked, new Promise((resolve) => setTimeout(resolve, STORED_FILES_WAIT_MS).unref())])
   if (closing) return
   const summary = startupSummary(config, app.sqlite, app.server.address(), found, missing)
   app.log[summary.level](summary.fields, summary.message)

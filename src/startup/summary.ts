@@ -45,7 +45,7 @@ function database(sqlite: Database.Database): { ok: boolean; text: string } {
 }
 
 function storedFiles(missing: MissingStoredFiles | undefined): { ok: boolean; text: string } {
-  if (!missing) return { ok: true, text: 'not checked' }
+  if (!missing) return { ok: true, text: 'still being checked (a warning follows if any is missing)' }
   if (missing.documents === 0 && missing.audio === 0) return { ok: true, text: 'every stored file is present' }
   return { ok: false, text: `${missing.documents} document(s) and ${missing.audio} audio file(s) lack their files ` +
     '(see the warning above)' }

@@ -139,7 +139,7 @@ t.test('the summary names each part with "answers" or why not, warns when one fa
       embedder: { state: 'off', text: 'not configured' } })
     t.equal(fine.level, 'info', 'a service left off is not a failure')
     t.equal(fine.message, 'Cairn is ready at https://cairn.example.org')
-    t.equal(fine.fields.storedFiles, 'not checked')
+    t.equal(fine.fields.storedFiles, 'still being checked (a warning follows if any is missing)')
   })
 
 t.test('the probe\'s time limit counts only time the event loop was free to hear the answer', async (t) => {

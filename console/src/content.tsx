@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact'
 import type { ArtifactComment } from './api.js'
 import { highlight } from './highlight.js'
 import { Markdown, safeHref } from './markdown.js'
+import { isTextPosition } from './text-anchor.js'
 
 /** A comment position of the API (`{kind: 'step', step: 0}` …) and the words that name it. */
 export interface Anchor { position: Record<string, unknown>; label: string }
@@ -24,6 +25,7 @@ export function anchorKey(position: unknown): string | undefined {
   if (p.kind === 'claim' && n(p.claim)) return `claim:${p.claim}`
   if (p.kind === 'option' && n(p.option)) return `option:${p.option}`
   if (p.kind === 'line' && typeof p.path === 'string' && n(p.line)) return `line:${p.path}:${p.line}`
+  if (isTextPosition(p)) return `text:${p.field}`
   return undefined
 }
 
@@ -87,9 +89,26 @@ export function Content(props: ContentProps) {
   )
 }
 
-function Anchored(props: ContentProps & { anchorKey: string; anchor: Anchor; button: string;
+/** Comments on selections in the fields under `prefix` (`steps.1` holds `steps.1.title`, `steps.1.detail`). */
+function textCommentsUnder(comments: Map<string, ArtifactComment[]>, prefix: string): ArtifactComment[] {
+  const list: ArtifactComment[] = []
+  for (const [key, value] of comments) if (key.startsWith(`text:${prefix}.`)) list.push(...value)
+  return list
+}
+
+/**
+ * A text field of the content, marked with its path so that a selection in it can be commented on (and the quotes
+ * of its comments highlighted).
+ */
+function Field(props: { field: string; text: unknown; inline?: boolean }) {
+  return props.inline
+    ? <span class="text-field" data-field={props.field}><Markdown text={props.text} inline /></span>
+    : <div class="text-field" data-field={props.field}><Markdown text={props.text} /></div>
+}
+
+function Anchored(props: ContentProps & { anchorKey: string; anchor: Anchor; button: string; fields: string;
   children: ComponentChildren }) {
-  const list = props.comments.get(props.anchorKey) ?? []
+  const list = [...props.comments.get(props.anchorKey) ?? [], ...textCommentsUnder(props.comments, props.fields)]
   return (
     <div class="anchored">
       <div class="anchored-body">{props.children}</div>
@@ -103,12 +122,21 @@ function Anchored(props: ContentProps & { anchorKey: string; anchor: Anchor; but
   )
 }
 
-function Summary(props: { text: unknown; label?: string }) {
+/** A text field of its own (a summary, the decision…), with the comments on selections in it beside it. */
+function Summary(props: { text: unknown; label?: string; field: string; content: ContentProps }) {
   if (props.text === undefined || props.text === null || props.text === '') return null
-  return (
+  const list = props.content.comments.get(`text:${props.field}`) ?? []
+  const body = (
     <div class="summary">
       {props.label && <h2>{props.label}</h2>}
-      <Markdown text={props.text} />
+      <Field field={props.field} text={props.text} />
+    </div>
+  )
+  if (list.length === 0) return body
+  return (
+    <div class="anchored">
+      <div class="anchored-body">{body}</div>
+      <div class="anchored-side">{props.content.renderComments(list)}</div>
     </div>
   )
 }
@@ -120,7 +148,7 @@ function Plan(props: ContentProps) {
   const c = props.content
   return (
     <>
-      <Summary text={c.summary} />
+      <Summary text={c.summary} field="summary" content={props} />
       <h2>Steps</h2>
       <ol class="steps">
         {arr(c.steps).map((raw, i) => {
@@ -128,12 +156,13 @@ function Plan(props: ContentProps) {
           const status = str(s.status)
           return (
             <li key={i}>
-              <Anchored {...props} anchorKey={`step:${i}`} button={`Comment on step ${i + 1}`}
+              <Anchored {...props} anchorKey={`step:${i}`} button={`Comment on step ${i + 1}`} fields={`steps.${i}`}
                 anchor={{ position: { kind: 'step', step: i, ...(str(s.id) ? { stepId: s.id } : {}) },
                   label: `step ${i + 1}` }}>
-                <h3><Markdown text={s.title ?? `Step ${i + 1}`} inline /></h3>
+                <h3>{typeof raw === 'string' ? <Field field={`steps.${i}`} text={raw} inline />
+                  : <Field field={`steps.${i}.title`} text={s.title ?? `Step ${i + 1}`} inline />}</h3>
                 {status && <p class="step-status">{STEP_STATUS[status] ?? status}</p>}
-                {s.detail !== undefined && <Markdown text={s.detail} />}
+                {s.detail !== undefined && <Field field={`steps.${i}.detail`} text={s.detail} />}
                 {arr(s.files).length > 0 && (
                   <p class="files">Files: {arr(s.files).map((f, j) => <code key={j}>{String(f)}</code>)}</p>
                 )}
@@ -148,13 +177,25 @@ function Plan(props: ContentProps) {
           )
         })}
       </ol>
-      {arr(c.risks).length > 0 && (
-        <>
-          <h2>Risks</h2>
-          <ul>{arr(c.risks).map((r, i) => <li key={i}><Markdown text={r} inline /></li>)}</ul>
-        </>
-      )}
+      {arr(c.risks).length > 0 && <Risks {...props} />}
     </>
+  )
+}
+
+function Risks(props: ContentProps) {
+  const list = textCommentsUnder(props.comments, 'risks')
+  const body = (
+    <>
+      <h2>Risks</h2>
+      <ul>{arr(props.content.risks).map((r, i) => <li key={i}><Field field={`risks.${i}`} text={r} inline /></li>)}</ul>
+    </>
+  )
+  if (list.length === 0) return body
+  return (
+    <div class="anchored">
+      <div class="anchored-body">{body}</div>
+      <div class="anchored-side">{props.renderComments(list)}</div>
+    </div>
   )
 }
 
@@ -162,7 +203,7 @@ function Proof(props: ContentProps) {
   const c = props.content
   return (
     <>
-      <Summary text={c.summary} />
+      <Summary text={c.summary} field="summary" content={props} />
       <h2>Claims</h2>
       <ol class="steps">
         {arr(c.claims).map((raw, i) => {
@@ -170,12 +211,12 @@ function Proof(props: ContentProps) {
           const verdict = claim.passed === true ? 'Passed' : claim.passed === false ? 'Failed' : 'Not checked'
           return (
             <li key={i}>
-              <Anchored {...props} anchorKey={`claim:${i}`} button={`Comment on claim ${i + 1}`}
+              <Anchored {...props} anchorKey={`claim:${i}`} button={`Comment on claim ${i + 1}`} fields={`claims.${i}`}
                 anchor={{ position: { kind: 'claim', claim: i, ...(str(claim.id) ? { claimId: claim.id } : {}) },
                   label: `claim ${i + 1}` }}>
-                <h3><Markdown text={claim.statement ?? `Claim ${i + 1}`} inline /></h3>
+                <h3><Field field={`claims.${i}.statement`} text={claim.statement ?? `Claim ${i + 1}`} inline /></h3>
                 <p class={`verdict verdict-${verdict.toLowerCase().replace(' ', '-')}`}>{verdict}</p>
-                {claim.evidence !== undefined && <Markdown text={claim.evidence} />}
+                {claim.evidence !== undefined && <Field field={`claims.${i}.evidence`} text={claim.evidence} />}
                 {str(claim.command) && <pre class="command"><code>$ {claim.command as string}</code></pre>}
                 {str(claim.output) && <pre class="output"><code>{claim.output as string}</code></pre>}
               </Anchored>
@@ -191,7 +232,7 @@ function Decision(props: ContentProps) {
   const c = props.content
   return (
     <>
-      <Summary label="Context" text={c.context} />
+      <Summary label="Context" text={c.context} field="context" content={props} />
       {arr(c.options).length > 0 && <h2>Options</h2>}
       <ol class="steps">
         {arr(c.options).map((raw, i) => {
@@ -199,19 +240,22 @@ function Decision(props: ContentProps) {
           return (
             <li key={i}>
               <Anchored {...props} anchorKey={`option:${i}`} button={`Comment on option ${i + 1}`}
+                fields={`options.${i}`}
                 anchor={{ position: { kind: 'option', option: i }, label: `option ${i + 1}` }}>
-                <h3><Markdown text={o.name ?? `Option ${i + 1}`} inline /></h3>
+                <h3><Field field={`options.${i}.name`} text={o.name ?? `Option ${i + 1}`} inline /></h3>
                 {arr(o.pros).length > 0 && <><p class="pros-label">Pros</p>
-                  <ul>{arr(o.pros).map((p, j) => <li key={j}><Markdown text={p} inline /></li>)}</ul></>}
+                  <ul>{arr(o.pros).map((p, j) => <li key={j}><Field field={`options.${i}.pros.${j}`} text={p} inline />
+                  </li>)}</ul></>}
                 {arr(o.cons).length > 0 && <><p class="cons-label">Cons</p>
-                  <ul>{arr(o.cons).map((p, j) => <li key={j}><Markdown text={p} inline /></li>)}</ul></>}
+                  <ul>{arr(o.cons).map((p, j) => <li key={j}><Field field={`options.${i}.cons.${j}`} text={p} inline />
+                  </li>)}</ul></>}
               </Anchored>
             </li>
           )
         })}
       </ol>
-      <Summary label="Decision" text={c.decision} />
-      <Summary label="Consequences" text={c.consequences} />
+      <Summary label="Decision" text={c.decision} field="decision" content={props} />
+      <Summary label="Consequences" text={c.consequences} field="consequences" content={props} />
     </>
   )
 }
@@ -220,15 +264,15 @@ function Research(props: ContentProps) {
   const c = props.content
   return (
     <>
-      <Summary label="Question" text={c.question} />
-      <Summary label="Summary" text={c.summary} />
+      <Summary label="Question" text={c.question} field="question" content={props} />
+      <Summary label="Summary" text={c.summary} field="summary" content={props} />
       {arr(c.findings).length > 0 && <h2>Findings</h2>}
       <ol class="steps">
         {arr(c.findings).map((raw, i) => {
           const f = obj(raw)
           return (
             <li key={i}>
-              <Markdown text={f.text} />
+              <Summary text={f.text} field={`findings.${i}.text`} content={props} />
               {arr(f.sources).length > 0 && (
                 <ul class="sources">
                   {arr(f.sources).map((s, j) => {
@@ -307,7 +351,7 @@ function CodeChange(props: ContentProps) {
   const files = parseDiff(String(c.diff))
   return (
     <>
-      <Summary text={c.summary} />
+      <Summary text={c.summary} field="summary" content={props} />
       {arr(c.files).length > 0 && (
         <ul class="file-stats">{arr(c.files).map((raw, i) => {
           const f = obj(raw)

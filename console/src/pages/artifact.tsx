@@ -6,10 +6,31 @@ import { Markdown } from '../markdown.js'
 import { readable, sideBySide } from '../line-diff.js'
 import { useSession } from '../session.js'
 import { watchWorkspace } from '../live.js'
+import { fieldText, isTextPosition, placeQuote, type Placement } from '../text-anchor.js'
+import { paintHighlight, quoteRange, selectionPosition } from '../selection.js'
+import './comments.css'
 
 /** how often the page asks again, while visible, when the event stream cannot be opened */
 const REFRESH_MS = 5000
 const OPEN = new Set(['draft', 'pending_review'])
+/** how many earlier versions lend their comments on selections to the one shown */
+const EARLIER_VERSIONS = 10
+
+/** A comment on a selection made on an earlier version, shown on this one where its quote still is. */
+export interface EarlierComment { comment: ArtifactComment; version: number }
+
+/** The versions this one descends from, nearest first (through `parent_artifact_id`). */
+function ancestors(chain: ChainLink[], id: string): ChainLink[] {
+  const byId = new Map(chain.map((link) => [link.id, link]))
+  const out: ChainLink[] = []
+  for (let at = byId.get(id)?.parent_artifact_id; at && out.length < EARLIER_VERSIONS;) {
+    const link = byId.get(at)
+    if (!link || out.includes(link)) break
+    out.push(link)
+    at = link.parent_artifact_id
+  }
+  return out
+}
 
 const POLICY_WORDS: Record<string, string> = {
   request_review: 'The assistant asked for a person\'s review: only a person signed in can approve or reject it; ' +
@@ -23,6 +44,7 @@ export function ArtifactPage(props: { id: string }) {
   const { api, signedOut, workspace } = useSession()
   const [artifact, setArtifact] = useState<Artifact | null>(null)
   const [chain, setChain] = useState<ChainLink[]>([])
+  const [earlier, setEarlier] = useState<EarlierComment[]>([])
   const [names, setNames] = useState<Map<string, string>>(new Map())
   const [loadError, setLoadError] = useState<string | null>(null)
   const [missing, setMissing] = useState(false)
@@ -35,8 +57,14 @@ export function ArtifactPage(props: { id: string }) {
   const reload = async () => {
     try {
       const [a, c] = await Promise.all([api.getArtifact(props.id), api.artifactChain(props.id)])
+      // comments on selections of earlier versions follow their quote onto this one
+      const older = await Promise.all(ancestors(c, props.id).map((link) => api.getArtifact(link.id).then(
+        (v) => (v.comments ?? []).filter((x) => isTextPosition(x.position))
+          .map((comment) => ({ comment, version: c.indexOf(link) + 1 })),
+        () => [] as EarlierComment[])))
       setArtifact(a)
       setChain(c)
+      setEarlier(older.flat())
       chainIds.current = new Set(c.map((link) => link.id))
       setLoadError(null)
     } catch (err) {
@@ -70,11 +98,12 @@ export function ArtifactPage(props: { id: string }) {
   }
   if (!artifact) return <section><ErrorText error={loadError} />{!loadError && <p>Loading…</p>}</section>
   const who = (id: string | null) => id ? names.get(id) ?? id : ''
-  return <ArtifactView artifact={artifact} chain={chain} who={who} reload={reload} fail={fail}
+  return <ArtifactView artifact={artifact} chain={chain} earlier={earlier} who={who} reload={reload} fail={fail}
     loadError={loadError} />
 }
 
-function ArtifactView(props: { artifact: Artifact; chain: ChainLink[]; who(id: string | null): string;
+function ArtifactView(props: { artifact: Artifact; chain: ChainLink[]; earlier: EarlierComment[];
+  who(id: string | null): string;
   reload(): Promise<void>; fail(err: unknown, set: (text: string) => void): void; loadError: string | null }) {
   const { api } = useSession()
   const a = props.artifact
@@ -84,18 +113,68 @@ function ArtifactView(props: { artifact: Artifact; chain: ChainLink[]; who(id: s
   const [decisionError, setDecisionError] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
   const field = useRef<HTMLTextAreaElement>(null)
+  const contentRef = useRef<HTMLDivElement>(null)
+  const [selected, setSelected] = useState<Anchor | null>(null)
 
   const comments = a.comments ?? []
+  // where each comment on a selection is in this version's text, and which version it was made on
+  const placed = new Map<string, { placement: Placement; version?: number }>()
+  const place = (c: ArtifactComment, version?: number) => {
+    if (isTextPosition(c.position)) {
+      placed.set(c.id, { placement: placeQuote(fieldText(a.content, c.position.field), c.position), version })
+    }
+  }
+  for (const c of comments) place(c)
+  for (const e of props.earlier) place(e.comment, e.version)
   const byAnchor = new Map<string, ArtifactComment[]>()
-  for (const c of comments) {
-    const key = anchorKey(c.position)
+  const file = (c: ArtifactComment) => {
+    const key = placed.get(c.id)?.placement.state === 'changed' ? undefined : anchorKey(c.position)
     if (key) byAnchor.set(key, [...byAnchor.get(key) ?? [], c])
   }
+  for (const c of comments) file(c)
+  const carried = props.earlier.filter((e) => placed.get(e.comment.id)?.placement.state !== 'changed')
+  for (const e of carried) file(e.comment)
   const mayDecide = OPEN.has(a.status)
+
+  // the selection in the content, followed as it changes, for the button `Comment on selection`
+  useEffect(() => {
+    const follow = () => {
+      const root = contentRef.current
+      const position = root ? selectionPosition(root, a.content) : null
+      setSelected(position ? { position: { ...position }, label: anchorLabel(position) ?? 'the selection' } : null)
+    }
+    document.addEventListener('selectionchange', follow)
+    return () => document.removeEventListener('selectionchange', follow)
+  }, [a.content])
+
+  // the quotes of comments (and the one being written) marked in the text
+  useEffect(() => {
+    const root = contentRef.current
+    const rangeOf = (position: unknown, at?: Placement) => {
+      if (!root || !isTextPosition(position)) return undefined
+      const source = fieldText(a.content, position.field)
+      const where = at ?? placeQuote(source, position)
+      const el = root.querySelector<HTMLElement>(`[data-field="${CSS.escape(position.field)}"]`)
+      return el && source !== undefined && where.state !== 'changed'
+        ? quoteRange(el, source, where.start, where.end) : undefined
+    }
+    const quotes = [...comments, ...carried.map((e) => e.comment)]
+      .map((c) => rangeOf(c.position, placed.get(c.id)?.placement)).filter((r): r is Range => r !== undefined)
+    paintHighlight('cairn-quote', quotes)
+    const pending = anchor ? rangeOf(anchor.position) : undefined
+    paintHighlight('cairn-pending', pending ? [pending] : [])
+  })
+  useEffect(() => () => { paintHighlight('cairn-quote', []); paintHighlight('cairn-pending', []) }, [])
 
   const commentOn = (target: Anchor) => {
     setAnchor(target)
     field.current?.focus()
+  }
+  const commentOnSelection = () => {
+    const root = contentRef.current
+    const position = root ? selectionPosition(root, a.content) : null
+    const target = position ? { position: { ...position }, label: anchorLabel(position) ?? 'the selection' } : selected
+    if (target) commentOn(target)
   }
   /** the comment in the field, sent; false when sending failed (the error is beside the field) */
   const sendComment = async (): Promise<boolean> => {
@@ -137,14 +216,28 @@ function ArtifactView(props: { artifact: Artifact; chain: ChainLink[]; who(id: s
 
   const renderComments = (list: ArtifactComment[], showAnchor = false) => (
     <ul class="comments">
-      {list.map((c) => (
-        <li key={c.id} class="comment">
-          <p class="comment-meta"><strong>{props.who(c.user_id)}</strong> · {when(c.created_at)}
-            {anchorLabel(c.position) && (showAnchor || !anchorKey(c.position)) && <> · on {anchorLabel(c.position)}</>}
-          </p>
-          <Markdown text={c.content} />
-        </li>
-      ))}
+      {list.map((c) => {
+        const at = placed.get(c.id)
+        const label = anchorLabel(c.position)
+        return (
+          <li key={c.id} class="comment">
+            <p class="comment-meta"><strong>{props.who(c.user_id)}</strong> · {when(c.created_at)}
+              {at?.version !== undefined && <> · on version {at.version}</>}
+              {label && !at && (showAnchor || !anchorKey(c.position)) && <> · on {label}</>}
+            </p>
+            {at && isTextPosition(c.position) && (
+              <blockquote class={`quote quote-${at.placement.state}`}>
+                <span class="visually-hidden">On the text </span>{c.position.quote}
+              </blockquote>
+            )}
+            {at?.placement.state === 'changed' && (
+              <p class="quote-note">Text changed: this quote is no longer in {at.version !== undefined
+                ? 'this version' : 'the content'}.</p>
+            )}
+            <Markdown text={c.content} />
+          </li>
+        )
+      })}
     </ul>
   )
 
@@ -173,12 +266,27 @@ function ArtifactView(props: { artifact: Artifact; chain: ChainLink[]; who(id: s
         </div>
       )}
 
-      <Content type={a.type} content={a.content as Record<string, unknown>} comments={byAnchor}
-        onCommentOn={commentOn} renderComments={(list) => renderComments(list)} />
+      <div class="selection-bar">
+        <button type="button" disabled={!selected} aria-describedby="selection-hint"
+          onMouseDown={(e) => e.preventDefault()} onClick={commentOnSelection}>Comment on selection</button>
+        <span id="selection-hint" class="hint">{selected ? <>Selected: {selected.label}</>
+          : 'Select text in the content to comment on it (from the keyboard: caret browsing, F7, then Shift ' +
+            'and the arrow keys).'}</span>
+      </div>
+      <div ref={contentRef}>
+        <Content type={a.type} content={a.content as Record<string, unknown>} comments={byAnchor}
+          onCommentOn={commentOn} renderComments={(list) => renderComments(list)} />
+      </div>
 
       <section class="thread">
         <h2>Discussion</h2>
         {comments.length === 0 ? <p class="empty">No comments yet.</p> : renderComments(comments, true)}
+        {props.earlier.length > 0 && (
+          <>
+            <h3>On selections of earlier versions</h3>
+            {renderComments(props.earlier.map((e) => e.comment), true)}
+          </>
+        )}
         <form onSubmit={addComment} class="comment-form">
           {anchor && (
             <p class="anchor">On {anchor.label}.{' '}

@@ -154,6 +154,11 @@ const TERM_END = '\u0000'
 const formatDefinitions: FormatCallback = (elem, walk, builder) => {
   // HTML allows each group to be wrapped in a div
   const items = elem.children.flatMap((c) => c.name === 'div' ? c.children : [c]).filter(isTag)
+  if (!items.some((item) => item.name === 'dd')) {
+    // terms with no definitions: a list (DocBook writes its tables of contents so)
+    block(builder, walk, elem)
+    return
+  }
   builder.openBlock({ leadingLineBreaks: 2 })
   for (let i = 0; i < items.length;) {
     const terms: DomNode[] = []
@@ -335,6 +340,8 @@ const SELECTORS: SelectorDefinition[] = [
   ...['h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map((selector) => ({ selector, format: 'cairnHeading' })),
   { selector: 'pre', format: 'cairnCode' },
   { selector: 'dl', format: 'cairnDefinitions' },
+  // DocBook's tables of contents are lists of entries made with dl: an entry a line
+  { selector: 'dl.toc', format: 'block', options: lines(1) },
   { selector: 'table', format: 'cairnTable' },
   { selector: 'header', format: 'cairnLandmark' },
   { selector: 'footer', format: 'cairnLandmark' },
@@ -347,6 +354,8 @@ const SELECTORS: SelectorDefinition[] = [
 
 const OPTIONS: HtmlToTextOptions = {
   wordwrap: false,
+  // a zero-width space marks where a long word may wrap: it is taken out below, not made a space
+  whitespaceCharacters: ' \t\r\n\f',
   // the whole document: the title from its head, and pages without a body element
   baseElements: { selectors: [], returnDomByDefault: true },
   // the extraction limits bound a page; html-to-text would otherwise cut a long one short without a word
@@ -364,5 +373,5 @@ export async function htmlToStructuredText(html: string): Promise<string> {
     const { compile } = await import('html-to-text')
     converter = compile(OPTIONS) as unknown as Converter
   }
-  return converter(html, {}).replace(/[ \t]+$/gm, '').replace(/\n{3,}/g, '\n\n').trim()
+  return converter(html, {}).replace(/\u200b/g, '').replace(/[ \t]+$/gm, '').replace(/\n{3,}/g, '\n\n').trim()
 }

@@ -118,6 +118,18 @@ t.test('definition lists', async (t) => {
   'outer: Text.\n\ninner: Deeper.')
 })
 
+t.test('a list made of terms alone, as DocBook writes tables of contents', async (t) => {
+  t.equal(await htmlToStructuredText('<div class="toc"><dl class="toc"><dt>26.1. SQL Dump</dt><dd><dl>' +
+    '<dt>26.1.1. Restoring the Dump</dt><dt>26.1.2. Using pg_dumpall</dt></dl></dd><dt>26.2. File System Level ' +
+    'Backup</dt></dl></div>'),
+  '26.1. SQL Dump\n26.1.1. Restoring the Dump\n26.1.2. Using pg_dumpall\n26.2. File System Level Backup')
+})
+
+t.test('a zero-width space (where a long word may wrap) is no space', async (t) => {
+  t.equal(await htmlToStructuredText('<h2>37.4. administrable_role_\u200bauthorizations</h2>'),
+    '## 37.4. administrable_role_authorizations')
+})
+
 t.test('code blocks', async (t) => {
   t.equal(await htmlToStructuredText('<pre>\n  indented\n\n\ttabbed &lt;tag&gt;\n</pre>'),
     '```\n  indented\n\n\ttabbed <tag>\n```')

@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { createHash, randomBytes } from 'node:crypto'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { Test } from 'tap'
 import { loadConfig, type Config } from '../src/config.js'
 import { buildApp, type App, type BuildOptions } from '../src/app.js'
@@ -19,6 +19,12 @@ import { createKnowledgeStore, type KnowledgeStore } from '../src/knowledge/stor
 /** The repository's root, and test/fixtures/: for tests in any folder of test/ */
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 export const FIXTURES = path.join(ROOT, 'test', 'fixtures')
+/**
+ * `node` arguments that run a TypeScript file (src/server.ts, a CLI, a fixture) in a child process through the test
+ * processes' own loader, whose esbuild output is cached by content (test/ts-hooks.mjs): tsx transpiled all of src/
+ * again in every child. A child that inherits NODE_OPTIONS already has it; the same module is imported once.
+ */
+export const TS_CHILD = ['--import', pathToFileURL(path.join(ROOT, 'test', 'ts-loader.mjs')).href]
 
 // a few hundred sign-ups and logins per run: at production cost each hash is ~57 ms of CPU (see passwords.ts)
 if (process.env.TAP === '1') lowerPasswordCostForTests()

@@ -2,7 +2,7 @@ import t from 'tap'
 import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { tempDir, ROOT } from '../helper.js'
+import { tempDir, ROOT, TS_CHILD } from '../helper.js'
 
 // a real full disk: a small tmpfs in a mount namespace of its own (unshare -Urm needs no root where user namespaces
 // are allowed); elsewhere the test says why it does not run
@@ -14,8 +14,8 @@ t.test('a start on a full disk says so in one line, without a stack trace, and e
   const dataDir = path.join(tempDir(t), 'data')
   fs.mkdirSync(dataDir)
   // 400 KB: the database file is made, its tables are not (the first migrations fill it)
-  const script = 'mount -t tmpfs -o size=400k tmpfs "$1" && exec "$2" --import tsx "$3"'
-  const child = spawn('unshare', ['-Urm', 'sh', '-c', script, 'sh', dataDir, process.execPath,
+  const script = 'mount -t tmpfs -o size=400k tmpfs "$1" && shift && exec "$@"'
+  const child = spawn('unshare', ['-Urm', 'sh', '-c', script, 'sh', dataDir, process.execPath, ...TS_CHILD,
     path.join(ROOT, 'src', 'server.ts')], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, CAIRN_DATA_DIR: dataDir, PORT: '0',
       CAIRN_JWT_SECRET: 'a-test-secret-of-enough-length' },

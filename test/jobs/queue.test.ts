@@ -3,7 +3,7 @@ import Database from 'better-sqlite3'
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { build, tempDir } from '../helper.js'
+import { build, tempDir, TS_CHILD } from '../helper.js'
 import { createJobQueue, PermanentJobError } from '../../src/jobs/queue.js'
 import { fillDatabase, freeDatabase } from '../db/fill-disk.js'
 import { MAINTENANCE_BATCH } from '../../src/jobs/maintenance.js'
@@ -100,7 +100,7 @@ t.test('a graceful stop puts the running job back without spending an attempt', 
 t.test('jobs left running by a killed process are picked up at start', async (t) => {
   const dataDir = tempDir(t)
   const child = spawn(process.execPath,
-    ['--import', 'tsx', path.join(here, '..', 'fixtures', 'job-worker.ts'), dataDir],
+    [...TS_CHILD, path.join(here, '..', 'fixtures', 'job-worker.ts'), dataDir],
     { stdio: ['ignore', 'pipe', 'inherit'] })
   await new Promise<void>((resolve, reject) => {
     child.stdout.on('data', (chunk: Buffer) => { if (chunk.toString().includes('running')) resolve() })

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { checkDataDir, ConfigError, loadConfig } from '../../src/config.js'
-import { tempDir, ROOT } from '../helper.js'
+import { tempDir, ROOT, TS_CHILD } from '../helper.js'
 
 const root = ROOT
 
@@ -76,7 +76,7 @@ t.test('a data dir that is not a usable directory is named with what is missing'
 })
 
 t.test('the server prints the problems, one per line, without a stack trace, and exits 1', async (t) => {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src', 'server.ts')], {
+  const child = spawn(process.execPath, [...TS_CHILD, path.join(root, 'src', 'server.ts')], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: '99999', CAIRN_SIGNUP: 'sometimes',
       CAIRN_DATA_DIR: tempDir(t) },
     stdio: ['ignore', 'pipe', 'pipe']

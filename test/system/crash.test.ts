@@ -5,7 +5,7 @@ import path from 'node:path'
 import { spawn } from 'node:child_process'
 import Database from 'better-sqlite3'
 import type { AddressInfo } from 'node:net'
-import { build, tempDir, FIXTURES, searching, trigramsCaughtUp } from '../helper.js'
+import { build, tempDir, FIXTURES, searching, trigramsCaughtUp, TS_CHILD } from '../helper.js'
 import { fakeStt } from '../fake-stt.js'
 
 t.test('SIGKILL during uploads, transcription and webhook fan-out: intact database, nothing ' +
@@ -19,7 +19,7 @@ t.test('SIGKILL during uploads, transcription and webhook fan-out: intact databa
   t.teardown(() => { slowRx.closeAllConnections(); slowRx.close() })
 
   const child = spawn(process.execPath,
-    ['--import', 'tsx', path.join(FIXTURES, 'crash-server.ts'), dataDir, hangingStt.baseUrl],
+    [...TS_CHILD, path.join(FIXTURES, 'crash-server.ts'), dataDir, hangingStt.baseUrl],
     { stdio: ['ignore', 'pipe', 'inherit'] })
   const { address } = await new Promise<{ address: string }>((resolve, reject) => {
     let out = ''
@@ -139,7 +139,7 @@ t.test('SIGKILL during uploads, transcription and webhook fan-out: intact databa
 t.test('a crash between a document row and its indexing job leaves neither', async (t) => {
   const dataDir = tempDir(t)
   const child = spawn(process.execPath,
-    ['--import', 'tsx', path.join(FIXTURES, 'crash-at-enqueue.ts'), dataDir],
+    [...TS_CHILD, path.join(FIXTURES, 'crash-at-enqueue.ts'), dataDir],
     { stdio: ['ignore', 'pipe', 'inherit'] })
   const exited = new Promise((r) => child.once('exit', r))
   const { address } = await new Promise<{ address: string }>((resolve, reject) => {

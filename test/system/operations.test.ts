@@ -6,7 +6,7 @@ import { PermanentJobError } from '../../src/jobs/queue.js'
 import { INDEX_HOLDER, releaseHolder, writeIntentOf } from '../../src/db/write-intent.js'
 import fs from 'node:fs'
 import path from 'node:path'
-import { build, signup, tempDir, uploadDocument, ROOT } from '../helper.js'
+import { build, signup, tempDir, uploadDocument, ROOT, TS_CHILD } from '../helper.js'
 import { needsPrograms } from '../system-tools.js'
 import { loggerOptions } from '../../src/app.js'
 
@@ -15,7 +15,7 @@ const root = ROOT
 /** `npm run backup` / `npm run restore` as a separate process, as an operator runs them */
 function runCli(command: 'backup' | 'restore', dataDir: string, file: string) {
   return new Promise<{ code: number | null; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src', 'cli', `${command}.ts`), file], {
+    const child = spawn(process.execPath, [...TS_CHILD, path.join(root, 'src', 'cli', `${command}.ts`), file], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, CAIRN_DATA_DIR: dataDir },
       stdio: ['ignore', 'ignore', 'pipe']
     })

@@ -2,7 +2,7 @@ import t from 'tap'
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { tempDir, ROOT } from '../helper.js'
+import { tempDir, ROOT, TS_CHILD } from '../helper.js'
 
 const root = ROOT
 
@@ -10,7 +10,7 @@ t.test('the server starts on its data dir, serves, and shuts down gracefully on 
   const dataDir = tempDir(t)
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, CAIRN_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1',
     CAIRN_LOG_LEVEL: 'info' }
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src', 'server.ts')],
+  const child = spawn(process.execPath, [...TS_CHILD, path.join(root, 'src', 'server.ts')],
     { env, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))

@@ -5,7 +5,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import type { AddressInfo, Socket } from 'node:net'
-import { tempDir, ROOT } from '../helper.js'
+import { tempDir, ROOT, TS_CHILD } from '../helper.js'
 
 const root = ROOT
 
@@ -38,7 +38,7 @@ async function startServer(t: Test, extra: Record<string, string>) {
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, CAIRN_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1',
     CAIRN_LOG_LEVEL: 'info', ...extra }
   const child: ChildProcessWithoutNullStreams = spawn(process.execPath,
-    ['--import', 'tsx', path.join(root, 'src', 'server.ts')], { env, stdio: 'pipe' })
+    [...TS_CHILD, path.join(root, 'src', 'server.ts')], { env, stdio: 'pipe' })
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
   let output = ''
   const waiters: Array<[RegExp, () => void]> = []

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
-import { build, multipart, ROOT, signup, tempDir } from '../helper.js'
+import { build, multipart, ROOT, signup, tempDir, TS_CHILD } from '../helper.js'
 import { fakeLlm } from '../fake-llm.js'
 
 /** A port nothing listens on: taken, then let go. */
@@ -34,7 +34,7 @@ t.test('a start on a data dir restored without its files: the warning, the summa
     HOST: '127.0.0.1', CAIRN_LOG_FORMAT: 'pretty', CAIRN_LLM_BASE_URL: llm.baseUrl, CAIRN_LLM_MODEL: 'llama3.2',
     CAIRN_LLM_API_KEY: 'llm-key-never-shown', CAIRN_EMBED_BASE_URL: closed, CAIRN_EMBED_MODEL: 'nomic-embed-text',
     CAIRN_EMBED_API_KEY: 'embed-key-never-shown', CAIRN_STT: 'none' }
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'server.ts')],
+  const child = spawn(process.execPath, [...TS_CHILD, path.join(ROOT, 'src', 'server.ts')],
     { env, stdio: ['ignore', 'pipe', 'pipe'] })
   t.teardown(() => { child.kill('SIGKILL') })
   let output = ''

@@ -2,7 +2,7 @@ import t from 'tap'
 import { spawn, execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { build, signup, createKey, multipart, tempDir, type TestUser, FIXTURES } from '../../helper.js'
+import { build, signup, createKey, multipart, tempDir, type TestUser, FIXTURES, TS_CHILD } from '../../helper.js'
 import { fakeStt } from '../../fake-stt.js'
 import { pocketsphinxStt, parsePocketsphinx } from '../../../src/ai/stt.js'
 import { needsPrograms } from '../../system-tools.js'
@@ -204,7 +204,7 @@ t.test('a note left processing by a killed process is completed after restart', 
   const hanging = await fakeStt(t, { hang: true })
   const dataDir = tempDir(t)
   const child = spawn(process.execPath,
-    ['--import', 'tsx', path.join(FIXTURES, 'voice-worker.ts'), dataDir, hanging.baseUrl],
+    [...TS_CHILD, path.join(FIXTURES, 'voice-worker.ts'), dataDir, hanging.baseUrl],
     { stdio: ['ignore', 'pipe', 'inherit'] })
   const { noteId } = await new Promise<{ noteId: string }>((resolve, reject) => {
     let out = ''

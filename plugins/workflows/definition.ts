@@ -21,36 +21,42 @@ function* stringsOf(value: unknown, path: string): Generator<[string, string]> {
   }
 }
 
+/** What is wrong with a workflow definition, and where (a JSON pointer into the request body). */
+export interface DefinitionProblem { field: string; message: string }
+
 /**
  * Checks what the schema cannot (docs/api/assistant.md#workflows): step ids unique identifiers, template references
- * only to declared inputs and to earlier steps, a valid cron. Returns the problems.
+ * only to declared inputs and to earlier steps, a valid cron. Returns the problems, each with the field of the
+ * definition it is about (a JSON pointer into the request body, e.g. `/steps/1/query`), so a form can show it there.
  */
-export function definitionProblems(inputs: InputDef[], steps: WorkflowStep[], cron?: string): string[] {
-  const problems: string[] = []
+export function definitionProblems(inputs: InputDef[], steps: WorkflowStep[], cron?: string): DefinitionProblem[] {
+  const problems: DefinitionProblem[] = []
+  const at = (field: string, message: string) => problems.push({ field, message })
   const inputNames = new Set<string>()
-  for (const i of inputs) {
-    if (!IDENT.test(i.name)) problems.push(`input name "${i.name}" must be an identifier`)
-    if (inputNames.has(i.name)) problems.push(`input "${i.name}" is declared twice`)
+  for (const [n, i] of inputs.entries()) {
+    if (!IDENT.test(i.name)) at(`/inputs/${n}/name`, `input name "${i.name}" must be an identifier`)
+    if (inputNames.has(i.name)) at(`/inputs/${n}/name`, `input "${i.name}" is declared twice`)
     inputNames.add(i.name)
   }
-  if (steps.length === 0) problems.push('a workflow needs at least one step')
+  if (steps.length === 0) at('/steps', 'a workflow needs at least one step')
   const earlier = new Set<string>()
   for (const [n, step] of steps.entries()) {
     const id = step.id
     const where = `step ${n + 1}${id ? ` ("${id}")` : ''}`
-    if (!IDENT.test(id)) problems.push(`${where}: id must be an identifier`)
-    else if (earlier.has(id)) problems.push(`${where}: id is used twice`)
+    if (!IDENT.test(id)) at(`/steps/${n}/id`, `${where}: id must be an identifier`)
+    else if (earlier.has(id)) at(`/steps/${n}/id`, `${where}: id is used twice`)
     for (const [field, text] of stringsOf(step, '')) {
+      const pointer = `/steps/${n}/${field.split(/[.[]/)[0]}`
       for (const m of text.matchAll(TEMPLATE)) {
         const ref = m[1].trim()
         const input = /^inputs\.([A-Za-z_][A-Za-z0-9_-]*)$/.exec(ref)
         const prior = /^steps\.([A-Za-z_][A-Za-z0-9_-]*)\.output$/.exec(ref)
         if (input && !inputNames.has(input[1])) {
-          problems.push(`${where}: ${field}: {{${ref}}} names an undeclared input`)
+          at(pointer, `${where}: ${field}: {{${ref}}} names an undeclared input`)
         } else if (prior && !earlier.has(prior[1])) {
-          problems.push(`${where}: ${field}: {{${ref}}} names no earlier step`)
+          at(pointer, `${where}: ${field}: {{${ref}}} names no earlier step`)
         } else if (!input && !prior) {
-          problems.push(`${where}: ${field}: {{${ref}}} is not a reference (use inputs.<name> or steps.<id>.output)`)
+          at(pointer, `${where}: ${field}: {{${ref}}} is not a reference (use inputs.<name> or steps.<id>.output)`)
         }
       }
     }
@@ -58,7 +64,7 @@ export function definitionProblems(inputs: InputDef[], steps: WorkflowStep[], cr
     for (const [field, limit] of Object.entries(STEP_TEXT_LIMITS[step.type] ?? {})) {
       const text = (step as Record<string, unknown>)[field]
       if (typeof text === 'string' && filledLength(text, () => '', limit.max) > limit.max) {
-        problems.push(`${where}: ${field} is over ${limit.max} characters, the most ${limit.what} holds`)
+        at(`/steps/${n}/${field}`, `${where}: ${field} is over ${limit.max} characters, the most ${limit.what} holds`)
       }
     }
     earlier.add(id)
@@ -67,7 +73,7 @@ export function definitionProblems(inputs: InputDef[], steps: WorkflowStep[], cr
     try {
       new Cron(cron,
         { paused: true }).stop()
-    } catch (err) { problems.push(`schedule.cron: ${(err as Error).message}`) }
+    } catch (err) { at('/schedule/cron', `schedule.cron: ${(err as Error).message}`) }
   }
   return problems
 }

@@ -7,7 +7,7 @@ import {
   WorkflowParams, WorkflowQuery, WorkflowResponse
 } from '../../schema/api/workflows.js'
 import { requirePrincipal, requireWorkspaceContext, type Principal } from '../../src/auth/plugin.js'
-import { badRequest, forbidden, notFound } from '../../src/http/errors.js'
+import { badRequest, forbidden, HttpError, notFound } from '../../src/http/errors.js'
 import { definitionProblems, resolveInputs } from './definition.js'
 import { createWorkflowStore, definitionOf, toRun, toWorkflow } from './store.js'
 import { createRunStarter, registerWorkflowRunner } from './runner.js'
@@ -47,18 +47,23 @@ const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
   /** Definition problems, including references to agents and channels the saving user cannot use. */
   function validate(p: Principal, workspaceId: string, body: WorkflowDefinitionBody) {
     const problems = definitionProblems(body.inputs ?? [], body.steps, body.schedule?.cron)
-    for (const s of body.steps) {
+    for (const [n, s] of body.steps.entries()) {
       if (s.type === 'agent' && !agents.find(p.customerId, s.agentId)) {
-        problems.push(`step "${s.id}": agent ${s.agentId} not found`)
+        problems.push({ field: `/steps/${n}/agentId`, message: `step "${s.id}": agent ${s.agentId} not found` })
       }
       if (s.type === 'post_message') {
         const ch = channels.find(p, s.channelId)
         if (!ch || ch.workspaceId !== workspaceId) {
-          problems.push(`step "${s.id}": channel ${s.channelId} not found in this workspace`)
+          problems.push({ field: `/steps/${n}/channelId`,
+            message: `step "${s.id}": channel ${s.channelId} not found in this workspace` })
         }
       }
     }
-    if (problems.length) throw badRequest(`Invalid workflow: ${problems.join('; ')}`, 'INVALID_WORKFLOW')
+    if (problems.length) {
+      // each problem with its field too, so that a form shows it beside what caused it
+      throw new HttpError(400, `Invalid workflow: ${problems.map((x) => x.message).join('; ')}`, 'INVALID_WORKFLOW',
+        { problems })
+    }
   }
 
   app.post('/workflows', {

@@ -3,8 +3,8 @@ import { passageWriter } from '../../src/knowledge/passages.js'
 import { build, signup, addUser, uploadDocument, type TestUser, searching } from '../helper.js'
 import type { App } from '../../src/app.js'
 import { readableParams, readableWhere } from '../../src/knowledge/readers.js'
-import { createSearch, cutLevel, intersects, mergePostings, topEntries, type SearchHit }
-  from '../../src/knowledge/search.js'
+import { createSearch, type SearchHit } from '../../src/knowledge/search.js'
+import { cutLevel, intersects, mergePostings, topEntries } from '../../src/knowledge/word-ranking.js'
 
 const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
 

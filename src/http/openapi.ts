@@ -275,6 +275,14 @@ async function openApi(app: FastifyInstance, opts: { publicUrl: string }) {
           if (!f.public) params.push(paramRef('WorkspaceId'))
           if (f.idempotent) params.push(paramRef('IdempotencyKey'))
           operation.parameters = params
+          // @fastify/swagger keeps only the body and answers of a callback: each event's delivery named here
+          for (const [event, urls] of Object.entries((operation.callbacks as Record<string, Json> | undefined) ?? {})) {
+            for (const delivery of Object.values(urls as Record<string, Record<string, Json>>)) {
+              for (const callback of Object.values(delivery)) {
+                callback.summary = `The ${event} event, delivered to the webhook's URL`
+              }
+            }
+          }
           for (const [status, res] of Object.entries(operation.responses as Record<string, Json>)) {
             const code = Number(status)
             if (code >= 400 && (!res.description || res.description === 'Default Response')) {

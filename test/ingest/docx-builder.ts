@@ -30,13 +30,24 @@ export function table(rows: string[][]): string {
     rows.map((r) => `<w:tr>${r.map(cell).join('')}</w:tr>`).join('') + '</w:tbl>'
 }
 
+/** A picture (the image part rId9, which docx() adds as a PNG the extractor never needs to read). */
+export function picture(description: string): string {
+  return '<w:p><w:r><w:drawing><wp:inline xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing">' +
+    `<wp:docPr id="1" name="Picture 1" descr="${esc(description)}"/>` +
+    '<a:graphic xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main">' +
+    '<a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture">' +
+    '<pic:pic xmlns:pic="http://schemas.openxmlformats.org/drawingml/2006/picture"><pic:blipFill>' +
+    '<a:blip xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" r:embed="rId9"/>' +
+    '</pic:blipFill></pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r></w:p>'
+}
+
 const STYLES = [['Title', 'Title'], ['Heading1', 'heading 1'], ['Heading2', 'heading 2'], ['Heading3', 'heading 3'],
   ['PreformattedText', 'Preformatted Text'], ['ListParagraph', 'List Paragraph']]
 
 const CONTENT_TYPES = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>' +
   '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
   '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>' +
-  '<Default Extension="xml" ContentType="application/xml"/>' +
+  '<Default Extension="xml" ContentType="application/xml"/><Default Extension="png" ContentType="image/png"/>' +
   '<Override PartName="/word/document.xml" ' +
   'ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/>' +
   '<Override PartName="/word/styles.xml" ' +
@@ -52,7 +63,9 @@ const DOCUMENT_RELS = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>' 
   '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" ' +
   'Target="styles.xml"/>' +
   '<Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/numbering" ' +
-  'Target="numbering.xml"/></Relationships>'
+  'Target="numbering.xml"/>' +
+  '<Relationship Id="rId9" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" ' +
+  'Target="media/image1.png"/></Relationships>'
 const STYLES_XML = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:styles xmlns:w="${W}">` +
   '<w:style w:type="paragraph" w:default="1" w:styleId="Normal"><w:name w:val="Normal"/></w:style>' +
   STYLES.map(([id, name]) => `<w:style w:type="paragraph" w:styleId="${id}"><w:name w:val="${name}"/>` +
@@ -72,6 +85,8 @@ export function docx(body: string[]): Buffer {
     { name: 'word/_rels/document.xml.rels', data: Buffer.from(DOCUMENT_RELS) },
     { name: 'word/document.xml', data: Buffer.from(document) },
     { name: 'word/styles.xml', data: Buffer.from(STYLES_XML) },
-    { name: 'word/numbering.xml', data: Buffer.from(NUMBERING_XML) }
+    { name: 'word/numbering.xml', data: Buffer.from(NUMBERING_XML) },
+    // the extractor hands mammoth the text parts only: a conversion that read the picture would fail
+    { name: 'word/media/image1.png', data: Buffer.alloc(4096, 0x89) }
   ])
 }

@@ -4,7 +4,7 @@ import path from 'node:path'
 import { createExtractor, DEFAULT_WORKER_LIMITS } from '../../src/ingest/run.js'
 import { extractorFor, fileTypeOf } from '../../src/ingest/formats.js'
 import { tempDir, FIXTURES } from '../helper.js'
-import { bullet, docx, para, table } from './docx-builder.js'
+import { bullet, docx, para, picture, table } from './docx-builder.js'
 import { layoutPdf, type PlacedText } from './layout-pdf.js'
 
 // Real files of each kind through the extraction processes, as uploads take them: the text keeps tables,
@@ -79,6 +79,11 @@ t.test('DOCX: a table holding a table is read as blocks, the inner table as rows
   const inner = table([['a1', 'b1'], ['a2', 'b2']])
   const text = await extract(t, 'nested.docx', docx([table([['Left column text', inner]])]))
   t.equal(text, 'Left column text\n\na1 | b1\na2 | b2')
+})
+
+t.test('DOCX: pictures are never read', async (t) => {
+  t.equal(await extract(t, 'pictures.docx', docx([para('Before the picture.'), picture('a lighthouse'),
+    para('After the picture.')])), 'Before the picture.\n\nAfter the picture.')
 })
 
 t.test('DOCX made by LibreOffice keeps its paragraphs', async (t) => {

@@ -2,7 +2,8 @@ import { CairnClient } from '../../clients/typescript/src/client.js'
 import { CairnError } from '../../clients/typescript/src/errors.js'
 
 export type { Artifact, ArtifactListItem, ArtifactComment, ChainLink, Me, KnowledgeDocument, DocumentWithChunks,
-  SearchResult, ChatEvent, ChatCitation, ChatStream } from '../../clients/typescript/src/client.js'
+  SearchResult, ChatEvent, ChatCitation, ChatStream, VoiceNote, VoiceNoteDetail, Channel,
+  ChannelMessage } from '../../clients/typescript/src/client.js'
 export { CairnError }
 
 /**

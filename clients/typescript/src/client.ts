@@ -49,6 +49,21 @@ export type Workspace = Data<'/api/v2/workspaces', 'get'> extends Array<infer T>
 export type NewWorkspace = Data<'/api/v2/workspaces', 'post'>
 export type WorkspaceMember = Data<'/api/v2/workspaces/{id}/members', 'get'> extends Array<infer T> ? T : never
 export type ArtifactComment = NonNullable<Artifact['comments']> extends Array<infer T> ? T : never
+export type VoiceNote = Success<Operation<'/api/v2/voice-notes', 'get'>> extends { voiceNotes: Array<infer T> } ? T
+  : never
+/** A voice note read alone: with its transcript once completed */
+export type VoiceNoteDetail = Success<Operation<'/api/v2/voice-notes/{id}', 'get'>> extends { voiceNote: infer T } ? T
+  : never
+export type VoiceNoteStatus = VoiceNote['status']
+export type ListVoiceNotesQuery = NonNullable<QueryOf<Operation<'/api/v2/voice-notes', 'get'>>>
+export type CreateVoiceNoteInput = NonNullable<JsonBody<Operation<'/api/v2/voice-notes', 'post'>>>
+export type VoiceNoteTranscript = Success<Operation<'/api/v2/voice-notes/{id}/transcript', 'get'>>
+/** Stored audio: `audioUrl` is what a voice note is created with */
+export type UploadedAudio = Data<'/api/v2/voice-notes/audio', 'post'>
+export type Channel = Data<'/api/v2/channels', 'get'> extends Array<infer T> ? T : never
+export type CreateChannelInput = NonNullable<JsonBody<Operation<'/api/v2/channels', 'post'>>>
+export type ChannelMessage = Data<'/api/v2/messages', 'post'>
+export type PostMessageInput = NonNullable<JsonBody<Operation<'/api/v2/messages', 'post'>>>
 
 /** The events of `POST /api/v2/chat/stream` (docs/api/assistant.md#chat). */
 export type ChatEvent =
@@ -271,6 +286,82 @@ export class CairnClient {
       offset += page.documents.length
       if (page.documents.length < limit || offset >= page.count) return
     }
+  }
+
+  // voice notes
+
+  /** Stores a recording (audio, at most 100 MB); create a voice note with its `audioUrl` and `mimeType`. */
+  async uploadAudio(source: UploadSource,
+    options: Pick<UploadOptions, 'idempotencyKey' | 'signal' | 'onProgress'> = {}): Promise<UploadedAudio> {
+    const { blob, fileName } = await fileBlob(source)
+    const form = new FormData()
+    form.set('file', blob, fileName)
+    const res = await this.transport.json<{ data: UploadedAudio }>('POST', '/api/v2/voice-notes/audio',
+      { form, idempotencyKey: options.idempotencyKey, signal: options.signal, onUploadProgress: options.onProgress })
+    return res.data
+  }
+
+  /** A voice note for an audio URL (uploaded with uploadAudio, or a public http(s) URL), status `created`. */
+  async createVoiceNote(input: CreateVoiceNoteInput): Promise<VoiceNote> {
+    return (await this.call('/api/v2/voice-notes', 'post', { body: input })).voiceNote
+  }
+
+  /** One page of the caller's voice notes, newest first, with the total matching the filters. */
+  async listVoiceNotes(query: ListVoiceNotesQuery = {}) {
+    const page = await this.call('/api/v2/voice-notes', 'get', { query })
+    return { voiceNotes: page.voiceNotes, total: page.total }
+  }
+
+  /** Every voice note matching the filters, newest first, page by page. */
+  async* voiceNotes(query: Omit<ListVoiceNotesQuery, 'offset'> = {}): AsyncGenerator<VoiceNote> {
+    const limit = query.limit ?? 100
+    for (let offset = 0; ;) {
+      const page = await this.call('/api/v2/voice-notes', 'get', { query: { ...query, limit, offset } })
+      yield * page.voiceNotes
+      offset += page.voiceNotes.length
+      if (page.voiceNotes.length < limit || offset >= page.total) return
+    }
+  }
+
+  async getVoiceNote(id: string): Promise<VoiceNoteDetail> {
+    return (await this.call('/api/v2/voice-notes/{id}', 'get', { path: { id } })).voiceNote
+  }
+
+  /** Starts (or, after a failure, retries) the transcription in the background; 409 while one runs or once done. */
+  async transcribeVoiceNote(id: string): Promise<void> {
+    await this.call('/api/v2/voice-notes/{id}/transcribe', 'post', { path: { id } })
+  }
+
+  /** A failed transcription tried again (the same call as transcribeVoiceNote, named for the case). */
+  async retryVoiceNote(id: string): Promise<void> {
+    await this.transcribeVoiceNote(id)
+  }
+
+  /** The transcript with its timed segments; 404 until the note is completed. */
+  async voiceNoteTranscript(id: string): Promise<VoiceNoteTranscript> {
+    return this.call('/api/v2/voice-notes/{id}/transcript', 'get', { path: { id } })
+  }
+
+  // channels
+
+  /** The workspace's channels the caller can read. */
+  async listChannels(): Promise<Channel[]> {
+    return (await this.call('/api/v2/channels', 'get', {})).data
+  }
+
+  async createChannel(input: CreateChannelInput): Promise<Channel> {
+    return (await this.call('/api/v2/channels', 'post', { body: input })).data
+  }
+
+  /** A channel's messages, newest first; `before` (an ISO time) pages back. */
+  async channelMessages(channelId: string, query: { limit?: number; before?: string } = {}):
+  Promise<ChannelMessage[]> {
+    return (await this.call('/api/v2/channels/{id}/messages', 'get', { path: { id: channelId },
+      query: query as never })).data
+  }
+
+  async postMessage(input: PostMessageInput): Promise<ChannelMessage> {
+    return (await this.call('/api/v2/messages', 'post', { body: input })).data
   }
 
   // artifacts

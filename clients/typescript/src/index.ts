@@ -8,6 +8,8 @@ export type {
   WorkspaceEvent, WorkspaceEventStream, WorkspaceEventOptions,
   WaitOptions, Me, ArtifactComment,
   ApiKeyInfo, NewApiKey, CreateApiKeyInput, ApiKeyScope, Workspace, NewWorkspace, WorkspaceMember,
+  VoiceNote, VoiceNoteDetail, VoiceNoteStatus, ListVoiceNotesQuery, CreateVoiceNoteInput, VoiceNoteTranscript,
+  UploadedAudio, Channel, CreateChannelInput, ChannelMessage, PostMessageInput,
   Path, Operation, JsonBody, QueryOf, PathParams, Success
 } from './client.js'
 export { CairnError } from './errors.js'

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { describeError, isSignedOut } from '../api.js'
+import { describeError, isSignedOut, type VoiceNoteDetail } from '../api.js'
 import { ErrorText, Link, when } from '../components.js'
 import { clock } from '../format.js'
 import { useSession } from '../session.js'
@@ -8,11 +8,6 @@ import { VoiceStatus } from './voice.js'
 
 const REFRESH_MS = 3000
 const OWN_AUDIO = '/api/v2/voice-notes/audio/'
-
-type Detail = Awaited<ReturnType<typeof getNote>>['voiceNote']
-function getNote(api: ReturnType<typeof useSession>['api'], id: string) {
-  return api.call('/api/v2/voice-notes/{id}', 'get', { path: { id } })
-}
 
 /**
  * Audio stored by Cairn plays from this page's own address (the API's public URL may name another host); any other
@@ -30,7 +25,7 @@ function playable(audioUrl: string): string | undefined {
 /** One voice note: its audio, its status as transcription goes on, and the transcript's timed segments. */
 export function VoiceNotePage(props: { id: string }) {
   const { api, signedOut, workspace } = useSession()
-  const [note, setNote] = useState<Detail | null>(null)
+  const [note, setNote] = useState<VoiceNoteDetail | null>(null)
   const [error, setError] = useState<string | null>(null)
   const [missing, setMissing] = useState(false)
   const [actionError, setActionError] = useState<string | null>(null)
@@ -39,8 +34,7 @@ export function VoiceNotePage(props: { id: string }) {
 
   const load = async () => {
     try {
-      const res = await getNote(api, props.id)
-      setNote(res.voiceNote)
+      setNote(await api.getVoiceNote(props.id))
       setError(null)
     } catch (err) {
       if ((err as { statusCode?: number }).statusCode === 404) return setMissing(true)
@@ -57,7 +51,7 @@ export function VoiceNotePage(props: { id: string }) {
   const transcribe = async () => {
     setActionError(null)
     try {
-      await api.call('/api/v2/voice-notes/{id}/transcribe', 'post', { path: { id: props.id } })
+      await api.transcribeVoiceNote(props.id)
       await load()
     } catch (err) {
       if (isSignedOut(err)) return signedOut()

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { describeError, isSignedOut } from '../api.js'
+import { describeError, isSignedOut, type VoiceNote } from '../api.js'
 import { ErrorText, Link, Pager, when } from '../components.js'
 import { clock } from '../format.js'
 import { navigate, useLocation, withQuery } from '../router.js'
@@ -15,12 +15,6 @@ type Status = (typeof STATUSES)[number][0]
 export function VoiceStatus(props: { status: string }) {
   const words = STATUSES.find(([value]) => value === props.status)?.[1] ?? props.status
   return <span class={`status status-voice-${props.status}`}>{words}</span>
-}
-
-type VoiceNote = Awaited<ReturnType<typeof listNotes>>['voiceNotes'][number]
-function listNotes(api: ReturnType<typeof useSession>['api'], query: { limit: number; offset: number;
-  status?: Status; search?: string }) {
-  return api.call('/api/v2/voice-notes', 'get', { query })
 }
 
 /** The person's voice notes, newest first: record one by uploading its audio, and follow its transcription live. */
@@ -41,7 +35,7 @@ export function VoiceNotesPage() {
     let stopped = false
     const load = async () => {
       try {
-        const res = await listNotes(api, { limit: PAGE, offset: (page - 1) * PAGE, ...(status ? { status } : {}),
+        const res = await api.listVoiceNotes({ limit: PAGE, offset: (page - 1) * PAGE, ...(status ? { status } : {}),
           ...(search ? { search } : {}) })
         if (stopped) return
         setNotes(res.voiceNotes)
@@ -130,14 +124,11 @@ function NewVoiceNote(props: { onAdded(): void }) {
     setError(null)
     try {
       setBusy('Uploading the recording…')
-      const form = new FormData()
-      form.set('file', file, file.name)
-      const audio = (await api.transport.json<{ data: { audioUrl: string; mimeType: string } }>('POST',
-        '/api/v2/voice-notes/audio', { form })).data
+      const audio = await api.uploadAudio({ data: file, fileName: file.name })
       setBusy('Starting its transcription…')
-      const note = (await api.call('/api/v2/voice-notes', 'post', { body: { audioUrl: audio.audioUrl,
-        mimeType: audio.mimeType, ...(title.trim() ? { title: title.trim() } : {}) } })).voiceNote
-      await api.call('/api/v2/voice-notes/{id}/transcribe', 'post', { path: { id: note.id } })
+      const note = await api.createVoiceNote({ audioUrl: audio.audioUrl, mimeType: audio.mimeType,
+        ...(title.trim() ? { title: title.trim() } : {}) })
+      await api.transcribeVoiceNote(note.id)
       setTitle('')
       if (input.current) input.current.value = ''
       props.onAdded()

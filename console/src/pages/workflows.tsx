@@ -5,6 +5,7 @@ import { watchWorkspace } from '../live.js'
 import { navigate } from '../router.js'
 import { useSession } from '../session.js'
 import { at, Pager, pageOf, useAction, type Answer, TableWrap } from './developer-parts.js'
+import { WorkflowEditor } from './workflows-editor.js'
 
 type Workflow = Answer<'/api/v2/workflows'>['workflows'][number]
 type Run = Answer<'/api/v2/workflow-runs/{runId}'>['run']
@@ -23,10 +24,16 @@ function RunStatus(props: { status: string }) {
   return <span class={`run-status run-${props.status}`}>{STATUS_WORDS[props.status] ?? props.status}</span>
 }
 
-/** The workflow pages: the list (`/workflows`), one workflow with its inputs form and runs, and one run. */
+/**
+ * The workflow pages: the list (`/workflows`), one workflow with its inputs form and runs, one run, and the editor
+ * of a new workflow (`/workflows/new`) or of one's definition (`/workflows/<id>/edit`).
+ */
 export function Workflows(props: { path: string }) {
   const run = /^\/workflows\/([^/]+)\/runs\/([^/]+)$/.exec(props.path)
   if (run) return <RunPage workflowId={decodeURIComponent(run[1])} runId={decodeURIComponent(run[2])} key={run[2]} />
+  if (props.path === '/workflows/new') return <WorkflowEditor key="new" />
+  const edit = /^\/workflows\/([^/]+)\/edit$/.exec(props.path)
+  if (edit) return <WorkflowEditor id={decodeURIComponent(edit[1])} key={edit[1]} />
   const one = /^\/workflows\/([^/]+)$/.exec(props.path)
   if (one) return <WorkflowPage id={decodeURIComponent(one[1])} key={one[1]} />
   return <WorkflowList />
@@ -47,12 +54,13 @@ function WorkflowList() {
     <section>
       <h1>Workflows</h1>
       <p class="lead">The workflows of {workspace.name}: open one to run it with its inputs and follow its runs.</p>
+      <p><Link href="/workflows/new">New workflow</Link></p>
       <ErrorText error={error} />
       {items === null && !error && <p>Loading…</p>}
       {items !== null && items.length === 0 && (
-        <p class="empty">No workflows in {workspace.name} yet. A workflow is defined through the API
-          (<code>POST /api/v2/workflows</code>, see <a href="/api/docs">the API reference</a>) or by an assistant;
-          it then appears here, ready to run.</p>
+        <p class="empty">No workflows in {workspace.name} yet. Press “New workflow” to define one here, or define it
+          through the API (<code>POST /api/v2/workflows</code>, see <a href="/api/docs">the API reference</a>); it then
+          appears here, ready to run.</p>
       )}
       {items !== null && items.length > 0 && (
         <>
@@ -80,7 +88,7 @@ function inputText(value: unknown): string {
 }
 
 function WorkflowPage(props: { id: string }) {
-  const { api, signedOut, workspace } = useSession()
+  const { api, signedOut, workspace, me } = useSession()
   const [workflow, setWorkflow] = useState<Workflow | null | undefined>(undefined)
   const [runs, setRuns] = useState<Run[] | null>(null)
   const [error, setError] = useState<string | null>(null)
@@ -128,6 +136,8 @@ function WorkflowPage(props: { id: string }) {
   }
   if (workflow === undefined) return <section><ErrorText error={error} />{!error && <p>Loading…</p>}</section>
 
+  // its creator and the workspace's owners and admins may change it (the API says so too)
+  const mayEdit = workflow.created_by === me.user.id || workspace.role !== 'member'
   const submit = (event: Event) => {
     event.preventDefault()
     void start.run(async () => {
@@ -143,6 +153,7 @@ function WorkflowPage(props: { id: string }) {
       <p class="crumbs"><Link href="/workflows">Workflows</Link> / this workflow</p>
       <h1>{workflow.name}</h1>
       {workflow.description && <p>{workflow.description}</p>}
+      {mayEdit && <p><Link href={`/workflows/${workflow.id}/edit`}>Edit workflow</Link></p>}
       <ol class="steps">
         {workflow.steps.map((s) =>
           <li key={s.id}><strong>{STEP_WORDS[s.type] ?? s.type}</strong> <code>{s.id}</code></li>)}

@@ -23,7 +23,12 @@ const SKIPPED = ['script', 'style', 'noscript', 'template', 'img', 'svg', 'butto
 /** roles and class names that mark site furniture rather than the page's own text */
 const FURNITURE_ROLES = ['navigation', 'banner', 'contentinfo', 'complementary', 'search', 'menubar', 'toolbar']
 const FURNITURE_CLASSES = ['navheader', 'navfooter', 'navbar', 'breadcrumb', 'breadcrumbs', 'sphinxsidebar',
-  'sidebar', 'skip-link', 'skiplink', 'site-header', 'site-footer', 'page-footer', 'footer']
+  'sidebar', 'skip-link', 'skiplink', 'site-header', 'site-footer', 'page-footer', 'footer',
+  // MediaWiki, Javadoc, MkDocs, Read the Docs, Docusaurus
+  'printfooter', 'catlinks', 'navbox', 'topNav', 'bottomNav', 'subNav', 'md-header', 'md-sidebar', 'md-footer',
+  'wy-nav-side', 'rst-footer-buttons', 'theme-edit-this-page']
+/** furniture inside the text: "[edit]" links beside headings, "Jump to navigation" */
+const FURNITURE_INLINE = ['span.mw-editsection', 'a.mw-jump-link']
 
 /** The text of one link in a navigation bar, lower case, letters only. */
 const NAV_LINKS = new Set(['', 'prev', 'previous', 'next', 'up', 'home', 'top', 'index', 'contents', 'toc',
@@ -349,7 +354,8 @@ const SELECTORS: SelectorDefinition[] = [
   { selector: 'title', format: 'cairnTitle' },
   ...SKIPPED.map((selector) => ({ selector, format: 'skip' })),
   ...FURNITURE_ROLES.map((role) => ({ selector: `[role=${role}]`, format: 'skip' })),
-  ...FURNITURE_CLASSES.flatMap((c) => ['div', 'ul', 'ol'].map((e) => ({ selector: `${e}.${c}`, format: 'skip' })))
+  ...FURNITURE_CLASSES.flatMap((c) => ['div', 'ul', 'ol'].map((e) => ({ selector: `${e}.${c}`, format: 'skip' }))),
+  ...FURNITURE_INLINE.map((selector) => ({ selector, format: 'skip' }))
 ]
 
 const OPTIONS: HtmlToTextOptions = {

@@ -68,6 +68,14 @@ t.test('an HTML5 site page: banner, navigation, sidebar, site footer and pager d
   t.match(text, 'Restoring on another host\n\nCopy the snapshot first.')
 })
 
+t.test('furniture of other generators: MediaWiki, Javadoc, Read the Docs', async (t) => {
+  const html = '<a class="mw-jump-link" href="#n">Jump to navigation</a><h2>History<span class="mw-editsection">' +
+    '[<a href="e">edit</a>]</span></h2><p>Founded in 1901.</p><div class="printfooter">Retrieved from x</div>' +
+    '<div class="catlinks">Categories: Harbors</div><ul class="subNav"><li><a href="s">Summary</a></li></ul>' +
+    '<div class="rst-footer-buttons"><a href="p">Previous</a></div>'
+  t.equal(await htmlToStructuredText(html), '## History\n\nFounded in 1901.')
+})
+
 t.test('the title is the first heading when the body has none', async (t) => {
   t.equal(await htmlToStructuredText(
     '<html><head><title>Release notes</title></head><body><p>Fixed.</p></body></html>'),

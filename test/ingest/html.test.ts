@@ -38,6 +38,26 @@ t.test('a PostgreSQL-manual page: navigation bars dropped, structure kept', asyn
     'expressions written in parentheses.'))
 })
 
+t.test('a PostgreSQL-manual error-code table: codes and names apart, no navigation text', async (t) => {
+  const text = await htmlToStructuredText(fixture('pg-errcodes.html'))
+  t.equal(text, [
+    '## Appendix A. PostgreSQL Error Codes',
+    '',
+    'All messages emitted by the PostgreSQL server are assigned five-character error codes that follow the SQL ' +
+    'standard\'s conventions for “SQLSTATE” codes.',
+    '',
+    'Table A.1. PostgreSQL Error Codes',
+    '',
+    'Error Code | Condition Name',
+    'Class 23 — Integrity Constraint Violation',
+    '23000 | integrity_constraint_violation',
+    '23503 | foreign_key_violation',
+    '23505 | unique_violation',
+    '',
+    'The symbol shown in the column “Condition Name” is the condition name to use in PL/pgSQL.'
+  ].join('\n'))
+})
+
 t.test('a Sphinx page (the Python documentation): sidebars, related bars, permalinks and footer dropped',
   async (t) => {
     const text = await htmlToStructuredText(fixture('sphinx-sqlite3.html'))

@@ -43,8 +43,8 @@ export function createFilterSpans(sqlite: Database.Database, store: KnowledgeSto
    * What a category or tag filter leaves the reader: its documents' rowid ranges, newest first, neighbours merged
    * (a document's passages are written together; undefined past SPAN_DOCS documents), its passages, and whether it
    * leaves out none of the reader's. Cached per reader and filter until the organization's documents change
-   * (migration 0017's version, raised by any document or tag write) or passages are added: at 1,000,000 passages
-   * reading the ranges of 495 documents took 17 ms, in every search with that filter.
+   * (migration 0017's version, raised by any document or tag write) or passages are added: a search with that
+   * filter does not read its documents' ranges again.
    */
   function filterSpan(reader: Reader, filters: DocFilters): FilterSpan {
     const key = JSON.stringify([reader.customerId, reader.userId, reader.workspaceIds, filters.scope ?? null,
@@ -90,8 +90,8 @@ export function createFilterSpans(sqlite: Database.Database, store: KnowledgeSto
     const kept = docSpans.get(d.id)
     if (kept && kept.at === d.updated_at) return kept.runs
     // its first and last rowids from its row (the index worker writes them): two look-ups in the passages' index per
-    // document otherwise, 244 ms for 1,100 documents whose pages were not cached; a row written before migration
-    // 0022 took effect (or by a test) may not have them
+    // document otherwise, each a page read on a cold cache; a row written before migration 0022 took effect (or by
+    // a test) may not have them
     const { lo, hi } = d.lo !== null && d.hi !== null ? d
       : docRowids.get({ id: d.id }) as { lo: number | null; hi: number | null }
     // its passages: all of them once indexed, else those written so far

@@ -5,8 +5,8 @@
  * FTS5 keeps an index as b-trees ("segments") in levels; with `automerge` 4 a level's fourth segment merges the
  * level into one on the next, so an index of a million passages written in many small transactions settles at
  * 10–15 segments of every size. A query reads each of its terms once per segment: on pages the kernel no longer
- * caches, each segment is a few more reads from the disk (2-word phrases at a million passages, dropped cache:
- * p99 ~26 ms with the pair index's 11 segments, ~19 ms with one). Merging everything into one rewrites the whole
+ * caches, each segment is a few more reads from the disk (`npm run bench -- search`, 2-word phrases on a dropped
+ * page cache). Merging everything into one rewrites the whole
  * index, so it is done only when the segments beside the largest add up to a share of it (CONSOLIDATE_SHARE):
  * each byte is then rewritten a bounded number of times more, however small the uploads that come between.
  */

@@ -31,16 +31,16 @@ export type IndexReply = { id: number; error?: string } | { idle: true } | { war
 const TXN_MS = 25
 /**
  * The same for an upload's own task (at most 1 MB of text, its request waiting): one transaction, unless the
- * server's writes end it early, makes fewer FTS5 segments and commits (1 MB searchable at 201: median 570 ->
- * 426 ms measured in one sitting). Background tasks keep TXN_MS.
+ * server's writes end it early, makes fewer FTS5 segments and commits, so the upload answers sooner
+ * (`npm run bench -- ingest`). Background tasks keep TXN_MS.
  */
 const URGENT_TXN_MS = 1000
 /** the step of the worker's waits: for the server's writes, for uploads' tasks to end */
 const GAP_MS = 2
 /**
  * FTS5 pages merged per step, while indexing and when idle (see idleMerge). A step cannot be cut short, and a
- * write of the server arriving meanwhile waits for it holding the event loop (src/db/write-intent.ts): 200
- * pages cost up to ~16 ms of CPU (130–320 ms of waiting on the loaded machine), 64 pages up to ~8 ms.
+ * write of the server arriving meanwhile waits for it holding the event loop (src/db/write-intent.ts): a step's
+ * cost grows with its pages (`npm run bench -- ingest`, the event loop's delay).
  */
 const MERGE_PAGES = 64
 /** merge steps per index after each background transaction: about the 200 pages of one step before */
@@ -84,8 +84,8 @@ const merges = FTS_TABLES.map((t) => sqlite.prepare(`INSERT INTO ${t} (${t}, ran
  * FTS5's merge settings (stored with each index). `normal` is FTS5's default: a commit that writes a segment
  * also merges, 4 segments of a level into one. While indexing, `ingest`: commits only write their
  * segment (a write of the server waiting for one waits for less), the worker merges 16 segments at a time in
- * bounded steps between its transactions (each byte of the index is rewritten about half as often: ~15 % less
- * CPU for the index), and once idle the normal setting and idleMerge bring the levels back to 4 segments.
+ * bounded steps between its transactions (each byte of the index is rewritten about half as often), and once idle
+ * the normal setting and idleMerge bring the levels back to 4 segments.
  */
 const MERGING = {
   normal: { automerge: 4, usermerge: 4, crisismerge: 16 },
@@ -301,8 +301,8 @@ async function index(task: IndexTask) {
 async function purge(id: number, documentId: string) {
   const task = { id, documentId, textFile: '' }
   // under FTS5's ingest settings, as writes are: with automerge on, each commit past 10 % of a segment's rows
-  // deleted (FTS5's `deletemerge`) rewrote that segment, again at every batch (10,000 passages: batches of up to
-  // 236 ms, 6.9 s in all, against 8.5 ms and 0.3 s); the idle merges drop the deleted rows after
+  // deleted (FTS5's `deletemerge`) rewrites that segment, again at every batch; the idle merges drop the deleted
+  // rows after
   if (merging !== 'ingest') await locked(task, () => setMerging('ingest'))
   while (await locked(task, () => purgeSome.run(documentId).changes) > 0) poke()
 }
@@ -336,7 +336,7 @@ async function pairTurn<T>(write: () => T): Promise<{ value: T } | undefined> {
  * The pair and run indexes (src/knowledge/pairs.ts, runs.ts) follow the passages while nothing is to be indexed: a
  * slice at a time, stopping for a new task. Restart-safe: `indexed_through` moves in the slice's transaction. Under
  * the ingest settings, as writes are: a commit writes its segments, and bounded merge steps follow each (FTS5's
- * automerge in the commits cost 12 % more, and made them longer: 50 ms against 41 for 10,000 passages).
+ * automerge inside the commits would make them longer).
  */
 async function catchUpPairs() {
   if (pairsBehind.get() !== 1) return

@@ -34,9 +34,9 @@ let instances = 0
  *  - A write through this connection (routes, the indexer, a repair by hand) also runs a temporary trigger on
  *    that table which renews the organization's pages in the same statement: the next request renders afresh.
  *  - A write by another connection (a worker thread's, another process's) is seen when the organization's
- *    version is read back, at most `externalCheckMs` after the previous read. Reading it on every request cost
- *    more than a third of a bare Fastify request (a read transaction: 6-11 µs against 25 µs on the loaded
- *    2-core machine), for writes that are rare and never made on a request's behalf.
+ *    version is read back, at most `externalCheckMs` after the previous read. Reading it on every request would
+ *    cost a read transaction, a large share of a bare Fastify request, for writes that are rare and never made on
+ *    a request's behalf.
  * Each page is kept with the organization's generation taken before it was rendered, and served only while
  * that is still the generation. Membership and credentials are not in it: they are checked before (auth
  * cache), and the reader's workspaces are part of the key.

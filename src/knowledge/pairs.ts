@@ -63,15 +63,14 @@ export type WordEnds = (run: string) => string[] | undefined
 export type WordStarts = (run: string) => string[] | undefined
 /**
  * A last pair whose second word may go on is asked as each word it may be, exact, when at most this many: FTS5 steps
- * an exact token's doclist by its rowids from the other pairs' (`"ptions_to" + "to_the"`: 2 ms on a dropped page
- * cache at 1,000,000 passages, 0.3 warm), where a prefix token's doclists are all merged first (`"to_the" *`: 60 ms,
- * 16 warm). 342 forms of `in` alone: 1.7 ms cold.
+ * an exact token's doclist by its rowids from the other pairs' (`"ptions_to" + "to_the"`), where a prefix token's
+ * doclists are all merged first (`"to_the" *`), many times the cost (`npm run bench -- search`, phrases).
  */
 export const MAX_LAST_FORMS = 512
 /**
  * More forms than this are ORed as tokens and ANDed with the phrase of the pairs before, not each a phrase with the
- * pair before: FTS5 opens an iterator on that pair per phrase (512 forms after a pair in every passage: 16 ms against
- * 2 ms ANDed, 60,000 passages in memory); the text is checked after, adjacency or not
+ * pair before: FTS5 opens an iterator on that pair per phrase, where ANDed it steps it once; the text is checked
+ * after, adjacency or not
  */
 const PHRASED_FORMS = 64
 /**
@@ -181,7 +180,7 @@ export type PairDensity = (column: PairColumn | 'head', token: string,
 export type PairColumn = keyof typeof PAIR_ENDS
 /**
  * A last pair asked as a prefix makes FTS5 merge the whole doclist of every token it begins, before the first
- * match: ~0.25 µs per posting, 90 ms for `will_be` * at 1,000,000 passages (342,000 of them). Denser than this,
+ * match, at a cost per posting (`substring.costs.prefixPosting`). Denser than this,
  * it is left out when other pairs remain (the text is checked after: the candidates narrow less).
  */
 const DENSE_PREFIX = 20_000
@@ -264,10 +263,10 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   // the query holds both), when each part keeps a phrase or a word `far` tells better (one pair alone before it, `on
   // the path` → `"on_the"` anywhere, would lose what makes the phrase rare). `not, then the`: `{near}: ("ot|," +
   // ",_then") AND {far}: ("not|," OR "cannot|,")` and `{far}: ("then_the" *)`, where `near` asked `"en_the"` (`when
-  // the`, `often the`…) in 21 phrases with the dense `",_then"`: 25 ms on a dropped page cache against 150, 7–11 warm
-  // against 58–73. After one pair, when the run both parts share is long enough to be rare (`be removed in`:
-  // `{near}: ("be_removed")` and `{far}: ("emoved_in" OR "emoved_inaccessible" OR …)`, where `near` ANDed the 342
-  // forms of `ed_in` apart: 98 % of the candidates matches, against 33 %); not `on the path` (`"on_the"` anywhere and
+  // the`, `often the`…) in 21 phrases with the dense `",_then"`, each stepped apart. After one pair, when the run
+  // both parts share is long enough to be rare (`be removed in`: `{near}: ("be_removed")` and `{far}: ("emoved_in"
+  // OR "emoved_inaccessible" OR …)`, where `near` ANDed the 342 forms of `ed_in` apart: most candidates are matches,
+  // against a third); not `on the path` (`"on_the"` anywhere and
   // `the path` would lose what makes the phrase rare) nor `to a brace-expanded`, nor when all after it is a last
   // letter in `head` (`are passed a`: the counts decide, below)
   const sepOf = (i: number) => lower.slice(runs[i].end, runs[i + 1].at) === ' ' ? '_' : '|'
@@ -347,10 +346,10 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   }
   // asked as a prefix (merged whole by FTS5 before the first match)
   const open = (t: (typeof terms)[number]) => t.prefix && t.exact === undefined
-  // one pair whose second word may go on (`this is`): its prefix alone is merged whole for each form (`this_is` *:
-  // 11 ms, where the trigram walk finds such a common phrase at once); asked as without the vocabulary, unless the
-  // index's counts put its forms in at most NEAR_ALONE passages together (`layer that`: `layer_that` *, `player_that`
-  // *, where without them the run index's candidates were read: 99 → 39 ms on a dropped page cache, 7.2 → 1.1 warm)
+  // one pair whose second word may go on (`this is`): its prefix alone is merged whole for each form (`this_is` *,
+  // where the trigram walk finds such a common phrase at once); asked as without the vocabulary, unless the index's
+  // counts put its forms in at most NEAR_ALONE passages together (`layer that`: `layer_that` *, `player_that` *,
+  // fewer candidates than the run index's)
   // (counted only then: each count reads the index)
   const formsRare = () => density && column === 'far' && terms[0]?.alts &&
     terms[0].alts.reduce((n, a) => n + density('far', a), 0) <= NEAR_ALONE
@@ -363,11 +362,11 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
   }
   const last = terms[terms.length - 1]
   // the phrase of the narrowest window of pairs. A first pair's forms are ORed and ANDed with the phrase of the rest
-  // (one phrase per form would make FTS5 merge a last prefix's doclists once per form: 16 forms of `… in_the *`,
-  // 2.5 s on 400,000 passages against 155 ms; the text is checked after, adjacency or not). A last pair's exact forms:
+  // (one phrase per form would make FTS5 merge a last prefix's doclists once per form: 16 forms of `… in_the *`;
+  // the text is checked after, adjacency or not). A last pair's exact forms:
   // up to WHOLE_PHRASES each the whole phrase, up to PHRASED_FORMS each a phrase with the pair before, more ORed, both
   // ANDed with the phrase of the rest (FTS5 would step the rest's doclists once per form: `"it|'" + "'|s" +
-  // "s_better" + "er_to"`, 65 forms of `to`, read 6.5 MB in 53 ms on a dropped page cache). With one pair and first
+  // "s_better" + "er_to"`, 65 forms of `to`). With one pair and first
   // forms, a phrase per pair of forms, when at most MAX_LAST_FORMS; with first forms alone, one phrase per form when
   // the window is two pairs, the last whole.
   const phraseOf = (ts: typeof terms) => {
@@ -420,8 +419,8 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
         narrow = { match: phraseOf(terms), postings: dense }
         terms.pop()
       } else if (dense > MERGED_TOO_DENSE) {
-        // every pair common, and the prefix merged whole before the first match (`date, the`: `,_the` *, 454,000
-        // postings, 24 ms warm at 1,000,000 passages): the trigram walk finds such a common phrase at once (2 ms)
+        // every pair common, and the prefix merged whole before the first match (`date, the`: `,_the` *, hundreds of
+        // thousands of postings): the trigram walk finds such a common phrase at once
         return undefined
       }
     }
@@ -433,8 +432,8 @@ export function pairMatch(query: string, density?: PairDensity, endings?: WordEn
     // (a common phrase is found sooner by the trigram walk, a rarer one through thousands of candidates); not the
     // ends of a first run of one character, each of them a match's, nor with a phrase in `head`, nor with one token
     // there when it is rare or the passages holding both are few (`are passed a`: `"re_passed"` in 9,280 passages,
-    // `"passed_a"` in 12,829, both in 1,085, of which 881 hold the query: the index's 200 newest in 2 ms on a
-    // dropped page cache at 1,000,000 passages, where the trigram walk read 11 MB in 24 ms)
+    // `"passed_a"` in 12,829, both in 1,085, of which 881 hold the query: most candidates are matches, where the
+    // trigram walk reads many times the pages)
     return undefined
   } else if (terms.length === 1 && open(last) && density && density(column, last.token) > DENSE_PREFIX) {
     // one pair whose second word may go on, in many passages (`, the`: `,_the` *, `,_then`, `,_there`…): FTS5 would

@@ -59,8 +59,9 @@ export function innerWords(query: string): { phrase: boolean; words: string[] } 
 }
 
 /**
- * At most this many inner words are asked of the word index: a phrase of a pasted paragraph's 120 words cost the
- * probe ~180 ms at 1,000,000 passages, and part of it rules out as well (the longest words, likely the rarest).
+ * At most this many inner words are asked of the word index: a phrase of a pasted paragraph's hundred words makes
+ * the probe step every one of their doclists, and part of it rules out as well (the longest words, likely the
+ * rarest).
  */
 const MAX_INNER = 8
 const longestRun = (words: string[]) => bestWindow(words, MAX_INNER, (w) => w.reduce((n, x) => n + x.length, 0))

@@ -52,7 +52,7 @@ export function createReaderStatistics(sqlite: Database.Database, probe: number)
       corpus() {
         if (corpus.n === 0 || performance.now() - corpus.at > 60_000) {
           const n = corpusSize.get() as number
-          // (the passages sampled again only when some were added: 200 of them read, 2–8 ms on a dropped page cache)
+          // (the passages sampled again only when some were added: 200 of them read, each a page on a cold cache)
           if (n === corpus.n && corpus.avgWords > 0) {
             corpus.at = performance.now()
             return corpus

@@ -17,7 +17,7 @@ import { passageTokens, RUN } from './pairs.js'
 
 /**
  * A query whose run is in more words than this goes to the trigram index (a 3-character fragment: "ion" is in
- * thousands of words); FTS5 starts a doclist per word of an OR (42 words: ~0.4 ms at 1,000,000 passages)
+ * thousands of words); FTS5 starts a doclist per word of an OR (`npm run bench -- search`, fragments)
  */
 export const MAX_RUN_TERMS = 256
 
@@ -68,9 +68,9 @@ const PAIRS_BATCH = 64
 /**
  * The catch-up of the pair and run indexes (pairs.ts, this file), which share a mark (`knowledge_pairs_state`), for
  * the index worker: one write transaction a call, of the next passages in rowid order, each with its pair tokens, its
- * runs and its new words, until `stop()` (asked after each passage: one costs 0.3–3 ms to index, so a batch of 64
- * between two looks, as before, ran a 25 ms slice to 40–220 ms, and a server write that arrived meanwhile held the
- * event loop up to 90 ms waiting for it). Answers how many passages it indexed: 0 once none is left.
+ * runs and its new words, until `stop()` (asked after each passage: a long passage takes a while to index, and a
+ * server write that arrives meanwhile waits for the transaction). Answers how many passages it indexed: 0 once none
+ * is left.
  *
  * A passage's runs not in the vocabulary yet are added in the same transaction (a passage in the index always has its
  * words there). The words it has seen committed are remembered (at most KNOWN_CHARS characters): looking each run up in

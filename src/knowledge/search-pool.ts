@@ -14,8 +14,8 @@ import type { KindHit, KindsRequest } from '../search/kinds.js'
 const entry = workerEntry(import.meta.url, 'search-worker')
 /**
  * A search reads passages' texts by the hundred and lets them go at once: V8's default young generation grows to tens
- * of MB a thread, and with it the process kept 20–35 MB more (a 50 MB ingest's peak RSS 281–308 MB, against 264–269
- * with 8 MB, `bench ingest`); searches at 1,000,000 passages took as long (`bench search`, alternated)
+ * of MB a thread, and the process keeps them (`npm run bench -- ingest`, peak RSS); searches take as long with this
+ * (`npm run bench -- search`)
  */
 const SEARCH_HEAP = { maxYoungGenerationSizeMb: 8 }
 /**

@@ -171,15 +171,13 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, o
   /**
    * A caller who reads few passages (a small organization beside a large one) is served from its own
    * passages, newest document first, never from the trigram index: an index walk would visit every match
-   * of the other tenants (a rowid-range walk per document was measured at 35–90 ms per document for a
-   * common trigram at 100,000 passages; reading 1,000 passages of one's own takes about a millisecond). At
-   * 1,000,000 passages, an organization of 10,000 beside the large one: a common word 62 ms through the
-   * index, 0.5 ms from its own passages (200 matches in the newest document); a word it lacks, 27 ms.
+   * of the other tenants, where reading a few thousand passages of one's own is cheap (`npm run bench -- search`,
+   * the small organization beside the large one).
    */
   const fewDocsSql = (filters: DocFilters) => `SELECT ${DOC_COLUMNS}, d.chunk_count FROM knowledge_documents d
     WHERE ${readableWhere(filters)}
     ORDER BY d.uploaded_at DESC, d.id DESC LIMIT ${FEW_DOCS + 1}`
-  // the same test without the order (which reads and sorts every readable document: ~3 ms at 5,000 of them)
+  // the same test without the order (which would read and sort every readable document)
   const fewDocsCountSql = (filters: DocFilters) => `SELECT count(*) AS docs, coalesce(sum(chunk_count), 0) AS passages
     FROM (SELECT d.chunk_count FROM knowledge_documents d WHERE ${readableWhere(filters)} LIMIT ${FEW_DOCS + 1})`
   const newestWith = substringFinder(sqlite, store, settings.substring)

@@ -7,7 +7,7 @@
  *
  * FTS5 evaluates a phrase by stepping every one of its trigrams' doclists in step; at 1,000,000 passages most
  * trigrams of English words are in tens of thousands of passages, so a phrase with few matches reads nearly
- * every doclist whole (100–900 ms for a 3-word phrase). Here the query's rarest trigrams (their density
+ * every doclist whole. Here the query's rarest trigrams (their density
  * sampled in the newest passages, cached per connection) are ANDed: FTS5 then seeks the common ones at the
  * rare ones' rowids only. The candidates, newest first, are read with the documents' read rule and kept
  * when their text holds the query, folded as the index folds (src/knowledge/fold.ts); when even the rarest trigrams
@@ -96,7 +96,7 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     WHERE p.rowid IN (SELECT value FROM json_each(@rowids)) AND ${readableWhere(filters)}
     ORDER BY p.rowid DESC`
   // a candidate's text first, the rest of its row only once it holds the query: most candidates do not, and the
-  // document's six columns cost more than the text (2.5 µs a candidate against 5.2 at 1,000,000 passages)
+  // document's six columns cost more than the text
   const textsSql = (filters: DocFilters) => rowsSql(filters, 'p.rowid, p.text')
   /** the readable passages matching `@match` in an index (the trigrams; the runs, whose matches are exact) */
   const matchSql = (filters: DocFilters, index = 'knowledge_passages_fts') => `SELECT ${COLUMNS}
@@ -137,8 +137,8 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
     WHERE knowledge_passages_pairs MATCH ? AND rowid < ? AND rowid > ? ORDER BY rowid DESC LIMIT +?`).pluck()
   const runCandidates = sqlite.prepare(`SELECT rowid FROM knowledge_passages_runs
     WHERE knowledge_passages_runs MATCH ? AND rowid < ? AND rowid > ? ORDER BY rowid DESC LIMIT +?`).pluck()
-  // the candidates (newest first) holding a run-index match: one look-up of each in its doclist (~15 µs warm), or the
-  // match's rowids between the first and the last read once (~0.1 µs each)
+  // the candidates (newest first) holding a run-index match: one look-up of each in its doclist, or the match's
+  // rowids between the first and the last read once (cheaper when they are few per candidate: `sieveSpan`)
   const runHolding = sqlite.prepare(`SELECT value FROM json_each(@ids) WHERE EXISTS (SELECT 1
     FROM knowledge_passages_runs WHERE knowledge_passages_runs MATCH @match AND rowid = value)`).pluck()
   const runWithin = sqlite.prepare(`SELECT value FROM json_each(@ids) WHERE value IN (SELECT rowid
@@ -506,8 +506,8 @@ export function substringFinder(sqlite: Database.Database, store: KnowledgeStore
           if (sieve && !sieving && holding.length * 2 < ids.length) sieving = true
           if (stopAfter?.(found.length, read)) return { found, before, done: false, read }
           // twice as many next time, or about what the matches so far say the rest takes (a chunk read whole where
-          // its first quarter held the rest costs ~4 µs a candidate for nothing, and drawing it from FTS5 a page of
-          // each dense doclist per candidate on a dropped page cache: 48 matches in 50 candidates drew 100 more)
+          // its first quarter held the rest reads candidates for nothing, and drawing each from FTS5 costs a page of
+          // each dense doclist on a cold cache)
           const rest = Math.ceil(((wanted - found.length) * read / Math.max(1, found.length)) * 1.25)
           chunk = found.length === 0 ? chunk * 2 : Math.min(chunk * 2, Math.max(MIN_CHUNK, rest))
         }

@@ -13,7 +13,7 @@ const RETRY_MS = 200
 const RETRY_MAX_MS = 2000
 /**
  * The worker checkpoints its log itself once caught up (its commits are the ingest's critical path: SQLite's own
- * checkpoints inside them cost ~6 % of a 50 MB ingest's trigram work), or while it is still behind once the log
+ * checkpoints inside them would lengthen it), or while it is still behind once the log
  * has grown past this
  */
 const WAL_MAX_BYTES = 512 * 1024 * 1024

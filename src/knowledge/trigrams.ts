@@ -1,7 +1,7 @@
 // The trigram index in a database file of its own, beside the main one (migration 0023).
 //
 // SQLite lets one connection write a database file at a time, and the trigram index is most of an ingest's CPU
-// (~70 % of the SQLite work of a 50 MB text: passages and the word index ~2.7 s, trigrams ~8 s here). In a file of
+// (most of the SQLite work of a text: `npm run bench -- ingest`). In a file of
 // its own, a thread of its own (src/knowledge/trigram-worker.ts) indexes the passages the index worker has just
 // written, while that worker writes the next ones: two cores instead of one.
 //
@@ -67,8 +67,8 @@ export const CELLS = 7
 /** deletes applied at most per step */
 const BATCH = 4096
 /**
- * Passages per step: ~100 ms of indexing, ~1 MB of text held (2,048: peak RSS 300–301 MB in `bench ingest`, 293
- * with 1,024, same time). Nothing waits for this file's write lock (searches read its log), only an upload's answer
+ * Passages per step: about a megabyte of text held (more costs peak memory and saves no time: `npm run bench --
+ * ingest`). Nothing waits for this file's write lock (searches read its log), only an upload's answer
  * for the worker to reach its passages; fewer, larger commits write fewer FTS5 segments.
  */
 const STEP_ROWS = 1024
@@ -111,8 +111,8 @@ export function openTrigrams(mainFile: string) {
     ${lastDeleteSql('cairn.')} AS lastDelete, (SELECT min(seq) FROM cairn.knowledge_trigram_deletes) AS firstDelete
     FROM cairn.knowledge_trigram_state`)
   // The main file is read on a connection of its own, a step's reads in one short read transaction: one held
-  // through this file's transactions (200 ms then) kept the main file's log from starting over while the index worker
-  // wrote (180 MB of log for a 50 MB ingest).
+  // through this file's transactions would keep the main file's log from starting over while the index worker
+  // writes.
   let reader: Database.Database
   try {
     reader = new Database(mainFile, { readonly: true, fileMustExist: true })
@@ -140,8 +140,8 @@ export function openTrigrams(mainFile: string) {
   const idleSteps = new Map<number, () => boolean>()
   const automergeNow = sqlite.prepare(`SELECT v FROM ${TRIGRAM_TABLE}_config WHERE k = 'automerge'`).pluck()
   const MERGING = {
-    // no merge inside a commit until a level holds 1,000 segments (a 50 MB ingest makes ~500): the indexing then
-    // costs 5.3 s of CPU instead of 8.4 s with crisis merges at 200 (the merges, 4.5 s, follow once it has caught up)
+    // no merge inside a commit until a level holds 1,000 segments (more than a large ingest makes): the indexing
+    // then costs less CPU, and the merges follow once it has caught up (`npm run bench -- ingest`)
     ingest: [command('automerge', 0), command('crisismerge', 1000)],
     normal: [command('automerge', 4), command('crisismerge', 16)]
   }

@@ -72,8 +72,8 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
   }
 
   /**
-   * Word search at scale. FTS5's bm25() costs about 2 µs for every passage matching any term, and a question's
-   * words match tens of thousands at 1,000,000 passages. So: each term's postings are read (rowids only,
+   * Word search at scale. FTS5's bm25() costs time for every passage matching any term, and a question's
+   * words match tens of thousands at a million passages. So: each term's postings are read (rowids only,
    * newest first, at most POSTINGS_PER_TERM; a term whose first `probe` postings already show it common stops
    * there); when all of them together are few (a small corpus or a small reader), FTS5 ranks every match
    * exactly. Otherwise the candidates are the passages holding the rare terms (those read whole), ranked by
@@ -107,23 +107,22 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
     // a reader of (almost) everything walks the terms alone and filters the few best; others walk their own
     const readable = stats.readable(reader, { scope: filters.scope })
     // a filter of too many documents or stretches to walk inside (bm25() over every match joined to its documents
-    // took 2–80 s for a question at 1,000,000 passages): the walks as without it, the best candidates kept in
+    // reads every match of the whole index): the walks as without it, the best candidates kept in
     // ranked order as long as they pass it, `widen` times as many sought as without a filter
     const span = found === undefined ? filterSpan(reader, filters) : undefined
     const postFilter = span !== undefined
     const widen = span ? Math.max(1, Math.min(MAX_WIDENING, Math.ceil(readable / Math.max(span.passages, 1)))) : 1
     // a common term's document frequency, from how far back its newest postings reach (terms spread evenly)
     const reach = (p: number[]) => Math.min(corpus.n, p.length * corpus.n / Math.max(1, corpus.n - p[p.length - 1]))
-    // bm25() first counts every passage of the index holding each term (its IDF), whoever asks: 45 ms for "used"
-    // at 1,000,000 passages. So it ranks exactly when the terms are rare in the whole index, and the reader's
+    // bm25() first counts every passage of the index holding each term (its IDF), whoever asks, a common term's
+    // whole doclist. So it ranks exactly when the terms are rare in the whole index, and the reader's
     // matches are few (a reader of few passages, or few postings below)
     const inIndex = (t: string[]) => stats.passagesWith(t, (probe) => {
       const first = postingsOf.all(`{text}: ${ftsPhrase(t.join(' '))}`, probe) as number[]
       return first.length < probe ? first.length : reach(first)
     })
     // with a category or tag filter, bm25() is asked of every match in the index, each joined to its passage and
-    // document before the filter (wordsSql): only when those are few ("mistakes david idle renamed" inside 51
-    // documents: 20,000 passages read, 53 ms with the file's pages cached, 1.1 s without)
+    // document before the filter (wordsSql): only when those are few (each is a page read on a cold cache)
     const rareEverywhere = lazy(() => terms.every((t) => inIndex(t) <= EXACT_POSTINGS) &&
       (!joined || terms.reduce((n, t) => n + inIndex(t), 0) <= FILTERED_JOINS))
     const own = !ranges && readable < corpus.n * 0.9

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
+import { mkdir, rename, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -34,13 +35,19 @@ const MAP_COMMENT = /\n\/\/# sourceMappingURL=[^\n]*\s*$/
 
 export async function load(url, context, nextLoad) {
   if (!url.startsWith('file:') || !TS.test(new URL(url).pathname)) {
+    // a dependency's ES module (its format known from the resolution): read here at once; Node's own load reads
+    // each file with fs/promises (an open, a stat, reads and a close, each a trip through the thread pool)
+    if (context.format === 'module' && url.includes('/node_modules/')) {
+      const text = readFileSync(new URL(url), 'utf8')
+      return { format: 'module', source: text.replace(MAP_COMMENT, '\n'), shortCircuit: true }
+    }
     const result = await nextLoad(url, context)
     if (result.format !== 'module' || !result.source || !url.includes('/node_modules/')) return result
     const text = typeof result.source === 'string' ? result.source : Buffer.from(result.source).toString('utf8')
     return MAP_COMMENT.test(text) ? { ...result, source: text.replace(MAP_COMMENT, '\n') } : result
   }
   const file = fileURLToPath(url)
-  return { format: 'module', source: await transformed(file, await readFile(file, 'utf8')), shortCircuit: true }
+  return { format: 'module', source: await transformed(file, readFileSync(file, 'utf8')), shortCircuit: true }
 }
 
 // esbuild's output for each source, kept by content: every test process loads the same ~130 modules of src/ and
@@ -54,7 +61,7 @@ async function transformed(file, source) {
   const key = createHash('sha256').update(JSON.stringify([ESBUILD_VERSION, OPTIONS, file, source])).digest('hex')
   const cached = path.join(CACHE, `${key.slice(0, 40)}.js`)
   try {
-    return await readFile(cached, 'utf8')
+    return readFileSync(cached, 'utf8')
   } catch (err) {
     if (err?.code !== 'ENOENT') throw err
   }

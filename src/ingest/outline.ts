@@ -165,3 +165,33 @@ export function documentTitle(outline: Outline, fileName: string): string {
   const dot = base.lastIndexOf('.')
   return dot > 0 ? base.slice(0, dot) : base
 }
+
+/** a line that starts with a short phrase (up to 8 words) and a colon, or a cell and ` | `; longer, a sentence */
+const TERM_LINE = /^([^\s:|#>`*-][^:|\n]{0,79}?):(?:[ \t]+\S|[ \t]*$)/
+const MAX_TERM_WORDS = 8
+const ROW_LINE = /^([^\s|#>`*-][^|\n]{0,79}?) \| \S/
+
+/**
+ * The terms a passage defines, in the shapes the extractors write them: its headings, the terms of
+ * definition lists ("term: definition") and the first cell of table rows ("name | …"), outside fenced code.
+ * For ranking, a passage that defines a query's key word says more than one that mentions it.
+ */
+export function definedTerms(passage: string): string[] {
+  const terms: string[] = []
+  let fence: string | undefined
+  for (const raw of passage.split('\n')) {
+    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw
+    const marker = FENCE.exec(line)?.[1]
+    if (fence) {
+      if (marker && marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker) fence = undefined
+      continue
+    }
+    if (marker) { fence = marker; continue }
+    const heading = ATX.exec(line)
+    const term = heading ? heading[2] : [TERM_LINE.exec(line)?.[1], ROW_LINE.exec(line)?.[1]]
+      .find((t) => t !== undefined && t.trim().split(/\s+/).length <= MAX_TERM_WORDS)
+    const text = term?.replace(/\s+/g, ' ').trim()
+    if (text && !terms.includes(text)) terms.push(text)
+  }
+  return terms
+}

@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import fc from 'fast-check'
 import {
-  documentOutline, documentTitle, hasOutline, OutlineReader, passageHeadingPath
+  definedTerms, documentOutline, documentTitle, hasOutline, OutlineReader, passageHeadingPath
 } from '../../src/ingest/outline.js'
 import { passageRanges } from '../../src/ingest/chunker.js'
 import { htmlToStructuredText } from '../../src/ingest/html.js'
@@ -103,4 +103,25 @@ t.test("an extracted manual page: each passage's heading path", async (t) => {
   const pathOf = (needle: string) => [...paths].find(([passage]) => passage.includes(needle))?.[1]
   t.same(pathOf('B-tree | 90'), ['Parameters', 'Index Storage Parameters'])
   t.same(pathOf('title_idx_nulls_low'), ['Examples'])
+})
+
+t.test('the terms a passage defines: headings, definition terms, first cells of table rows', async (t) => {
+  const passage = [
+    'fers for the server.', // the end of the previous passage's definition
+    '### 20.4.1. Memory',
+    'shared_buffers (integer): Sets the amount of memory the database server uses.',
+    'huge_pages (enum):',
+    '- a list item: not a term',
+    '23503 | foreign_key_violation',
+    '- isolation_level (str | None) – a list item with a bar',
+    'This flag may be combined with the other flags using the | (bitwise or) operator.',
+    'A sentence that mentions work_mem and goes on for a good many words before a colon comes: no term.',
+    '```',
+    'key: value',
+    'a | b',
+    '```',
+    'https://example.com/x: a link is no term'
+  ].join('\n')
+  t.same(definedTerms(passage), ['20.4.1. Memory', 'shared_buffers (integer)', 'huge_pages (enum)', '23503'])
+  t.same(definedTerms(''), [])
 })

@@ -134,6 +134,7 @@ function Layout(props: { onWorkspace(id: string): void; onSignedOut(): void }) {
 const KnowledgePage = lazy(() => import('./pages/knowledge.js').then((m) => m.KnowledgePage))
 const DocumentPage = lazy(() => import('./pages/knowledge-document.js').then((m) => m.DocumentPage))
 const ChatPage = lazy(() => import('./pages/chat.js').then((m) => m.ChatPage))
+const ChannelsPage = lazy(() => import('./pages/channels.js').then((m) => m.ChannelsPage))
 const VoiceNotesPage = lazy(() => import('./pages/voice.js').then((m) => m.VoiceNotesPage))
 const VoiceNotePage = lazy(() => import('./pages/voice-note.js').then((m) => m.VoiceNotePage))
 const Developer = lazy(() => import('./pages/developer.js').then((m) => m.Developer))
@@ -148,6 +149,7 @@ const ROUTES: Array<{ pattern: RegExp; page: (params: string[], path: string) =>
   { pattern: /^\/knowledge$/, page: () => <KnowledgePage /> },
   { pattern: /^\/knowledge\/documents\/([^/]+)$/, page: ([id]) => <DocumentPage id={id} key={id} /> },
   { pattern: /^\/chat$/, page: () => <ChatPage /> },
+  { pattern: /^\/chat\/channels(?:\/([^/]+))?$/, page: ([id]) => <ChannelsPage id={id || undefined} /> },
   { pattern: /^\/voice-notes$/, page: () => <VoiceNotesPage /> },
   { pattern: /^\/voice-notes\/([^/]+)$/, page: ([id]) => <VoiceNotePage id={id} key={id} /> },
   { pattern: /^\/developer(?:\/.*)?$/, page: (_params, path) => <Developer path={path} /> },

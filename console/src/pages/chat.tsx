@@ -3,6 +3,7 @@ import { describeError, isSignedOut, type ChatCitation, type ChatStream } from '
 import { ErrorText, Link } from '../components.js'
 import { Markdown } from '../markdown.js'
 import { useSession } from '../session.js'
+import { ChatTabs } from './channels-tabs.js'
 
 interface Turn {
   key: number
@@ -91,6 +92,7 @@ export function ChatPage() {
   return (
     <section class="chat">
       <h1>Chat</h1>
+      <ChatTabs current="assistant" />
       <p class="lead">Ask the assistant about what your team knows: it searches the knowledge base of {workspace.name}
         {' '}and shows the passages it answered from.</p>
       {conversation.turns.length === 0

@@ -1,7 +1,7 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import { ROOT } from './pages.js'
+import { ROOT, anchors, readPage } from './pages.js'
 
 // Comments point to the repository's own docs/ pages: a reader of the repository alone can follow every reference.
 const FOLDERS = ['src', 'plugins', 'schema', 'clients', 'console', 'scripts', 'bench', 'test', '.ci']
@@ -30,4 +30,20 @@ t.test('no code points to documents outside the repository or to sections of the
     })
   }
   t.same(found, [], 'every reference names a page of docs/')
+})
+
+t.test('every docs/ page and anchor a comment names exists', async (t) => {
+  const broken: string[] = []
+  let checked = 0
+  for (const file of [...FOLDERS.flatMap(files), 'Dockerfile', 'compose.yaml']) {
+    const text = fs.readFileSync(path.join(ROOT, file), 'utf8')
+    for (const [, page, anchor] of text.matchAll(/\bdocs\/([\w/-]+\.md)(?:#([\w-]+))?/g)) {
+      checked++
+      const rel = path.join('docs', page)
+      if (!fs.existsSync(path.join(ROOT, rel))) broken.push(`${file}: ${rel} does not exist`)
+      else if (anchor && !anchors(readPage(rel)).has(anchor)) broken.push(`${file}: ${rel} has no #${anchor}`)
+    }
+  }
+  t.ok(checked > 30, `${checked} references checked`)
+  t.same(broken, [], 'each leads to its page and section')
 })

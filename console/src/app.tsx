@@ -2,7 +2,7 @@ import type { VNode } from 'preact'
 import { useEffect, useMemo, useState } from 'preact/hooks'
 import { client, describeError, inWorkspace, isSignedOut, type Me } from './api.js'
 import { ErrorText, Link } from './components.js'
-import { navigate, useLocation } from './router.js'
+import { matchRoute, navigate, useLocation } from './router.js'
 import { SessionContext, useSession, type Session } from './session.js'
 import { SignIn } from './pages/sign-in.js'
 import { ArtifactList } from './pages/review.js'
@@ -159,10 +159,8 @@ const ROUTES: Array<{ pattern: RegExp; page: (params: string[], path: string) =>
 
 function Page(props: { path: string }) {
   const path = props.path
-  for (const route of ROUTES) {
-    const m = route.pattern.exec(path)
-    if (m) return route.page(m.slice(1).map((p) => p === undefined ? '' : decodeURIComponent(p)), path)
-  }
+  const found = matchRoute(ROUTES, path)
+  if (found) return found.route.page(found.params, path)
   const section = NAV.find((n) => n.href === path)
   if (section) return <NotYet section={section.label} />
   return (

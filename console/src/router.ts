@@ -36,6 +36,27 @@ export function onLinkClick(event: MouseEvent): void {
   navigate(a.getAttribute('href') ?? '/')
 }
 
+/**
+ * The first route whose pattern matches the path, with its groups decoded (a group that took no part is ''; one
+ * that is not valid percent-encoding is kept as written rather than failing the page); undefined when none does.
+ */
+export function matchRoute<R extends { pattern: RegExp }>(routes: R[], path: string):
+{ route: R; params: string[] } | undefined {
+  for (const route of routes) {
+    const m = route.pattern.exec(path)
+    if (!m) continue
+    return { route, params: m.slice(1).map((p) => {
+      if (p === undefined) return ''
+      try {
+        return decodeURIComponent(p)
+      } catch {
+        return p
+      }
+    }) }
+  }
+  return undefined
+}
+
 /** The current address with some query parameters changed (an empty or undefined value removes one). */
 export function withQuery(changes: Record<string, string | number | undefined>): string {
   const next = new URLSearchParams(location.search)

@@ -2,8 +2,9 @@
  * A PDF page's text from the runs pdf.js reports, in their order in the content stream (the order word
  * processors and typesetters write: a column, then the next), placed by their positions: runs on one baseline
  * make a line, a wide gap between two runs of a line separates table cells (` | `), a narrow one is a space,
- * a tall gap between lines is a paragraph break, and lines set larger than the document's body text are its
- * headings (`#`, `##`, `###` by size).
+ * a tall gap between lines is a paragraph break, two columns written a line at a time across the page are read
+ * one after the other, and lines set larger than the document's body text are its headings (`#`, `##`, `###`
+ * by size).
  */
 
 /** One run of text in page units: the start of its baseline, its advance width and its font size. */
@@ -24,9 +25,12 @@ const HEADING_MAX_CHARS = 150
 
 const ends = (s: string) => /\s$/.test(s)
 
+/** A line as read: its cells (runs apart by wide gaps) with where each starts and ends. */
+interface RawLine { cells: { x: number; end: number; text: string }[]; size: number; break: boolean }
+
 export function pageLines(runs: Iterable<TextRun>): PageLine[] {
-  const lines: PageLine[] = []
-  let text = ''
+  const lines: RawLine[] = []
+  let cells: RawLine['cells'] = []
   let size = 0
   let y = 0
   let end = 0
@@ -35,9 +39,9 @@ export function pageLines(runs: Iterable<TextRun>): PageLine[] {
   let pendingBreak = false
   let spaced = false
   const finish = () => {
-    const line = text.trim()
-    if (line) lines.push({ text: line, size, break: pendingBreak || lines.length === 0 })
-    text = ''
+    const kept = cells.map((c) => ({ ...c, text: c.text.trim() })).filter((c) => c.text !== '')
+    if (kept.length > 0) lines.push({ cells: kept, size, break: pendingBreak || lines.length === 0 })
+    cells = []
   }
   for (const run of runs) {
     if (!run.text.trim()) {
@@ -52,9 +56,14 @@ export function pageLines(runs: Iterable<TextRun>): PageLine[] {
       if (Math.abs(run.y - y) <= tolerance) {
         // right of the last run (left of it in right-to-left text)
         const gap = run.x >= end - tolerance ? run.x - end : start - runEnd
-        if (gap > CELL_GAP * runSize) text = text.trimEnd() + ' | '
-        else if ((gap > SPACE_GAP * runSize || spaced) && !ends(text) && !/^\s/.test(run.text)) text += ' '
-        text += run.text
+        const cell = cells[cells.length - 1]
+        if (gap > CELL_GAP * runSize) {
+          cells.push({ x: run.x, end: runEnd, text: run.text })
+        } else {
+          if ((gap > SPACE_GAP * runSize || spaced) && !ends(cell.text) && !/^\s/.test(run.text)) cell.text += ' '
+          cell.text += run.text
+          cell.end = Math.max(cell.end, runEnd)
+        }
         size = Math.max(size, runSize)
         end = Math.max(end, runEnd)
         start = Math.min(start, run.x)
@@ -66,7 +75,7 @@ export function pageLines(runs: Iterable<TextRun>): PageLine[] {
       pendingBreak = drop > PARAGRAPH_GAP * Math.max(runSize, size) || drop < -tolerance
     }
     open = true
-    text = run.text
+    cells = [{ x: run.x, end: runEnd, text: run.text }]
     size = runSize
     y = run.y
     end = runEnd
@@ -74,7 +83,52 @@ export function pageLines(runs: Iterable<TextRun>): PageLine[] {
     spaced = false
   }
   if (open) finish()
-  return lines
+  return columnsApart(lines).map((l) => ({ text: l.cells.map((c) => c.text).join(' | '), size: l.size,
+    break: l.break }))
+}
+
+/** two columns of prose written line by line across the page: at least this many lines in a row, ... */
+const COLUMN_MIN_LINES = 3
+/** ... and this many characters on each side, on average (table cells are shorter) */
+const COLUMN_MIN_CHARS = 25
+
+/**
+ * Text set in two columns but written a line at a time across both reads as lines of two long cells split at
+ * the same place: such a run of lines is read as the left column, then the right one.
+ */
+function columnsApart(lines: RawLine[]): RawLine[] {
+  const out: RawLine[] = []
+  for (let i = 0; i < lines.length;) {
+    const first = lines[i]
+    if (first.cells.length !== 2) { out.push(lines[i++]); continue }
+    const gutter = first.cells[1].x
+    const near = (x: number, line: RawLine) => Math.abs(x - gutter) <= line.size
+    const left: RawLine[] = []
+    const right: RawLine[] = []
+    let pairs = 0
+    let j = i
+    for (; j < lines.length; j++) {
+      const line = lines[j]
+      const [a, b] = line.cells
+      if (line.cells.length === 2 && a.end < gutter && near(b.x, line)) {
+        left.push({ ...line, cells: [a] })
+        right.push({ ...line, cells: [b], break: line.break && right.length > 0 })
+        pairs++
+      } else if (line.cells.length === 1 && near(a.x, line)) {
+        right.push({ ...line, break: line.break && right.length > 0 })
+      } else if (line.cells.length === 1 && a.end < gutter && j > i) {
+        left.push(line)
+      } else break
+    }
+    const average = (side: RawLine[]) => side.reduce((n, l) => n + l.cells[0].text.length, 0) / side.length
+    if (pairs >= COLUMN_MIN_LINES && average(left) >= COLUMN_MIN_CHARS && average(right) >= COLUMN_MIN_CHARS) {
+      out.push(...left, { ...right[0], break: true }, ...right.slice(1))
+      i = j
+    } else {
+      out.push(lines[i++])
+    }
+  }
+  return out
 }
 
 /** the key under which sizes count as one (a size may differ by rounding from line to line) */

@@ -36,3 +36,29 @@ t.test('headings by size: the body is the size with most text', async (t) => {
     '### Smaller heading\n\n12 | 13\nMore body text, the most common size by far.')
   t.equal(documentText([[], [{ text: 'only', size: 10, break: true }], []]), 'only', 'empty pages leave nothing')
 })
+
+t.test('two columns written a line at a time across the page are read one after the other', async (t) => {
+  const left = ['Pilots board inbound vessels at the', 'outer buoy two hours before high',
+    'water, and the harbour master', 'confirms each berth by radio.']
+  const right = ['Outbound vessels leave on the ebb,', 'never against a flood tide above',
+    'two knots; tugs stand by at the', 'inner mole until they clear.']
+  const runs: TextRun[] = []
+  left.forEach((text, i) => {
+    runs.push(run(72, 700 - 12 * i, text, 10, 220))
+    // the left column's last line has nothing beside it; the right column's last line comes after it
+    if (i < 3) runs.push(run(320, 700 - 12 * i, right[i], 10, 220))
+  })
+  runs.push(run(320, 700 - 12 * 4, right[3], 10, 150))
+  t.same(pageLines(runs).map((l) => [l.text, l.break]), [
+    ...left.map((text, i) => [text, i === 0]),
+    ...[...right.slice(0, 3), right[3]].map((text, i) => [text, i === 0])
+  ])
+})
+
+t.test('a table with short first cells stays a table of rows', async (t) => {
+  const rows = [['work_mem', 'Sets the base maximum amount of memory used by a query operation'],
+    ['temp_buffers', 'Sets the maximum amount of memory used for temporary buffers'],
+    ['shared_buffers', 'Sets the amount of memory the server uses for shared memory buffers']]
+  const runs = rows.flatMap(([a, b], i) => [run(72, 700 - 12 * i, a, 10, 60), run(180, 700 - 12 * i, b, 10, 300)])
+  t.same(pageLines(runs).map((l) => l.text), rows.map(([a, b]) => `${a} | ${b}`))
+})

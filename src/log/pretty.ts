@@ -33,18 +33,29 @@ function clock(time: unknown): string {
   return `${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())}`
 }
 
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL = /[\x00-\x1f\x7f-\x9f]/g
+
+/**
+ * Text from outside (an error message, a receiver's answer) shown without its control characters: a newline or an
+ * escape sequence could forge a log line or rewrite the terminal; each becomes a visible \u escape.
+ */
+export function printable(text: string): string {
+  return text.replace(CONTROL, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
 function scalar(value: unknown): string {
-  if (typeof value === 'string') return value.includes('\n') ? JSON.stringify(value) : value
+  if (typeof value === 'string') return printable(value)
   if (value === null || typeof value !== 'object') return String(value)
-  return JSON.stringify(value)
+  return printable(JSON.stringify(value))
 }
 
 /** `key: value` lines of an object, nested keys joined with dots; a stack keeps its own lines */
 function fields(obj: Record<string, unknown>, prefix: string, out: string[]): void {
   for (const [key, value] of Object.entries(obj)) {
-    const name = prefix + key
+    const name = printable(prefix + key)
     if (key === 'stack' && typeof value === 'string') {
-      out.push(`${name}:`, ...value.split('\n').map((l) => `  ${l}`))
+      out.push(`${name}:`, ...value.split('\n').map((l) => `  ${printable(l)}`))
     } else if (value !== null && typeof value === 'object' && !Array.isArray(value) &&
       Object.keys(value).length > 0) {
       fields(value as Record<string, unknown>, `${name}.`, out)
@@ -69,7 +80,7 @@ export function prettyLine(line: string, options: PrettyOptions = {}): string {
   const level = LEVELS[entry.level as number] ?? { name: String(entry.level ?? 'LOG').toUpperCase(), color: '' }
   const head = `${c ? DIM : ''}${clock(entry.time)}${c ? RESET : ''} ` +
     `${c ? level.color : ''}${level.name.padEnd(5)}${c ? RESET : ''} ` +
-    `${c ? BOLD : ''}${typeof entry.msg === 'string' ? entry.msg : ''}${c ? RESET : ''}`
+    `${c ? BOLD : ''}${typeof entry.msg === 'string' ? printable(entry.msg) : ''}${c ? RESET : ''}`
   const rest: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(entry)) if (!HIDDEN.has(key) && value !== undefined) rest[key] = value
   const lines: string[] = []

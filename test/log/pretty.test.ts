@@ -53,3 +53,17 @@ t.test('CAIRN_LOG_FORMAT: auto follows the terminal, json and pretty force one; 
     t.throws(() => loadConfig({ CAIRN_LOG_FORMAT: 'xml' }), new ConfigError(
       ['CAIRN_LOG_FORMAT="xml" is invalid: expected one of auto, json, pretty']))
   })
+
+t.test('text from outside cannot forge a line or reach the terminal: control characters are shown escaped',
+  async (t) => {
+    const line = JSON.stringify({ level: 50, time: 0, msg: 'boom\n10:00:00 INFO  all good \u001b[2K',
+      err: { message: 'answer: \u009b31m red', stack: 'Error: x\n    at \u001b]0;title\u0007' }, ['k\u001bey']: 'v' })
+    const text = prettyLine(line, { colors: false })
+    t.equal(text.split('\n').filter((l) => /^\d\d:\d\d:\d\d /.test(l)).length, 1, 'one head line')
+    t.notOk([...text].some((ch) => ch !== '\n' && (ch < ' ' || (ch >= '\x7f' && ch <= '\x9f'))),
+      'no control character but the line breaks')
+    t.match(text, 'boom\\u000a10:00:00 INFO  all good \\u001b[2K')
+    t.match(text, 'err.message: answer: \\u009b31m red')
+    t.match(text, '  at \\u001b]0;title\\u0007')
+    t.match(text, 'k\\u001bey: v')
+  })

@@ -92,7 +92,7 @@ t.test('one tenant\'s failing retries that hang do not hold up another tenant\'s
   await hostileRx.retried(4)
   const queuedRetries = () => app.sqlite.prepare(`SELECT COUNT(*) FROM jobs WHERE type = 'webhook.retry'
     AND status = 'queued'`).pluck().get() as number
-  for (let i = 0; i < 1000 && queuedRetries() < 36; i++) await new Promise((r) => setTimeout(r, 10))
+  while (queuedRetries() < 36) await new Promise((r) => setTimeout(r, 10))
   t.equal(queuedRetries(), 36, 'the rest of its 40 retries wait')
 
   t.equal((await post(app, other, otherChannel.id)).statusCode, 201)

@@ -1,11 +1,10 @@
-// Every console page checked by axe-core in Chromium, at 1280×800 and 390 px wide (no serious or critical
-// violation), and walked with the keyboard alone: Tab reaches every control, in the page's order, each one showing
-// where the focus is.
+// What the console's accessibility tests share: one of every page (with something on it to show), axe-core run in
+// the page, and a walk through the page with the Tab key alone.
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
-import t, { type Test } from 'tap'
+import type { Test } from 'tap'
 import type { Page } from 'playwright-core'
-import { harness, DESKTOP, PHONE } from './harness.js'
+import type { Harness } from './harness.js'
 import { signup, createKey } from '../helper.js'
 import { CairnClient } from '../../clients/typescript/src/client.js'
 
@@ -16,8 +15,8 @@ interface Violation { id: string; impact: string | null; help: string; nodes: Ar
   failureSummary?: string }> }
 
 /** The page's serious and critical violations of WCAG 2.x A/AA and axe's best practices, one line each. */
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ content: AXE_SOURCE })
+export async function axeViolations(page: Page): Promise<string[]> {
+  if (!await page.evaluate(() => 'axe' in globalThis)) await page.addScriptTag({ content: AXE_SOURCE })
   const violations = await page.evaluate(async () => {
     type Axe = { run(context: unknown, options: unknown): Promise<{ violations: Violation[] }> }
     const axe = (globalThis as unknown as { axe: Axe }).axe
@@ -39,10 +38,17 @@ interface Stop { name: string; visible: boolean; inOrder: boolean }
  * the focus is drawn (an outline or a shadow) and whether it moved forward in the document; then lists the page's
  * controls that Tab never reached.
  */
-async function keyboardWalk(page: Page): Promise<{ stops: Stop[]; missed: string[]; positiveTabindex: number }> {
+export async function keyboardWalk(page: Page): Promise<{ stops: Stop[]; missed: string[]; positiveTabindex: number
+  first: string; firstReached: boolean }> {
+  // Tab starts from the top of the page: the body is focused for a moment (it is where Chromium's next Tab starts)
   await page.evaluate(() => {
-    const g = globalThis as unknown as { document: { activeElement: { blur?(): void } | null } }
-    g.document.activeElement?.blur?.()
+    type El = { setAttribute(n: string, v: string): void; removeAttribute(n: string): void; focus(): void
+      blur(): void }
+    const body = (globalThis as unknown as { document: { body: El } }).document.body
+    body.setAttribute('tabindex', '-1')
+    body.focus()
+    body.blur()
+    body.removeAttribute('tabindex')
   })
   await page.evaluate(() => { (globalThis as unknown as { __tabbed: unknown[] }).__tabbed = [] })
   const stops: Stop[] = []
@@ -80,7 +86,8 @@ async function keyboardWalk(page: Page): Promise<{ stops: Stop[]; missed: string
   }
   const rest = await page.evaluate(() => {
     type El = { tagName: string; getAttribute(n: string): string | null; textContent: string | null
-      getClientRects(): { length: number }; closest(s: string): El | null; disabled?: boolean; type?: string }
+      getClientRects(): { length: number }; closest(s: string): El | null; disabled?: boolean; type?: string
+      labels?: Array<{ textContent: string | null }> | null }
     const g = globalThis as unknown as { document: { querySelectorAll(s: string): El[] }; __tabbed: El[]
       getComputedStyle(e: El): { visibility: string } }
     const controls = [...g.document.querySelectorAll(
@@ -90,9 +97,12 @@ async function keyboardWalk(page: Page): Promise<{ stops: Stop[]; missed: string
     // a group of radio buttons is one stop
     const missed = controls.filter((el) => !g.__tabbed.includes(el) && !(el.type === 'radio' &&
       g.__tabbed.some((x) => x.type === 'radio' && x.getAttribute('name') === el.getAttribute('name'))))
+    const nameOf = (el: El) => `${el.tagName.toLowerCase()} “${(el.getAttribute('aria-label') ??
+      el.labels?.[0]?.textContent ?? el.textContent ?? '').replace(/\s+/g, ' ').trim().slice(0, 60)}”`
     return {
-      missed: missed.map((el) => `${el.tagName.toLowerCase()} “${(el.getAttribute('aria-label') ?? el.textContent ?? '')
-        .replace(/\s+/g, ' ').trim().slice(0, 60)}”`),
+      first: controls[0] ? nameOf(controls[0]) : '',
+      firstReached: controls[0] !== undefined && g.__tabbed[0] === controls[0],
+      missed: missed.map(nameOf),
       positiveTabindex: [...g.document.querySelectorAll('[tabindex]')]
         .filter((el) => Number(el.getAttribute('tabindex')) > 0).length
     }
@@ -100,10 +110,16 @@ async function keyboardWalk(page: Page): Promise<{ stops: Stop[]; missed: string
   return { stops, ...rest }
 }
 
-const h = await harness(t, { config: { allowPrivateUrls: true } })
-if (h) await main(h)
+/** the app options the pages need: a webhook whose receiver is a closed local port */
+export const PAGES_CONFIG = { config: { allowPrivateUrls: true } }
 
-async function main(h: NonNullable<Awaited<ReturnType<typeof harness>>>) {
+export interface PageCase { name: string; path: string; signedIn: boolean; ready: (p: Page) => Promise<unknown> }
+
+/**
+ * An organization with one of each thing the console shows, and every page of the console to open: `open` gives a
+ * browser profile signed in as its owner (the console's cookie), or a fresh one.
+ */
+export async function consolePages(h: Harness) {
   const { app, base, browser } = h
   const owner = await signup(app)
   const inWs = { ...owner.auth, 'x-workspace-id': owner.workspaceId }
@@ -149,7 +165,7 @@ async function main(h: NonNullable<Awaited<ReturnType<typeof harness>>>) {
   const resetUrl = new URL(reset.json().data.url as string).pathname
 
   const documentId = doc.document.id
-  const PAGES: Array<{ name: string; path: string; signedIn: boolean; ready: (p: Page) => Promise<unknown> }> = [
+  const pages: PageCase[] = [
     { name: 'sign-in', path: '/review', signedIn: false,
       ready: (p) => p.getByRole('button', { name: 'Sign in' }).waitFor() },
     { name: 'invitation', path: inviteUrl, signedIn: false,
@@ -208,34 +224,54 @@ async function main(h: NonNullable<Awaited<ReturnType<typeof harness>>>) {
     }
     return ctx
   }
+  return { pages, context }
+}
 
-  for (const [size, viewport] of [['1280×800', DESKTOP], ['390 px wide', PHONE]] as const) {
-    await t.test(`axe finds nothing serious on any page at ${size}`, async (t) => {
-      const contexts = { true: await context(t, viewport, true), false: await context(t, viewport, false) }
-      for (const p of PAGES) {
-        const page = await contexts[String(p.signedIn) as 'true' | 'false'].newPage()
-        page.on('pageerror', (err) => t.fail(`${p.name}: script error: ${err.message}`))
-        await page.goto(base + p.path)
-        await p.ready(page)
-        t.same(await axeViolations(page), [], `${p.name} (${p.path})`)
-        await page.close()
-      }
-    })
+/**
+ * Opens a page of the console: the first one loaded, the next ones reached as a click on a link would (the console's
+ * router follows the address), so that the console and axe are loaded once per browser profile.
+ */
+async function visit(page: Page, base: string, path: string) {
+  if (page.url() === 'about:blank') {
+    await page.goto(base + path)
+    return
   }
+  await page.evaluate((to) => {
+    const g = globalThis as unknown as { history: { pushState(s: null, t: string, u: string): void }
+      dispatchEvent(e: unknown): void; PopStateEvent: new (type: string) => unknown }
+    g.history.pushState(null, '', to)
+    g.dispatchEvent(new g.PopStateEvent('popstate'))
+  }, path)
+}
 
-  await t.test('keyboard only: Tab reaches every control of each page in order, the focus always drawn', async (t) => {
-    const contexts = { true: await context(t, DESKTOP, true), false: await context(t, DESKTOP, false) }
-    for (const p of PAGES) {
-      const page = await contexts[String(p.signedIn) as 'true' | 'false'].newPage()
-      await page.goto(base + p.path)
-      await p.ready(page)
-      const walk = await keyboardWalk(page)
-      t.ok(walk.stops.length > 0, `${p.name}: Tab moves the focus`)
-      t.same(walk.missed, [], `${p.name}: every control is reached`)
-      t.same(walk.stops.filter((s) => !s.visible).map((s) => s.name), [], `${p.name}: the focus is always drawn`)
-      t.same(walk.stops.filter((s) => !s.inOrder).map((s) => s.name), [], `${p.name}: in the page's order`)
-      t.equal(walk.positiveTabindex, 0, `${p.name}: no tabindex reorders it`)
-      await page.close()
-    }
-  })
+/** Every page, at the viewport's size: axe-core finds no serious or critical violation. */
+export async function checkWithAxe(t: Test, h: Harness, viewport: { width: number; height: number }) {
+  const { pages, context } = await consolePages(h)
+  const contexts = { true: await context(t, viewport, true), false: await context(t, viewport, false) }
+  const tabs = { true: await contexts.true.newPage(), false: await contexts.false.newPage() }
+  for (const tab of Object.values(tabs)) tab.on('pageerror', (err) => t.fail(`script error: ${err.message}`))
+  for (const p of pages) {
+    const page = tabs[String(p.signedIn) as 'true' | 'false']
+    await visit(page, h.base, p.path)
+    await p.ready(page)
+    t.same(await axeViolations(page), [], `${p.name} (${p.path})`)
+  }
+}
+
+/** Every page walked with Tab alone: each control reached, in the page's order, the focus drawn. */
+export async function checkWithKeyboard(t: Test, h: Harness, viewport: { width: number; height: number }) {
+  const { pages, context } = await consolePages(h)
+  const contexts = { true: await context(t, viewport, true), false: await context(t, viewport, false) }
+  const tabs = { true: await contexts.true.newPage(), false: await contexts.false.newPage() }
+  for (const p of pages) {
+    const page = tabs[String(p.signedIn) as 'true' | 'false']
+    await visit(page, h.base, p.path)
+    await p.ready(page)
+    const walk = await keyboardWalk(page)
+    t.ok(walk.firstReached, `${p.name}: the first Tab reaches the page's first control, ${walk.first}`)
+    t.same(walk.missed, [], `${p.name}: every control is reached`)
+    t.same(walk.stops.filter((s) => !s.visible).map((s) => s.name), [], `${p.name}: the focus is always drawn`)
+    t.same(walk.stops.filter((s) => !s.inOrder).map((s) => s.name), [], `${p.name}: in the page's order`)
+    t.equal(walk.positiveTabindex, 0, `${p.name}: no tabindex reorders it`)
+  }
 }

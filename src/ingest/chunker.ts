@@ -2,8 +2,8 @@
  * The passage splitter (docs/api/knowledge.md#uploading), a pure function.
  *
  * - every passage has at most `chunkSize` characters (JavaScript string length);
- * - a boundary may move back to whitespace within the last fifth of the window: before a heading line, else
- *   at a blank line, else at a line break, else after the last whitespace;
+ * - a boundary may move back to whitespace within the last fifth of the window: to just before a heading line
+ *   if there is one there, else after the last whitespace;
  * - passage i+1 starts with the last `chunkOverlap` characters of passage i, except where that start would
  *   split a surrogate pair: there it starts one character earlier (the overlap grows by one);
  * - no boundary splits a surrogate pair; each passage starts after the previous one starts;
@@ -42,24 +42,18 @@ function splitsPair(text: string, i: number): boolean {
 
 /**
  * Where a passage ending in [lowest, end] ends: before a heading line (the Markdown headings the extractors
- * write), else at a blank line, else at a line break, else after the last whitespace; at `end` when there is
- * none. Reads nothing before `start` or past `end`: a passage depends only on the `chunkSize + 1` characters
- * from its start (the background indexer computes passages a window of the text at a time).
+ * write) if there is one, else after the last whitespace, else at `end`. Reads no character past `end`: a
+ * passage depends only on the `chunkSize + 1` characters from its start (the background indexer computes
+ * passages a window of the text at a time).
  */
-function boundary(text: string, start: number, lowest: number, end: number): number {
-  let blank = 0
-  let line = 0
+function boundary(text: string, lowest: number, end: number): number {
   let space = 0
-  for (let j = end; j >= lowest && j > 0; j--) {
+  for (let j = end; j >= lowest; j--) {
     const before = text[j - 1]
-    if (before === '\n') {
-      if (text[j] === '#') return j
-      if (!blank && j - 2 >= start && text[j - 2] === '\n') blank = j
-      if (!line) line = j
-    }
+    if (before === '\n' && text[j] === '#') return j
     if (!space && WHITESPACE.test(before)) space = j
   }
-  return blank || line || space || end
+  return space || end
 }
 
 /**
@@ -77,7 +71,7 @@ export function* passageRanges(text: string, { chunkSize, chunkOverlap }: ChunkO
     let end = Math.min(start + chunkSize, n)
     if (end < n) {
       // the next passage must still start after this one: end - overlap > start
-      end = boundary(text, start, Math.max(end - slack, start + chunkOverlap + 1), end)
+      end = boundary(text, Math.max(end - slack, start + chunkOverlap + 1), end)
       if (splitsPair(text, end)) end -= 1
     }
     yield { start, end }

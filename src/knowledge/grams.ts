@@ -6,7 +6,7 @@
  * without a filter (not yet summarized) or whose passage count changed is scanned as before.
  */
 import type Database from 'better-sqlite3'
-import { setImmediate as yieldToLoop, setTimeout as sleep } from 'node:timers/promises'
+import { setImmediate as yieldToLoop } from 'node:timers/promises'
 
 /** bits per filter: about 1,500 distinct grams in an English document of 200 passages fill ~13 % with 3 hashes */
 export const GRAM_BITS = 32_768
@@ -113,27 +113,24 @@ export function gramFilters(sqlite: Database.Database) {
   }
 }
 
-/** the longest the back-fill waits after failures in a row before it looks again */
-const MAX_RETRY_MS = 60_000
-
 /**
- * The back-fill: indexed documents without a filter get one, a document at a time (read in one read
- * transaction, written in a short one that checks the document is still indexed with as many passages).
- * Restart-safe: the work left is always "indexed documents lacking a filter", so a failure (SQLITE_BUSY, a full
- * disk) only delays it: it is tried again after a wait. Runs on a search worker's
- * own thread with its own writable connection, so the server's event loop never waits on it.
+ * The back-fill: indexed documents without a filter get one, a document at a time, read in one read transaction
+ * and written in a short one that checks the document is still indexed with as many passages. Run by the index
+ * worker while it is idle (src/knowledge/index-worker.ts), on its write connection, its writes after the server's
+ * waiting ones. Restart-safe: the work left is always "indexed documents lacking a filter".
  */
-export function gramSweep(sqlite: Database.Database, options: { idleMs?: number; retryMs?: number } = {}) {
+export function filterBackfill(sqlite: Database.Database) {
   const lacking = sqlite.prepare(`SELECT d.id FROM knowledge_documents d
     WHERE d.status = 'indexed' AND d.chunk_count > 0
       AND NOT EXISTS (SELECT 1 FROM knowledge_document_grams g WHERE g.document_id = d.id)
-    ORDER BY d.uploaded_at DESC LIMIT 50`).pluck()
+    ORDER BY d.uploaded_at DESC LIMIT ${BACKFILL_BATCH}`).pluck()
   const docOf = sqlite.prepare(`SELECT chunk_count FROM knowledge_documents WHERE id = ? AND status = 'indexed'`)
     .pluck()
   const passages = sqlite.prepare(`SELECT text FROM knowledge_passages WHERE document_id = ?`).pluck()
   const write = sqlite.prepare(`INSERT OR REPLACE INTO knowledge_document_grams (document_id, passages, bits)
     SELECT id, @passages, @bits FROM knowledge_documents WHERE id = @id AND status = 'indexed'
       AND chunk_count = @passages`)
+  /** a document's filter, when it is indexed and its passages are all there */
   const read = sqlite.transaction((id: string) => {
     const count = docOf.get(id) as number | undefined
     if (count === undefined) return undefined
@@ -142,38 +139,21 @@ export function gramSweep(sqlite: Database.Database, options: { idleMs?: number;
     for (const text of passages.iterate(id) as Iterable<string>) { filter.add(text); n++ }
     return n === count ? { passages: n, bits: filter.bytes() } : undefined
   })
-  let stopped = false
-  /** one document's filter, when it is still indexed with as many passages: whether one was made */
-  const fill = (id: string) => {
-    const f = read(id)
-    return f !== undefined && write.run({ id, ...f }).changes > 0
-  }
-  /** the documents lacking a filter now (at most 50): filters made */
-  const batch = () => (lacking.all() as string[]).filter(fill).length
   return {
-    batch,
-    async run() {
-      let failures = 0
-      while (!stopped) {
-        let made = 0
-        try {
-          for (const id of lacking.all() as string[]) {
-            if (stopped) return
-            if (fill(id)) made++
-            await yieldToLoop()
-          }
-          failures = 0
-        } catch {
-          // the lock busy past the timeout (a long write elsewhere), the disk full: the work is still there, so it is
-          // looked at again later, waiting longer after each failure in a row
-          failures++
-          await sleep(Math.min((options.retryMs ?? 1_000) * 2 ** (failures - 1), MAX_RETRY_MS))
-          continue
-        }
-        // nothing to do, or only documents whose passages are still changing: look again later
-        if (made === 0) await sleep(options.idleMs ?? 5_000)
-      }
-    },
-    stop() { stopped = true }
+    /** the documents lacking a filter now, newest first (at most BACKFILL_BATCH) */
+    lacking: () => lacking.all() as string[],
+    read,
+    /** stores a filter read by `read` when its document is still indexed with as many passages: whether it did */
+    write: (id: string, f: { passages: number; bits: Uint8Array }) => write.run({ id, ...f }).changes > 0,
+    /** the documents lacking a filter now: filters made (tests) */
+    batch() {
+      return (lacking.all() as string[]).filter((id) => {
+        const f = read(id)
+        return f !== undefined && write.run({ id, ...f }).changes > 0
+      }).length
+    }
   }
 }
+
+/** documents looked up at a time by the back-fill */
+export const BACKFILL_BATCH = 50

@@ -16,6 +16,7 @@ import { Worker } from 'node:worker_threads'
 import { workerEntry } from '../worker-entry.js'
 import { CELL, CELLS } from './trigrams.js'
 import { idleMerger } from './fts-segments.js'
+import { BACKFILL_BATCH, filterBackfill } from './grams.js'
 
 /** A document to index: from its text file, or from `text` (at upload) under the claimed job `jobId`. */
 export interface IndexTask { id: number; documentId: string; textFile: string; text?: string; jobId?: string }
@@ -350,6 +351,28 @@ async function catchUpPairs() {
   }
 }
 
+const filters = filterBackfill(sqlite)
+/**
+ * The character filters of the 1–2 character scan (src/knowledge/grams.ts): indexed documents lacking one get it
+ * while nothing is to be indexed, a document at a time, each write after the server's waiting ones
+ */
+async function fillFilters() {
+  for (;;) {
+    const ids = filters.lacking()
+    let made = 0
+    for (const id of ids) {
+      if (active > 0 || closing) return
+      const filter = filters.read(id)
+      if (filter === undefined) continue
+      const done = await pairTurn(() => filters.write(id, filter))
+      if (!done) return
+      if (done.value) made++
+    }
+    // (a document whose passages are still changing is looked at again after the next task)
+    if (made === 0 || ids.length < BACKFILL_BATCH) return
+  }
+}
+
 /**
  * Short transactions make many small FTS5 segments; while nothing is to be indexed, merge them a bounded step
  * at a time (a step that finds nothing to merge changes fewer than 2 rows), so searches read few segments: the
@@ -364,6 +387,13 @@ async function idleMerge() {
     // index above the mark)
     pairsFailed = true
     parentPort!.postMessage({ warning: `the pair index could not catch up: ${(err as Error).message}` } satisfies
+      IndexReply)
+  }
+  try {
+    await fillFilters()
+  } catch (err) {
+    // (a document's 1–2 character searches scan it meanwhile; the back-fill is tried again after the next task)
+    parentPort!.postMessage({ warning: `character filters could not be made: ${(err as Error).message}` } satisfies
       IndexReply)
   }
   while (merging !== 'normal') {

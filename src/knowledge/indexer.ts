@@ -165,7 +165,12 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
   } finally {
     peek.close()
   }
-  if (pairsBehind.get() === 1 || mergesLeftOff.get() === 1 || trigramsLate || unmerged) {
+  // and indexed documents without a character filter (src/knowledge/grams.ts: an upgrade, a stop before idle)
+  const filtersLacking = sqlite.prepare(`SELECT 1 FROM knowledge_documents d WHERE d.status = 'indexed'
+    AND d.chunk_count > 0 AND NOT EXISTS (SELECT 1 FROM knowledge_document_grams g WHERE g.document_id = d.id)
+    LIMIT 1`).pluck()
+  if (pairsBehind.get() === 1 || mergesLeftOff.get() === 1 || trigramsLate || unmerged ||
+    filtersLacking.get() === 1) {
     thread.catchUp().catch((err: unknown) => deps.log.warn({ err }, 'the pair index could not catch up'))
   }
 

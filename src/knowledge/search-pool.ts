@@ -61,7 +61,7 @@ type Slot = {
  */
 export function createSearchPool(file: string,
   options: { size: number; embeddings?: Required<Pick<EmbeddingConfig, 'baseUrl' | 'model'>> & EmbeddingConfig;
-    log?: FastifyBaseLogger; sweep?: boolean; /** each worker's SQLite page cache */ cacheMb?: number;
+    log?: FastifyBaseLogger; /** each worker's SQLite page cache */ cacheMb?: number;
     /** each search's time budget on a worker, in ms */ budgetMs?: number;
     /** overrides of the search's tuned bounds (src/knowledge/search-settings.ts) */
     settings?: SearchSettingsOverrides }) {
@@ -76,19 +76,14 @@ export function createSearchPool(file: string,
   let nextId = 1
   let closed = false
 
-  // the first worker (and the next one, should it die) also back-fills the character filters (grams.ts)
-  let sweeper: Worker | undefined
   function spawn(): Slot {
-    const sweep = !sweeper && options.sweep !== false
     const stop = new Int32Array(new SharedArrayBuffer(4))
     const worker = new Worker(entry.script,
-      { eval: entry.eval, workerData: { file, embeddings: options.embeddings, sweep, cacheMb: options.cacheMb,
+      { eval: entry.eval, workerData: { file, embeddings: options.embeddings, cacheMb: options.cacheMb,
         settings: options.settings, stop },
       resourceLimits: SEARCH_HEAP })
-    if (sweep) sweeper = worker
     const slot: Slot = { worker, stop }
     worker.on('message', (m: SearchReply) => {
-      if (m.error?.kind === 'sweep') options.log?.error({ err: m.error }, 'character filter back-fill stopped')
       const job = slot.job
       if (!job || job.id !== m.id) return
       if (m.started) {
@@ -105,7 +100,6 @@ export function createSearchPool(file: string,
     // a worker that dies fails its search and is replaced on the next one
     worker.on('error', (err) => options.log?.error({ err }, 'search worker failed'))
     worker.on('exit', () => {
-      if (sweeper === worker) sweeper = undefined
       const at = workers.indexOf(slot)
       if (at >= 0) workers.splice(at, 1)
       const job = slot.job
@@ -140,7 +134,6 @@ export function createSearchPool(file: string,
     clearTimeout(job.timer)
     slot.job = undefined
     workers.splice(workers.indexOf(slot), 1)
-    if (sweeper === slot.worker) sweeper = undefined
     // (its organization's count falls when the thread has really ended)
     slot.worker.removeAllListeners('exit')
     slot.worker.once('exit', () => {

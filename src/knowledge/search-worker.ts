@@ -1,7 +1,6 @@
 // A search worker: its own read-only connection, the same search code. The event loop of the server never
 // waits on an FTS5 walk, however large the corpus or odd the query.
 import { parentPort, workerData } from 'node:worker_threads'
-import Database from 'better-sqlite3'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import * as sqliteVec from 'sqlite-vec'
 import * as tables from '../../schema/tables/index.js'
@@ -12,7 +11,6 @@ import type { SearchSettingsOverrides } from './search-settings.js'
 import type { Plan } from './planner.js'
 import { embeddingClient, vectorSource, EmbeddingError, type EmbeddingConfig } from './embeddings.js'
 import type { DocFilters, Reader } from './readers.js'
-import { gramSweep } from './grams.js'
 import { openSearchConnection } from './trigrams.js'
 import { createKindSearch, type KindHit, type KindsRequest } from '../search/kinds.js'
 
@@ -25,7 +23,7 @@ export interface SearchReply { id: number; /** the search began */ started?: boo
   kinds?: KindHit[]; partial?: boolean; warnings?: SearchWarning[]; /** the path it took (planner.ts) */ plan?: Plan;
   error?: { kind: string; message: string } }
 
-const { file, embeddings, sweep, cacheMb, settings, stop } = workerData as { file: string; sweep?: boolean;
+const { file, embeddings, cacheMb, settings, stop } = workerData as { file: string;
   cacheMb?: number; settings?: SearchSettingsOverrides;
   embeddings?: Required<Pick<EmbeddingConfig, 'baseUrl' | 'model'>> & EmbeddingConfig;
   /** set to 1 by the pool: the running search stops and answers what it has */ stop: Int32Array }
@@ -46,14 +44,6 @@ const search = createSearch(sqlite, createKnowledgeStore(sqlite, drizzle(sqlite,
   { semantic, settings })
 
 void search.warm().catch(() => undefined) // only a head start: a filter not read yet is read when needed
-
-// one worker of the pool back-fills the documents' character filters, between searches, on its own connection
-if (sweep) {
-  const writer = new Database(file, { fileMustExist: true })
-  writer.pragma('busy_timeout = 5000')
-  void gramSweep(writer).run().catch((err: Error) => parentPort!.postMessage({ id: 0, error: { kind: 'sweep',
-    message: err.message } }))
-}
 
 const kinds = createKindSearch(sqlite)
 

@@ -17,7 +17,7 @@ t.test('a free worker goes to the organization with nothing running before the b
   await uploadDocument(app, slow, { filename: 'a.txt', content: 'zebra crossings and zebra herds' })
   await uploadDocument(app, small, { filename: 'b.txt', content: 'zebra of the small organization' })
   // one worker: the order searches end in is the order they were given it
-  const pool = createSearchPool(path.join(app.config.dataDir, 'cairn.db'), { size: 1, sweep: false })
+  const pool = createSearchPool(path.join(app.config.dataDir, 'cairn.db'), { size: 1 })
   t.teardown(() => pool.close())
   const order: string[] = []
   const ask = (who: string, reader: Reader) =>
@@ -53,7 +53,7 @@ t.test('a search past its time budget answers what it found, flagged partial', a
   t.notOk(ample.cut, 'a search within its budget is whole')
 
   // through the pool: a budget of 0 ms is spent at the first look
-  const pool = createSearchPool(path.join(app.config.dataDir, 'cairn.db'), { size: 1, sweep: false, budgetMs: 0 })
+  const pool = createSearchPool(path.join(app.config.dataDir, 'cairn.db'), { size: 1, budgetMs: 0 })
   t.teardown(() => pool.close())
   t.equal((await pool.run(readerOf(u), {}, 'brass lantern', 10)).partial, true)
   t.equal((await pool.unified(readerOf(u), { customerId: u.customerId, userId: u.userId,

@@ -65,6 +65,14 @@ function draftOf(w: Workflow): Draft {
   }
 }
 
+/** A step given another type: what was typed into a field of the same name and kind is kept. */
+function retyped(s: StepDraft, type: StepType): Partial<StepDraft> {
+  const before = new Map(STEP_FIELDS[s.type].map((f) => [f.name, f.kind]))
+  const values = Object.fromEntries(STEP_FIELDS[type].filter((f) => before.get(f.name) === f.kind)
+    .map((f) => [f.name, s.values[f.name] ?? '']))
+  return { type, values }
+}
+
 /** The request body of the draft, or the problems found before sending it. */
 function bodyOf(d: Draft): { body?: Record<string, unknown>; problems: Problems } {
   const problems: Problems = {}
@@ -284,7 +292,7 @@ export function WorkflowEditor(props: { id?: string }) {
                     <Field pointer={`/steps/${n}/type`} label={`Type of step ${n + 1}`} problems={problems}>
                       {(a) => (
                         <select {...a} value={s.type}
-                          onChange={(e) => setStep(n, { type: (e.target as HTMLSelectElement).value as StepType })}>
+                          onChange={(e) => setStep(n, retyped(s, (e.target as HTMLSelectElement).value as StepType))}>
                           {STEP_TYPES.map(([t, words]) => <option key={t} value={t}>{words}</option>)}
                         </select>
                       )}

@@ -27,8 +27,9 @@ const FURNITURE_CLASSES = ['navheader', 'navfooter', 'navbar', 'breadcrumb', 'br
   // MediaWiki, Javadoc, MkDocs, Read the Docs, Docusaurus
   'printfooter', 'catlinks', 'navbox', 'topNav', 'bottomNav', 'subNav', 'md-header', 'md-sidebar', 'md-footer',
   'wy-nav-side', 'rst-footer-buttons', 'theme-edit-this-page']
-/** furniture inside the text: "[edit]" links beside headings, "Jump to navigation" */
-const FURNITURE_INLINE = ['span.mw-editsection', 'a.mw-jump-link']
+/** furniture inside the text: "[edit]" links beside headings, "Jump to navigation", a DOCX note's "↑" link back */
+const FURNITURE_INLINE = ['span.mw-editsection', 'a.mw-jump-link', 'a[href^="#footnote-ref-"]',
+  'a[href^="#endnote-ref-"]']
 
 /** The text of one link in a navigation bar, lower case, letters only. */
 const NAV_LINKS = new Set(['', 'prev', 'previous', 'next', 'up', 'home', 'top', 'index', 'contents', 'toc',

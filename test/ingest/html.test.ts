@@ -1,8 +1,11 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { htmlToStructuredText, tableLines } from '../../src/ingest/html.js'
-import { FIXTURES } from '../helper.js'
+
+// no app here: these tests need only the extractor's modules
+const FIXTURES = fileURLToPath(new URL('../fixtures', import.meta.url))
 
 const fixture = (name: string) => fs.readFileSync(path.join(FIXTURES, 'knowledge', name), 'utf8')
 const lines = (text: string) => text.split('\n')
@@ -94,6 +97,9 @@ t.test('furniture of other generators: MediaWiki, Javadoc, Read the Docs', async
     '<div class="catlinks">Categories: Harbors</div><ul class="subNav"><li><a href="s">Summary</a></li></ul>' +
     '<div class="rst-footer-buttons"><a href="p">Previous</a></div>'
   t.equal(await htmlToStructuredText(html), '## History\n\nFounded in 1901.')
+  // a DOCX footnote as mammoth writes it
+  t.equal(await htmlToStructuredText('<p>Text<sup><a href="#footnote-1" id="footnote-ref-1">[1]</a></sup></p>' +
+    '<ol><li id="footnote-1"><p>The note. <a href="#footnote-ref-1">↑</a></p></li></ol>'), 'Text[1]\n\n 1. The note.')
 })
 
 t.test('the title is the first heading when the body has none', async (t) => {

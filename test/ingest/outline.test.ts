@@ -1,13 +1,16 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import fc from 'fast-check'
 import {
   definedTerms, documentOutline, documentTitle, hasOutline, OutlineReader, passageHeadingPath
 } from '../../src/ingest/outline.js'
 import { passageRanges } from '../../src/ingest/chunker.js'
 import { htmlToStructuredText } from '../../src/ingest/html.js'
-import { FIXTURES } from '../helper.js'
+
+// no app here: these tests need only the extractor's modules
+const FIXTURES = fileURLToPath(new URL('../fixtures', import.meta.url))
 
 const MARKDOWN = [
   '# Server Configuration', // 0

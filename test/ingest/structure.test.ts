@@ -1,20 +1,23 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { createExtractor, DEFAULT_WORKER_LIMITS } from '../../src/ingest/run.js'
 import { extractorFor, fileTypeOf } from '../../src/ingest/formats.js'
-import { tempDir, FIXTURES } from '../helper.js'
 import { bullet, docx, para, picture, table } from './docx-builder.js'
 import { layoutPdf, type PlacedText } from './layout-pdf.js'
 
 // Real files of each kind through the extraction processes, as uploads take them: the text keeps tables,
 // headings and code apart.
 
+const FIXTURES = fileURLToPath(new URL('../fixtures', import.meta.url))
 const extractor = createExtractor(DEFAULT_WORKER_LIMITS)
 t.teardown(() => extractor.close())
 
-async function extract(t: Parameters<typeof tempDir>[0], name: string, bytes: Buffer): Promise<string> {
-  const dir = tempDir(t)
+async function extract(t: Test, name: string, bytes: Buffer): Promise<string> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-structure-'))
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }))
   const source = path.join(dir, name)
   fs.writeFileSync(source, bytes)
   const target = path.join(dir, 'out.txt')

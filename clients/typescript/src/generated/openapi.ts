@@ -1509,7 +1509,7 @@ export interface components {
              * @description A machine code, one of the list; docs/api/errors.md explains each
              * @enum {string}
              */
-            code: "AGENT_FORBIDDEN" | "API_KEY_NOT_ALLOWED" | "ARTIFACT_REVIEWED" | "BAD_REQUEST" | "CHAT_BUSY" | "CONFLICT" | "CSRF_REJECTED" | "EMAIL_TAKEN" | "EMBEDDINGS_NOT_CONFIGURED" | "EMBEDDINGS_UNAVAILABLE" | "ERROR" | "FORBIDDEN" | "FORBIDDEN_PROPERTY" | "HUMAN_REVIEW_REQUIRED" | "IDEMPOTENCY_IN_FLIGHT" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_SECRET_GONE" | "INSUFFICIENT_SCOPE" | "INSUFFICIENT_STORAGE" | "INTERNAL_ERROR" | "INVALID_JSON" | "INVALID_REFERENCE" | "INVALID_SCOPES" | "INVALID_STATE" | "INVALID_WORKFLOW" | "KEY_REVOKED" | "LOGIN_THROTTLED" | "MALFORMED_MULTIPART" | "METHOD_NOT_ALLOWED" | "MISSING_INPUT" | "MODEL_UNAVAILABLE" | "NOT_ACCEPTABLE" | "NOT_FOUND" | "NO_FILE" | "NO_ISSUABLE_SCOPES" | "PAYLOAD_TOO_LARGE" | "PROCESSING_FAILED" | "QUOTA_EXCEEDED" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "SIGNUP_CLOSED" | "TOO_MANY_FILES" | "UNAUTHORIZED" | "UNKNOWN_EVENT" | "UNKNOWN_TOOL" | "UNPROCESSABLE_ENTITY" | "UNREADABLE_FILE" | "UNSUPPORTED_FILE_TYPE" | "UNSUPPORTED_MEDIA_TYPE" | "URL_NOT_ALLOWED" | "VALIDATION_ERROR" | "WORKFLOW_FORBIDDEN" | "WORKSPACE_FORBIDDEN" | "WORKSPACE_REQUIRED";
+            code: "AGENT_FORBIDDEN" | "API_KEY_NOT_ALLOWED" | "ARTIFACT_REVIEWED" | "BAD_REQUEST" | "CHAT_BUSY" | "CONFLICT" | "CSRF_REJECTED" | "EMAIL_TAKEN" | "EMBEDDINGS_NOT_CONFIGURED" | "EMBEDDINGS_UNAVAILABLE" | "ERROR" | "FORBIDDEN" | "FORBIDDEN_PROPERTY" | "HUMAN_REVIEW_REQUIRED" | "IDEMPOTENCY_IN_FLIGHT" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_SECRET_GONE" | "INSUFFICIENT_SCOPE" | "INSUFFICIENT_STORAGE" | "INTERNAL_ERROR" | "INVALID_JSON" | "INVALID_REFERENCE" | "INVALID_SCOPES" | "INVALID_STATE" | "INVALID_WORKFLOW" | "KEY_REVOKED" | "LOGIN_THROTTLED" | "MALFORMED_MULTIPART" | "METHOD_NOT_ALLOWED" | "MISSING_INPUT" | "MODEL_UNAVAILABLE" | "NOT_ACCEPTABLE" | "NOT_FOUND" | "NO_FILE" | "NO_ISSUABLE_SCOPES" | "PAYLOAD_TOO_LARGE" | "PROCESSING_FAILED" | "QUOTA_EXCEEDED" | "RATE_LIMITED" | "SERVICE_UNAVAILABLE" | "SIGNUP_CLOSED" | "STORED_FILE_MISSING" | "TOO_MANY_FILES" | "UNAUTHORIZED" | "UNKNOWN_EVENT" | "UNKNOWN_TOOL" | "UNPROCESSABLE_ENTITY" | "UNREADABLE_FILE" | "UNSUPPORTED_FILE_TYPE" | "UNSUPPORTED_MEDIA_TYPE" | "URL_NOT_ALLOWED" | "VALIDATION_ERROR" | "WORKFLOW_FORBIDDEN" | "WORKSPACE_FORBIDDEN" | "WORKSPACE_REQUIRED";
             error: string;
             message: string;
             /** @description The request id, as in the x-request-id header */
@@ -1654,9 +1654,11 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             originalStorage: string;
-                            scope: string;
+                            /** @enum {string} */
+                            scope: "organization" | "workspace" | "personal";
                             size: number;
-                            status: string;
+                            /** @enum {string} */
+                            status: "pending" | "processing" | "indexed";
                             tags: string[];
                             textLength: number;
                             /** Format: date-time */
@@ -1943,9 +1945,11 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             originalStorage: string;
-                            scope: string;
+                            /** @enum {string} */
+                            scope: "organization" | "workspace" | "personal";
                             size: number;
-                            status: string;
+                            /** @enum {string} */
+                            status: "pending" | "processing" | "indexed";
                             tags: string[];
                             textLength: number;
                             /** Format: date-time */
@@ -2265,6 +2269,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Error */
+            410: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded */
             429: {
                 headers: {
@@ -2352,9 +2369,11 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             originalStorage: string;
-                            scope: string;
+                            /** @enum {string} */
+                            scope: "organization" | "workspace" | "personal";
                             size: number;
-                            status: string;
+                            /** @enum {string} */
+                            status: "pending" | "processing" | "indexed";
                             tags: string[];
                             textLength: number;
                             /** Format: date-time */
@@ -2370,7 +2389,8 @@ export interface operations {
                         tenantContext: {
                             /** Format: uuid */
                             customerId: string;
-                            scope: string;
+                            /** @enum {string} */
+                            scope: "all" | "organization" | "workspace" | "personal";
                         };
                     };
                 };
@@ -2710,7 +2730,8 @@ export interface operations {
                                 fileType: string;
                                 /** Format: uuid */
                                 id: string;
-                                scope: string;
+                                /** @enum {string} */
+                                scope: "organization" | "workspace" | "personal";
                             };
                             /** @description the modes that found this passage */
                             matchedBy: ("substring" | "words" | "semantic")[];
@@ -2723,8 +2744,14 @@ export interface operations {
                         tenantContext: {
                             /** Format: uuid */
                             customerId: string;
-                            scope: string;
+                            /** @enum {string} */
+                            scope: "all" | "organization" | "workspace" | "personal";
                         };
+                        /** @description present when part of a hybrid search could not run (EMBEDDINGS_UNAVAILABLE: the embedding server could not be reached; the results are those of the other parts) */
+                        warnings?: {
+                            code: string;
+                            message: string;
+                        }[];
                     };
                 };
             };
@@ -2914,7 +2941,8 @@ export interface operations {
                         tenantContext: {
                             /** Format: uuid */
                             customerId: string;
-                            scope: string;
+                            /** @enum {string} */
+                            scope: "all" | "organization" | "workspace" | "personal";
                         };
                         totalCharacters: number;
                     };
@@ -3034,8 +3062,7 @@ export interface operations {
                      */
                     file: string;
                     /**
-                     * @description Who may read the document
-                     * @default organization
+                     * @description Who may read the document. Without it: `workspace` when a workspace is given (an API key bound to a workspace, `workspaceId`, or the workspace context), else `organization`. A workspace-bound key may add only to its workspace or to personal documents (`organization`: 403 `WORKSPACE_FORBIDDEN`).
                      * @enum {string}
                      */
                     scope?: "personal" | "workspace" | "organization";
@@ -3242,8 +3269,7 @@ export interface operations {
                     /** @description Up to 10 files, at most 50 MB each */
                     files: string[];
                     /**
-                     * @description Who may read the document
-                     * @default organization
+                     * @description Who may read the document. Without it: `workspace` when a workspace is given (an API key bound to a workspace, `workspaceId`, or the workspace context), else `organization`. A workspace-bound key may add only to its workspace or to personal documents (`organization`: 403 `WORKSPACE_FORBIDDEN`).
                      * @enum {string}
                      */
                     scope?: "personal" | "workspace" | "organization";
@@ -3284,7 +3310,8 @@ export interface operations {
                             fileType: string;
                             /** Format: uuid */
                             id: string;
-                            scope: string;
+                            /** @enum {string} */
+                            scope: "organization" | "workspace" | "personal";
                             textLength: number;
                         }[];
                         /** @enum {boolean} */
@@ -5220,12 +5247,15 @@ export interface operations {
                             id: string;
                             message_id: string | null;
                             parent_artifact_id: string | null;
-                            review_policy: string;
+                            /** @enum {string} */
+                            review_policy: "always_proceed" | "agent_decides" | "request_review";
                             reviewed_by: string | null;
-                            status: string;
+                            /** @enum {string} */
+                            status: "draft" | "pending_review" | "approved" | "rejected" | "superseded";
                             subtype: string | null;
                             title: string;
-                            type: string;
+                            /** @enum {string} */
+                            type: "task_plan" | "implementation_plan" | "walkthrough" | "verification_proof" | "decision_record" | "plan_mode" | "code_change" | "research_summary";
                             /** Format: date-time */
                             updated_at: string;
                             workflow_id: string | null;
@@ -5413,12 +5443,15 @@ export interface operations {
                             message_id: string | null;
                             parent_artifact_id: string | null;
                             related_artifacts: string[];
-                            review_policy: string;
+                            /** @enum {string} */
+                            review_policy: "always_proceed" | "agent_decides" | "request_review";
                             reviewed_by: string | null;
-                            status: string;
+                            /** @enum {string} */
+                            status: "draft" | "pending_review" | "approved" | "rejected" | "superseded";
                             subtype: string | null;
                             title: string;
-                            type: string;
+                            /** @enum {string} */
+                            type: "task_plan" | "implementation_plan" | "walkthrough" | "verification_proof" | "decision_record" | "plan_mode" | "code_change" | "research_summary";
                             /** Format: date-time */
                             updated_at: string;
                             workflow_id: string | null;
@@ -5620,12 +5653,15 @@ export interface operations {
                             message_id: string | null;
                             parent_artifact_id: string | null;
                             related_artifacts: string[];
-                            review_policy: string;
+                            /** @enum {string} */
+                            review_policy: "always_proceed" | "agent_decides" | "request_review";
                             reviewed_by: string | null;
-                            status: string;
+                            /** @enum {string} */
+                            status: "draft" | "pending_review" | "approved" | "rejected" | "superseded";
                             subtype: string | null;
                             title: string;
-                            type: string;
+                            /** @enum {string} */
+                            type: "task_plan" | "implementation_plan" | "walkthrough" | "verification_proof" | "decision_record" | "plan_mode" | "code_change" | "research_summary";
                             /** Format: date-time */
                             updated_at: string;
                             workflow_id: string | null;
@@ -5947,12 +5983,15 @@ export interface operations {
                             message_id: string | null;
                             parent_artifact_id: string | null;
                             related_artifacts: string[];
-                            review_policy: string;
+                            /** @enum {string} */
+                            review_policy: "always_proceed" | "agent_decides" | "request_review";
                             reviewed_by: string | null;
-                            status: string;
+                            /** @enum {string} */
+                            status: "draft" | "pending_review" | "approved" | "rejected" | "superseded";
                             subtype: string | null;
                             title: string;
-                            type: string;
+                            /** @enum {string} */
+                            type: "task_plan" | "implementation_plan" | "walkthrough" | "verification_proof" | "decision_record" | "plan_mode" | "code_change" | "research_summary";
                             /** Format: date-time */
                             updated_at: string;
                             workflow_id: string | null;
@@ -6134,9 +6173,11 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             parent_artifact_id: string | null;
-                            status: string;
+                            /** @enum {string} */
+                            status: "draft" | "pending_review" | "approved" | "rejected" | "superseded";
                             title: string;
-                            type: string;
+                            /** @enum {string} */
+                            type: "task_plan" | "implementation_plan" | "walkthrough" | "verification_proof" | "decision_record" | "plan_mode" | "code_change" | "research_summary";
                         }[];
                         /** @enum {boolean} */
                         success: true;
@@ -6293,7 +6334,8 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             title: string;
-                            type: string;
+                            /** @enum {string} */
+                            type: "task_plan" | "implementation_plan" | "walkthrough" | "verification_proof" | "decision_record" | "plan_mode" | "code_change" | "research_summary";
                             /** Format: date-time */
                             updated_at: string;
                         };
@@ -6492,9 +6534,11 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             reviewed_by: string | null;
-                            status: string;
+                            /** @enum {string} */
+                            status: "draft" | "pending_review" | "approved" | "rejected" | "superseded";
                             title: string;
-                            type: string;
+                            /** @enum {string} */
+                            type: "task_plan" | "implementation_plan" | "walkthrough" | "verification_proof" | "decision_record" | "plan_mode" | "code_change" | "research_summary";
                             /** Format: date-time */
                             updated_at: string;
                         };
@@ -6724,12 +6768,15 @@ export interface operations {
                             message_id: string | null;
                             parent_artifact_id: string | null;
                             related_artifacts: string[];
-                            review_policy: string;
+                            /** @enum {string} */
+                            review_policy: "always_proceed" | "agent_decides" | "request_review";
                             reviewed_by: string | null;
-                            status: string;
+                            /** @enum {string} */
+                            status: "draft" | "pending_review" | "approved" | "rejected" | "superseded";
                             subtype: string | null;
                             title: string;
-                            type: string;
+                            /** @enum {string} */
+                            type: "task_plan" | "implementation_plan" | "walkthrough" | "verification_proof" | "decision_record" | "plan_mode" | "code_change" | "research_summary";
                             /** Format: date-time */
                             updated_at: string;
                             workflow_id: string | null;
@@ -6923,10 +6970,12 @@ export interface operations {
                             created_at: string;
                             /** Format: uuid */
                             id: string;
-                            status: string;
+                            /** @enum {string} */
+                            status: "draft" | "pending_review" | "approved" | "rejected" | "superseded";
                             subtype: string | null;
                             title: string;
-                            type: string;
+                            /** @enum {string} */
+                            type: "task_plan" | "implementation_plan" | "walkthrough" | "verification_proof" | "decision_record" | "plan_mode" | "code_change" | "research_summary";
                             /** Format: date-time */
                             updated_at: string;
                         }[];
@@ -7142,10 +7191,12 @@ export interface operations {
                             created_at: string;
                             /** Format: uuid */
                             id: string;
-                            status: string;
+                            /** @enum {string} */
+                            status: "draft" | "pending_review" | "approved" | "rejected" | "superseded";
                             subtype: string | null;
                             title: string;
-                            type: string;
+                            /** @enum {string} */
+                            type: "task_plan" | "implementation_plan" | "walkthrough" | "verification_proof" | "decision_record" | "plan_mode" | "code_change" | "research_summary";
                             /** Format: date-time */
                             updated_at: string;
                         }[];
@@ -8360,7 +8411,8 @@ export interface operations {
                             id: string;
                             member_ids?: string[];
                             name: string;
-                            type: string;
+                            /** @enum {string} */
+                            type: "public" | "announcement" | "text" | "private" | "direct";
                             /** Format: uuid */
                             workspace_id: string;
                         }[];
@@ -8497,7 +8549,8 @@ export interface operations {
                             id: string;
                             member_ids?: string[];
                             name: string;
-                            type: string;
+                            /** @enum {string} */
+                            type: "public" | "announcement" | "text" | "private" | "direct";
                             /** Format: uuid */
                             workspace_id: string;
                         };
@@ -9469,6 +9522,11 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             description: string;
+                            /**
+                             * @description why the service switched the webhook off: `gone` (its receiver answered 410 Gone), `failing` (every attempt failed for 5 days); null while active or when switched off by a person. Setting `active` clears it
+                             * @enum {string|null}
+                             */
+                            disabled_reason: "gone" | "failing" | null;
                             events: string[];
                             id: string;
                             /** Format: date-time */
@@ -9605,6 +9663,11 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             description: string;
+                            /**
+                             * @description why the service switched the webhook off: `gone` (its receiver answered 410 Gone), `failing` (every attempt failed for 5 days); null while active or when switched off by a person. Setting `active` clears it
+                             * @enum {string|null}
+                             */
+                            disabled_reason: "gone" | "failing" | null;
                             events: string[];
                             id: string;
                             signing_secret: string;
@@ -9790,6 +9853,11 @@ export interface operations {
                     "application/json": {
                         data: {
                             active: boolean;
+                            /**
+                             * @description why the service switched the webhook off: `gone` (its receiver answered 410 Gone), `failing` (every attempt failed for 5 days); null while active or when switched off by a person. Setting `active` clears it
+                             * @enum {string|null}
+                             */
+                            disabled_reason: "gone" | "failing" | null;
                             events: string[];
                             id: string;
                             /** Format: date-time */
@@ -11825,7 +11893,8 @@ export interface operations {
                         query: string;
                         results: {
                             id: string;
-                            kind: string;
+                            /** @enum {string} */
+                            kind: "artifact" | "voice_note" | "message";
                             score: number;
                             snippet: string;
                             title: string;
@@ -12814,7 +12883,8 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             mime_type: string;
-                            status: string;
+                            /** @enum {string} */
+                            status: "created" | "processing" | "completed" | "failed";
                             tags: string[];
                             title: string;
                             /** Format: date-time */
@@ -12965,7 +13035,8 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             mime_type: string;
-                            status: string;
+                            /** @enum {string} */
+                            status: "created" | "processing" | "completed" | "failed";
                             tags: string[];
                             title: string;
                             /** Format: date-time */
@@ -13152,7 +13223,8 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             mime_type: string;
-                            status: string;
+                            /** @enum {string} */
+                            status: "created" | "processing" | "completed" | "failed";
                             tags: string[];
                             title: string;
                             transcript?: string;
@@ -13316,7 +13388,8 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             mime_type: string;
-                            status: string;
+                            /** @enum {string} */
+                            status: "created" | "processing" | "completed" | "failed";
                             tags: string[];
                             title: string;
                             /** Format: date-time */
@@ -13770,7 +13843,8 @@ export interface operations {
                             start: number;
                             text: string;
                         }[];
-                        status: string;
+                        /** @enum {string} */
+                        status: "created" | "processing" | "completed" | "failed";
                         /** @enum {boolean} */
                         success: true;
                         title: string;
@@ -14128,6 +14202,19 @@ export interface operations {
             };
             /** @description Not found, or another tenant's resource (indistinguishable) */
             404: {
+                headers: {
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            410: {
                 headers: {
                     "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
                     "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
@@ -15418,7 +15505,8 @@ export interface operations {
                         run: {
                             /** Format: uuid */
                             id: string;
-                            status: string;
+                            /** @enum {string} */
+                            status: "queued" | "running" | "completed" | "failed";
                         };
                         /** @enum {boolean} */
                         success: true;

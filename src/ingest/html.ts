@@ -243,32 +243,54 @@ const formatTable: FormatCallback = (elem, walk, builder) => {
 /** A cell on one line: a code block in a cell loses its fences and line breaks. */
 const cellText = (text: string) => oneLine(text.replace(/^`{3,}$/gm, ''))
 
-/** The rows of a table, one to a line; a cell spanning rows is repeated in each, so that every row reads alone. */
+/**
+ * The rows of a table, one to a line; a cell spanning rows is repeated in each, so that every row reads alone. The
+ * work is linear in the cells and the rows (past its own cells a row jumps to the next column a cell above still
+ * spans), and repetition stops once the table's text is four times what its cells hold (plus 64 KB): a few bytes
+ * of `rowspan` must not become megabytes of text.
+ */
 export function tableLines(rows: Cell[][]): string {
-  const carried: ({ text: string; left: number; colspan: number } | undefined)[] = []
+  const carried = new Map<number, { text: string; left: number; colspan: number }>()
+  let budget = 65_536
+  for (const row of rows) for (const cell of row) budget += 4 * cell.text.length
   const lines: string[] = []
+  let written = 0
+  const nextCarried = (from: number) => {
+    let found: number | undefined
+    for (const c of carried.keys()) if (c >= from && (found === undefined || c < found)) found = c
+    return found
+  }
   for (const row of rows) {
     const out: string[] = []
+    const repeat = written < budget
     let col = 0
     let next = 0
-    const carriedFrom = (c: number) => carried.findIndex((x, i) => i >= c && x !== undefined) >= 0
-    while (next < row.length || carriedFrom(col)) {
-      const held = carried[col]
+    for (;;) {
+      const held = carried.get(col)
       if (held) {
-        out.push(held.text)
-        if (--held.left === 0) carried[col] = undefined
+        out.push(repeat ? held.text : '')
+        if (--held.left === 0) carried.delete(col)
         col += held.colspan
         continue
       }
-      if (next >= row.length) { col++; continue }
+      if (next >= row.length) {
+        const c = nextCarried(col)
+        if (c === undefined) break
+        col = c
+        continue
+      }
       const cell = row[next++]
       const text = cellText(cell.text)
       out.push(text)
-      if (cell.rowspan > 1) carried[col] = { text, left: cell.rowspan - 1, colspan: cell.colspan }
+      if (cell.rowspan > 1) carried.set(col, { text, left: cell.rowspan - 1, colspan: cell.colspan })
       col += cell.colspan
     }
     while (out.length > 0 && out[out.length - 1] === '') out.pop()
-    if (out.some((c) => c !== '')) lines.push(out.join(' | ').replace(/\| {2}\|/g, '| |').trim())
+    if (out.some((c) => c !== '')) {
+      const line = out.join(' | ').replace(/\| {2}\|/g, '| |').trim()
+      lines.push(line)
+      written += line.length + 1
+    }
   }
   return lines.join('\n')
 }

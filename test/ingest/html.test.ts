@@ -195,6 +195,22 @@ t.test('tables', async (t) => {
     'x\nx\nx | y', 'huge spans end with the table')
 })
 
+t.test('spans cannot make a small page costly: work linear in cells and rows, repetition bounded', async (t) => {
+  // wide rows, a cell spanning every later row, then empty rows: each empty row jumps to the spanned column
+  // (stepping over 3,000 columns one at a time on each of 1,000 rows took minutes of CPU)
+  const wide = '<td colspan="1000">a</td>'.repeat(3)
+  const page = `<table><tr>${wide}<td rowspan="1000">held</td></tr>${'<tr></tr>'.repeat(999)}</table>`
+  t.equal(await htmlToStructuredText(page), `a | a | a | held\n${'held\n'.repeat(998)}held`)
+  // 100 cells of 10,000 characters, each spanning 1,000 rows that exist: 1 MB of cells, not 1 GB of text
+  const cell = 'grain '.repeat(1666)
+  const rows = [Array.from({ length: 100 }, () => ({ text: cell, colspan: 1, rowspan: 1000 })),
+    ...Array.from({ length: 999 }, () => [])]
+  const text = tableLines(rows)
+  const held = 100 * cell.length
+  t.ok(text.length <= 5 * held + 65_536 + 1_000_000, `${text.length} characters from ${held} in the cells`)
+  t.ok(text.startsWith(Array(100).fill(cell.trim()).join(' | ')), 'the first row whole')
+})
+
 t.test('headings', async (t) => {
   t.equal(await htmlToStructuredText(
     '<h3>  Deep\n  heading <a class="headerlink" href="#h">¶</a></h3><h4></h4><p>x</p>'),

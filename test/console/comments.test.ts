@@ -46,6 +46,35 @@ async function select(page: Page, selector: string, text: string): Promise<strin
   }, [selector, text] as const)
 }
 
+/** Drags the mouse over `text` inside `selector`, from its first character's left edge to its last's right. */
+async function drag(page: Page, selector: string, text: string): Promise<void> {
+  const box = await page.evaluate(([sel, wanted]) => {
+    type Rect = { left: number; right: number; top: number; bottom: number }
+    type Doc = { createRange(): { setStart(n: unknown, o: number): void; setEnd(n: unknown, o: number): void
+      getBoundingClientRect(): Rect } }
+    const g = globalThis as unknown as Globals & { document: Doc }
+    const walker = g.document.createTreeWalker(g.document.querySelector(sel), 4)
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const i = n.data.indexOf(wanted)
+      if (i < 0) continue
+      const char = (at: number) => {
+        const r = g.document.createRange()
+        r.setStart(n, at)
+        r.setEnd(n, at + 1)
+        return r.getBoundingClientRect()
+      }
+      const first = char(i)
+      const last = char(i + wanted.length - 1)
+      return { x1: first.left + 1, x2: last.right - 1, y: (first.top + first.bottom) / 2 }
+    }
+    throw new Error(`"${wanted}" is not within one piece of text in ${sel}`)
+  }, [selector, text] as const)
+  await page.mouse.move(box.x1, box.y)
+  await page.mouse.down()
+  await page.mouse.move(box.x2, box.y, { steps: 8 })
+  await page.mouse.up()
+}
+
 /** The text of every range marked under a highlight name. */
 async function highlighted(page: Page, name: string): Promise<string[]> {
   return page.evaluate((n) => [...(globalThis as unknown as Globals).CSS.highlights.get(n) ?? []]
@@ -86,7 +115,8 @@ if (h) {
     await page.getByRole('button', { name: 'Add comment' }).click()
     await page.locator('.content .anchored-side').getByText('Which process, the web one or the worker?').waitFor()
 
-    await select(page, '[data-field="steps.1.detail"]', 'writes to Redis first')
+    await drag(page, '[data-field="steps.1.detail"]', 'writes to Redis first')
+    await page.getByText('Selected: “writes to Redis first”').waitFor()
     await button.click()
     await page.getByLabel('Comment').fill('What if Redis is down?')
     await page.getByRole('button', { name: 'Add comment' }).click()

@@ -19,6 +19,11 @@ const EARLIER_VERSIONS = 10
 /** A comment on a selection made on an earlier version, shown on this one where its quote still is. */
 export interface EarlierComment { comment: ArtifactComment; version: number }
 
+/** A long quote cut to what a one-line hint can hold. */
+function shorten(text: string, max = 90): string {
+  return text.length <= max ? text : `${text.slice(0, max - 2)}…${text.slice(-1)}`
+}
+
 /** The versions this one descends from, nearest first (through `parent_artifact_id`). */
 function ancestors(chain: ChainLink[], id: string): ChainLink[] {
   const byId = new Map(chain.map((link) => [link.id, link]))
@@ -266,16 +271,17 @@ function ArtifactView(props: { artifact: Artifact; chain: ChainLink[]; earlier: 
         </div>
       )}
 
-      <div class="selection-bar">
-        <button type="button" disabled={!selected} aria-describedby="selection-hint"
-          onMouseDown={(e) => e.preventDefault()} onClick={commentOnSelection}>Comment on selection</button>
-        <span id="selection-hint" class="hint">{selected ? <>Selected: {selected.label}</>
-          : 'Select text in the content to comment on it (from the keyboard: caret browsing, F7, then Shift ' +
-            'and the arrow keys).'}</span>
-      </div>
       <div ref={contentRef}>
         <Content type={a.type} content={a.content as Record<string, unknown>} comments={byAnchor}
           onCommentOn={commentOn} renderComments={(list) => renderComments(list)} />
+      </div>
+      {/* after the content, so that the bar's changing text never moves the text being selected */}
+      <div class="selection-bar">
+        <button type="button" disabled={!selected} aria-describedby="selection-hint"
+          onMouseDown={(e) => e.preventDefault()} onClick={commentOnSelection}>Comment on selection</button>
+        <span id="selection-hint" class="hint">{selected ? <>Selected: {shorten(selected.label)}</>
+          : 'Select text in the content to comment on it (from the keyboard: caret browsing, F7, then Shift ' +
+            'and the arrow keys).'}</span>
       </div>
 
       <section class="thread">

@@ -65,7 +65,8 @@ t.test('webhook management: secret once, validation, roles, tenants', async (t) 
   t.equal(list.statusCode, 200)
   t.notOk(list.body.includes(hook.signing_secret), 'the secret never appears again')
   t.same(Object.keys(list.json().data[0]).sort(),
-    ['active', 'created_at', 'description', 'events', 'id', 'updated_at', 'url'])
+    ['active', 'created_at', 'description', 'disabled_reason', 'events', 'id', 'updated_at', 'url'])
+  t.equal(list.json().data[0].disabled_reason, null, 'on, so no reason it is off')
 
   t.equal((await createHook(app, ws(owner), { url: 'https://93.184.216.34/x', events: ['message.deleted'] })).json().code, 'UNKNOWN_EVENT')
   t.equal((await createHook(app, ws(owner), { url: 'https://93.184.216.34/x', events: [] })).statusCode, 400)
@@ -86,7 +87,7 @@ t.test('webhook management: secret once, validation, roles, tenants', async (t) 
   const put = await app.inject({ method: 'PUT', url: `${BASE}/webhooks/${hook.id}`, headers: ws(owner),
     payload: { active: false, events: ['test.ping'] } })
   t.equal(put.statusCode, 200)
-  t.same(Object.keys(put.json().data).sort(), ['active', 'events', 'id', 'updated_at', 'url'])
+  t.same(Object.keys(put.json().data).sort(), ['active', 'disabled_reason', 'events', 'id', 'updated_at', 'url'])
   t.equal(put.json().data.active, false)
   t.equal((await app.inject({ method: 'PUT', url: `${BASE}/webhooks/${hook.id}`, headers: ws(owner),
     payload: {} })).statusCode, 400)

@@ -11,7 +11,8 @@ type Globals = {
   document: {
     querySelector(s: string): unknown
     createTreeWalker(root: unknown, what: number): { nextNode(): { data: string } | null }
-    createRange(): { setStart(n: unknown, o: number): void; setEnd(n: unknown, o: number): void }
+    createRange(): { setStart(n: unknown, o: number): void; setEnd(n: unknown, o: number): void
+      getBoundingClientRect(): { left: number; right: number; top: number; bottom: number } }
     getSelection(): { removeAllRanges(): void; addRange(r: unknown): void; toString(): string }
   }
   CSS: { highlights: { get(name: string): Set<{ toString(): string }> | undefined } }
@@ -49,10 +50,7 @@ async function select(page: Page, selector: string, text: string): Promise<strin
 /** Drags the mouse over `text` inside `selector`, from its first character's left edge to its last's right. */
 async function drag(page: Page, selector: string, text: string): Promise<void> {
   const box = await page.evaluate(([sel, wanted]) => {
-    type Rect = { left: number; right: number; top: number; bottom: number }
-    type Doc = { createRange(): { setStart(n: unknown, o: number): void; setEnd(n: unknown, o: number): void
-      getBoundingClientRect(): Rect } }
-    const g = globalThis as unknown as Globals & { document: Doc }
+    const g = globalThis as unknown as Globals
     const walker = g.document.createTreeWalker(g.document.querySelector(sel), 4)
     for (let n = walker.nextNode(); n; n = walker.nextNode()) {
       const i = n.data.indexOf(wanted)

@@ -76,6 +76,9 @@ if (h) {
     t.equal(await page.getByRole('button', { name: 'Older messages' }).count(), 0, 'nothing older')
     t.ok(await fitsWidth(page), 'nothing wider than a 390-pixel phone screen')
 
+    t.notOk(await page.getByLabel('Channel name').isVisible(), 'with channels listed, the new-channel form is folded')
+    await page.locator('summary', { hasText: 'New channel' }).focus()
+    await page.keyboard.press('Enter')
     await page.getByRole('button', { name: 'Create channel' }).click()
     await page.getByText('Give the channel a name.').waitFor()
     t.pass('a channel without a name is refused beside the field')

@@ -74,7 +74,11 @@ export function ChannelsPage(props: { id?: string }) {
               ))}
             </ul>
           )}
-          <NewChannel onCreated={(c) => { void load(); navigate(`/chat/channels/${c.id}`) }} />
+          {/* folded away once there are channels to read, open when the list is empty */}
+          <details class="new-channel-box" open={channels?.length === 0}>
+            <summary>New channel</summary>
+            <NewChannel onCreated={(c) => { void load(); navigate(`/chat/channels/${c.id}`) }} />
+          </details>
         </aside>
         <div class="channel-main">
           {props.id
@@ -118,8 +122,7 @@ function NewChannel(props: { onCreated(channel: Channel): void }) {
     }
   }
   return (
-    <form class="new-channel" onSubmit={create} aria-labelledby="new-channel-title">
-      <h3 id="new-channel-title">New channel</h3>
+    <form class="new-channel" onSubmit={create} aria-label="New channel">
       <label>
         Channel name
         <input ref={field} type="text" value={name} maxLength={100}

@@ -4,9 +4,6 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { build, tempDir, ROOT } from '../helper.js'
 
-// the build below runs tsc over the whole tree: minutes on a busy machine
-t.setTimeout(300_000)
-
 const root = ROOT
 const dockerfile = fs.readFileSync(path.join(root, 'Dockerfile'), 'utf8')
 const stages = dockerfile.split(/^FROM /m).slice(1)
@@ -88,7 +85,8 @@ t.test('the health check command passes against a running service and fails with
 
 t.test('compose.yaml: Cairn with an Ollama service for chat and embeddings, data on a volume', async (t) => {
   const compose = fs.readFileSync(path.join(root, 'compose.yaml'), 'utf8')
-  t.match(compose, /^ {2}ollama:\n {4}image: ollama\/ollama/m)
+  // the ollama service's image, comment lines allowed between
+  t.match(compose, /^ {2}ollama:\n(?: {4}#.*\n)* {4}image: ollama\/ollama/m)
   t.match(compose, /CAIRN_LLM_BASE_URL: "http:\/\/ollama:11434\/v1"/)
   t.match(compose, /CAIRN_LLM_MODEL: "\S+"/)
   t.match(compose, /CAIRN_EMBED_BASE_URL: "http:\/\/ollama:11434\/v1"/)

@@ -37,6 +37,7 @@ export async function load(url, context, nextLoad) {
   if (!url.startsWith('file:') || !TS.test(new URL(url).pathname)) {
     // a dependency's ES module (its format known from the resolution): read here at once; Node's own load reads
     // each file with fs/promises (an open, a stat, reads and a close, each a trip through the thread pool)
+    if (BUNDLED.test(url)) return { format: 'module', source: await bundled(fileURLToPath(url)), shortCircuit: true }
     if (context.format === 'module' && url.includes('/node_modules/')) {
       const text = readFileSync(new URL(url), 'utf8')
       return { format: 'module', source: text.replace(MAP_COMMENT, '\n'), shortCircuit: true }
@@ -57,16 +58,40 @@ const CACHE = fileURLToPath(new URL('../node_modules/.cache/cairn/ts/', import.m
 const OPTIONS = { loader: 'ts', format: 'esm', target: `node${process.versions.node}`, sourcemap: 'inline' }
 let esbuild
 
+// TypeBox's ES build is ~200 small modules, each a round trip between the importing thread and this one: its entry is
+// served as one module, those same files bundled by esbuild (kept by the package's version); src/ imports nothing else
+// of it
+const BUNDLED = /\/node_modules\/@sinclair\/typebox\/build\/esm\/index\.mjs$/
+
+async function bundled(entry) {
+  const manifest = path.join(path.dirname(entry), '..', '..', 'package.json')
+  const key = createHash('sha256').update(JSON.stringify([ESBUILD_VERSION, entry, readFileSync(manifest, 'utf8')]))
+    .digest('hex')
+  return cachedAs(key, async () => {
+    esbuild ??= await import('esbuild')
+    const built = await esbuild.build({ entryPoints: [entry], bundle: true, format: 'esm', platform: 'node',
+      target: OPTIONS.target, write: false, logLevel: 'silent' })
+    return built.outputFiles[0].text
+  })
+}
+
 async function transformed(file, source) {
   const key = createHash('sha256').update(JSON.stringify([ESBUILD_VERSION, OPTIONS, file, source])).digest('hex')
+  return cachedAs(key, async () => {
+    esbuild ??= await import('esbuild')
+    return (await esbuild.transform(source, { ...OPTIONS, sourcefile: file })).code
+  })
+}
+
+/** the code kept under `key`, else made by `make` and kept */
+async function cachedAs(key, make) {
   const cached = path.join(CACHE, `${key.slice(0, 40)}.js`)
   try {
     return readFileSync(cached, 'utf8')
   } catch (err) {
     if (err?.code !== 'ENOENT') throw err
   }
-  esbuild ??= await import('esbuild')
-  const { code } = await esbuild.transform(source, { ...OPTIONS, sourcefile: file })
+  const code = await make()
   // written aside and renamed into place: test processes running side by side never read half a file
   const partial = `${cached}.${process.pid}.${randomBytes(4).toString('hex')}`
   await mkdir(CACHE, { recursive: true })

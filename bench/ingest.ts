@@ -4,8 +4,8 @@
 // INGEST_MB=10 for a shorter run.
 import fs from 'node:fs'
 import path from 'node:path'
-import { openSearchConnection } from '../src/knowledge/trigrams.js'
-import { PAIRS_BEHIND_SQL } from '../src/knowledge/pairs.js'
+import { openSearchConnection } from '../src/knowledge/trigram-file.js'
+import { PAIRS_BEHIND_SQL } from '../src/knowledge/phrase-index.js'
 import { startServer, stopServer, table } from './lib.js'
 import { realMarkdown } from './markdown-corpus.js'
 
@@ -25,7 +25,7 @@ export async function run() {
   const { info, child } = await startServer<{ address: string; token: string; dataDir: string }>('cairn')
   const auth = { authorization: `Bearer ${info.token}` }
 
-  // the main file's and the trigram file's (src/knowledge/trigrams.ts)
+  // the main file's and the trigram file's (src/knowledge/trigram-file.ts)
   const db = openSearchConnection(path.join(info.dataDir, 'cairn.db'))
   const indexes = (db.prepare(`SELECT name FROM (SELECT name, type, sql FROM main.sqlite_master UNION ALL
     SELECT name, type, sql FROM trigrams.sqlite_master) WHERE type = 'table' AND name LIKE 'knowledge_passages_%'

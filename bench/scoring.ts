@@ -14,7 +14,7 @@ import * as tables from '../schema/tables/index.js'
 import { createKnowledgeStore } from '../src/knowledge/store.js'
 import { createSearch } from '../src/knowledge/search.js'
 import type { WordsSettings } from '../src/knowledge/search-settings.js'
-import { openSearchConnection } from '../src/knowledge/trigrams.js'
+import { openSearchConnection } from '../src/knowledge/trigram-file.js'
 
 const BOUND = 2000
 
@@ -24,7 +24,7 @@ export async function run() {
   if (!fs.existsSync(path.join(dir,
     'seeded.json'))) { console.log(`no seeded corpus in ${dir}: run \`npm run bench -- search\` first`); return }
   const seeded = JSON.parse(fs.readFileSync(path.join(dir, 'seeded.json'), 'utf8')) as { vocabulary: string[] }
-  // (the trigram index's file attached, as the search workers open it: substring.ts reads it)
+  // (the trigram index's file attached, as the search workers open it: index-walk.ts reads it)
   const db = openSearchConnection(path.join(dir, 'cairn.db'))
   const { customerId } = db.prepare(`SELECT customer_id AS customerId FROM users
     WHERE email = 'big@example.test'`).get() as { customerId: string }

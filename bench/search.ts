@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto'
 import { loadConfig } from '../src/config.js'
 import { buildApp } from '../src/app.js'
 import { openDatabase, projectRoot } from '../src/db/index.js'
-import { trigramFile } from '../src/knowledge/trigrams.js'
+import { trigramFile } from '../src/knowledge/trigram-file.js'
 import { segmentsOf, wantsMerge } from '../src/knowledge/fts-segments.js'
 import { startServer, stopServer, table } from './lib.js'
 import { optimizedTrigrams, rng, seedStatements } from './seed.js'
@@ -309,8 +309,8 @@ export async function run() {
         await new Promise((r) => setTimeout(r, 10))
       }
     })()
-    // the character filters of 1–2 character search (src/knowledge/grams.ts) are back-filled by a search worker
-    // from its first use: wait for them once, with the health probe running
+    // the character filters of 1–2 character search (src/knowledge/short-query-filter.ts) are back-filled by a search
+    // worker from its first use: wait for them once, with the health probe running
     {
       const db = new Database(path.join(dir, 'cairn.db'), { readonly: true, fileMustExist: true })
       const count = () => db.prepare(`SELECT (SELECT count(*) FROM knowledge_documents WHERE status = 'indexed'

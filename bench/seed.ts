@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type Database from 'better-sqlite3'
 import { passageWriter } from '../src/knowledge/passages.js'
-import { openTrigrams } from '../src/knowledge/trigrams.js'
+import { openTrigrams } from '../src/knowledge/trigram-file.js'
 
 const TYPES = ['task_plan', 'implementation_plan', 'walkthrough', 'verification_proof', 'decision_record', 'plan_mode',
   'code_change', 'research_summary']
@@ -147,7 +147,7 @@ export function seedPassages(sqlite: Database.Database, who: { customerId: strin
 }
 
 /**
- * The trigram file (src/knowledge/trigrams.ts) brought up to the passages written straight to the tables, its
+ * The trigram file (src/knowledge/trigram-file.ts) brought up to the passages written straight to the tables, its
  * segments merged into one (as after FTS5's 'optimize'); seconds taken.
  */
 export function optimizedTrigrams(mainFile: string): number {

@@ -7,13 +7,13 @@ import type { Test } from 'tap'
 import { loadConfig, type Config } from '../src/config.js'
 import { buildApp, type App, type BuildOptions } from '../src/app.js'
 import { lowerPasswordCostForTests } from '../src/auth/passwords.js'
-import { PAIRS_BEHIND_SQL } from '../src/knowledge/pairs.js'
+import { PAIRS_BEHIND_SQL } from '../src/knowledge/phrase-index.js'
 import { createExtractor, type Extractor } from '../src/ingest/run.js'
 import { schemaController } from './schema-compilers.js'
 import type Database from 'better-sqlite3'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import * as tables from '../schema/tables/index.js'
-import { openSearchConnection, trigramsBehind } from '../src/knowledge/trigrams.js'
+import { openSearchConnection, trigramsBehind } from '../src/knowledge/trigram-file.js'
 import { createKnowledgeStore, type KnowledgeStore } from '../src/knowledge/store.js'
 
 /** The repository's root, and test/fixtures/: for tests in any folder of test/ */
@@ -224,7 +224,7 @@ export async function uploadDocument(app: App, user: TestUser, file: FilePart, f
 }
 
 /**
- * Resolves once the pair index (src/knowledge/pairs.ts) holds every passage: the index worker catches up when it
+ * Resolves once the pair index (src/knowledge/phrase-index.ts) holds every passage: the index worker catches up when it
  * has nothing else to do, after the upload's answer.
  */
 export async function pairIndexCaughtUp(app: App, within = 30_000): Promise<void> {
@@ -232,7 +232,7 @@ export async function pairIndexCaughtUp(app: App, within = 30_000): Promise<void
   await caughtUp(() => behind.get() === 1, 'the pair index', within)
 }
 
-/** Waits for the trigram file to hold every passage and apply every delete (src/knowledge/trigrams.ts). */
+/** Waits for the trigram file to hold every passage and apply every delete (src/knowledge/trigram-file.ts). */
 export async function trigramsCaughtUp(t: Test, app: App, within = 30_000): Promise<void> {
   await caughtUp(() => trigramsBehind(searching(t, app)[0]), 'the trigram index', within)
 }

@@ -2,7 +2,7 @@
 // a restore needs, taken while the service runs: a consistent copy of the database (SQLite's online backup API), the
 // stored files (knowledge originals and extracted text, voice-note audio) and the key files (jwt-secret,
 // webhook-key, login-throttle-key). `npm run restore -- <file>` (src/cli/restore.ts) checks it and restores it into
-// an empty data dir. The trigram index's file (cairn-trigrams.db, src/knowledge/trigrams.ts) is derived from the
+// an empty data dir. The trigram index's file (cairn-trigrams.db, src/knowledge/trigram-file.ts) is derived from the
 // passages and is not copied: the first start after a restore makes it again. The outbox file (cairn-outbox.db:
 // webhook messages and delivery records, src/db/outbox-file.ts) is copied into the database's copy, as tables the
 // first start after a restore moves back into an outbox file of their own.

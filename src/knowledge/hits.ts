@@ -1,5 +1,5 @@
 /** What every search path hands on: a passage found, with its score, and the search's time budget. */
-import type { HitRow } from './substring.js'
+import type { HitRow } from './index-walk.js'
 
 /** a candidate; its snippet is made only if it is returned */
 export interface Scored { row: HitRow; score: number; snippet: () => string }

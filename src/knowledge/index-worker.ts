@@ -10,13 +10,13 @@ import { textFilePieces } from '../ingest/text.js'
 import { PASSAGE_INDEXES, passageWindows, passageWriter } from './passages.js'
 import { holdingWriteLock, INTENT } from '../db/write-intent.js'
 import { openThreadWriter } from '../db/connection.js'
-import { PAIRS_BEHIND_SQL } from './pairs.js'
-import { pairCatchUp } from './runs.js'
+import { PAIRS_BEHIND_SQL } from './phrase-index.js'
+import { pairCatchUp } from './phrase-catch-up.js'
 import { Worker } from 'node:worker_threads'
 import { workerEntry } from '../worker-entry.js'
-import { CELL, CELLS } from './trigrams.js'
+import { CELL, CELLS } from './trigram-file.js'
 import { idleMerger } from './fts-segments.js'
-import { BACKFILL_BATCH, filterBackfill } from './grams.js'
+import { BACKFILL_BATCH, filterBackfill } from './short-query-filter.js'
 
 /** A document to index: from its text file, or from `text` (at upload) under the claimed job `jobId`. */
 export interface IndexTask { id: number; documentId: string; textFile: string; text?: string; jobId?: string }
@@ -314,8 +314,8 @@ const pairsCatchUp = pairCatchUp(sqlite)
 const pairMerges = FTS_TABLES.flatMap((t, i) => t === 'knowledge_passages_words' ? [] : [merges[i]])
 
 /**
- * One transaction of the catch-up of the pair and run indexes (src/knowledge/runs.ts): passages for about TXN_MS,
- * ended after the current one by a write of the server waiting for the lock (as writeSlice).
+ * One transaction of the catch-up of the pair and run indexes (src/knowledge/word-vocabulary.ts): passages for about
+ * TXN_MS, ended after the current one by a write of the server waiting for the lock (as writeSlice).
  */
 function pairSlice() {
   const deadline = performance.now() + TXN_MS
@@ -334,10 +334,10 @@ async function pairTurn<T>(write: () => T): Promise<{ value: T } | undefined> {
 }
 
 /**
- * The pair and run indexes (src/knowledge/pairs.ts, runs.ts) follow the passages while nothing is to be indexed: a
- * slice at a time, stopping for a new task. Restart-safe: `indexed_through` moves in the slice's transaction. Under
- * the ingest settings, as writes are: a commit writes its segments, and bounded merge steps follow each (FTS5's
- * automerge inside the commits would make them longer).
+ * The pair and run indexes (src/knowledge/phrase-index.ts, word-vocabulary.ts) follow the passages while nothing is to
+ * be indexed: a slice at a time, stopping for a new task. Restart-safe: `indexed_through` moves in the slice's
+ * transaction. Under the ingest settings, as writes are: a commit writes its segments, and bounded merge steps follow
+ * each (FTS5's automerge inside the commits would make them longer).
  */
 async function catchUpPairs() {
   if (pairsBehind.get() !== 1) return
@@ -353,8 +353,8 @@ async function catchUpPairs() {
 
 const filters = filterBackfill(sqlite)
 /**
- * The character filters of the 1–2 character scan (src/knowledge/grams.ts): indexed documents lacking one get it
- * while nothing is to be indexed, a document at a time, each write after the server's waiting ones
+ * The character filters of the 1–2 character scan (src/knowledge/short-query-filter.ts): indexed documents lacking one
+ * get it while nothing is to be indexed, a document at a time, each write after the server's waiting ones
  */
 async function fillFilters() {
   for (;;) {

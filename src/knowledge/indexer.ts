@@ -13,8 +13,9 @@ import { knowledgeDocuments } from '../../schema/tables/knowledge.js'
 import { newWriteIntent, releaseHolder, writeIntentOf } from '../db/write-intent.js'
 import type { KnowledgeFiles } from './files.js'
 import type { IndexMessage, IndexReply, IndexTask } from './index-worker.js'
-import { PAIRS_BEHIND_SQL, PAIRS_VERSION } from './pairs.js'
-import { openSearchConnection, TRIGRAM_TABLE, trigramsBehind } from './trigrams.js'
+import { PAIRS_BEHIND_SQL } from './phrase-index.js'
+import { remakeIfMadeOtherwise } from './phrase-catch-up.js'
+import { openSearchConnection, TRIGRAM_TABLE, trigramsBehind } from './trigram-file.js'
 import { mergeWanted } from './fts-segments.js'
 
 /** the characters of an upload's text counted per turn (with the 64 KB pieces of intake.ts): young garbage */
@@ -133,20 +134,7 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
   const thread = indexThread(sqlite.name, writeIntentOf(sqlite) ?? newWriteIntent(), deps.log,
     deps.onTaskEnd ?? (() => {}))
 
-  // pair and run tokens made by another Node.js (its Unicode version splits the words), SQLite (its case folding) or
-  // version of the pair tokens (src/knowledge/pairs.ts) might not match this one's queries: the indexes are made
-  // again (and the runs' vocabulary, which shed the words of deleted passages)
-  const madeWith = `pairs ${PAIRS_VERSION}, unicode ${process.versions.unicode}, sqlite ${sqlite
-    .prepare('SELECT sqlite_version()').pluck().get() as string}`
-  if (sqlite.prepare(`SELECT made_with FROM knowledge_pairs_state`).pluck().get() !== madeWith) {
-    sqlite.transaction(() => {
-      sqlite.exec(`INSERT INTO knowledge_passages_pairs (knowledge_passages_pairs) VALUES ('delete-all');
-        INSERT INTO knowledge_passages_runs (knowledge_passages_runs) VALUES ('delete-all');
-        INSERT INTO knowledge_run_terms_fts (knowledge_run_terms_fts) VALUES ('delete-all');
-        DELETE FROM knowledge_run_terms`)
-      sqlite.prepare(`UPDATE knowledge_pairs_state SET indexed_through = 0, made_with = ?`).run(madeWith)
-    })()
-  }
+  remakeIfMadeOtherwise(sqlite)
   // passages the pair index has not reached (a restart mid-way, or a database from before migration 0019): the
   // worker catches up in the background; searches use the trigram index for them meanwhile
   const pairsBehind = sqlite.prepare(PAIRS_BEHIND_SQL).pluck()
@@ -154,7 +142,7 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
   // stopped mid-ingest: FTS5 keeps them with the index, and its segments would pile up until the next upload
   const mergesLeftOff = sqlite.prepare(PASSAGE_INDEXES.map((t) => `SELECT 1 FROM ${t}_config
     WHERE k = 'automerge' AND v = 0`).join(' UNION ALL ')).pluck()
-  // and passages or deletes the trigram file has not reached (a restart mid-ingest: src/knowledge/trigrams.ts)
+  // and passages or deletes the trigram file has not reached (a restart mid-ingest: src/knowledge/trigram-file.ts)
   // and an index with a merge left in progress or worth merging into one segment (a process stopped before its idle
   // merges were done, or an upgrade: src/knowledge/fts-segments.ts)
   const peek = openSearchConnection(sqlite.name)
@@ -165,7 +153,8 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
   } finally {
     peek.close()
   }
-  // and indexed documents without a character filter (src/knowledge/grams.ts: an upgrade, a stop before idle)
+  // and indexed documents without a character filter (src/knowledge/short-query-filter.ts: an upgrade, a stop before
+  // idle)
   const filtersLacking = sqlite.prepare(`SELECT 1 FROM knowledge_documents d WHERE d.status = 'indexed'
     AND d.chunk_count > 0 AND NOT EXISTS (SELECT 1 FROM knowledge_document_grams g WHERE g.document_id = d.id)
     LIMIT 1`).pluck()

@@ -42,7 +42,7 @@ export async function* passageWindows(pieces: AsyncIterable<string>, options: Ch
   }
 }
 
-/** the FTS5 indexes over the passages in the main database: words, word pairs, runs (the trigrams: trigrams.ts) */
+/** the FTS5 indexes over the passages in the main database: words, word pairs, runs (the trigrams: trigram-file.ts) */
 export const PASSAGE_INDEXES = ['knowledge_passages_words', 'knowledge_passages_pairs', 'knowledge_passages_runs']
 
 const idBytes = Buffer.alloc(16)
@@ -68,7 +68,7 @@ export function passageId(now = Date.now()): string {
 /**
  * Writes passages with their index entries: the passages table and the word index with the document's readers
  * token (migration 0014 removed the insert triggers that did this row by row); the trigram index follows from
- * its own file and thread (src/knowledge/trigrams.ts). A passage takes a rowid above every passage ever deleted
+ * its own file and thread (src/knowledge/trigram-file.ts). A passage takes a rowid above every passage ever deleted
  * (migration 0023), so that a rowid the trigram file still holds for a deleted passage names no other. Every
  * writer of passages goes through it; the document row must exist first.
  */

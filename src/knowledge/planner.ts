@@ -6,7 +6,7 @@
  * walks it through `plan`.
  */
 import type { SearchSettings } from './search-settings.js'
-import { queryRun, runsMatch } from './runs.js'
+import { queryRun, runsMatch } from './word-vocabulary.js'
 
 /** the search modes of the API */
 export type PlannedMode = 'hybrid' | 'substring' | 'words' | 'semantic'
@@ -78,7 +78,7 @@ export interface WordsStatistics {
 
 /** the trigram, pair and run indexes' figures an index walk is planned from */
 export interface IndexStatistics {
-  /** the pair index's MATCH for a query of several words (src/knowledge/pairs.ts), if it can ask one */
+  /** the pair index's MATCH for a query of several words (src/knowledge/phrase-index.ts), if it can ask one */
   pairs(): { match: string; narrow?: { match: string; postings: number } } | undefined
   /** whether a readable passage may hold the query's inner words (one look-up in the word index) */
   mayExist(): boolean

@@ -3,7 +3,7 @@
  * (docs/design/knowledge-search.md, "Settings"). The defaults are what the service runs with; configuration
  * (`searchSettings` in src/config.ts) and tests pass overrides, merged by `searchSettings()`.
  */
-import { MAX_RUN_TERMS } from './runs.js'
+import { MAX_RUN_TERMS } from './word-vocabulary.js'
 
 /** How the words path bounds its work at scale (words-bounded executor); tests make them small. */
 export interface WordsSettings {

@@ -11,7 +11,7 @@ import type { SearchSettingsOverrides } from './search-settings.js'
 import type { Plan } from './planner.js'
 import { embeddingClient, vectorSource, EmbeddingError, type EmbeddingConfig } from './embeddings.js'
 import type { DocFilters, Reader } from './readers.js'
-import { openSearchConnection } from './trigrams.js'
+import { openSearchConnection } from './trigram-file.js'
 import { createKindSearch, type KindHit, type KindsRequest } from '../search/kinds.js'
 
 /** what a search asks: passages, or unified search's (hybrid passages, then the other kinds) */

@@ -4,8 +4,8 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { readableWhere, readableParams, readerTokens, type Reader, type DocFilters } from './readers.js'
 import { innerWordsMatch, innerWords, queryTerms, snippetAround, wordsSnippet } from './query.js'
 import type { KnowledgeStore } from './store.js'
-import { gramFilters, mayHold, needleGrams } from './grams.js'
-import { DOC_COLUMNS, substringFinder, type HitRow } from './substring.js'
+import { gramFilters, mayHold, needleGrams } from './short-query-filter.js'
+import { DOC_COLUMNS, createIndexWalk, type HitRow } from './index-walk.js'
 import { indexFold } from './fold.js'
 import { EmbeddingError } from './embeddings.js'
 import { searchSettings, type SearchSettingsOverrides } from './search-settings.js'
@@ -130,8 +130,8 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, o
   const filters = gramFilters(sqlite)
 
   /**
-   * 1–2 characters: every readable passage in turn, newest document first, yielding every few ms; a document
-   * whose character filter (src/knowledge/grams.ts) lacks one of the query's characters or pairs is skipped.
+   * 1–2 characters: every readable passage in turn, newest document first, yielding every few ms; a document whose
+   * character filter (src/knowledge/short-query-filter.ts) lacks one of the query's characters or pairs is skipped.
    */
   async function scan(reader: Reader, docFilters: DocFilters, needle: string, limit: number,
     budget?: SearchBudget): Promise<Scored[]> {
@@ -180,7 +180,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, o
   // the same test without the order (which would read and sort every readable document)
   const fewDocsCountSql = (filters: DocFilters) => `SELECT count(*) AS docs, coalesce(sum(chunk_count), 0) AS passages
     FROM (SELECT d.chunk_count FROM knowledge_documents d WHERE ${readableWhere(filters)} LIMIT ${FEW_DOCS + 1})`
-  const newestWith = substringFinder(sqlite, store, settings.substring)
+  const indexWalk = createIndexWalk(sqlite, store, settings.substring)
   const passagesOf = sqlite.prepare(`SELECT rowid, id, text, chunk_index FROM knowledge_passages WHERE document_id = ?
     ORDER BY chunk_index`)
 
@@ -226,12 +226,12 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, o
       if (span.docs === 0 || span.ranges?.length === 0) return []
       return span.all || !span.ranges || span.ranges.length > SUBSTRING_RANGES ? undefined : span.ranges
     } : undefined
-    return newestWith.planned(query, mayExist, (index, walk) => {
+    return indexWalk.planned(query, mayExist, (index, walk) => {
       const plan = planSubstring(query, { readsNothing: () => tokens().length === 0, ownDocuments,
         evidence: () => evidence, index: () => index }, settings)
       switch (plan.kind) {
         case 'nothing': case 'short-scan': return { plan, rows: [] }
-        case 'among': return { plan, rows: newestWith.among(reader, filters, query, plan.rowids, want) }
+        case 'among': return { plan, rows: indexWalk.among(reader, filters, query, plan.rowids, want) }
         case 'own-passages': return { plan, rows: ownPassages(reader, filters, query, want, budget) }
         default: return { plan, rows: walk(plan, reader, filters, want, within) }
       }
@@ -292,7 +292,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, o
      */
     warm: async () => {
       stats.warm()
-      newestWith.warm()
+      indexWalk.warm()
       await filters.warm()
     },
 

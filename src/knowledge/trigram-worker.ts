@@ -1,10 +1,10 @@
-// The trigram worker: the only writer of the trigram file (src/knowledge/trigrams.ts), started by the index worker.
+// The trigram worker: the only writer of the trigram file (src/knowledge/trigram-file.ts), started by the index worker.
 // It follows the passages the index worker commits (and the deletes it queues) in transactions of its own file,
 // on a core of its own, and says how far it has come through shared memory.
 import { parentPort, workerData } from 'node:worker_threads'
 import { setImmediate, setTimeout as sleep } from 'node:timers/promises'
 import fs from 'node:fs'
-import { CELL, openTrigrams, trigramFile, type Trigrams, type TrigramProgress } from './trigrams.js'
+import { CELL, openTrigrams, trigramFile, type Trigrams, type TrigramProgress } from './trigram-file.js'
 
 /** pages merged per step when caught up (a step is ~1–20 ms of CPU; new passages are taken between steps) */
 const MERGE_PAGES = 500

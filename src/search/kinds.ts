@@ -13,7 +13,7 @@
 import type Database from 'better-sqlite3'
 import { snippetAround, ftsPhrase } from '../knowledge/query.js'
 import { indexFold } from '../knowledge/fold.js'
-import { queryGrams } from '../knowledge/substring.js'
+import { queryGrams } from '../knowledge/index-walk.js'
 import { readableChannelSql } from '../channels/store.js'
 
 export const UNIFIED_KINDS = ['artifact', 'voice_note', 'message'] as const

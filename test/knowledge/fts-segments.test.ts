@@ -3,7 +3,7 @@ import path from 'node:path'
 import Database from 'better-sqlite3'
 import { decodeSegments, idleMerger, segmentsOf, STRUCTURE_ROWID, worthConsolidating }
   from '../../src/knowledge/fts-segments.js'
-import { trigramFile } from '../../src/knowledge/trigrams.js'
+import { trigramFile } from '../../src/knowledge/trigram-file.js'
 import { build, signup, tempDir, uploadDocument } from '../helper.js'
 
 /**

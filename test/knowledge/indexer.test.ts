@@ -5,10 +5,10 @@ import Database from 'better-sqlite3'
 import fs from 'node:fs'
 import { openDatabase, projectRoot } from '../../src/db/index.js'
 import { passageId, passageWriter } from '../../src/knowledge/passages.js'
-import { passageTokens } from '../../src/knowledge/pairs.js'
+import { passageTokens } from '../../src/knowledge/phrase-index.js'
 import { build, multipart, pairIndexCaughtUp, signup, tempDir, trigramsCaughtUp } from '../helper.js'
-import { openTrigrams, trigramFile } from '../../src/knowledge/trigrams.js'
-import { pairCatchUp } from '../../src/knowledge/runs.js'
+import { openTrigrams, trigramFile } from '../../src/knowledge/trigram-file.js'
+import { pairCatchUp } from '../../src/knowledge/phrase-catch-up.js'
 
 /** an indexed organization document of `passages` passages, written directly (foreign keys off) */
 function addDocument(sqlite: Database.Database, id: string, customer: string, passages: number) {

@@ -1,9 +1,9 @@
 /**
- * The newest readable passages holding a 3+ character query (case-insensitive substring, folded as the trigram
- * index folds), from the run index for a query of one word (src/knowledge/runs.ts: the passages holding the words
- * of its vocabulary that hold it), from the word-pair index for a query of several words (src/knowledge/pairs.ts)
- * or the run index when its words are rarer (runsOf, pairWalk); the trigram index above those indexes' mark, and
- * else without a phrase walk over common trigrams.
+ * The newest readable passages holding a 3+ character query (case-insensitive substring, folded as the trigram index
+ * folds), from the run index for a query of one word (src/knowledge/word-vocabulary.ts: the passages holding the words
+ * of its vocabulary that hold it), from the word-pair index for a query of several words
+ * (src/knowledge/phrase-index.ts) or the run index when its words are rarer (runsOf, pairWalk); the trigram index above
+ * those indexes' mark, and else without a phrase walk over common trigrams.
  *
  * FTS5 evaluates a phrase by stepping every one of its trigrams' doclists in step; at 1,000,000 passages most
  * trigrams of English words are in tens of thousands of passages, so a phrase with few matches reads nearly
@@ -19,8 +19,8 @@
 import type Database from 'better-sqlite3'
 import { readableWhere, readableParams, type Reader, type DocFilters } from './readers.js'
 import { ftsPhrase } from './query.js'
-import { MAX_LAST_FORMS, MAX_NEAR_ENDS, PAIR_ENDS, pairMatch, type PairDensity } from './pairs.js'
-import { queryRuns, runsMatch, vocabularyMatch } from './runs.js'
+import { MAX_LAST_FORMS, MAX_NEAR_ENDS, PAIR_ENDS, pairMatch, type PairDensity } from './phrase-index.js'
+import { queryRuns, runsMatch, vocabularyMatch } from './word-vocabulary.js'
 import { indexFold } from './fold.js'
 import { SEARCH_SETTINGS, searchSettings, type SearchSettingsOverrides } from './search-settings.js'
 import { lazy, lazyBy } from './lazy.js'
@@ -76,7 +76,12 @@ export function queryGrams(query: string): string[] {
   return [...out]
 }
 
-export function substringFinder(sqlite: Database.Database, store: KnowledgeStore,
+/**
+ * The index walk of 3+ character substring search on a connection: `planned` gives a query's index statistics and the
+ * walk that acts on a plan made from them (planner.ts planIndexWalk), in one read transaction; `find` plans and walks;
+ * the function itself answers the rows alone; `among` checks given passages; `warm` reads the vocabulary's ends.
+ */
+export function createIndexWalk(sqlite: Database.Database, store: KnowledgeStore,
   tuning: FinderTuning = {}) {
   const settings = searchSettings({ substring: tuning })
   const { budget, pairBudget, pairs: usePairs, runs: useRuns, runTerms, sieveSpan } = settings.substring

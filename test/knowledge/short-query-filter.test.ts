@@ -1,7 +1,7 @@
 import t from 'tap'
 import Database from 'better-sqlite3'
 import { build, signup, tempDir, uploadDocument, type TestUser, searching } from '../helper.js'
-import { filterBackfill, gramFilter, mayHold, needleGrams } from '../../src/knowledge/grams.js'
+import { filterBackfill, gramFilter, mayHold, needleGrams } from '../../src/knowledge/short-query-filter.js'
 import { createSearch } from '../../src/knowledge/search.js'
 import { rng } from '../../bench/seed.js'
 

@@ -1,9 +1,9 @@
 import t from 'tap'
 import { build, pairIndexCaughtUp, signup, uploadDocument, type TestUser, searching } from '../helper.js'
-import { queryGrams, substringFinder, type FinderTuning } from '../../src/knowledge/substring.js'
+import { queryGrams, createIndexWalk, type FinderTuning } from '../../src/knowledge/index-walk.js'
 import { readableParams, readableWhere } from '../../src/knowledge/readers.js'
 import { ftsPhrase } from '../../src/knowledge/query.js'
-import { pairMatch, pairTokens, passageTokens } from '../../src/knowledge/pairs.js'
+import { pairMatch, pairTokens, passageTokens } from '../../src/knowledge/phrase-index.js'
 
 const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
 /** the rowids of a finder's rows, in order */
@@ -124,8 +124,8 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
       'the counts change the pairs asked')
     t.ok(queries.filter((q) => pairMatch(q, madeUp)?.narrow).length >= 2, 'and leave out dense prefixes')
     // the pair index is asked: a passage whose pairs are gone (the mark kept) is not found through it
-    const byPairs = substringFinder(...searching(t, app))
-    const byTrigrams = substringFinder(...searching(t, app), { pairs: false })
+    const byPairs = createIndexWalk(...searching(t, app))
+    const byTrigrams = createIndexWalk(...searching(t, app), { pairs: false })
     const holding = byTrigrams(reader(a), {}, 'cleaning: hooks deferred', 200).map((r) => r.rowid)
     t.equal(holding.length, 2)
     t.same(byPairs(reader(a), {}, 'cleaning: hooks deferred', 200).map((r) => r.rowid), holding)
@@ -158,10 +158,10 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
         reindexRuns.run(rowid, passageTokens(textOf.get(rowid) as string).runs.join(' '))
       }
     }
-    const findWith = (tuning: FinderTuning) => substringFinder(...searching(t, app), tuning)
+    const findWith = (tuning: FinderTuning) => createIndexWalk(...searching(t, app), tuning)
     const zebras = ids(byTrigrams(reader(a), {}, 'zebra', 200))
     t.equal(zebras.length, 2)
-    const byRuns = substringFinder(...searching(t, app))
+    const byRuns = createIndexWalk(...searching(t, app))
     t.same(ids(byRuns(reader(a), {}, 'zebra', 200)), zebras)
     withoutRuns(zebras[0], () => {
       t.same(ids(byRuns(reader(a), {}, 'zebra', 200)), zebras.slice(1), 'the runs are what is asked')
@@ -175,7 +175,7 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
     // among given passages (what hybrid search's words part shows may hold the query): the newest that do, readable
     const everyId = app.sqlite.prepare(`SELECT rowid FROM knowledge_passages ORDER BY rowid DESC`).pluck()
       .all() as number[]
-    const among = substringFinder(...searching(t, app)).among
+    const among = createIndexWalk(...searching(t, app)).among
     for (const q of ['zebra', 'of the', 'école normale', 'des masses', 'first,last', 'Filler line 1']) {
       const all = ids(byTrigrams(reader(a), {}, q, 200))
       t.ok(all.length > 0)
@@ -212,7 +212,7 @@ t.test('the candidate walk finds exactly what the phrase walk finds, newest firs
         for (const u of unindex) u.run(through)
         setThrough.run(through)
       })()
-      const find = substringFinder(...searching(t, app), tuning)
+      const find = createIndexWalk(...searching(t, app), tuning)
       for (const q of queries) {
         for (const want of [1, 3, 200]) {
           const expected = phraseWalk.all({ ...readableParams(reader(a), {}), match: ftsPhrase(q), want }) as number[]
@@ -249,14 +249,14 @@ t.test('the ends of a first letter follow the vocabulary, also when it is made a
     const reader = { customerId: u.customerId, userId: u.userId, workspaceIds: [u.workspaceId] }
     await uploadDocument(app, u, { filename: 'a.txt', content: 'Each call takes 5 µs per run of the loop.' })
     await pairIndexCaughtUp(app)
-    const byPairs = substringFinder(...searching(t, app))
-    const byTrigrams = substringFinder(...searching(t, app), { pairs: false })
+    const byPairs = createIndexWalk(...searching(t, app))
+    const byTrigrams = createIndexWalk(...searching(t, app), { pairs: false })
     t.equal(byPairs(reader, {}, 's per ', 50).length, 1, 'the ends are read')
     await uploadDocument(app, u, { filename: 'b.txt', content: 'The zzqs per run is new.' })
     await pairIndexCaughtUp(app)
     const both = ids(byTrigrams(reader, {}, 's per ', 50))
     t.equal(both.length, 2)
-    t.same(ids(substringFinder(...searching(t, app))(reader, {}, 's per ', 50)), both,
+    t.same(ids(createIndexWalk(...searching(t, app))(reader, {}, 's per ', 50)), both,
       'a word added since (its end `qs`)')
     // the vocabulary emptied and filled again (made_with unchanged), the new word first: ids given again, below the
     // last one the first finder read
@@ -267,7 +267,7 @@ t.test('the ends of a first letter follow the vocabulary, also when it is made a
       for (const w of ['zzqs', ...words.filter((w) => w !== 'zzqs')]) add.run(w)
       app.sqlite.exec(`INSERT INTO knowledge_run_terms_fts (knowledge_run_terms_fts) VALUES ('rebuild')`)
     })()
-    const fresh = substringFinder(...searching(t, app))
+    const fresh = createIndexWalk(...searching(t, app))
     t.same(ids(fresh(reader, {}, 's per ', 50)), both)
     t.same(ids(byPairs(reader, {}, 's per ', 50)), both, 'a kept reading of the ends is read again')
   })
@@ -281,8 +281,8 @@ t.test('a word longer than FTS5 keeps of a token (32,768 bytes) and a lone surro
     { chunkSize: '20000', chunkOverlap: '0' })
   await pairIndexCaughtUp(app)
   const reader = { customerId: u.customerId, userId: u.userId, workspaceIds: [u.workspaceId] }
-  const find = substringFinder(...searching(t, app))
-  const byTrigrams = substringFinder(...searching(t, app), { runs: false })
+  const find = createIndexWalk(...searching(t, app))
+  const byTrigrams = createIndexWalk(...searching(t, app), { runs: false })
   const cat = byTrigrams(reader, {}, 'дкот', 10)
   t.equal(cat.length, 1)
   t.match(cat[0].text, /дкот/)
@@ -311,13 +311,13 @@ t.test('a phrase whose pairs hold few matches: its candidates sieved by the run 
   const reader = { customerId: a.customerId, userId: a.userId, workspaceIds: [a.workspaceId] }
   const query = 'resolution is not'
   t.match(pairMatch(query)?.match, /"lution_is"/, 'the pairs keep the first word\'s last 6 characters')
-  const expected = ids(substringFinder(...searching(t, app), { pairs: false, runs: false })(reader, {}, query, 200))
+  const expected = ids(createIndexWalk(...searching(t, app), { pairs: false, runs: false })(reader, {}, query, 200))
   t.equal(expected.length, 3)
   // first chunks of 2 candidates: the first proves sparse, the next are sieved
-  const sieved = substringFinder(...searching(t, app), { pairProbe: 1, phraseRuns: 'weigh', rareEnough: 1e9 })
+  const sieved = createIndexWalk(...searching(t, app), { pairProbe: 1, phraseRuns: 'weigh', rareEnough: 1e9 })
   t.same(ids(sieved(reader, {}, query, 200)), expected, 'every match, newest first')
   // each candidate looked up in the run index, not its rowids in the chunk's stretch read
-  const lookedUp = substringFinder(...searching(t, app), { pairProbe: 1, phraseRuns: 'weigh', rareEnough: 1e9,
+  const lookedUp = createIndexWalk(...searching(t, app), { pairProbe: 1, phraseRuns: 'weigh', rareEnough: 1e9,
     sieveSpan: 0 })
   t.same(ids(lookedUp(reader, {}, query, 200)), expected, 'every match, each candidate looked up')
   // a passage whose runs are gone is not found once the candidates are sieved: the runs are what is asked
@@ -327,7 +327,7 @@ t.test('a phrase whose pairs hold few matches: its candidates sieved by the run 
   try {
     t.same(ids(sieved(reader, {}, query, 200)), expected.slice(0, -1), 'sieved by the run index')
     t.same(ids(lookedUp(reader, {}, query, 200)), expected.slice(0, -1), 'either way')
-    const whole = substringFinder(...searching(t, app), { pairProbe: 1000, phraseRuns: 'weigh', rareEnough: 1e9 })
+    const whole = createIndexWalk(...searching(t, app), { pairProbe: 1000, phraseRuns: 'weigh', rareEnough: 1e9 })
     t.same(ids(whole(reader, {}, query, 200)), expected, 'a first chunk of every candidate: none sieved')
   } finally {
     app.sqlite.prepare(`INSERT INTO knowledge_passages_runs (rowid, runs) VALUES (?, ?)`)

@@ -21,11 +21,11 @@ export const RUN = /[\p{L}\p{N}\p{M}]+/gu
 /** a unit of the pairs: a run (group 1), or one character that is neither a run's nor white space */
 const UNIT = /([\p{L}\p{N}\p{M}]+)|[^\p{L}\p{N}\p{M}\s]/gu
 /**
- * What the pair tokens are made of (kept with the index, src/knowledge/indexer.ts: another version empties it for
- * the index worker to fill again). 2: punctuation characters are units (before, only runs were, and `|` stood for
- * whatever separated them). 3: the vocabulary beside them (src/knowledge/runs.ts) keeps the runs of 2 UTF-16 units
- * too, which the words a last run begins and the ends a first run of one character stands for need (NearEnds). 4:
- * a third column, `head` (migration 0026).
+ * What the pair tokens are made of (kept with the index, src/knowledge/indexer.ts: another version empties it for the
+ * index worker to fill again). 2: punctuation characters are units (before, only runs were, and `|` stood for whatever
+ * separated them). 3: the vocabulary beside them (src/knowledge/word-vocabulary.ts) keeps the runs of 2 UTF-16 units
+ * too, which the words a last run begins and the ends a first run of one character stands for need (NearEnds). 4: a
+ * third column, `head` (migration 0026).
  */
 export const PAIRS_VERSION = 4
 /**
@@ -54,11 +54,12 @@ const MAX_PAIR_TERMS = 6
  */
 const narrowest = (terms: string[]) => bestWindow(terms, MAX_PAIR_TERMS,
   (w) => [...new Set(w)].reduce((n, t) => n + t.length, 0))
-/** the words a query's first run may end (src/knowledge/runs.ts: the vocabulary), or undefined when unknown */
+/** the words a query's first run may end (the vocabulary, src/knowledge/word-vocabulary.ts), or undefined: unknown */
 export type WordEnds = (run: string) => string[] | undefined
 /**
- * The words of the vocabulary that start with a query's last run (src/knowledge/runs.ts: every run of 2+ UTF-16
- * units the pair index has, added in the same transaction), or undefined when unknown or more than MAX_LAST_FORMS
+ * The words of the vocabulary that start with a query's last run (src/knowledge/word-vocabulary.ts: every run of 2+
+ * UTF-16 units the pair index has, added in the same transaction), or undefined when unknown or more than
+ * MAX_LAST_FORMS
  */
 export type WordStarts = (run: string) => string[] | undefined
 /**
@@ -80,9 +81,9 @@ const PHRASED_FORMS = 64
  */
 const WHOLE_PHRASES = 8
 /**
- * The ends in `near` (last 2 characters) of the vocabulary's words that end with a character (src/knowledge/runs.ts:
- * every run of 2+ UTF-16 units the pair index has, added in the same transaction), or undefined when unknown or more
- * than MAX_NEAR_ENDS
+ * The ends in `near` (last 2 characters) of the vocabulary's words that end with a character
+ * (src/knowledge/word-vocabulary.ts: every run of 2+ UTF-16 units the pair index has, added in the same transaction),
+ * or undefined when unknown or more than MAX_NEAR_ENDS
  */
 export type NearEnds = (char: string) => string[] | undefined
 /** a first run of one character is asked as at most this many ends in `near` (else left out) */
@@ -142,8 +143,9 @@ export function pairTokens(text: string): { near: string; far: string; head: str
 const firstOf = (token: string) => String.fromCodePoint(token.codePointAt(0)!)
 
 /**
- * The pair index's three columns, and the passage's runs in order (the run index's tokens, src/knowledge/runs.ts):
- * the text folded and split once for all. `head` is `far` with the second unit cut to its first character.
+ * The pair index's three columns, and the passage's runs in order (the run index's tokens,
+ * src/knowledge/word-vocabulary.ts): the text folded and split once for all. `head` is `far` with the second unit cut
+ * to its first character.
  */
 export function passageTokens(text: string): { near: string; far: string; head: string; runs: string[] } {
   const lower = indexFold(text)
@@ -202,7 +204,7 @@ const NEAR_ALONE = 5_000
  * own counts), a dense last prefix is left out and one `near` pair is asked when it is rare; the phrase with that
  * prefix is given too (`narrow`), with the passages holding the prefix's exact token (FTS5 merges at least their
  * postings for it): the candidates of `match` may prove so sparse in matches that merging the prefix once costs less
- * than reading them (substring.ts decides). With `endings`, a first run of 3–5 characters that may end a longer
+ * than reading them (index-walk.ts decides). With `endings`, a first run of 3–5 characters that may end a longer
  * word is asked in `far` as each of the last 6 characters of the words it ends (when at most MAX_FIRST_FORMS). With
  * `starts`, a last run of 2+ UTF-16 units that may begin a longer word is asked as each word of the vocabulary it
  * begins, exact (no prefix to merge, none left out), when at most MAX_LAST_FORMS. With `nearEnds`, a first run of one

@@ -1,7 +1,7 @@
 import t from 'tap'
 import Database from 'better-sqlite3'
 import { MAX_LAST_FORMS, pairMatch, pairTokens, passageTokens, PAIR_WORD_MAX, type NearEnds, type PairDensity,
-  type WordEnds, type WordStarts } from '../../src/knowledge/pairs.js'
+  type WordEnds, type WordStarts } from '../../src/knowledge/phrase-index.js'
 
 /** pairMatch's expression (the one asked first) */
 const matchOf = (query: string, density?: PairDensity, endings?: WordEnds, starts?: WordStarts, nearEnds?: NearEnds) =>
@@ -204,7 +204,7 @@ t.test('pairMatch with the vocabulary: a last run that may begin a longer word, 
     const vocabulary = ['the', 'then', 'theme', 'there', 'to', 'today', 'tool', 'toolbox', 'a', 'ab', 'abc',
       `the${'x'.repeat(40)}`]
     let asked: string[] = []
-    // the vocabulary's words of 2+ UTF-16 units (runs.ts keeps no shorter ones) that start with the run
+    // the vocabulary's words of 2+ UTF-16 units (word-vocabulary.ts keeps no shorter ones) that start with the run
     const starts: WordStarts = (run) => {
       asked.push(run)
       return vocabulary.filter((w) => w.length >= 2 && w.startsWith(run))
@@ -349,7 +349,7 @@ t.test('every passage the trigram index finds is among the pair index\'s matches
       if (words.length > 0) expanded++
       return words
     }
-    // the vocabulary keeps the words of 2+ UTF-16 units (src/knowledge/runs.ts)
+    // the vocabulary keeps the words of 2+ UTF-16 units (src/knowledge/word-vocabulary.ts)
     const kept = vocabulary.filter((w) => w.length >= 2)
     let started = 0
     const starts: WordStarts = (run) => {

@@ -96,7 +96,11 @@ if (h) {
     await signIn(page, u)
     await page.getByRole('heading', { level: 1, name: 'Cache sessions in Redis' }).waitFor()
     const button = page.getByRole('button', { name: 'Comment on selection' })
-    t.ok(await button.isDisabled(), 'nothing selected: the button waits')
+    t.equal(await button.getAttribute('aria-disabled'), 'true', 'nothing selected: the button waits')
+    await button.focus()
+    await page.keyboard.press('Enter')
+    await page.getByText('Nothing is selected: select words in the content first.').waitFor()
+    t.pass('reached by Tab, it says what to do')
 
     // a selection that starts inside the bold words and ends after them
     t.equal(await select(page, '[data-field="summary"]', 'session cache out of process'),
@@ -168,7 +172,7 @@ if (h) {
     await page.getByText('Selected: “the test”').waitFor()
     await select(page, '.content', 'stops.ClaimsThree')
     await page.getByText('Select text in the content to comment on it').waitFor()
-    t.ok(await button.isDisabled(), 'two fields at once: not a quote of one text')
+    t.equal(await button.getAttribute('aria-disabled'), 'true', 'two fields at once: not a quote of one text')
     await select(page, '[data-field="claims.0.evidence"]', 'the test')
     await page.getByText('Selected: “the test”').waitFor()
     await button.click()

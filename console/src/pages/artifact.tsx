@@ -120,6 +120,7 @@ function ArtifactView(props: { artifact: Artifact; chain: ChainLink[]; earlier: 
   const field = useRef<HTMLTextAreaElement>(null)
   const contentRef = useRef<HTMLDivElement>(null)
   const [selected, setSelected] = useState<Anchor | null>(null)
+  const [selectionError, setSelectionError] = useState<string | null>(null)
 
   const comments = a.comments ?? []
   // where each comment on a selection is in this version's text, and which version it was made on
@@ -147,6 +148,7 @@ function ArtifactView(props: { artifact: Artifact; chain: ChainLink[]; earlier: 
       const root = contentRef.current
       const position = root ? selectionPosition(root, a.content) : null
       setSelected(position ? { position: { ...position }, label: anchorLabel(position) ?? 'the selection' } : null)
+      if (position) setSelectionError(null)
     }
     document.addEventListener('selectionchange', follow)
     return () => document.removeEventListener('selectionchange', follow)
@@ -180,6 +182,7 @@ function ArtifactView(props: { artifact: Artifact; chain: ChainLink[]; earlier: 
     const position = root ? selectionPosition(root, a.content) : null
     const target = position ? { position: { ...position }, label: anchorLabel(position) ?? 'the selection' } : selected
     if (target) commentOn(target)
+    else setSelectionError('Nothing is selected: select words in the content first.')
   }
   /** the comment in the field, sent; false when sending failed (the error is beside the field) */
   const sendComment = async (): Promise<boolean> => {
@@ -277,11 +280,13 @@ function ArtifactView(props: { artifact: Artifact; chain: ChainLink[]; earlier: 
       </div>
       {/* after the content, so that the bar's changing text never moves the text being selected */}
       <div class="selection-bar">
-        <button type="button" disabled={!selected} aria-describedby="selection-hint"
+        {/* aria-disabled rather than disabled: the button stays in the Tab order, where its hint is read out */}
+        <button type="button" aria-disabled={selected ? undefined : 'true'} aria-describedby="selection-hint"
           onMouseDown={(e) => e.preventDefault()} onClick={commentOnSelection}>Comment on selection</button>
         <span id="selection-hint" class="hint">{selected ? <>Selected: {shorten(selected.label)}</>
           : 'Select text in the content to comment on it (from the keyboard: caret browsing, F7, then Shift ' +
             'and the arrow keys).'}</span>
+        <ErrorText error={selectionError} />
       </div>
 
       <section class="thread">

@@ -87,13 +87,19 @@ export async function keyboardWalk(page: Page): Promise<{ stops: Stop[]; missed:
   const rest = await page.evaluate(() => {
     type El = { tagName: string; getAttribute(n: string): string | null; textContent: string | null
       getClientRects(): { length: number }; closest(s: string): El | null; disabled?: boolean; type?: string
+      parentElement: El | null
       labels?: Array<{ textContent: string | null }> | null }
     const g = globalThis as unknown as { document: { querySelectorAll(s: string): El[] }; __tabbed: El[]
       getComputedStyle(e: El): { visibility: string } }
+    // what a closed <details> holds is not shown, its summary is
+    const folded = (el: El) => {
+      const closed = el.closest('details:not([open])')
+      return !!closed && !(el.tagName === 'SUMMARY' && el.parentElement === closed)
+    }
     const controls = [...g.document.querySelectorAll(
       'a[href], button, input, select, textarea, summary, [tabindex]:not([tabindex="-1"])')]
       .filter((el) => !el.disabled && el.type !== 'hidden' && el.getClientRects().length > 0 &&
-        g.getComputedStyle(el).visibility !== 'hidden' && !el.closest('[inert]'))
+        g.getComputedStyle(el).visibility !== 'hidden' && !el.closest('[inert]') && !folded(el))
     // a group of radio buttons is one stop
     const missed = controls.filter((el) => !g.__tabbed.includes(el) && !(el.type === 'radio' &&
       g.__tabbed.some((x) => x.type === 'radio' && x.getAttribute('name') === el.getAttribute('name'))))
@@ -149,6 +155,13 @@ export async function consolePages(h: Harness) {
     payload: { audioUrl: 'http://127.0.0.1:9/standup.webm', title: 'Stand-up', workspaceId: owner.workspaceId } })
   if (note.statusCode !== 201) throw new Error(note.body)
   const noteId = note.json().voiceNote.id as string
+  const channel = await app.inject({ method: 'POST', url: '/api/v2/channels', headers: inWs,
+    payload: { name: 'builds', type: 'public' } })
+  if (channel.statusCode !== 201) throw new Error(channel.body)
+  const channelId = channel.json().data.id as string
+  const message = await app.inject({ method: 'POST', url: '/api/v2/messages', headers: inWs,
+    payload: { channel_id: channelId, content: 'The runners are ready.' } })
+  if (message.statusCode !== 201) throw new Error(message.body)
   const key = await createKey(app, owner, ['read'])
   await app.inject({ url: '/api/knowledge/stats', headers: { authorization: `Bearer ${key.key}` } })
   const hook = await app.inject({ method: 'POST', url: `/api/v2/developer/webhooks?workspaceId=${owner.workspaceId}`,
@@ -181,6 +194,10 @@ export async function consolePages(h: Harness) {
     { name: 'knowledge document', path: `/knowledge/documents/${documentId}`, signedIn: true,
       ready: (p) => p.getByRole('heading', { level: 1, name: 'runners.md' }).waitFor() },
     { name: 'chat', path: '/chat', signedIn: true, ready: (p) => p.getByRole('heading', { level: 1 }).waitFor() },
+    { name: 'channels', path: '/chat/channels', signedIn: true,
+      ready: (p) => p.getByRole('link', { name: 'builds' }).waitFor() },
+    { name: 'a channel', path: `/chat/channels/${channelId}`, signedIn: true,
+      ready: (p) => p.getByText('The runners are ready.').waitFor() },
     { name: 'voice notes', path: '/voice-notes', signedIn: true,
       ready: (p) => p.getByRole('heading', { level: 1 }).waitFor() },
     { name: 'a voice note', path: `/voice-notes/${noteId}`, signedIn: true,

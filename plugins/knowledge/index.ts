@@ -285,6 +285,8 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
       if (err instanceof EmbeddingError) throw new HttpError(502, err.message, 'EMBEDDINGS_UNAVAILABLE')
       throw err
     }
+    // the path the search took and why (src/knowledge/planner.ts), for an operator reading debug logs
+    request.log.debug({ plan: found.plan }, 'search plan')
     return { success: true as const, query, results: found.hits, count: found.hits.length,
       ...(found.partial ? { partial: true } : {}), ...(found.warnings.length > 0 ? { warnings: found.warnings } : {}),
       tenantContext: tenantContext(request.principal!, b.scope) }

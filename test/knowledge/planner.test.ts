@@ -2,6 +2,8 @@ import t from 'tap'
 import { narrowPairsPay, pairsGiveWay, plan, probeGoesOn, type IndexStatistics, type Plan, type PlanStatistics,
   type PlannedMode, type SubstringStatistics, type WordsStatistics } from '../../src/knowledge/planner.js'
 import { SEARCH_SETTINGS, searchSettings } from '../../src/knowledge/search-settings.js'
+import { createSearch } from '../../src/knowledge/search.js'
+import { build, searching, signup, uploadDocument } from '../helper.js'
 
 // The decision table of docs/design/knowledge-search.md, row by row, through `plan`: each row names the figures that
 // decide it; every other figure is one that would not (a reader of the whole index, rare trigrams, no filter).
@@ -147,4 +149,35 @@ t.test('the switches a walk weighs on what it measured', async (t) => {
   t.equal(probeGoesOn(64, 100_000, 1_000_000, dense, SEARCH_SETTINGS), 'candidates')
   t.equal(narrowPairsPay(1000, 10, 100, SEARCH_SETTINGS), true, 'a prefix of 1,000 postings: cheaper than 1,000 reads')
   t.equal(narrowPairsPay(1_000_000, 10, 2, SEARCH_SETTINGS), false)
+})
+
+t.test('a search answers the plan it followed, from the figures of a real index', async (t) => {
+  const app = await build(t, { config: { rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 } } })
+  const u = await signup(app)
+  await uploadDocument(app, u, { filename: 'harbour.txt', content: 'The harbour crane lifts containers at dawn.' })
+  const reader = { customerId: u.customerId, userId: u.userId, workspaceIds: [u.workspaceId] }
+  const search = createSearch(...searching(t, app))
+  const planOf = async (query: string, mode: PlannedMode, filters = {}) =>
+    (await search.run(reader, filters, query, 5, mode)).plan
+  t.match(await planOf('ha', 'substring'), { kind: 'short-scan' })
+  t.match(await planOf('crane', 'substring'), { kind: 'own-passages' }, 'a reader of one document reads it')
+  t.match(await planOf('crane', 'words'), { kind: 'words-exact', basis: 'reader' })
+  t.match(await planOf('crane', 'words', { category: 'nothing' }), { kind: 'nothing' })
+  t.match(await planOf('harbour crane', 'hybrid'),
+    { kind: 'hybrid', words: { kind: 'words-exact' }, substring: { kind: 'own-passages' } })
+  t.notOk((await planOf('harbour crane', 'hybrid') as Extract<Plan, { kind: 'hybrid' }>).semantic,
+    'no semantic part without an embedding endpoint')
+  const stranger = await signup(app)
+  const theirs = { customerId: stranger.customerId, userId: stranger.userId, workspaceIds: [stranger.workspaceId] }
+  t.match((await search.run(theirs, {}, 'crane', 5, 'substring')).plan, { kind: 'nothing' },
+    'another organization reads nothing of it')
+  t.same((await search.run(theirs, {}, 'crane', 5, 'hybrid')).hits, [])
+  // a large reader goes through the indexes (few passages, but bounds made small)
+  const indexed = createSearch(...searching(t, app), { settings: { ownPassages: { fewDocs: 0, fewPassages: 0 },
+    words: { exactPostings: 0 } } })
+  t.match((await indexed.run(reader, {}, 'crane', 5, 'substring')).plan, { kind: 'run-exact' })
+  t.match((await indexed.run(reader, {}, 'harbour crane', 5, 'substring')).plan, { kind: 'pairs' })
+  const bounded = await indexed.run(reader, {}, 'crane lifts', 5, 'words')
+  t.match(bounded.plan, { kind: 'words-bounded' })
+  t.same(bounded.hits.map((h) => h.document.fileName), ['harbour.txt'])
 })

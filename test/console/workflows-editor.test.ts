@@ -57,6 +57,8 @@ async function main(h: NonNullable<Awaited<ReturnType<typeof harness>>>) {
     await page.locator('#wf-steps-0-query-problem').getByText(/\{\{inputs\.release\}\} names an undeclared input/)
       .waitFor()
     t.equal(await query.getAttribute('aria-invalid'), 'true', 'the API\'s problem is beside the query')
+    t.equal(await page.locator('#wf-steps-0-query-problem').textContent(),
+      '{{inputs.release}} names an undeclared input', 'said without the step and field it sits beside')
     t.equal((await app.inject({ url: '/api/v2/workflows', headers: { ...u.auth, 'x-workspace-id': u.workspaceId } }))
       .json().workflows.length, 0, 'nothing was saved')
     await shot(page, 'workflow-editor')

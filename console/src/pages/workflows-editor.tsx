@@ -124,7 +124,12 @@ function bodyOf(d: Draft): { body?: Record<string, unknown>; problems: Problems 
 /** The API's refusal, by field: a workflow's problems carry their field; a schema error names it in its message. */
 function problemsOfError(err: unknown): Problems | null {
   const body = (err as { body?: { problems?: Array<{ field: string; message: string }>; message?: string } })?.body
-  if (body?.problems?.length) return Object.fromEntries(body.problems.map((p) => [p.field, p.message]))
+  // beside its field, a problem needs no "step 2 ("find"): query:" in front of it
+  const plain = (m: string) => {
+    const rest = m.replace(/^step (?:\d+(?: \("[^"]*"\))?|"[^"]*"): (?:[\w.[\]]+: (?=\{\{))?/, '')
+    return rest.charAt(0).toUpperCase() + rest.slice(1)
+  }
+  if (body?.problems?.length) return Object.fromEntries(body.problems.map((p) => [p.field, plain(p.message)]))
   const m = /^body(\/\S*)\s+(.*)$/.exec(body?.message ?? '')
   if (m) return { [m[1] || '/']: m[2] }
   return null

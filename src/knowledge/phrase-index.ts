@@ -209,8 +209,8 @@ const NEAR_ALONE = 5_000
  * `starts`, a last run of 2+ UTF-16 units that may begin a longer word is asked as each word of the vocabulary it
  * begins, exact (no prefix to merge, none left out), when at most MAX_LAST_FORMS. With `nearEnds`, a first run of one
  * character that may end a longer word is asked in `near` as itself and each end of 2 characters it may be the last
- * of (`a build tool,`: `a_build`, `ta_build`, `va_build`…, where before its pair was left out and the passages holding
- * `build tool,` were read to find those after `a`).
+ * of (`a build tool,`: `a_build`, `ta_build`, `va_build`…, where without them its pair is left out and the passages
+ * holding `build tool,` are read to find those after `a`).
  */
 export function pairMatch(query: string, density?: PairDensity, endings?: WordEnds, starts?: WordStarts,
   nearEnds?: NearEnds):

@@ -176,7 +176,7 @@ export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBa
 
   // the fair claim (JobTypeOptions.fairBy): each due job's turn is its rank among its key's due jobs plus the jobs of
   // that key running; the lowest turns first, none past perKey. A window function and json_extract, which Drizzle's
-  // query builder does not write
+  // query builder does not write (LIMIT +@limit: an expression, planned once, as boundLimit writes it)
   const claimFairly = sqlite.prepare<{ now: string; type: string; runAt: number; limit: number; path: string;
     perKey: number }, JobRow>(`WITH due AS (SELECT id, run_at, COALESCE(json_extract(payload, @path), '') AS k
       FROM jobs WHERE status = 'queued' AND type = @type AND run_at <= @runAt),
@@ -185,7 +185,7 @@ export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBa
     ranked AS (SELECT due.id, due.run_at, COALESCE(busy.n, 0)
       + ROW_NUMBER() OVER (PARTITION BY due.k ORDER BY due.run_at, due.id) AS turn FROM due LEFT JOIN busy USING (k))
     UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = @now
-    WHERE id IN (SELECT id FROM ranked WHERE turn <= @perKey ORDER BY turn, run_at LIMIT @limit)
+    WHERE id IN (SELECT id FROM ranked WHERE turn <= @perKey ORDER BY turn, run_at LIMIT +@limit)
     RETURNING id, type, payload, attempts, max_attempts AS maxAttempts`)
 
   /** Due jobs of every type, up to each type's free slots. */

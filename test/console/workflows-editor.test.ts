@@ -88,8 +88,28 @@ async function main(h: NonNullable<Awaited<ReturnType<typeof harness>>>) {
     await page.getByRole('button', { name: 'Move step 1 down' }).click()
     await page.getByRole('button', { name: 'Add step' }).click()
     await page.getByRole('button', { name: 'Remove step 3' }).click()
+
+    // on a schedule: a required input needs a default (nobody is asked), and the cron must be one
+    const cron = page.getByLabel('Schedule (cron, optional)')
+    await cron.fill('0 9 * * 1')
+    await page.getByRole('button', { name: 'Save workflow' }).click()
+    await page.locator('#wf-schedule-cron-problem').getByText(/nobody to ask for “version”/).waitFor()
+    await page.getByLabel('Default of input 1 (optional)').fill('1.0')
+    await cron.fill('every monday')
+    await page.getByRole('button', { name: 'Save workflow' }).click()
+    await page.locator('#wf-schedule-cron-problem').getByText(/.+/).waitFor()
+    t.notMatch(await page.locator('#wf-schedule-cron-problem').textContent(), /nobody to ask|^schedule/,
+      'the API\'s refusal of the cron, beside it')
+    t.equal(await cron.getAttribute('aria-invalid'), 'true')
+    await cron.fill('0 9 * * 1')
     await page.getByRole('button', { name: 'Save workflow' }).click()
     await page.getByRole('heading', { level: 1, name: 'Release notes, checked' }).waitFor()
+    await page.getByText('Also runs on the schedule').waitFor()
+    const edited = (await app.inject({ url: '/api/v2/workflows', headers: inWs })).json().workflows[0]
+    t.match(edited, { name: 'Release notes, checked', schedule: { cron: '0 9 * * 1' },
+      inputs: [{ name: 'version', required: true, default: '1.0' }, { name: 'audience' }],
+      steps: [{ id: 'find' }, { id: 'write' }] }, 'saved as edited')
+    t.equal(edited.steps.length, 2)
 
     // and it runs
     await page.getByLabel('version (required)').fill('2.1')

@@ -40,7 +40,9 @@ const STEP_FIELDS: Record<StepType, FieldDef[]> = {
 
 interface InputDraft { key: number; name: string; required: boolean; default: string }
 interface StepDraft { key: number; id: string; type: StepType; values: Record<string, string> }
-interface Draft { name: string; description: string; inputs: InputDraft[]; steps: StepDraft[] }
+interface Draft { name: string; description: string; inputs: InputDraft[]; steps: StepDraft[]; cron: string
+  /** the values a scheduled run is given, kept as the API has them (set through the API) */
+  scheduleInputs: Record<string, unknown> }
 /** problems by JSON pointer into the request body (`/name`, `/inputs/0/name`, `/steps/1/query`) */
 type Problems = Record<string, string>
 
@@ -50,7 +52,7 @@ const newInput = (): InputDraft => ({ key: nextKey++, name: '', required: false,
 
 function draftOf(w: Workflow): Draft {
   return {
-    name: w.name, description: w.description,
+    name: w.name, description: w.description, cron: w.schedule?.cron ?? '', scheduleInputs: w.schedule?.inputs ?? {},
     inputs: w.inputs.map((i) => ({ key: nextKey++, name: i.name, required: !!i.required,
       default: i.default === undefined || i.default === null ? ''
         : typeof i.default === 'string' ? i.default : JSON.stringify(i.default) })),
@@ -115,10 +117,20 @@ function bodyOf(d: Draft): { body?: Record<string, unknown>; problems: Problems 
     }
     return step
   })
+  const cron = d.cron.trim()
+  if (cron) {
+    // a scheduled run has nobody to ask: each required input needs a value from the schedule or a default
+    const unfilled = d.inputs.filter((i) => i.required && i.default === '' && d.scheduleInputs[i.name] === undefined)
+    if (unfilled.length) {
+      problems['/schedule/cron'] = `A scheduled run has nobody to ask for ${unfilled.map((i) => `“${i.name}”`)
+        .join(', ')}: give ${unfilled.length === 1 ? 'it' : 'them'} a default, or leave the schedule empty.`
+    }
+  }
   if (Object.keys(problems).length > 0) return { problems }
   const inputs = d.inputs.map((i) => ({ name: i.name, ...(i.required ? { required: true } : {}),
     ...(i.default !== '' ? { default: i.default } : {}) }))
-  return { problems, body: { name: d.name.trim(), description: d.description, inputs, steps } }
+  return { problems, body: { name: d.name.trim(), description: d.description, inputs, steps,
+    schedule: cron ? { cron, inputs: d.scheduleInputs } : null } }
 }
 
 /** The API's refusal, by field: a workflow's problems carry their field; a schema error names it in its message. */
@@ -127,6 +139,7 @@ function problemsOfError(err: unknown): Problems | null {
   // beside its field, a problem needs no "step 2 ("find"): query:" in front of it
   const plain = (m: string) => {
     const rest = m.replace(/^step (?:\d+(?: \("[^"]*"\))?|"[^"]*"): (?:[\w.[\]]+: (?=\{\{))?/, '')
+      .replace(/^schedule\.cron: /, '')
     return rest.charAt(0).toUpperCase() + rest.slice(1)
   }
   if (body?.problems?.length) return Object.fromEntries(body.problems.map((p) => [p.field, plain(p.message)]))
@@ -142,7 +155,7 @@ const fieldId = (pointer: string) => `wf${pointer.replace(/\//g, '-')}`
 export function WorkflowEditor(props: { id?: string }) {
   const { api, signedOut, workspace } = useSession()
   const [draft, setDraft] = useState<Draft | null>(props.id ? null : { name: '', description: '', inputs: [],
-    steps: [newStep(1)] })
+    steps: [newStep(1)], cron: '', scheduleInputs: {} })
   const [existing, setExisting] = useState<Workflow | null | undefined>(props.id ? undefined : null)
   const [problems, setProblems] = useState<Problems>({})
   const [error, setError] = useState<string | null>(null)
@@ -208,7 +221,6 @@ export function WorkflowEditor(props: { id?: string }) {
       focusFirst.current = true
       return
     }
-    if (existing?.schedule) body.schedule = existing.schedule
     setBusy(true)
     try {
       const saved = existing
@@ -228,7 +240,7 @@ export function WorkflowEditor(props: { id?: string }) {
   }
 
   // the problems no field on the form shows are listed above the Save button
-  const shown = new Set(['/name', '/description', '/steps',
+  const shown = new Set(['/name', '/description', '/steps', '/schedule/cron',
     ...draft.inputs.flatMap((_i, n) => [`/inputs/${n}/name`, `/inputs/${n}/default`]),
     ...draft.steps.flatMap((s, n) => [`/steps/${n}/id`, `/steps/${n}/type`,
       ...STEP_FIELDS[s.type].map((f) => `/steps/${n}/${f.name}`)])])
@@ -325,6 +337,13 @@ export function WorkflowEditor(props: { id?: string }) {
           <div><button type="button" onClick={() => change({ steps: [...draft.steps,
             newStep(draft.steps.length + 1)] })}>Add step</button></div>
         </fieldset>
+
+        <Field pointer="/schedule/cron" label="Schedule (cron, optional)" problems={problems}
+          hint={'Also run it on a schedule, e.g. 0 9 * * 1 for Mondays at 09:00 (the server\'s time zone); ' +
+            'leave it empty to run the workflow only by hand.'}>
+          {(a) => <input type="text" {...a} maxLength={100} value={draft.cron} class="code"
+            onInput={(e) => change({ cron: (e.target as HTMLInputElement).value })} />}
+        </Field>
 
         {elsewhere.length > 0 && (
           <div class="form-problems error" role="alert" tabIndex={-1}>

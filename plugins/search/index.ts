@@ -28,7 +28,7 @@ const searchPlugin: FastifyPluginAsyncTypebox = async (app) => {
       throw err
     }
     return { success: true as const, query, results: found.results, count: found.results.length,
-      ...(found.partial ? { partial: true } : {}) }
+      ...(found.partial ? { partial: true } : {}), ...(found.warnings.length > 0 ? { warnings: found.warnings } : {}) }
   })
 }
 

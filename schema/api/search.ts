@@ -14,4 +14,7 @@ export type SearchResult = Static<typeof SearchResult>
 export const SearchResponse = Type.Object({ success: Type.Literal(true), query: Type.String(),
   results: Type.Array(SearchResult), count: Type.Integer(),
   partial: Type.Optional(Type.Boolean({ description: 'present (true) when the search stopped at its time budget ' +
-    'before it was done: the results are the best it found by then' })) })
+    'before it was done: the results are the best it found by then' })),
+  warnings: Type.Optional(Type.Array(Type.Object({ code: Type.String(), message: Type.String() }),
+    { description: 'present when the knowledge part could not use embeddings (EMBEDDINGS_UNAVAILABLE: the embedding ' +
+      'server could not be reached; the results are those of words and substring search)' })) })

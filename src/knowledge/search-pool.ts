@@ -31,7 +31,7 @@ export const STOP_GRACE_MS = 500
  */
 export interface SearchAnswer { hits: SearchHit[]; partial: boolean; warnings: SearchWarning[];
   /** the path the search took and why (planner.ts) */ plan?: Plan }
-export interface UnifiedAnswer { passages: SearchHit[]; kinds: KindHit[]; partial: boolean }
+export interface UnifiedAnswer { passages: SearchHit[]; kinds: KindHit[]; partial: boolean; warnings: SearchWarning[] }
 
 type Job = {
   org: string
@@ -250,7 +250,7 @@ export function createSearchPool(file: string,
       const m = await submit(reader.customerId, { kind: 'unified', reader, ...request })
       if (m.error?.kind === 'embedding') throw new EmbeddingError(m.error.message)
       if (m.error) throw new Error(m.error.message)
-      return { passages: m.hits ?? [], kinds: m.kinds ?? [], partial: m.partial ?? false }
+      return { passages: m.hits ?? [], kinds: m.kinds ?? [], partial: m.partial ?? false, warnings: m.warnings ?? [] }
     },
 
     async close() {

@@ -56,11 +56,11 @@ parentPort!.on('message', (r: SearchRequest) => {
   reply({ started: true })
   const work = r.kind === 'passages'
     ? search.run(r.reader, r.filters, r.query, r.limit, r.mode, undefined, budget)
-    : search.search(r.reader, {}, r.query, r.limit, 'hybrid', undefined, budget).then((hits) => {
+    : search.run(r.reader, {}, r.query, r.limit, 'hybrid', undefined, budget).then(({ hits, warnings }) => {
         // the other kinds are indexed by trigrams: 3+ characters
         const other = [...r.query].length >= 3 ? kinds.search(r, budget.expired) : { hits: [], partial: false }
         if (other.partial) budget.cut = true
-        return { hits, kinds: other.hits }
+        return { hits, kinds: other.hits, warnings }
       })
   work.then(
     (found) => reply({ ...found, partial: budget.cut }),

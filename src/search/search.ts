@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Principal } from '../auth/plugin.js'
 import { mayReadThrough } from '../auth/capabilities.js'
 import type { Reader } from '../knowledge/readers.js'
+import type { SearchWarning } from '../knowledge/search.js'
 import type { SearchResult } from '../../schema/api/search.js'
 
 /**
@@ -22,7 +23,7 @@ export function createUnifiedSearch(app: FastifyInstance) {
   return {
     /** the best `limit` results, `partial` when the search stopped at its time budget before it was done */
     async search(principal: Principal, reader: Reader, query: string,
-      limit: number): Promise<{ results: SearchResult[]; partial: boolean }> {
+      limit: number): Promise<{ results: SearchResult[]; partial: boolean; warnings: SearchWarning[] }> {
       const found = await app.knowledgeSearch.unified(reader, { customerId: principal.customerId,
         userId: principal.userId, workspaceIds: [...reader.workspaceIds], query, limit })
       const results: SearchResult[] = []
@@ -46,7 +47,7 @@ export function createUnifiedSearch(app: FastifyInstance) {
       }
       results.sort((a, b) => b.score - a.score)
       return { results: results.slice(0, limit).map((r) => ({ ...r, score: Math.round(r.score * 1e6) / 1e6 })),
-        partial: found.partial }
+        partial: found.partial, warnings: found.warnings }
     }
   }
 }

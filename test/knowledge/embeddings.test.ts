@@ -146,6 +146,10 @@ t.test('an embedding server that cannot be reached from the start: semantic 502,
   t.equal(hybrid.statusCode, 200)
   t.same(names(hybrid), ['garage.txt'], 'words and substring still answer')
   t.same(hybrid.json().warnings?.map((w: { code: string }) => w.code), ['EMBEDDINGS_UNAVAILABLE'])
+  const unified = await app.inject({ method: 'POST', url: '/api/v2/search', headers: u.auth,
+    payload: { query: 'automobile garage' } })
+  t.equal(unified.statusCode, 200, 'unified search answers too')
+  t.same(unified.json().warnings?.map((w: { code: string }) => w.code), ['EMBEDDINGS_UNAVAILABLE'])
   const words = await search(app, u, { query: 'automobile', mode: 'words' })
   t.equal(words.json().warnings, undefined, 'a mode without embeddings has nothing to warn of')
   t.same(names(words), ['garage.txt'])

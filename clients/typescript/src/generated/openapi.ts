@@ -11901,6 +11901,11 @@ export interface operations {
                         }[];
                         /** @enum {boolean} */
                         success: true;
+                        /** @description present when the knowledge part could not use embeddings (EMBEDDINGS_UNAVAILABLE: the embedding server could not be reached; the results are those of words and substring search) */
+                        warnings?: {
+                            code: string;
+                            message: string;
+                        }[];
                     };
                 };
             };

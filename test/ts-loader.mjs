@@ -13,6 +13,8 @@ process.env._TAPJS_PROCESSINFO_EXCLUDE_ = process.env._TAPJS_PROCESSINFO_COVERAG
   ? String(/^/)
   : String(/(^(node|tapmock):|[\\/](\.tap|tap-snapshots|node_modules)[\\/])/)
 register('./ts-hooks.mjs', import.meta.url)
+// worker threads do not inherit module hooks: src/worker-entry.ts has them import this file first
+globalThis[Symbol.for('cairn.test-loader')] = import.meta.url
 // .taprc names this file relative to the project: child processes started elsewhere get its absolute path
 process.env.NODE_OPTIONS = (process.env.NODE_OPTIONS ?? '')
   .replace('--import=./test/ts-loader.mjs', `--import=${fileURLToPath(import.meta.url)}`)

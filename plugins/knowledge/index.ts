@@ -282,7 +282,10 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
     } catch (err) {
       if (err instanceof EmbeddingsNotConfiguredError) throw badRequest(err.message, 'EMBEDDINGS_NOT_CONFIGURED')
       if (err instanceof QueryRefusedError) throw badRequest(err.message, 'VALIDATION_ERROR')
-      if (err instanceof EmbeddingError) throw new HttpError(502, err.message, 'EMBEDDINGS_UNAVAILABLE')
+      if (err instanceof EmbeddingError) {
+        request.log.warn({ detail: err.detail }, `semantic search failed: ${err.message}`)
+        throw new HttpError(502, err.message, 'EMBEDDINGS_UNAVAILABLE')
+      }
       throw err
     }
     // the path the search took and why (src/knowledge/planner.ts), for an operator reading debug logs

@@ -13,7 +13,13 @@ import type { SemanticSource } from './search.js'
 export interface EmbeddingConfig { baseUrl?: string; apiKey?: string; model?: string }
 
 /** The embedding server failed or answered something unusable. */
-export class EmbeddingError extends Error {}
+/**
+ * The embedding server failed. `message` is what a caller is told (search answers say it); `detail` — the server's
+ * address and the cause — goes only to the log: a 5xx answer never names internal hosts.
+ */
+export class EmbeddingError extends Error {
+  constructor(message: string, readonly detail?: string) { super(message) }
+}
 
 /** An OpenAI-compatible `/v1/embeddings` client (Ollama, llama.cpp server, vLLM, LM Studio, OpenAI). */
 export function embeddingClient(baseUrl: string, apiKey: string | undefined, model: string) {
@@ -29,8 +35,9 @@ export function embeddingClient(baseUrl: string, apiKey: string | undefined, mod
           body: JSON.stringify({ model, input }),
           signal: AbortSignal.any([AbortSignal.timeout(60_000), ...(signal ? [signal] : [])])
         })
-      } catch {
-        throw new EmbeddingError(`The embedding server at ${baseUrl} is unreachable`)
+      } catch (err) {
+        throw new EmbeddingError('The embedding server cannot be reached',
+          `${baseUrl}: ${err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : err}`)
       }
       if (!res.ok) throw new EmbeddingError(`The embedding server answered ${res.status}`)
       const body = await res.json().catch(() => undefined) as { data?: Array<{ index?: number;

@@ -364,7 +364,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, o
       // an embedding server that is down costs hybrid its semantic vote, not the answer: the answer says so
       const near = await nearest(reader, filters, query, cap, signal).catch((err: unknown) => {
         if (!(err instanceof EmbeddingError)) throw err
-        log?.warn({ err }, 'semantic candidates skipped: the embedding server failed')
+        log?.warn({ detail: err.detail }, `semantic candidates skipped: ${err.message}`)
         warnings.push({ code: 'EMBEDDINGS_UNAVAILABLE', message: `Results without semantic matches: ${err.message}` })
         return []
       })

@@ -15,16 +15,22 @@ function markdownFiles(dir = root, out: string[] = []): string[] {
   return out.sort()
 }
 
+/** the paragraphs (blank-line separated blocks) of every Markdown file of markdownFiles, in a stable order */
+export function markdownParagraphs(): string[] {
+  const paragraphs: string[] = []
+  for (const file of markdownFiles()) {
+    for (const p of fs.readFileSync(file, 'utf8').split(/\n\s*\n/)) if (p.trim().length > 0) paragraphs.push(p)
+  }
+  return paragraphs
+}
+
 /**
  * `bytes` of English-like Markdown made of real documentation: paragraphs (blank-line separated blocks)
  * of the READMEs and docs installed in node_modules, drawn at random with a fixed seed. Real words,
  * real code blocks and real Unicode (arrows, emoji, accented names), in natural proportions.
  */
 export function realMarkdown(bytes: number, seed = 3): string {
-  const paragraphs: string[] = []
-  for (const file of markdownFiles()) {
-    for (const p of fs.readFileSync(file, 'utf8').split(/\n\s*\n/)) if (p.trim().length > 0) paragraphs.push(p)
-  }
+  const paragraphs = markdownParagraphs()
   const random = rng(seed)
   const parts: string[] = []
   let size = 0

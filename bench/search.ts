@@ -2,7 +2,9 @@
 // English-like text in two organizations (99 % / 1 %), per query shape and mode, with a health probe every
 // 10 ms. The corpus is seeded once into data/bench/search-<N>/ and kept between runs. BENCH_WARM_UP (default 60)
 // untimed searches of other draws come first; BENCH_SHAPES and BENCH_QUERIES narrow a run (see below); BENCH_SEED
-// (default 5) draws other queries (a second run with the same draw finds their pages cached).
+// (default 5) draws other queries (a second run with the same draw finds their pages cached). BENCH_CORPUS=markdown
+// seeds real documentation instead (paragraphs of the Markdown in node_modules, passages of about 800 characters),
+// whose words are as common as in real text: questions of common words are the words path's hard case there.
 import fs from 'node:fs'
 import Database from 'better-sqlite3'
 import path from 'node:path'
@@ -15,6 +17,7 @@ import { segmentsOf, wantsMerge } from '../src/knowledge/fts-segments.js'
 import { startServer, stopServer, table } from './lib.js'
 import { optimizedTrigrams, rng, seedStatements } from './seed.js'
 import { realSentences } from './corpus.js'
+import { markdownParagraphs } from './markdown-corpus.js'
 
 const PASSWORD = 'benchmark password'
 interface Seeded { passages: number; big: string; small: string; vocabulary: string[]; phrases: string[];
@@ -54,7 +57,40 @@ function sentenceMaker(random: () => number) {
   }
 }
 
-async function seed(dir: string, total: number): Promise<Seeded> {
+/**
+ * Passages of about `chars` characters of real Markdown: paragraphs drawn at random (fixed seed) and cut at white
+ * space, with the question material (words by frequency, phrases of 8+ words) of the paragraphs drawn
+ */
+function markdownPassages(random: () => number, chars = 800) {
+  const paragraphs = markdownParagraphs()
+  const counts = new Map<string, number>()
+  const phrases: string[] = []
+  let rest = ''
+  return {
+    next(): string {
+      while (rest.length < chars * 2) {
+        const p = paragraphs[Math.floor(random() * paragraphs.length)]
+        rest += (rest ? '\n\n' : '') + p
+        if (counts.size < 200_000 || random() < 0.01) {
+          for (const w of p.toLowerCase().match(/[a-z]{3,}/g) ?? []) counts.set(w, (counts.get(w) ?? 0) + 1)
+        }
+        if (phrases.length < 2000 && random() < 0.05) {
+          const words = p.split(/\s+/).filter((w) => /^[A-Za-z][a-z]*[,.]?$/.test(w))
+          if (words.length >= 8) phrases.push(words.slice(0, 8).join(' '))
+        }
+      }
+      const cut = rest.lastIndexOf(' ', chars)
+      const at = cut > chars / 2 ? cut : chars
+      const text = rest.slice(0, at).trim()
+      rest = rest.slice(at)
+      return text.length > 0 ? text : this.next()
+    },
+    vocabulary: () => [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([w]) => w),
+    phrases: () => phrases
+  }
+}
+
+async function seed(dir: string, total: number, corpus: 'bigram' | 'markdown'): Promise<Seeded> {
   const t0 = Date.now()
   fs.mkdirSync(dir, { recursive: true })
   const app = await buildApp({ ...loadConfig({ CAIRN_DATA_DIR: dir, CAIRN_SIGNUP: 'open', CAIRN_LOG_LEVEL: 'silent' }),
@@ -67,6 +103,7 @@ async function seed(dir: string, total: number): Promise<Seeded> {
   const small = await org('small@example.test')
   const random = rng(11)
   const maker = sentenceMaker(random)
+  const markdown = corpus === 'markdown' ? markdownPassages(random) : undefined
   const sqlite = app.sqlite
   const { insertDoc, insertPassage } = seedStatements(sqlite)
   const perDoc = 200
@@ -83,8 +120,8 @@ async function seed(dir: string, total: number): Promise<Seeded> {
       const at = new Date(Date.now() - (docs - d) * 60_000).toISOString()
       insertDoc.run(id, owner.customerId, owner.user.id, `doc-${d}.txt`, count * 700, count * 700, count, count, at, at)
       for (let i = 0; i < count; i++) {
-        let text = ''
-        while (text.length < 700) text += (text ? ' ' : '') + maker.make()
+        let text = markdown?.next() ?? ''
+        while (!markdown && text.length < 700) text += (text ? ' ' : '') + maker.make()
         insertPassage.run(randomUUID(), id, i, text)
       }
       made += count
@@ -102,8 +139,8 @@ async function seed(dir: string, total: number): Promise<Seeded> {
   const counts = new Map<string, number>()
   for (const s of maker.sentences) for (const w of s.toLowerCase().match(/[a-z]{3,}/g) ??
     []) counts.set(w, (counts.get(w) ?? 0) + 1)
-  const vocabulary = [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([w]) => w)
-  const phrases = maker.sentences.filter((_,
+  const vocabulary = markdown?.vocabulary() ?? [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([w]) => w)
+  const phrases = markdown?.phrases() ?? maker.sentences.filter((_,
     i) => i % 97 === 0).map((s) => s.split(' ')).filter((w) => w.length >= 8).map((w) => w.join(' '))
   await app.close()
   const seeded: Seeded = { passages: total, big: 'big@example.test', small: 'small@example.test',
@@ -225,9 +262,11 @@ function percentile(sorted: number[], p: number) {
 
 export async function run() {
   const total = Number(process.env.BENCH_PASSAGES ?? 1_000_000)
-  const dir = path.join(projectRoot(), 'data', 'bench', `search-${total}`)
+  const corpus = process.env.BENCH_CORPUS === 'markdown' ? 'markdown' : 'bigram'
+  const dir = path.join(projectRoot(), 'data', 'bench', `search-${total}${corpus === 'markdown' ? '-markdown' : ''}`)
   const file = path.join(dir, 'seeded.json')
-  const seeded: Seeded = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : await seed(dir, total)
+  const seeded: Seeded = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8'))
+    : await seed(dir, total, corpus)
   const size = fs.statSync(path.join(dir, 'cairn.db')).size
   console.log(`${total} passages in two organizations ` +
     `(seeded once in ${seeded.seconds} s; ${(size / 1e9).toFixed(2)} GB): ${dir}`)

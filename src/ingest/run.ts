@@ -61,9 +61,15 @@ export interface ExtractEvent { caller: string; user: string; source: string }
 // The process starts from a small bootstrap. pdf.js requires @napi-rs/canvas when it loads (for rendering,
 // which text extraction never does); that native module reserves more than a gigabyte of address space, so
 // it is refused here, and the classes pdf.js takes from it are empty stand-ins. From source (tsx, tap) the
-// worker is TypeScript: tsx (a dev dependency) is registered after pdf.js has loaded (through tsx's module
-// hooks pdf.js took seconds to load).
+// worker is TypeScript: its loader (tsx, a dev dependency, or the tests' own) is registered after pdf.js has loaded
+// (through tsx's module hooks pdf.js took seconds to load).
 const fromSource = fileURLToPath(import.meta.url).endsWith('.ts')
+/** the tests' own TypeScript loader when the tests run this (test/ts-loader.mjs sets it), else tsx */
+function registerTypeScript(): string {
+  const testLoader = (globalThis as Record<symbol, unknown>)[Symbol.for('cairn.test-loader')]
+  return typeof testLoader === 'string' ? `await import(${JSON.stringify(testLoader)})`
+    : "const { register } = await import('tsx/esm/api'); register()"
+}
 const workerUrl = new URL(fromSource ? './extract-worker.ts' : './extract-worker.js', import.meta.url)
 const PRELOAD = ['pdfjs-dist/legacy/build/pdf.mjs', 'pdfjs-dist/legacy/build/pdf.worker.mjs']
 const bootstrap = `import Module from 'node:module'
@@ -77,7 +83,7 @@ Module.createRequire = (from) => {
 }
 for (const name of ['DOMMatrix', 'ImageData', 'Path2D']) globalThis[name] ??= class {}
 await Promise.all(${JSON.stringify(PRELOAD)}.map((m) => import(m)))
-${fromSource ? "const { register } = await import('tsx/esm/api'); register()" : ''}
+${fromSource ? registerTypeScript() : ''}
 await import(${JSON.stringify(workerUrl.href)})
 // the thread pool (zlib, files) starts now, before the address space is limited to what this holds
 await import('node:fs/promises').then((fs) => fs.readFile('/proc/self/status', 'utf8')).then((status) =>

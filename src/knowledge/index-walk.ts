@@ -2,7 +2,7 @@
  * The newest readable passages holding a 3+ character query (case-insensitive substring, folded as the trigram index
  * folds), from the run index for a query of one word (src/knowledge/word-vocabulary.ts: the passages holding the words
  * of its vocabulary that hold it), from the word-pair index for a query of several words
- * (src/knowledge/phrase-index.ts) or the run index when its words are rarer (runsOf, pairWalk); the trigram index above
+ * (src/knowledge/phrase-index.ts) or the run index when its words are rarer (planner.ts); the trigram index above
  * those indexes' mark, and else without a phrase walk over common trigrams.
  *
  * FTS5 evaluates a phrase by stepping every one of its trigrams' doclists in step; at 1,000,000 passages most
@@ -19,13 +19,14 @@
 import type Database from 'better-sqlite3'
 import { readableWhere, readableParams, type Reader, type DocFilters } from './readers.js'
 import { ftsPhrase } from './query.js'
-import { MAX_LAST_FORMS, MAX_NEAR_ENDS, PAIR_ENDS, pairMatch, type PairDensity } from './phrase-index.js'
-import { queryRuns, runsMatch, vocabularyMatch } from './word-vocabulary.js'
+import type { PairDensity } from './phrase-index.js'
 import { indexFold } from './fold.js'
 import { SEARCH_SETTINGS, searchSettings, type SearchSettingsOverrides } from './search-settings.js'
-import { lazy, lazyBy } from './lazy.js'
-import { narrowPairsPay, pairsGiveWay, planIndexWalk, probeGoesOn, RARE_GRAMS, type IndexPlan, type IndexStatistics,
+import { narrowPairsPay, pairsGiveWay, planIndexWalk, probeGoesOn, type IndexPlan, type IndexStatistics,
   type SubstringPlan, type TrigramPlan } from './planner.js'
+import { createIndexStatistics, type IndexFigures } from './index-statistics.js'
+
+export { queryGrams } from './index-statistics.js'
 import type { KnowledgeStore } from './store.js'
 import type { SqlRow } from '../db/prepared.js'
 import type { knowledgeDocuments, knowledgePassages } from '../../schema/tables/knowledge.js'
@@ -39,18 +40,6 @@ export type HitRow = { rowid: number; doc_id: string }
 export const DOC_COLUMNS = `d.id AS doc_id, d.file_name, d.file_type, d.category, d.scope, d.uploaded_at`
 const COLUMNS = `p.rowid, p.id, p.text, p.chunk_index, ${DOC_COLUMNS}`
 
-/** a trigram's density: how far back its newest SAMPLE_HITS passages reach */
-const SAMPLE_HITS = 256
-/** at most this many of a query's trigrams are looked at */
-const SAMPLED_GRAMS = 48
-/** a phrase asks the run index for at most this many of its runs */
-const MAX_RUN_PARTS = 8
-/** a run longer than this (code points) is looked up in the vocabulary by its start */
-const VOCABULARY_PROBE = 64
-/** FTS5 keeps a token's first this many bytes (FTS5_MAX_TOKEN_SIZE) */
-const MAX_TOKEN_BYTES = 32_768
-/** a first run of more words than this is not sieved for (pairWalk): an OR of them for each candidate */
-const MAX_SIEVE_TERMS = 16
 /** and is not when in more than this share of the passages (1 / SIEVE_SHARE) */
 const SIEVE_SHARE = 20
 /** candidates read by a walk's first step (then twice as many, or what the matches so far say the rest takes) */
@@ -65,16 +54,6 @@ export type FinderTuning = NonNullable<SearchSettingsOverrides['substring']> & {
 type Within = () => Array<[bigint, bigint]> | undefined
 /** a walk's matches; `done` when its candidates ran out, else `before` is the last read (`read` of them) */
 type Walk = { found: HitRow[]; before: bigint; done: boolean; read: number }
-/** cached densities per connection (a trigram alphabet is bounded; a rebuilt cache costs a few samples) */
-const MAX_CACHED = 100_000
-
-/** the query's trigrams as FTS5 sees them: every three consecutive code points, distinct */
-export function queryGrams(query: string): string[] {
-  const cps = [...query]
-  const out = new Set<string>()
-  for (let i = 0; i + 3 <= cps.length; i++) out.add(cps.slice(i, i + 3).join(''))
-  return [...out]
-}
 
 /**
  * The index walk of 3+ character substring search on a connection: `planned` gives a query's index statistics and the
@@ -84,16 +63,13 @@ export function queryGrams(query: string): string[] {
 export function createIndexWalk(sqlite: Database.Database, store: KnowledgeStore,
   tuning: FinderTuning = {}) {
   const settings = searchSettings({ substring: tuning })
-  const { budget, pairBudget, pairs: usePairs, runs: useRuns, runTerms, sieveSpan } = settings.substring
-  const givenDensity = tuning.pairDensity
+  const { budget, pairBudget, runs: useRuns, sieveSpan } = settings.substring
+  const figures = createIndexStatistics(sqlite, settings.substring, tuning.pairDensity)
   // (a first chunk of none would read as the candidates' end)
   const pairProbe = Math.max(1, tuning.pairProbe ?? SEARCH_SETTINGS.substring.pairProbe)
   // rowids are bound as BigInts: FTS5 uses a rowid constraint only when its value is an INTEGER; a JavaScript
   // number binds a REAL, and then `rowid > ?` walks the doclist from its start and `rowid = ?` answers every
   // match
-  const newest = sqlite.prepare(`SELECT coalesce(max(rowid), 0) FROM knowledge_passages`).pluck()
-  const sample = sqlite.prepare(`SELECT count(*) AS n, min(rowid) AS oldest FROM (SELECT rowid
-    FROM knowledge_passages_fts WHERE knowledge_passages_fts MATCH ? ORDER BY rowid DESC LIMIT ${SAMPLE_HITS})`)
   const candidates = sqlite.prepare(`SELECT rowid FROM knowledge_passages_fts
     WHERE knowledge_passages_fts MATCH ? AND rowid < ? AND rowid > ? ORDER BY rowid DESC LIMIT +?`).pluck()
   const rowsSql = (filters: DocFilters, columns = COLUMNS) => `SELECT ${columns}
@@ -113,31 +89,6 @@ export function createIndexWalk(sqlite: Database.Database, store: KnowledgeStore
     ORDER BY ${index}.rowid DESC
     LIMIT +@rest`
 
-  const pairSample = sqlite.prepare(`SELECT count(*) AS n, min(rowid) AS oldest FROM (SELECT rowid
-    FROM knowledge_passages_pairs WHERE knowledge_passages_pairs MATCH ? ORDER BY rowid DESC LIMIT ${SAMPLE_HITS})`)
-  /**
-   * Estimated passages holding an index's match (one trigram, one pair token), cached: how far back its newest
-   * SAMPLE_HITS reach (the corpus size is read again every minute)
-   */
-  const counts = new Map<string, number>()
-  let corpus = { at: -Infinity, newest: 0 }
-  function estimate(source: Database.Statement, key: string, match: string, cache = true): number {
-    if (performance.now() - corpus.at > 60_000) corpus = { at: performance.now(), newest: newest.get() as number }
-    let n = counts.get(key)
-    if (n === undefined) {
-      const { n: hits, oldest } = source.get(match) as { n: number; oldest: number | null }
-      n = hits < SAMPLE_HITS ? hits : Math.round(hits * corpus.newest / Math.max(1, corpus.newest - oldest! + 1))
-      if (counts.size >= MAX_CACHED) counts.clear()
-      if (cache) counts.set(key, n)
-    }
-    return n
-  }
-  const passagesWith = (gram: string) => estimate(sample, gram.toLowerCase(), ftsPhrase(gram))
-  const pairDensity: PairDensity = givenDensity ?? ((column, token, and) =>
-    estimate(pairSample, `${column} ${token}${and ? ` ${and.column} ${and.token}` : ''}`,
-      `{${column}}: ${ftsPhrase(token)}${and ? ` AND {${and.column}}: ${ftsPhrase(and.token)}` : ''}`))
-
-  const pairsThrough = sqlite.prepare(`SELECT indexed_through FROM knowledge_pairs_state`).pluck()
   const pairCandidates = sqlite.prepare(`SELECT rowid FROM knowledge_passages_pairs
     WHERE knowledge_passages_pairs MATCH ? AND rowid < ? AND rowid > ? ORDER BY rowid DESC LIMIT +?`).pluck()
   const runCandidates = sqlite.prepare(`SELECT rowid FROM knowledge_passages_runs
@@ -148,53 +99,6 @@ export function createIndexWalk(sqlite: Database.Database, store: KnowledgeStore
     FROM knowledge_passages_runs WHERE knowledge_passages_runs MATCH @match AND rowid = value)`).pluck()
   const runWithin = sqlite.prepare(`SELECT value FROM json_each(@ids) WHERE value IN (SELECT rowid
     FROM knowledge_passages_runs WHERE knowledge_passages_runs MATCH @match AND rowid <= @hi AND rowid >= @lo)`).pluck()
-  const runSample = sqlite.prepare(`SELECT count(*) AS n, min(rowid) AS oldest FROM (SELECT rowid
-    FROM knowledge_passages_runs WHERE knowledge_passages_runs MATCH ? ORDER BY rowid DESC LIMIT ${SAMPLE_HITS})`)
-  const wordsHolding = sqlite.prepare(`SELECT term FROM knowledge_run_terms_fts WHERE knowledge_run_terms_fts MATCH ?
-    LIMIT ${runTerms + 1}`).pluck()
-  // the vocabulary's words that start with a run: its unique index's range (U+10FFFF is no letter: every word
-  // starting with the run sorts before the run followed by it)
-  const wordsStarting = sqlite.prepare(`SELECT term FROM knowledge_run_terms WHERE term >= ? AND term < ?
-    ORDER BY term LIMIT ${MAX_LAST_FORMS + 1}`).pluck()
-  /** the vocabulary's words that start with `run`, or undefined when more than MAX_LAST_FORMS */
-  function wordsStartingWith(run: string): string[] | undefined {
-    const words = wordsStarting.all(run, `${run}\u{10FFFF}`) as string[]
-    return words.length > MAX_LAST_FORMS ? undefined : words
-  }
-  // the ends in `near` of the vocabulary's words, by their last character, kept per connection: words are only
-  // added (ids rising) until the index is made again (`made_with`), so each search reads the words added since
-  const madeWith = sqlite.prepare(`SELECT made_with FROM knowledge_pairs_state`).pluck()
-  const lastWord = sqlite.prepare(`SELECT coalesce(max(id), 0) FROM knowledge_run_terms`).pluck()
-  const wordsAfter = sqlite.prepare(`SELECT id, term FROM knowledge_run_terms WHERE id > ? ORDER BY id`).raw(true)
-  const wordAt = sqlite.prepare(`SELECT term FROM knowledge_run_terms WHERE id = ?`).pluck()
-  let nearEndsKept = { madeWith: '', through: 0, word: '', byLast: new Map<string, Set<string>>() }
-  /**
-   * the ends in `near` of the vocabulary's words ending with `char`, read in the search's transaction (kept while
-   * the word last read is still there under its id: a vocabulary emptied and filled again gives ids again)
-   */
-  function nearEndsOf(char: string): string[] | undefined {
-    const made = madeWith.get() as string
-    const top = lastWord.get() as number
-    const kept = nearEndsKept
-    if (made !== kept.madeWith || top < kept.through || (kept.through > 0 && wordAt.get(kept.through) !== kept.word)) {
-      nearEndsKept = { madeWith: made, through: 0, word: '', byLast: new Map() }
-    }
-    if (top > nearEndsKept.through) {
-      for (const [id, term] of wordsAfter.iterate(nearEndsKept.through) as IterableIterator<[number, string]>) {
-        // (the last 2 characters are in the last 4 UTF-16 units: a word may be a 20,000-character run)
-        const points = [...term.slice(-2 * PAIR_ENDS.near)]
-        const last = points[points.length - 1]
-        let set = nearEndsKept.byLast.get(last)
-        if (!set) nearEndsKept.byLast.set(last, set = new Set())
-        // (past MAX_NEAR_ENDS only "more" is told)
-        if (set.size <= MAX_NEAR_ENDS) set.add(points.slice(-PAIR_ENDS.near).join(''))
-        nearEndsKept.through = id
-        nearEndsKept.word = term
-      }
-    }
-    const ends = nearEndsKept.byLast.get(char)
-    return ends === undefined ? [] : ends.size > MAX_NEAR_ENDS ? undefined : [...ends]
-  }
   const begin = sqlite.prepare('BEGIN')
   const commit = sqlite.prepare('COMMIT')
   /**
@@ -211,97 +115,6 @@ export function createIndexWalk(sqlite: Database.Database, store: KnowledgeStore
       commit.run()
     }
   }
-
-  /**
-   * A query's figures from the indexes, each worked out when the planner or a walk first asks (inside the search's
-   * read transaction): the pair index's MATCH, the vocabulary's words holding a run, the sampled trigrams' counts,
-   * the run index's MATCH for a phrase and for its first run.
-   */
-  function indexStatistics(query: string, mayExist?: () => boolean) {
-    const mark = lazy(() => BigInt(pairsThrough.get() as number))
-    const behind = lazy(() => mark() < BigInt(newest.get() as number))
-    /**
-     * The words of the vocabulary holding `run`, or undefined when it has fewer than 3 code points or is in more
-     * than `runTerms` words. A long run is looked up by its first VOCABULARY_PROBE code points (its trigram phrase
-     * would step every trigram's doclist), the words then checked whole.
-     */
-    const vocabulary = lazyBy((run: string): string[] | undefined => {
-      const cps = [...run]
-      if (cps.length < 3) return undefined
-      const probe = cps.length > VOCABULARY_PROBE ? cps.slice(0, VOCABULARY_PROBE).join('') : run
-      const terms = wordsHolding.all(vocabularyMatch(probe)) as string[]
-      return terms.length > runTerms ? undefined : probe === run ? terms : terms.filter((t) => t.includes(run))
-    })
-    /** the query's trigrams (a long query's sampled: at most SAMPLED_GRAMS, spread over it) with their counts */
-    const gramCounts = lazy(() => {
-      const all = queryGrams(query)
-      const step = Math.ceil(all.length / SAMPLED_GRAMS)
-      const sampled = all.filter((_, i) => i % step === 0).map((g) => ({ g, n: passagesWith(g) }))
-        .sort((a, b) => a.n - b.n)
-      return { sampled, step }
-    })
-    /** the AND of the rarest trigrams (the trigram walk's candidates) and its estimated passages */
-    const rareTrigrams = lazy((): { match: string; n: number } | undefined => {
-      const rare = gramCounts().sampled.slice(0, RARE_GRAMS)
-      const match = rare.map(({ g }) => ftsPhrase(g)).join(' AND ')
-      return rare.length === 0 ? undefined : { match, n: estimate(sample, `and ${match}`, match) }
-    })
-    /**
-     * The run index's MATCH for a query of several runs: every whole run as a word, the first as the words that end
-     * with it, the last as the words that start with it (when the vocabulary gives them), ANDed; with the fewest
-     * passages one of its parts is in: undefined when no part can be asked; `match` undefined when no passage it
-     * has holds the query (a part in no word of the vocabulary).
-     */
-    const phraseRuns = lazy((): { match: string | undefined; n: number } | undefined => {
-      const parts: Array<{ key: string; match: string }> = []
-      for (const { run, is } of queryRuns(query) ?? []) {
-        if (is === 'whole') { parts.push({ key: `runs whole ${run}`, match: runsMatch([run]) }); continue }
-        const terms = vocabulary(run)?.filter((t) => is === 'end' ? t.endsWith(run) : t.startsWith(run))
-        if (terms === undefined) continue
-        if (terms.length === 0) return { match: undefined, n: 0 }
-        parts.push({ key: `runs ${is} ${run}`, match: `(${runsMatch(terms)})` })
-      }
-      // a long query's first and last runs and its longest whole ones (a pasted paragraph's hundred words would cost
-      // a hundred samples)
-      const kept = parts.length <= MAX_RUN_PARTS ? parts : [parts[0], parts[parts.length - 1],
-        ...parts.slice(1, -1).sort((a, b) => b.key.length - a.key.length).slice(0, MAX_RUN_PARTS - 2)]
-      // (the counts of an index still catching up are not kept: they would stay too low)
-      return kept.length === 0 ? undefined : { match: kept.map((p) => p.match).join(' AND '),
-        n: Math.min(...kept.map((p) => estimate(runSample, p.key, p.match, !behind()))) }
-    })
-    /**
-     * The run index's MATCH for the passages holding the query's first run (a passage holding the query holds it,
-     * whole or as the end of a word): the words of the vocabulary it may be, at most MAX_SIEVE_TERMS; `none` when no
-     * word, undefined when not asked (fewer than 3 code points, more words, or one FTS5 would cut)
-     */
-    const firstRun = lazy((): { key: string; match: string } | 'none' | undefined => {
-      const first = queryRuns(query)?.[0]
-      if (!first || [...first.run].length < 3) return undefined
-      const terms = first.is === 'whole' ? [first.run] : vocabulary(first.run)?.filter((t) => t.endsWith(first.run))
-      if (terms === undefined || terms.length > MAX_SIEVE_TERMS || !fitsTokens(terms)) return undefined
-      if (terms.length === 0) return 'none'
-      return first.is === 'whole' ? { key: `runs whole ${first.run}`, match: runsMatch(terms) }
-        : { key: `runs end ${first.run}`, match: `(${runsMatch(terms)})` }
-    })
-    const pairs = lazy(() => usePairs ? pairMatch(query, pairDensity,
-      useRuns ? (run) => vocabulary(run)?.filter((t) => t.endsWith(run)) : undefined,
-      useRuns ? wordsStartingWith : undefined, useRuns ? nearEndsOf : undefined) : undefined)
-    const planned: IndexStatistics = {
-      pairs,
-      mayExist: lazy(() => mayExist?.() ?? true),
-      behind,
-      vocabulary,
-      wholeTokens: fitsTokens,
-      runsHolding: (run, words) => estimate(runSample, `runs any ${run}`, runsMatch(words), !behind()),
-      phraseRuns,
-      trigrams: () => gramCounts().sampled.map((g) => g.n),
-      trigramStep: () => gramCounts().step,
-      rareTrigrams: () => rareTrigrams()?.n
-    }
-    return { planned, mark, gramCounts, rareTrigrams, phraseRuns, firstRun }
-  }
-  /** FTS5 keeps a token's first 32,768 bytes (FTS5_MAX_TOKEN_SIZE): a longer word's passages are only candidates */
-  const fitsTokens = (words: string[]) => words.every((t) => t.length * 3 <= MAX_TOKEN_BYTES)
 
   /**
    * The `want` newest readable passages holding `query` (3+ code points), newest first, with the plan that found
@@ -328,14 +141,14 @@ export function createIndexWalk(sqlite: Database.Database, store: KnowledgeStore
     // a lone surrogate reaches SQLite as U+FFFD, as it reached the passages: the text check must see it so
     query = query.toWellFormed()
     return snapshot(() => {
-      const stats = indexStatistics(query, mayExist)
+      const stats = figures.of(query, mayExist)
       return use(stats.planned, (plan, reader, filters, want, within) =>
         walk(stats, plan, query, reader, filters, want, within))
     })
   }
 
   /** the index walk a plan says (planner.ts IndexPlan), inside the read transaction its statistics were read in */
-  function walk(stats: ReturnType<typeof indexStatistics>, plan: IndexPlan, query: string, reader: Reader,
+  function walk(stats: IndexFigures, plan: IndexPlan, query: string, reader: Reader,
     filters: DocFilters, want: number, within?: Within): HitRow[] {
     const params = readableParams(reader, filters)
     const phrase = ftsPhrase(query)
@@ -395,11 +208,11 @@ export function createIndexWalk(sqlite: Database.Database, store: KnowledgeStore
         if (part === undefined) return undefined
         if (part === 'none') return []
         // (a word in many passages leaves most candidates, at a look-up each)
-        const n = estimate(runSample, part.key, part.match, !stats.planned.behind())
-        if (n * SIEVE_SHARE > corpus.newest) return undefined
+        const n = figures.firstRunCount(part, stats.planned.behind())
+        if (n * SIEVE_SHARE > figures.newest()) return undefined
         // (the match's rowids in the chunk's stretch when they are estimated few per candidate, else a look-up each)
         const [hi, lo] = [ids[0], ids[ids.length - 1]]
-        return (n * (hi - lo + 1) <= sieveSpan * ids.length * Math.max(1, corpus.newest)
+        return (n * (hi - lo + 1) <= sieveSpan * ids.length * Math.max(1, figures.newest())
           ? runWithin.all({ ids: JSON.stringify(ids), match: part.match, hi: BigInt(hi), lo: BigInt(lo) })
           : runHolding.all({ ids: JSON.stringify(ids), match: part.match })) as number[]
       }
@@ -457,9 +270,9 @@ export function createIndexWalk(sqlite: Database.Database, store: KnowledgeStore
         // rest costs through candidates or through the phrase walk
         const probe = candidateWalk(candidates, match, before, after, wanted, PROBE)
         if (probe.found.length >= wanted || probe.done) return probe.found
-        const top = before <= BigInt(corpus.newest) ? before : BigInt(corpus.newest) + 1n
+        const top = before <= BigInt(figures.newest()) ? before : BigInt(figures.newest()) + 1n
         const walked = Math.max(1, Number(top - probe.before))
-        if (probeGoesOn(PROBE, walked, corpus.newest, stats.planned, settings) === 'phrase') {
+        if (probeGoesOn(PROBE, walked, figures.newest(), stats.planned, settings) === 'phrase') {
           return probe.found.concat(phraseWalk(probe.before, wanted - probe.found.length, after))
         }
         found = probe.found
@@ -560,7 +373,7 @@ export function createIndexWalk(sqlite: Database.Database, store: KnowledgeStore
   }
 
   /** reads the vocabulary's ends in `near` ahead of use (a search's first first run of one character) */
-  const warm = () => { if (useRuns) snapshot(() => nearEndsOf('')) }
+  const warm = () => { if (useRuns) snapshot(() => figures.warm()) }
   /** the rows alone */
   const rows = (...args: Parameters<typeof find>) => find(...args).rows
   return Object.assign(rows, { warm, among, find, planned })

@@ -11,12 +11,19 @@ const NPM_ENV = { ...process.env, npm_config_update_notifier: 'false', npm_confi
 
 interface Packed { filename: string; files: Array<{ path: string }> }
 
-/** `npm pack` of a package folder (its prepack builds it): the tarball's path and file list. */
-async function pack(dir: string, destination: string): Promise<Packed> {
+/**
+ * `npm pack` of a package folder (its prepack builds it): the tarball's path and file list, and the copy it was
+ * packed from. Packed from a copy beside the project's node_modules: prepack empties the package's dist/, which other
+ * test files running at the same time import from the repository's folder.
+ */
+async function pack(dir: string, destination: string): Promise<Packed & { built: string }> {
+  const copy = path.join(destination, 'packed-from', path.basename(dir))
+  fs.cpSync(dir, copy, { recursive: true, filter: (file) => !/[\\/](dist|node_modules)$/.test(file) })
+  fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(destination, 'packed-from', 'node_modules'))
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', destination],
-    { cwd: dir, env: NPM_ENV, maxBuffer: 16 * 1024 * 1024 })
+    { cwd: copy, env: NPM_ENV, maxBuffer: 16 * 1024 * 1024 })
   const [packed] = JSON.parse(stdout.slice(stdout.indexOf('['))) as Packed[]
-  return { ...packed, filename: path.join(destination, packed.filename) }
+  return { ...packed, filename: path.join(destination, packed.filename), built: copy }
 }
 
 t.test('@cairn/client: packed with its built files, installed with nothing else, used as a consumer would',
@@ -98,5 +105,5 @@ t.test('@cairn/mcp-bridge: the stdio bridge as its own package', async (t) => {
   t.same(manifest.bin, { 'cairn-mcp': './dist/cairn-mcp.js' })
   t.ok(manifest.dependencies['@modelcontextprotocol/sdk'], 'the MCP SDK is this package\'s dependency')
   t.notOk(manifest.scripts.prepare, 'no install-time build')
-  t.match(fs.readFileSync(path.join(ROOT, 'clients/mcp-bridge/dist/cairn-mcp.js'), 'utf8'), /^#!\/usr\/bin\/env node/)
+  t.match(fs.readFileSync(path.join(packed.built, 'dist/cairn-mcp.js'), 'utf8'), /^#!\/usr\/bin\/env node/)
 })

@@ -18,6 +18,12 @@ async function heldModel(t: Test) {
   const server = http.createServer((req, res) => {
     req.resume()
     req.on('end', () => {
+      // the start's probe lists the models: answered at once, as a model server does; only a completion is held
+      if (req.method === 'GET' && req.url?.endsWith('/models')) {
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ object: 'list', data: [{ id: 'fake', object: 'model' }] }))
+        return
+      }
       seen()
       void released.then(() => {
         res.writeHead(200, { 'content-type': 'text/event-stream' })

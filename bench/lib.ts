@@ -64,3 +64,20 @@ export async function load(url: string, headers: Record<string, string> = {}, se
 export function table(rows: Array<Record<string, string | number>>) {
   console.table(rows)
 }
+
+/** The p-th percentile of `xs` (nearest rank), to a tenth; 0 for none. */
+export function pct(xs: number[], p: number): number {
+  if (xs.length === 0) return 0
+  const s = [...xs].sort((a, b) => a - b)
+  return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] * 10) / 10
+}
+
+/** `GET /api/health` every 50 ms while `going()`, each answer's time (ms) pushed to `into`. */
+export async function probeHealth(base: string, into: number[], going: () => boolean): Promise<void> {
+  while (going()) {
+    const start = performance.now()
+    await (await fetch(`${base}/api/health`)).arrayBuffer()
+    into.push(performance.now() - start)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}

@@ -3,15 +3,9 @@
 // another organization's small searches, one at a time, are timed (p50/p99), and GET /api/health is probed every
 // 50 ms; first without the hostile load, then with it. BENCH_FAIRNESS_SECONDS (default 20) per phase;
 // BENCH_HOSTILE_MB (default 8) the hostile organization's document.
-import { startServer, stopServer, table } from './lib.js'
+import { pct, probeHealth, startServer, stopServer, table } from './lib.js'
 
 interface Info { address: string; token: string; workspaceId: string }
-
-const pct = (xs: number[], p: number) => {
-  if (xs.length === 0) return 0
-  const s = [...xs].sort((a, b) => a - b)
-  return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] * 10) / 10
-}
 
 export async function run() {
   const seconds = Number(process.env.BENCH_FAIRNESS_SECONDS ?? 20)
@@ -77,14 +71,7 @@ export async function run() {
           if (r.status === 400) hostileStats.refused++
         }
       }) : []
-      const probe = (async () => {
-        while (running) {
-          const start = performance.now()
-          await (await fetch(`${base}/api/health`)).arrayBuffer()
-          healthMs.push(performance.now() - start)
-          await new Promise((r) => setTimeout(r, 50))
-        }
-      })()
+      const probe = probeHealth(base, healthMs, () => running)
       const measured = (async () => {
         // (a second to let the attack fill the workers)
         await new Promise((r) => setTimeout(r, 1000))

@@ -12,19 +12,13 @@
 import http from 'node:http'
 import net from 'node:net'
 import type { AddressInfo } from 'node:net'
-import { startServer, stopServer, table } from './lib.js'
+import { pct, probeHealth, startServer, stopServer, table } from './lib.js'
 import { pdfWithStream, zlibWithWindow } from '../test/ingest/hostile-pdf.js'
 import { manyPagePdf } from '../test/pdf-helper.js'
 import { docxBomb } from '../test/zip-helper.js'
 
 interface Info { address: string; token: string; workspaceId: string }
 interface Who { token: string; workspaceId: string }
-
-const pct = (xs: number[], p: number) => {
-  if (xs.length === 0) return 0
-  const s = [...xs].sort((a, b) => a - b)
-  return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] * 10) / 10
-}
 
 const listen = (server: http.Server | net.Server) => new Promise<number>((resolve) =>
   server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)))
@@ -130,14 +124,7 @@ export async function run() {
             await new Promise((r) => setTimeout(r, Math.max(0, next - performance.now())))
           }
         }) : []
-      const probe = (async () => {
-        while (running) {
-          const start = performance.now()
-          await (await fetch(`${base}/api/health`)).arrayBuffer()
-          healthMs.push(performance.now() - start)
-          await new Promise((r) => setTimeout(r, 50))
-        }
-      })()
+      const probe = probeHealth(base, healthMs, () => running)
       const measured = (async () => {
         // (a second to let the attack fill the queues)
         await new Promise((r) => setTimeout(r, 1000))

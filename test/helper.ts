@@ -1,4 +1,5 @@
 import fs from 'node:fs'
+import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { createHash, randomBytes } from 'node:crypto'
@@ -35,6 +36,15 @@ export interface BuildTestOptions extends BuildOptions {
   dataDir?: string
   /** runs before the app is ready: register extra test routes here */
   before?: (app: App) => void | Promise<void>
+}
+
+/** A port nothing listens on: taken, then let go. */
+export async function closedPort(): Promise<number> {
+  const server = net.createServer()
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  const { port } = server.address() as net.AddressInfo
+  await new Promise<void>((r) => server.close(() => r()))
+  return port
 }
 
 export function tempDir(t: Test): string {

@@ -1,17 +1,7 @@
 import t from 'tap'
-import net from 'node:net'
-import { build } from '../helper.js'
+import { build, closedPort } from '../helper.js'
 import { loggerOptions } from '../../src/app.js'
 import { PermanentJobError } from '../../src/jobs/queue.js'
-
-/** A port nothing listens on: taken, then let go. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer()
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  const { port } = server.address() as net.AddressInfo
-  await new Promise<void>((r) => server.close(() => r()))
-  return port
-}
 
 interface Line { level: number; msg: string; type?: string; attempts?: number; maxAttempts?: number;
   retryInMs?: number; error?: { message: string; code?: string } }

@@ -3,22 +3,13 @@ import fs from 'node:fs'
 import http from 'node:http'
 import net from 'node:net'
 import path from 'node:path'
-import { build, tempDir } from '../helper.js'
+import { build, closedPort, tempDir } from '../helper.js'
 import { fakeLlm } from '../fake-llm.js'
 import { fakeEmbeddings } from '../fake-embeddings.js'
 import { fakeStt } from '../fake-stt.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { probeServices, probeOpenAiServer } from '../../src/startup/probes.js'
 import { startupSummary } from '../../src/startup/summary.js'
-
-/** A port nothing listens on: taken, then let go. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer()
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  const { port } = server.address() as net.AddressInfo
-  await new Promise<void>((r) => server.close(() => r()))
-  return port
-}
 
 /** An HTTP server answering every request with `status` and `body`, or never (`status` undefined). */
 async function server(t: Test, status?: number, body = '') {

@@ -1,19 +1,9 @@
 import t from 'tap'
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
-import net from 'node:net'
 import path from 'node:path'
-import { build, multipart, ROOT, signup, tempDir, TS_CHILD } from '../helper.js'
+import { build, closedPort, multipart, ROOT, signup, tempDir, TS_CHILD } from '../helper.js'
 import { fakeLlm } from '../fake-llm.js'
-
-/** A port nothing listens on: taken, then let go. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer()
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  const { port } = server.address() as net.AddressInfo
-  await new Promise<void>((r) => server.close(() => r()))
-  return port
-}
 
 t.test('a start on a data dir restored without its files: the warning, the summary in the pretty format, and 410 ' +
   'downloads', async (t) => {

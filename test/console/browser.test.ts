@@ -1,60 +1,18 @@
 // The console in a real browser: Debian's Chromium driven by playwright-core, against the app on a real socket.
-import t, { type Test } from 'tap'
-import fs from 'node:fs'
+import t from 'tap'
 import http from 'node:http'
 import path from 'node:path'
 import type { AddressInfo } from 'node:net'
-import { chromium, type Browser, type Page } from 'playwright-core'
-import { build, createKey, signup, ROOT, type TestUser } from '../helper.js'
-import type { App } from '../../src/app.js'
+import type { Page } from 'playwright-core'
+import { createKey, signup } from '../helper.js'
 import { CairnClient } from '../../clients/typescript/src/client.js'
-import { consoleBuilt } from './built.js'
-import { needsPrograms } from '../system-tools.js'
-
-const CHROMIUM = '/usr/bin/chromium'
-/** where the tests leave screenshots of the pages they saw (for the docs) */
-const SHOTS = path.join(ROOT, 'dist', 'console-screenshots')
+import { harness, SHOTS, type Harness, type PageGlobals } from './harness.js'
 
 // a machine without Chromium skips in one line, except CI, which must run these
-if (needsPrograms(t, [CHROMIUM], 'apt-get install chromium')) await main()
+const h = await harness(t)
+if (h) await main(h)
 
-/** The page's globals, typed here without the DOM library (the tests' own code runs in Node). */
-type PageGlobals = { __xss?: number; innerWidth: number
-  document: { cookie: string; documentElement: { scrollWidth: number } } }
-
-async function listening(app: App): Promise<string> {
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
-}
-
-async function main() {
-  await consoleBuilt()
-  fs.mkdirSync(SHOTS, { recursive: true })
-  const browser: Browser = await chromium.launch({
-    executablePath: CHROMIUM, headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update']
-  })
-  t.teardown(() => browser.close())
-  const app = await build(t, { config: { rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 } } })
-  const base = await listening(app)
-
-  /** A fresh browser profile with the page open at `url`; scripts' errors and dialogs fail the test. */
-  async function open(tt: Test, url: string, viewport = { width: 1280, height: 800 }): Promise<Page> {
-    const context = await browser.newContext({ viewport })
-    tt.teardown(() => context.close())
-    const page = await context.newPage()
-    page.on('dialog', (d) => { tt.fail(`a dialog opened: ${d.message()}`); void d.dismiss() })
-    page.on('pageerror', (err) => tt.fail(`script error: ${err.message}`))
-    await page.goto(base + url)
-    return page
-  }
-  async function signIn(page: Page, user: TestUser) {
-    await page.getByLabel('Email').fill(user.email)
-    await page.getByLabel('Password').fill(user.password)
-    await page.getByRole('button', { name: 'Sign in' }).click()
-    await page.getByRole('button', { name: 'Sign out' }).waitFor()
-  }
+async function main({ app, base, open, signIn }: Harness) {
   const cookieOf = async (page: Page) =>
     (await page.context().cookies()).find((c) => c.name === 'cairn_session')
 

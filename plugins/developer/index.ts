@@ -188,7 +188,7 @@ const developer: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request, reply) => {
     const s = hookScope(request)
     if (!hooks.find(request.params.id, s.workspaceId, s.customerId)) throw notFound('Webhook not found')
-    const id = app.events.redeliver(request.params.id, request.params.deliveryId)
+    const id = app.events.redeliver(request.params.id, request.params.deliveryId, s.customerId)
     if (!id) throw notFound('Delivery not found')
     reply.code(202)
     return { success: true as const, data: { id } }

@@ -24,7 +24,7 @@ export interface EventBus {
    * queues a new attempt of a recorded delivery's message: the new delivery's id, undefined when it is not the
    * webhook's
    */
-  redeliver(webhookId: string, deliveryId: string): string | undefined
+  redeliver(webhookId: string, deliveryId: string, org: string): string | undefined
   /** a webhook was deleted: its messages and delivery records go too (in the background) */
   forget(webhookId: string): void
   /** retention: outbox events, messages and delivery records older than `cutoff`; what was removed */
@@ -34,6 +34,9 @@ export interface EventBus {
 /** retries in flight at once, and of one organization at most */
 const RETRY_SLOTS = 16
 const RETRY_PER_ORG = 4
+/** redeliveries in flight at once, and of one organization at most */
+const REDELIVER_SLOTS = 4
+const REDELIVER_PER_ORG = 2
 
 export type WebhookTarget = Pick<typeof webhooks.$inferSelect, 'id' | 'workspaceId'>
 
@@ -108,10 +111,11 @@ async function eventsPlugin(app: FastifyInstance) {
     await thread.single({ seq, messageId, kind: 'retry', retry, deliveryId: newDeliveryId() }, ctx.signal)
   }, { maxAttempts: RETRY_MAX_ATTEMPTS, concurrency: RETRY_SLOTS, fairBy: 'org', perKey: RETRY_PER_ORG })
 
+  // redeliveries, asked for by people, shared the same way: one organization's at most REDELIVER_PER_ORG at once
   app.jobs.register('webhook.redeliver', async (payload, ctx) => {
     const { seq, deliveryId, messageId } = payload
     await thread.single({ seq, messageId, kind: 'redeliver', retry: 0, deliveryId }, ctx.signal)
-  }, { maxAttempts: 3, concurrency: 4 })
+  }, { maxAttempts: 3, concurrency: REDELIVER_SLOTS, fairBy: 'org', perKey: REDELIVER_PER_ORG })
 
   // jobs queued by an earlier version (one per webhook and event): each becomes a message of its own, once whatever
   // stops the process: the event's seq goes into the job's payload in the transaction that writes the event (a run
@@ -149,11 +153,11 @@ async function eventsPlugin(app: FastifyInstance) {
       if (!attempt) throw new Error('the test message was removed before its attempt')
       return attempt
     },
-    redeliver(webhookId, deliveryId) {
+    redeliver(webhookId, deliveryId, org) {
       const message = reader.deliveryMessage(deliveryId, webhookId)
       if (message === undefined) return undefined
       const id = newDeliveryId()
-      app.jobs.enqueue('webhook.redeliver', { seq: message.seq, messageId: message.id, deliveryId: id })
+      app.jobs.enqueue('webhook.redeliver', { seq: message.seq, messageId: message.id, deliveryId: id, org })
       return id
     },
     forget(webhookId) {

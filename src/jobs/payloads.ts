@@ -18,7 +18,9 @@ export interface JobPayloads {
   'webhook.retry': { seq: number; retry: number; messageId?: string
     /** the webhook's organization: retries are claimed fairly per organization (absent in earlier versions' jobs) */
     org?: string }
-  'webhook.redeliver': { seq: number; deliveryId: string; messageId?: string }
+  'webhook.redeliver': { seq: number; deliveryId: string; messageId?: string
+    /** the webhook's organization: redeliveries are claimed fairly per organization (absent in older jobs) */
+    org?: string }
   /**
    * queued by versions before the outbox; still delivered. `eventSeq`: the event its first run made, set in the same
    * transaction (a run after a stop makes none)

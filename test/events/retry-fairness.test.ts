@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { build, signup } from '../helper.js'
-import { hookAndChannel, post } from './webhook-helpers.js'
+import { BASE, deliveries, hookAndChannel, post, ws } from './webhook-helpers.js'
 
 t.test('a fair job type: due jobs are claimed round-robin over the key, at most perKey of one key at once',
   async (t) => {
@@ -106,4 +106,49 @@ t.test('one tenant\'s failing retries that hang do not hold up another tenant\'s
   await app.jobs.idle()
   t.equal(hostileRx.retries(), 40, 'every held retry made, once')
   t.equal(app.outboxSqlite.prepare(`SELECT COUNT(*) FROM webhook_messages WHERE state = 'delivered'`).pluck().get(), 41)
+})
+
+t.test('one tenant\'s redeliveries to receivers that hang do not hold up another tenant\'s redelivery', async (t) => {
+  // first attempts fail (500); the one retry is an hour away, so what reaches the receivers next is redeliveries
+  const app = await build(t, { config: { allowPrivateUrls: true, webhookRetrySchedule: [3600] } })
+  const hostileRx = await failThenHold(t)
+  const otherRx = await failThenHold(t)
+  const hostile = await signup(app)
+  const other = await signup(app)
+  const { hook: hostileHook, channel: hostileChannel } = await hookAndChannel(app, hostile, hostileRx.url)
+  const { hook: otherHook, channel: otherChannel } = await hookAndChannel(app, other, otherRx.url)
+  for (let i = 0; i < 10; i++) t.equal((await post(app, hostile, hostileChannel.id)).statusCode, 201)
+  t.equal((await post(app, other, otherChannel.id)).statusCode, 201)
+  const failed = async (u: typeof hostile, hookId: string, n: number) => {
+    for (;;) {
+      const list = (await deliveries(app, u, hookId)).filter((d) => !d.success)
+      if (list.length >= n) return list
+      await new Promise((r) => setTimeout(r, 10))
+    }
+  }
+  const redeliver = (u: typeof hostile, hookId: string, deliveryId: string) => app.inject({ method: 'POST',
+    url: `${BASE}/webhooks/${hookId}/deliveries/${deliveryId}/redeliver`, headers: ws(u) })
+  for (const d of await failed(hostile, hostileHook.id, 10)) {
+    t.equal((await redeliver(hostile, hostileHook.id, d.id)).statusCode, 202)
+  }
+  // the hostile tenant's redeliveries now hold every slot it may have
+  await hostileRx.retried(2)
+  const queued = () => app.sqlite.prepare(`SELECT COUNT(*) FROM jobs WHERE type = 'webhook.redeliver'
+    AND status = 'queued'`).pluck().get() as number
+  while (queued() < 8) await new Promise((r) => setTimeout(r, 10))
+  t.equal(queued(), 8, 'the rest of its 10 redeliveries wait')
+
+  const [mine] = await failed(other, otherHook.id, 1)
+  t.equal((await redeliver(other, otherHook.id, mine.id)).statusCode, 202)
+  await otherRx.retried(1)
+  t.equal(hostileRx.givenUp(), 0, 'the other tenant\'s redelivery did not wait for the hanging ones to time out')
+  t.equal(hostileRx.retries(), 2, 'the hanging tenant holds its share of the slots only')
+  t.equal(queued(), 8, 'the other tenant\'s redelivery went ahead of the whole backlog')
+  // another organization cannot redeliver a delivery it does not own
+  t.equal((await redeliver(other, hostileHook.id, mine.id)).statusCode, 404)
+
+  hostileRx.answer()
+  otherRx.answer()
+  while (hostileRx.retries() < 10 || queued() > 0) await new Promise((r) => setTimeout(r, 10))
+  t.equal(hostileRx.retries(), 10, 'every held redelivery made, once')
 })

@@ -13,7 +13,7 @@
 // warm-up of their own, and report the server's event-loop delay (the worst segment's p99, and the max).
 // BENCH_WEBHOOK_SECONDS (default 60: 3,000 messages per condition; with 1,000 the p99 ratio of one round moved
 // by ±0.15 between rounds of the same code) per condition, BENCH_WEBHOOK_ROUNDS (default 3).
-// BENCH_WEBHOOK_CLIENT=autocannon paces the stream as this bench did before (autocannon's
+// BENCH_WEBHOOK_CLIENT=autocannon paces the stream with autocannon instead (its
 // overallRate: each connection sends its 10 messages of a second back to back, and latencies are recorded with
 // its coordinated-omission correction for an expected interval of 1 ms), for comparison.
 import fs from 'node:fs'

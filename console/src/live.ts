@@ -1,3 +1,7 @@
+import { useEffect, useState } from 'preact/hooks'
+import { describeError, isSignedOut } from './api.js'
+import { useSession } from './session.js'
+
 /**
  * Changes of the workspace as they happen: the workspace event stream (GET /api/v2/events/stream, the session's
  * cookie goes along), or, where it cannot be opened, a look every `pollMs` while the page is visible.
@@ -76,4 +80,35 @@ export function watchWorkspace(workspaceId: string, options: WatchOptions): () =
     source.close()
     clearTimeout(timer)
   }
+}
+
+/**
+ * A list page's data: `fetch`ed when `deps` change and again whenever the workspace event stream tells of a change
+ * `wants` names (every `pollMs` where the stream cannot be opened), each answer given to `show`. Returns the last
+ * load's error in words (null once one succeeds); a session that has ended goes back to sign-in; an answer that
+ * comes after `deps` changed is dropped.
+ */
+export function useWorkspaceList<T>(fetch: () => Promise<T>, show: (answer: T) => void,
+  watch: Omit<WatchOptions, 'onChange'>, deps: unknown[]): string | null {
+  const { signedOut, workspace } = useSession()
+  const [error, setError] = useState<string | null>(null)
+  useEffect(() => {
+    let stopped = false
+    const load = async () => {
+      try {
+        const answer = await fetch()
+        if (stopped) return
+        show(answer)
+        setError(null)
+      } catch (err) {
+        if (stopped) return
+        if (isSignedOut(err)) return signedOut()
+        setError(describeError(err))
+      }
+    }
+    void load()
+    const stop = watchWorkspace(workspace.id, { ...watch, onChange: load })
+    return () => { stopped = true; stop() }
+  }, [workspace.id, ...deps])
+  return error
 }

@@ -4,7 +4,7 @@ import { ErrorText, Link, Pager, when } from '../components.js'
 import { byteSize, plural, snippetParts } from '../format.js'
 import { navigate, useLocation, withQuery } from '../router.js'
 import { useSession } from '../session.js'
-import { watchWorkspace } from '../live.js'
+import { useWorkspaceList } from '../live.js'
 import { Uploader } from './knowledge-upload.js'
 
 const PAGE = 20
@@ -124,7 +124,7 @@ export function Snippet(props: { text: string }) {
 }
 
 function DocumentList(props: { reloadKey: number }) {
-  const { api, signedOut, workspace } = useSession()
+  const { api } = useSession()
   const { query } = useLocation()
   const scope = (query.get('scope') ?? '') as Scope | ''
   const category = query.get('category') ?? ''
@@ -132,33 +132,17 @@ function DocumentList(props: { reloadKey: number }) {
   const page = Math.max(1, Number(query.get('page')) || 1)
   const [docs, setDocs] = useState<KnowledgeDocument[] | null>(null)
   const [count, setCount] = useState(0)
-  const [error, setError] = useState<string | null>(null)
   const [categoryText, setCategoryText] = useState(category)
   const [tagText, setTagText] = useState(tag)
   useEffect(() => { setCategoryText(category); setTagText(tag) }, [category, tag])
 
-  useEffect(() => {
-    let stopped = false
-    const load = async () => {
-      try {
-        const res = await api.call('/api/knowledge/documents', 'get', { query: { limit: PAGE, offset: (page - 1) * PAGE,
-          ...(scope ? { scope } : {}), ...(category ? { category } : {}), ...(tag ? { tag } : {}) } })
-        if (stopped) return
-        setDocs(res.documents)
-        setCount(res.count)
-        setError(null)
-      } catch (err) {
-        if (stopped) return
-        if (isSignedOut(err)) return signedOut()
-        setError(describeError(err))
-      }
-    }
-    void load()
-    // a document finishing its indexing changes its status here without a reload
-    const stop = watchWorkspace(workspace.id, { wants: (event) => event === 'document.indexed', onChange: load,
-      pollMs: REFRESH_MS })
-    return () => { stopped = true; stop() }
-  }, [api, workspace.id, scope, category, tag, page, props.reloadKey])
+  // a document finishing its indexing changes its status here without a reload
+  const listing = { limit: PAGE, offset: (page - 1) * PAGE,
+    ...(scope ? { scope } : {}), ...(category ? { category } : {}), ...(tag ? { tag } : {}) }
+  const error = useWorkspaceList(() => api.call('/api/knowledge/documents', 'get', { query: listing }),
+    (res) => { setDocs(res.documents); setCount(res.count) },
+    { wants: (event) => event === 'document.indexed', pollMs: REFRESH_MS },
+    [api, scope, category, tag, page, props.reloadKey])
 
   const filter = (e: Event) => {
     e.preventDefault()

@@ -1,9 +1,9 @@
-import { useEffect, useState } from 'preact/hooks'
-import { describeError, isSignedOut, type ArtifactListItem } from '../api.js'
+import { useState } from 'preact/hooks'
+import type { ArtifactListItem } from '../api.js'
 import { ARTIFACT_TYPES, ErrorText, Link, StatusBadge, typeText, when } from '../components.js'
 import { navigate, useLocation } from '../router.js'
 import { useSession } from '../session.js'
-import { watchWorkspace } from '../live.js'
+import { useWorkspaceList } from '../live.js'
 
 const PAGE = 20
 /** how often an open list asks again, while the page is visible, when the event stream cannot be opened */
@@ -22,40 +22,20 @@ type Type = 'task_plan' | 'implementation_plan' | 'walkthrough' | 'verification_
  * filtered by type and status, a page at a time; the filters and page live in the address.
  */
 export function ArtifactList(props: { mode: 'review' | 'all' }) {
-  const { api, signedOut, workspace } = useSession()
+  const { api, workspace } = useSession()
   const { path, query } = useLocation()
   const type = query.get('type') ?? ''
   const status = query.get('status') ?? ''
   const page = Math.max(1, Number(query.get('page')) || 1)
   const [items, setItems] = useState<ArtifactListItem[] | null>(null)
   const [count, setCount] = useState(0)
-  const [error, setError] = useState<string | null>(null)
-
-  useEffect(() => {
-    let stopped = false
-    const load = async () => {
-      try {
-        const { artifacts, meta } = await api.listArtifacts({
-          ...(props.mode === 'review' ? { awaiting: 'person' as const } : {}),
-          ...(type ? { type: type as Type } : {}), ...(status ? { status: status as Status } : {}),
-          limit: PAGE, offset: (page - 1) * PAGE
-        })
-        if (stopped) return
-        setItems(artifacts)
-        setCount(meta.count)
-        setError(null)
-      } catch (err) {
-        if (stopped) return
-        if (isSignedOut(err)) return signedOut()
-        setError(describeError(err))
-      }
-    }
-    void load()
-    // new and changed artifacts appear without a reload, as the workspace event stream tells of them
-    const stop = watchWorkspace(workspace.id, { wants: (event) => event.startsWith('artifact.'), onChange: load,
-      pollMs: REFRESH_MS })
-    return () => { stopped = true; stop() }
-  }, [api, workspace.id, props.mode, type, status, page])
+  // new and changed artifacts appear without a reload, as the workspace event stream tells of them
+  const error = useWorkspaceList(() => api.listArtifacts({
+    ...(props.mode === 'review' ? { awaiting: 'person' as const } : {}),
+    ...(type ? { type: type as Type } : {}), ...(status ? { status: status as Status } : {}),
+    limit: PAGE, offset: (page - 1) * PAGE
+  }), ({ artifacts, meta }) => { setItems(artifacts); setCount(meta.count) },
+  { wants: (event) => event.startsWith('artifact.'), pollMs: REFRESH_MS }, [api, props.mode, type, status, page])
 
   const setFilter = (name: string, value: string) => {
     const next = new URLSearchParams(query)

@@ -4,7 +4,7 @@ import { ErrorText, Link, Pager, when } from '../components.js'
 import { clock } from '../format.js'
 import { navigate, useLocation, withQuery } from '../router.js'
 import { useSession } from '../session.js'
-import { watchWorkspace } from '../live.js'
+import { useWorkspaceList } from '../live.js'
 
 const PAGE = 20
 const REFRESH_MS = 5000
@@ -19,39 +19,21 @@ export function VoiceStatus(props: { status: string }) {
 
 /** The person's voice notes, newest first: record one by uploading its audio, and follow its transcription live. */
 export function VoiceNotesPage() {
-  const { api, signedOut, workspace } = useSession()
+  const { api } = useSession()
   const { query } = useLocation()
   const status = (query.get('status') ?? '') as Status | ''
   const search = query.get('search') ?? ''
   const page = Math.max(1, Number(query.get('page')) || 1)
   const [notes, setNotes] = useState<VoiceNote[] | null>(null)
   const [total, setTotal] = useState(0)
-  const [error, setError] = useState<string | null>(null)
   const [searchText, setSearchText] = useState(search)
   const [added, setAdded] = useState(0)
   useEffect(() => setSearchText(search), [search])
 
-  useEffect(() => {
-    let stopped = false
-    const load = async () => {
-      try {
-        const res = await api.listVoiceNotes({ limit: PAGE, offset: (page - 1) * PAGE, ...(status ? { status } : {}),
-          ...(search ? { search } : {}) })
-        if (stopped) return
-        setNotes(res.voiceNotes)
-        setTotal(res.total)
-        setError(null)
-      } catch (err) {
-        if (stopped) return
-        if (isSignedOut(err)) return signedOut()
-        setError(describeError(err))
-      }
-    }
-    void load()
-    const stop = watchWorkspace(workspace.id, { wants: (event) => event === 'voice_note.updated', onChange: load,
-      pollMs: REFRESH_MS })
-    return () => { stopped = true; stop() }
-  }, [api, workspace.id, status, search, page, added])
+  const error = useWorkspaceList(() => api.listVoiceNotes({ limit: PAGE, offset: (page - 1) * PAGE,
+    ...(status ? { status } : {}), ...(search ? { search } : {}) }),
+  (res) => { setNotes(res.voiceNotes); setTotal(res.total) },
+  { wants: (event) => event === 'voice_note.updated', pollMs: REFRESH_MS }, [api, status, search, page, added])
 
   const filtered = !!(status || search)
   return (

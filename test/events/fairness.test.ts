@@ -3,37 +3,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { build, signup, type TestUser } from '../helper.js'
 import type { App } from '../../src/app.js'
-
-/**
- * A real receiver on 127.0.0.1 that holds every request open (never answering) until `answer()`; from then on it
- * answers each at once. Counts the requests the sender gave up on (closed before an answer).
- */
-async function holdingReceiver(t: Test) {
-  const ids: string[] = []
-  const held: http.ServerResponse[] = []
-  let answering = false
-  let givenUp = 0
-  const server = http.createServer((req, res) => {
-    req.resume()
-    req.on('end', () => {
-      ids.push(String(req.headers['webhook-id']))
-      if (answering) { res.writeHead(204).end(); return }
-      held.push(res)
-      res.on('close', () => { if (!res.writableEnded) givenUp++ })
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => { server.closeAllConnections(); server.close() })
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hold`,
-    ids,
-    givenUp: () => givenUp,
-    answer() {
-      answering = true
-      for (const res of held.splice(0)) res.writeHead(204).end()
-    }
-  }
-}
+import { holdingReceiver } from './webhook-helpers.js'
 
 /** a receiver that answers at once; `received(n)` resolves once n requests have arrived */
 async function promptReceiver(t: Test) {

@@ -1,8 +1,6 @@
-import t, { type Test } from 'tap'
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
+import t from 'tap'
 import { build, signup } from '../helper.js'
-import { BASE, deliveries, hookAndChannel, post, ws } from './webhook-helpers.js'
+import { BASE, deliveries, holdingReceiver, hookAndChannel, post, ws } from './webhook-helpers.js'
 
 t.test('a fair job type: due jobs are claimed round-robin over the key, at most perKey of one key at once',
   async (t) => {
@@ -39,80 +37,41 @@ t.test('a fair job type: due jobs are claimed round-robin over the key, at most 
     t.equal(new Set(started).size, 53, 'every job ran once')
   })
 
-/**
- * A real receiver that fails each message's first attempt (500) and holds every retry open (never answering)
- * until `answer()`; counts the held requests the sender gave up on.
- */
-async function failThenHold(t: Test) {
-  const seen = new Set<string>()
-  const held: http.ServerResponse[] = []
-  let retries = 0
-  let givenUp = 0
-  let answering = false
-  const waiters: Array<{ n: number; resolve: () => void }> = []
-  const server = http.createServer((req, res) => {
-    req.resume()
-    req.on('end', () => {
-      const id = String(req.headers['webhook-id'])
-      if (!seen.has(id)) { seen.add(id); res.writeHead(500).end(); return }
-      retries++
-      for (const w of waiters.filter((w) => retries >= w.n)) { waiters.splice(waiters.indexOf(w), 1); w.resolve() }
-      if (answering) { res.writeHead(204).end(); return }
-      held.push(res)
-      res.on('close', () => { if (!res.writableEnded) givenUp++ })
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => { server.closeAllConnections(); server.close() })
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hold`,
-    retries: () => retries,
-    givenUp: () => givenUp,
-    retried: (n: number) => new Promise<void>((resolve) => {
-      if (retries >= n) resolve(); else waiters.push({ n, resolve })
-    }),
-    answer() {
-      answering = true
-      for (const res of held.splice(0)) res.writeHead(204).end()
-    }
-  }
-}
-
 t.test('one tenant\'s failing retries that hang do not hold up another tenant\'s retry: it is claimed ahead of ' +
   'their backlog, while they hang', async (t) => {
   const app = await build(t, { config: { allowPrivateUrls: true, webhookRetrySchedule: [0.05] } })
-  const hostileRx = await failThenHold(t)
-  const otherRx = await failThenHold(t)
+  const hostileRx = await holdingReceiver(t, { failFirst: true })
+  const otherRx = await holdingReceiver(t, { failFirst: true })
   const hostile = await signup(app)
   const other = await signup(app)
   const { channel: hostileChannel } = await hookAndChannel(app, hostile, hostileRx.url)
   const { channel: otherChannel } = await hookAndChannel(app, other, otherRx.url)
   for (let i = 0; i < 40; i++) t.equal((await post(app, hostile, hostileChannel.id)).statusCode, 201)
   // the hostile tenant's retries now hold every slot it may have
-  await hostileRx.retried(4)
+  await hostileRx.held(4)
   const queuedRetries = () => app.sqlite.prepare(`SELECT COUNT(*) FROM jobs WHERE type = 'webhook.retry'
     AND status = 'queued'`).pluck().get() as number
   while (queuedRetries() < 36) await new Promise((r) => setTimeout(r, 10))
   t.equal(queuedRetries(), 36, 'the rest of its 40 retries wait')
 
   t.equal((await post(app, other, otherChannel.id)).statusCode, 201)
-  await otherRx.retried(1)
+  await otherRx.held(1)
   t.equal(hostileRx.givenUp(), 0, 'the other tenant\'s retry did not wait for the hanging ones to time out')
-  t.equal(hostileRx.retries(), 4, 'the hanging tenant holds its share of the slots only')
+  t.equal(hostileRx.ids.length, 4, 'the hanging tenant holds its share of the slots only')
   t.equal(queuedRetries(), 36, 'the other tenant\'s retry went ahead of the whole backlog')
 
   hostileRx.answer()
   otherRx.answer()
   await app.jobs.idle()
-  t.equal(hostileRx.retries(), 40, 'every held retry made, once')
+  t.equal(hostileRx.ids.length, 40, 'every held retry made, once')
   t.equal(app.outboxSqlite.prepare(`SELECT COUNT(*) FROM webhook_messages WHERE state = 'delivered'`).pluck().get(), 41)
 })
 
 t.test('one tenant\'s redeliveries to receivers that hang do not hold up another tenant\'s redelivery', async (t) => {
   // first attempts fail (500); the one retry is an hour away, so what reaches the receivers next is redeliveries
   const app = await build(t, { config: { allowPrivateUrls: true, webhookRetrySchedule: [3600] } })
-  const hostileRx = await failThenHold(t)
-  const otherRx = await failThenHold(t)
+  const hostileRx = await holdingReceiver(t, { failFirst: true })
+  const otherRx = await holdingReceiver(t, { failFirst: true })
   const hostile = await signup(app)
   const other = await signup(app)
   const { hook: hostileHook, channel: hostileChannel } = await hookAndChannel(app, hostile, hostileRx.url)
@@ -132,7 +91,7 @@ t.test('one tenant\'s redeliveries to receivers that hang do not hold up another
     t.equal((await redeliver(hostile, hostileHook.id, d.id)).statusCode, 202)
   }
   // the hostile tenant's redeliveries now hold every slot it may have
-  await hostileRx.retried(2)
+  await hostileRx.held(2)
   const queued = () => app.sqlite.prepare(`SELECT COUNT(*) FROM jobs WHERE type = 'webhook.redeliver'
     AND status = 'queued'`).pluck().get() as number
   while (queued() < 8) await new Promise((r) => setTimeout(r, 10))
@@ -140,15 +99,15 @@ t.test('one tenant\'s redeliveries to receivers that hang do not hold up another
 
   const [mine] = await failed(other, otherHook.id, 1)
   t.equal((await redeliver(other, otherHook.id, mine.id)).statusCode, 202)
-  await otherRx.retried(1)
+  await otherRx.held(1)
   t.equal(hostileRx.givenUp(), 0, 'the other tenant\'s redelivery did not wait for the hanging ones to time out')
-  t.equal(hostileRx.retries(), 2, 'the hanging tenant holds its share of the slots only')
+  t.equal(hostileRx.ids.length, 2, 'the hanging tenant holds its share of the slots only')
   t.equal(queued(), 8, 'the other tenant\'s redelivery went ahead of the whole backlog')
   // another organization cannot redeliver a delivery it does not own
   t.equal((await redeliver(other, hostileHook.id, mine.id)).statusCode, 404)
 
   hostileRx.answer()
   otherRx.answer()
-  while (hostileRx.retries() < 10 || queued() > 0) await new Promise((r) => setTimeout(r, 10))
-  t.equal(hostileRx.retries(), 10, 'every held redelivery made, once')
+  while (hostileRx.ids.length < 10 || queued() > 0) await new Promise((r) => setTimeout(r, 10))
+  t.equal(hostileRx.ids.length, 10, 'every held redelivery made, once')
 })

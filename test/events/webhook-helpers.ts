@@ -68,3 +68,44 @@ export const deliveries = async (app: App, u: TestUser, hookId: string) =>
     id: string; message_id: string; attempt: number; next_attempt_at: string | null; success: boolean;
     status_code: number; event_type: string
   }>
+
+/**
+ * A real receiver on 127.0.0.1 that holds requests open (never answering) until `answer()`; from then on it answers
+ * at once. `failFirst`: each message's first attempt (by webhook-id) is answered 500 at once instead, and only the
+ * attempts after it are held. `ids` lists the held (or, after `answer()`, answered) attempts' webhook-ids;
+ * `held(n)` resolves once there have been n of them; `givenUp()` counts held requests the sender gave up on.
+ */
+export async function holdingReceiver(t: Test, options: { failFirst?: boolean } = {}) {
+  const seen = new Set<string>()
+  const ids: string[] = []
+  const held: http.ServerResponse[] = []
+  const waiters: Array<{ n: number; resolve: () => void }> = []
+  let answering = false
+  let givenUp = 0
+  const server = http.createServer((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      const id = String(req.headers['webhook-id'])
+      if (options.failFirst && !seen.has(id)) { seen.add(id); res.writeHead(500).end(); return }
+      ids.push(id)
+      for (const w of waiters.filter((w) => ids.length >= w.n)) { waiters.splice(waiters.indexOf(w), 1); w.resolve() }
+      if (answering) { res.writeHead(204).end(); return }
+      held.push(res)
+      res.on('close', () => { if (!res.writableEnded) givenUp++ })
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { server.closeAllConnections(); server.close() })
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hold`,
+    ids,
+    givenUp: () => givenUp,
+    held: (n: number) => new Promise<void>((resolve) => {
+      if (ids.length >= n) resolve(); else waiters.push({ n, resolve })
+    }),
+    answer() {
+      answering = true
+      for (const res of held.splice(0)) res.writeHead(204).end()
+    }
+  }
+}

@@ -6,6 +6,7 @@ import type { ExtractorKind } from './formats.js'
 import type { ChunkOptions } from './chunker.js'
 import type { ExtractLimits } from './extract.js'
 import { UnreadableFileError } from './text.js'
+import { typeScriptHooks } from '../worker-entry.js'
 
 export interface ExtractJob {
   source: string
@@ -64,12 +65,6 @@ export interface ExtractEvent { caller: string; user: string; source: string }
 // worker is TypeScript: its loader (tsx, a dev dependency, or the tests' own) is registered after pdf.js has loaded
 // (through tsx's module hooks pdf.js took seconds to load).
 const fromSource = fileURLToPath(import.meta.url).endsWith('.ts')
-/** the tests' own TypeScript loader when the tests run this (test/ts-loader.mjs sets it), else tsx */
-function registerTypeScript(): string {
-  const testLoader = (globalThis as Record<symbol, unknown>)[Symbol.for('cairn.test-loader')]
-  return typeof testLoader === 'string' ? `await import(${JSON.stringify(testLoader)})`
-    : "const { register } = await import('tsx/esm/api'); register()"
-}
 const workerUrl = new URL(fromSource ? './extract-worker.ts' : './extract-worker.js', import.meta.url)
 const PRELOAD = ['pdfjs-dist/legacy/build/pdf.mjs', 'pdfjs-dist/legacy/build/pdf.worker.mjs']
 const bootstrap = `import Module from 'node:module'
@@ -83,7 +78,7 @@ Module.createRequire = (from) => {
 }
 for (const name of ['DOMMatrix', 'ImageData', 'Path2D']) globalThis[name] ??= class {}
 await Promise.all(${JSON.stringify(PRELOAD)}.map((m) => import(m)))
-${fromSource ? registerTypeScript() : ''}
+${fromSource ? `await ${typeScriptHooks()}` : ''}
 await import(${JSON.stringify(workerUrl.href)})
 // the thread pool (zlib, files) starts now, before the address space is limited to what this holds
 await import('node:fs/promises').then((fs) => fs.readFile('/proc/self/status', 'utf8')).then((status) =>

@@ -1,4 +1,5 @@
 import fs from 'node:fs'
+import { spawn } from 'node:child_process'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
@@ -26,6 +27,19 @@ export const FIXTURES = path.join(ROOT, 'test', 'fixtures')
  * again in every child. A child that inherits NODE_OPTIONS already has it; the same module is imported once.
  */
 export const TS_CHILD = ['--import', pathToFileURL(path.join(ROOT, 'test', 'ts-loader.mjs')).href]
+
+/** `npm run backup` / `npm run restore` as a separate process, as an operator runs them */
+export function runCli(command: 'backup' | 'restore', dataDir: string, file: string) {
+  return new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [...TS_CHILD, path.join(ROOT, 'src', 'cli', `${command}.ts`), file], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, CAIRN_DATA_DIR: dataDir },
+      stdio: ['ignore', 'ignore', 'pipe']
+    })
+    let stderr = ''
+    child.stderr.on('data', (c) => { stderr += c })
+    child.on('exit', (code) => resolve({ code, stderr }))
+  })
+}
 
 // a few hundred sign-ups and logins per run: at production cost each hash is ~57 ms of CPU (see passwords.ts)
 if (process.env.TAP === '1') lowerPasswordCostForTests()

@@ -1,21 +1,7 @@
 import t from 'tap'
-import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { build, multipart, ROOT, signup, tempDir } from '../helper.js'
-
-/** `npm run backup` / `npm run restore` as a separate process, as an operator runs them */
-function runCli(command: 'backup' | 'restore', dataDir: string, file: string) {
-  return new Promise<{ code: number | null; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'cli', `${command}.ts`), file], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, CAIRN_DATA_DIR: dataDir },
-      stdio: ['ignore', 'ignore', 'pipe']
-    })
-    let stderr = ''
-    child.stderr.on('data', (c) => { stderr += c })
-    child.on('exit', (code) => resolve({ code, stderr }))
-  })
-}
+import { build, multipart, runCli, signup, tempDir } from '../helper.js'
 
 t.test('a backup of a data dir that has lost stored files says so, and so does its restore', async (t) => {
   const dataDir = tempDir(t)

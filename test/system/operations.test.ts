@@ -1,29 +1,15 @@
 import t from 'tap'
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { PermanentJobError } from '../../src/jobs/queue.js'
 import { INDEX_HOLDER, releaseHolder, writeIntentOf } from '../../src/db/write-intent.js'
 import fs from 'node:fs'
 import path from 'node:path'
-import { build, signup, tempDir, uploadDocument, ROOT, TS_CHILD } from '../helper.js'
+import { build, runCli, signup, tempDir, uploadDocument } from '../helper.js'
 import { needsPrograms } from '../system-tools.js'
 import { loggerOptions } from '../../src/app.js'
 
-const root = ROOT
-
-/** `npm run backup` / `npm run restore` as a separate process, as an operator runs them */
-function runCli(command: 'backup' | 'restore', dataDir: string, file: string) {
-  return new Promise<{ code: number | null; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [...TS_CHILD, path.join(root, 'src', 'cli', `${command}.ts`), file], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, CAIRN_DATA_DIR: dataDir },
-      stdio: ['ignore', 'ignore', 'pipe']
-    })
-    let stderr = ''
-    child.stderr.on('data', (c) => { stderr += c })
-    child.on('exit', (code) => resolve({ code, stderr }))
-  })
-}
 const runBackup = (dataDir: string, target: string) => runCli('backup', dataDir, target)
 
 t.test('online backup while the service writes, then a restore that compares equal', async (t) => {

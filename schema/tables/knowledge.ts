@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import { sqliteTable, text, integer, index, uniqueIndex, primaryKey } from 'drizzle-orm/sqlite-core'
 import { organizations, workspaces, users } from './accounts.js'
 
@@ -9,6 +10,12 @@ export const knowledgeDocuments = sqliteTable('knowledge_documents', {
   ownerId: text('owner_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
   scope: text('scope', { enum: ['organization', 'workspace', 'personal'] }).notNull(),
   fileName: text('file_name').notNull(),
+  /**
+   * the text's first heading when the text starts with one, else the file name without its extension
+   * (src/ingest/outline.ts documentTitle); NULL only for a document indexed before this column, until the index
+   * worker's back-fill gives it one and its passages their heading paths (src/knowledge/outline-backfill.ts)
+   */
+  title: text('title'),
   fileType: text('file_type').notNull(),
   fileSize: integer('file_size').notNull(),
   sha256: text('sha256').notNull(),
@@ -38,7 +45,9 @@ export const knowledgeDocuments = sqliteTable('knowledge_documents', {
   index('knowledge_docs_org_idx').on(t.customerId, t.scope, t.uploadedAt),
   index('knowledge_docs_ws_idx').on(t.workspaceId, t.uploadedAt),
   index('knowledge_docs_owner_idx').on(t.ownerId, t.uploadedAt),
-  index('knowledge_docs_status_idx').on(t.status)
+  index('knowledge_docs_status_idx').on(t.status),
+  // the back-fill's work list: empty once every document has its title
+  index('knowledge_docs_untitled_idx').on(t.id).where(sql`${t.title} IS NULL`)
 ])
 
 export const knowledgeDocumentTags = sqliteTable('knowledge_document_tags', {
@@ -56,7 +65,12 @@ export const knowledgePassages = sqliteTable('knowledge_passages', {
   id: text('id').notNull(),
   documentId: text('document_id').notNull(),
   chunkIndex: integer('chunk_index').notNull(),
-  text: text('text').notNull()
+  text: text('text').notNull(),
+  /**
+   * the headings above the passage, outermost first, as a JSON array of strings (src/ingest/outline.ts
+   * passageHeadingPath); NULL when it has none
+   */
+  headingPath: text('heading_path')
 }, (t) => [
   uniqueIndex('knowledge_passages_id_idx').on(t.id),
   uniqueIndex('knowledge_passages_doc_idx').on(t.documentId, t.chunkIndex)

@@ -4,8 +4,9 @@
 // - `python`: the Python 3.11 documentation in HTML from Debian's python3.11-doc (/usr/share/doc/python3.11/html):
 //   every page of library/, reference/, tutorial/, howto/, using/ and faq/ (381 pages, 34 MB of HTML), uploaded as
 //   .html documents, bench/retrieval-questions-python.ts.
-// BENCH_CORPUS=fastify or python runs one of them. Every document is uploaded with chunkSize 1000 (the API's
-// default) and its path as the file name ('/' made '-'); a page's passages are found by that name.
+// BENCH_CORPUS=fastify or python runs one of them; BENCH_DETAIL=1 adds each question's rank in every system.
+// Every document is uploaded with chunkSize 1000 (the API's default) and its path as the file name ('/' made '-');
+// a page's passages are found by that name.
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -108,6 +109,8 @@ interface SystemResult {
   byStyle: Partial<Record<Style, Scores>>
   /** mean ms per query (Cairn over app.inject, the others in memory) */
   ms: number
+  /** per question, the answering page's first rank (1 to 10; 0: not in the first 10) */
+  ranks: number[]
 }
 
 function result(system: string, questions: Question[], lists: Ranked[][], times: number[]): SystemResult {
@@ -117,7 +120,8 @@ function result(system: string, questions: Question[], lists: Ranked[][], times:
     if (at.length) byStyle[style] = score(at.map((i) => questions[i]), at.map((i) => lists[i]))
   }
   return { system, all: score(questions, lists), byStyle,
-    ms: +(times.reduce((a, b) => a + b, 0) / Math.max(times.length, 1)).toFixed(2) }
+    ms: +(times.reduce((a, b) => a + b, 0) / Math.max(times.length, 1)).toFixed(2),
+    ranks: questions.map((q, i) => lists[i].slice(0, K).findIndex((r) => r.file === nameOf(q.file)) + 1) }
 }
 
 type Passage = { id: string; text: string; file: string }
@@ -229,7 +233,7 @@ function inMemory(system: string, questions: Question[], search: (q: string) => 
   return result(system, questions, lists, times)
 }
 
-function print(r: CorpusResult) {
+function print(r: CorpusResult, questions: Question[]) {
   console.log(`\n${r.corpus}: ${r.files} files, ${r.passages} passages (chunkSize ${r.chunkSize}), ` +
     `${r.questions} questions`)
   console.table(r.systems.map((s) => ({ system: s.system, ...s.all, ms: s.ms })))
@@ -238,6 +242,11 @@ function print(r: CorpusResult) {
     if (rows.length === 0) continue
     console.log(`${r.corpus}, ${style} (${rows[0].n} questions)`)
     console.table(rows)
+  }
+  // BENCH_DETAIL=1: each question's rank of its page in every system
+  if (process.env.BENCH_DETAIL === '1') {
+    console.table(questions.map((q, i) => ({ style: q.style, q: q.q.slice(0, 60), file: q.file,
+      ...Object.fromEntries(r.systems.map((s) => [s.system.split(' (')[0], s.ranks[i] || '-'])) })))
   }
 }
 
@@ -249,11 +258,13 @@ export async function run() {
       continue
     }
     const r = await runCorpus(corpus)
-    print(r)
+    print(r, corpus.questions)
     results.push(r)
   }
   console.log('hit@k, passage hit@5 in %; MRR@10; ms: mean per query (Cairn over app.inject, the others in memory)')
-  console.log(JSON.stringify(results))
+  // the ranks per question only with BENCH_DETAIL=1
+  console.log(JSON.stringify(results, (key, value: unknown) =>
+    key === 'ranks' && process.env.BENCH_DETAIL !== '1' ? undefined : value))
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await run()

@@ -4,7 +4,7 @@
 // - `python`: the Python 3.11 documentation in HTML from Debian's python3.11-doc (/usr/share/doc/python3.11/html):
 //   every page of library/, reference/, tutorial/, howto/, using/ and faq/ (381 pages, 34 MB of HTML), uploaded as
 //   .html documents, bench/retrieval-questions-python.ts.
-// BENCH_CORPUS=fastify or python runs one of them; BENCH_DETAIL=1 adds each question's rank in every system.
+// BENCH_RETRIEVAL_CORPUS=fastify or python runs one of them; BENCH_DETAIL=1 adds each question's rank in every system.
 // Every document is uploaded with chunkSize 1000 (the API's default) and its path as the file name ('/' made '-');
 // a page's passages are found by that name.
 import fs from 'node:fs'
@@ -70,9 +70,9 @@ function corpora(): Corpus[] {
     list.push({ name: 'python', root: PYTHON_DOCS, contentType: 'text/html', questions: PYTHON_QUESTIONS, files: [],
       pageText: () => '' })
   }
-  const only = process.env.BENCH_CORPUS
+  const only = process.env.BENCH_RETRIEVAL_CORPUS
   if (only && !list.some((c) => c.name === only)) {
-    throw new Error(`BENCH_CORPUS=${only}: expected one of ${list.map((c) => c.name).join(', ')}`)
+    throw new Error(`BENCH_RETRIEVAL_CORPUS=${only}: expected one of ${list.map((c) => c.name).join(', ')}`)
   }
   return list.filter((c) => !only || c.name === only)
 }

@@ -23,3 +23,34 @@ export function needsPrograms(t: SkippableTest, programs: readonly string[], ins
   else t.skip(line, () => {})
   return false
 }
+
+/** the PostgreSQL server the tests use: CAIRN_TEST_POSTGRES_URL, else the local one Debian's `postgresql` runs */
+export const testPostgresUrl = process.env.CAIRN_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+
+/**
+ * true when a PostgreSQL server answers at `url`; when none does (nothing listens there, no such host), skips (or,
+ * under CI, fails) `t` with how to start one. A server that answers but refuses (a wrong user or database) is not a
+ * reason to skip: the test goes on and fails on it.
+ */
+export async function needsPostgres(t: SkippableTest, url = testPostgresUrl): Promise<boolean> {
+  const { default: pg } = await import('pg')
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 })
+  try {
+    await client.connect()
+    return true
+  } catch (err) {
+    const { code, message } = err as { code?: string; message?: string }
+    const unreachable = ['ECONNREFUSED', 'ENOENT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH'].includes(code ?? '') ||
+      /timeout/i.test(message ?? '')
+    if (!unreachable) return true
+    const { host, port } = new URL(url)
+    const line = `needs a PostgreSQL server at ${host}${port ? '' : ':5432'} (CAIRN_TEST_POSTGRES_URL): ` +
+      'start it with `pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`, ' +
+      'or install Debian\'s `postgresql`'
+    if (process.env.CI === 'true') t.fail(line)
+    else t.skip(line, () => {})
+    return false
+  } finally {
+    await client.end().catch(() => {})
+  }
+}

@@ -1,0 +1,195 @@
+import t, { type Test } from 'tap'
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import net from 'node:net'
+import path from 'node:path'
+import pg from 'pg'
+import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core'
+import { drizzle } from 'drizzle-orm/node-postgres'
+import { count, eq } from 'drizzle-orm'
+import * as pgTables from '../../schema/pg/index.js'
+import { createPostgresPool, migratePostgres, MIGRATION_LOCK, PostgresConnectionError,
+  postgresTarget } from '../../src/db/postgres.js'
+import { needsPostgres, testPostgresUrl } from '../system-tools.js'
+
+const root = path.resolve(import.meta.dirname, '../..')
+const journal = JSON.parse(fs.readFileSync(path.join(root, 'schema/pg-migrations/meta/_journal.json'), 'utf8')) as
+  { entries: { tag: string }[] }
+
+/** a port on this machine that nothing listens on: one the system just handed out and took back */
+async function closedPort(): Promise<number> {
+  const server = net.createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as net.AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+t.test('a URL that is not a PostgreSQL URL is refused in words, without its password', async (t) => {
+  for (const [url, said] of [['not a url', /not a URL/], ['mysql://u:hunter22@db/cairn', /must start with postgres/],
+    ['postgres://u:hunter22@db', /names no database/], ['postgres:///cairn', /names no host/]] as const) {
+    t.throws(() => createPostgresPool(url), PostgresConnectionError)
+    try {
+      createPostgresPool(url)
+    } catch (err) {
+      t.match((err as Error).message, said, url)
+      t.notMatch((err as Error).message, /hunter22/)
+    }
+  }
+  t.same(postgresTarget('postgresql://ann:p%40ss@db.example:6543/cairn%20prod'),
+    { host: 'db.example', port: 6543, database: 'cairn prod', user: 'ann' })
+})
+
+t.test('a refused connection names the host and port and what to check, never the password', async (t) => {
+  const port = await closedPort()
+  const pool = createPostgresPool(`postgres://cairn:s3cret-pass@127.0.0.1:${port}/cairn`)
+  t.teardown(() => pool.end())
+  const err = await migratePostgres(pool).then(() => undefined, (e: unknown) => e as PostgresConnectionError)
+  t.ok(err instanceof PostgresConnectionError)
+  t.match(err?.message, `PostgreSQL at 127.0.0.1:${port} refused the connection`)
+  t.match(err?.message, /is the server running/)
+  t.notMatch(`${err?.message} ${(err?.cause as Error)?.message}`, /s3cret-pass/)
+})
+
+if (await needsPostgres(t)) {
+  const admin = new pg.Pool({ connectionString: testPostgresUrl, max: 2 })
+  t.teardown(() => admin.end())
+
+  /** a database of its own for one test, dropped after it: runs at the same time never meet */
+  const freshDatabase = async (t: Test): Promise<string> => {
+    const name = `cairn_test_${crypto.randomBytes(6).toString('hex')}`
+    await admin.query(`CREATE DATABASE ${name}`)
+    t.teardown(() => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
+    const url = new URL(testPostgresUrl)
+    url.pathname = `/${name}`
+    return url.href
+  }
+  const poolFor = (t: Test, url: string, options = {}) => {
+    const pool = createPostgresPool(url, options)
+    t.teardown(() => pool.end())
+    return pool
+  }
+  const appliedMigrations = async (pool: pg.Pool) =>
+    (await pool.query<{ id: number; hash: string }>('SELECT id, hash FROM drizzle.__drizzle_migrations ORDER BY id'))
+      .rows
+
+  t.test('migrating an empty database makes every table and column of schema/pg, with the pool\'s settings',
+    async (t) => {
+      const pool = poolFor(t, await freshDatabase(t), { poolSize: 3, statementTimeoutMs: 12_000 })
+      await migratePostgres(pool)
+      t.equal((await appliedMigrations(pool)).length, journal.entries.length, 'each migration once')
+
+      const { rows } = await pool.query<{ table_name: string; column_name: string }>(`SELECT table_name,
+        column_name FROM information_schema.columns WHERE table_schema = 'public'`)
+      const made = new Map<string, Set<string>>()
+      for (const r of rows) made.set(r.table_name, (made.get(r.table_name) ?? new Set()).add(r.column_name))
+      for (const table of Object.values(pgTables).filter((v) => getTableConfig(v as PgTable).name)) {
+        const config = getTableConfig(table as PgTable)
+        t.same([...made.get(config.name) ?? []].sort(), config.columns.map((c) => c.name).sort(), config.name)
+      }
+
+      const settings = await pool.query(`SELECT current_setting('application_name') AS app,
+        current_setting('statement_timeout') AS timeout`)
+      t.same(settings.rows[0], { app: 'cairn', timeout: '12s' }, 'the migration left its connection as it was')
+      t.equal(pool.options.max, 3)
+      const counted = await pool.query('SELECT count(*) AS n FROM drizzle.__drizzle_migrations')
+      t.equal(counted.rows[0].n, journal.entries.length, 'bigint is read as a number')
+    })
+
+  t.test('migrating twice is a no-op', async (t) => {
+    const pool = poolFor(t, await freshDatabase(t))
+    await migratePostgres(pool)
+    const before = await appliedMigrations(pool)
+    await pool.query(`INSERT INTO organizations (id, name, created_at) VALUES ('o1', 'Org', '2026-01-01T00:00:00Z')`)
+    await migratePostgres(pool)
+    t.same(await appliedMigrations(pool), before)
+    t.equal((await pool.query('SELECT name FROM organizations')).rows[0]?.name, 'Org', 'the data is kept')
+  })
+
+  t.test('processes migrating at once: each succeeds and the migrations are applied once', async (t) => {
+    const url = await freshDatabase(t)
+    const pools = Array.from({ length: 4 }, () => poolFor(t, url))
+    const results = await Promise.allSettled(pools.map((pool) => migratePostgres(pool)))
+    t.same(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled'],
+      JSON.stringify(results.filter((r) => r.status === 'rejected').map((r) => String(r.reason))))
+    const applied = await appliedMigrations(pools[0])
+    t.equal(applied.length, journal.entries.length)
+    t.equal(new Set(applied.map((m) => m.hash)).size, journal.entries.length)
+    const held = await pools[0].query(`SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory'
+      AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`)
+    t.equal(held.rows[0].n, 0, 'the lock is released')
+    t.equal((await pools[0].query('SELECT pg_try_advisory_lock($1) AS got', [MIGRATION_LOCK])).rows[0].got, true)
+  })
+
+  t.test('a missing database and an unknown user are said in words', async (t) => {
+    const url = new URL(testPostgresUrl)
+    url.pathname = `/cairn_missing_${crypto.randomBytes(4).toString('hex')}`
+    const missing = await migratePostgres(poolFor(t, url.href)).catch((e: unknown) => e as Error)
+    t.match(missing?.message, `has no database "${url.pathname.slice(1)}"`)
+    const stranger = new URL(testPostgresUrl)
+    stranger.username = 'cairn_no_such_user'
+    stranger.password = 'pw-not-shown'
+    const refused = await migratePostgres(poolFor(t, stranger.href)).catch((e: unknown) => e as Error)
+    t.match(refused?.message, 'refused user "cairn_no_such_user"')
+    t.notMatch(refused?.message, /pw-not-shown/)
+  })
+
+  t.test('search indexes: substring ILIKE through pg_trgm, words through the tsvector, both case and accent ' +
+    'insensitive', async (t) => {
+    const pool = poolFor(t, await freshDatabase(t))
+    await migratePostgres(pool)
+    const db = drizzle(pool)
+    const texts = ['Notre ÉCOLE est fermée le lundi', 'Parental leave policies apply to every team',
+      'The quick brown fox', 'naïve café owners', ...Array.from({ length: 400 }, (_, i) => `filler passage ${i}`)]
+    await db.insert(pgTables.knowledgePassages).values(texts.map((text, i) => ({ id: `p${i}`, documentId: 'd1',
+      chunkIndex: i, text })))
+    await pool.query('ANALYZE knowledge_passages')
+
+    const client = await pool.connect()
+    t.teardown(() => client.release())
+    // with sequential scans priced out, a plan still without the index would show that the index cannot serve it
+    await client.query('SET enable_seqscan = off')
+    const planOf = async (where: string, value: string) => (await client.query(
+      `EXPLAIN SELECT id FROM knowledge_passages WHERE ${where}`, [value])).rows.map((r) => r['QUERY PLAN']).join('\n')
+    const idsOf = async (where: string, value: string) => (await client.query<{ id: string }>(
+      `SELECT id FROM knowledge_passages WHERE ${where} ORDER BY rowid`, [value])).rows.map((r) => r.id)
+
+    const substring = `text ILIKE '%' || $1 || '%'`
+    t.match(await planOf(substring, 'école'), /Bitmap Index Scan on knowledge_passages_trgm_idx/)
+    t.same(await idsOf(substring, 'école'), ['p0'], 'ÉCOLE folds to école')
+    t.same(await idsOf(substring, 'RENTAL LEA'), ['p1'], 'across words')
+    t.same(await idsOf(substring, 'ssage 39'), ['p43', ...Array.from({ length: 10 }, (_, i) => `p${394 + i}`)])
+
+    const words = `words @@ plainto_tsquery('cairn_words', $1)`
+    t.match(await planOf(words, 'policy'), /Bitmap Index Scan on knowledge_passages_words_idx/)
+    t.same(await idsOf(words, 'policy'), ['p1'], 'stems: policies')
+    t.same(await idsOf(words, 'CAFE naive'), ['p3'], 'folds case and accents')
+    t.same(await idsOf(words, 'the'), ['p2'], 'keeps common words')
+    t.same(await idsOf(words, 'ecole lundi'), ['p0'])
+
+    const [{ rowid }] = await db.select({ rowid: pgTables.knowledgePassages.rowid }).from(pgTables.knowledgePassages)
+      .where(eq(pgTables.knowledgePassages.id, 'p1'))
+    t.equal(rowid, 2, 'rowids are numbers, given in order')
+  })
+
+  t.test('artifact_counts follows inserts and deletes, per workspace', async (t) => {
+    const pool = poolFor(t, await freshDatabase(t))
+    await migratePostgres(pool)
+    const db = drizzle(pool)
+    const at = '2026-01-01T00:00:00.000Z'
+    await db.insert(pgTables.organizations).values({ id: 'o1', name: 'Org', createdAt: at })
+    await db.insert(pgTables.users).values({ id: 'u1', customerId: 'o1', email: 'a@example.com', name: 'A',
+      passwordHash: 'x', orgRole: 'owner', createdAt: at })
+    await db.insert(pgTables.workspaces).values(['w1', 'w2'].map((id) => ({ id, customerId: 'o1', name: id,
+      createdBy: 'u1', createdAt: at })))
+    const artifact = (id: string, workspaceId: string) => ({ id, customerId: 'o1', workspaceId, type: 'note',
+      title: id, content: '{}', status: 'draft', relatedArtifacts: '[]', reviewPolicy: 'none', createdBy: 'u1',
+      createdAt: at, updatedAt: at })
+    await db.insert(pgTables.artifacts).values([artifact('a1', 'w1'), artifact('a2', 'w1'), artifact('a3', 'w2')])
+    await db.delete(pgTables.artifacts).where(eq(pgTables.artifacts.id, 'a2'))
+    const counts = await db.select().from(pgTables.artifactCounts).orderBy(pgTables.artifactCounts.workspaceId)
+    t.same(counts, [{ workspaceId: 'w1', count: 1 }, { workspaceId: 'w2', count: 1 }])
+    const [{ n }] = await db.select({ n: count() }).from(pgTables.artifacts)
+    t.equal(n, 2)
+  })
+}

@@ -9,9 +9,14 @@ const FreeObject = Type.Object({}, { additionalProperties: true })
 
 export const TenantContext = Type.Object({ customerId: Uuid, scope: ClosedString(['all', ...SCOPES] as const) })
 
+const Title = Type.String({ description: 'the first heading of the document\'s text when the text starts with one ' +
+  '(an HTML page\'s h1 or title, a DOCX\'s Title or first heading, a Markdown file\'s first # line), else the file ' +
+  'name without its extension' })
+
 export const DocumentSchema = Type.Object({
   id: Uuid,
   fileName: Type.String(),
+  title: Title,
   filePath: Nullable(Type.String()),
   originalStorage: Type.String(),
   size: Type.Integer(),
@@ -119,9 +124,12 @@ export const SearchResponse = Type.Object({
   success: Type.Literal(true),
   query: Type.String(),
   results: Type.Array(Type.Object({
-    document: Type.Object({ id: Uuid, fileName: Type.String(), fileType: Type.String(), category: Type.String(),
-      scope: ScopeOut }),
-    chunk: Type.Object({ id: Uuid, text: Type.String(), chunkIndex: Type.Integer() }),
+    document: Type.Object({ id: Uuid, fileName: Type.String(), title: Title, fileType: Type.String(),
+      category: Type.String(), scope: ScopeOut }),
+    chunk: Type.Object({ id: Uuid, text: Type.String(), chunkIndex: Type.Integer(),
+      headingPath: Type.Array(Type.String(), { description: 'the headings above the passage in its document, ' +
+        'outermost first (["Server Configuration", "Resource Consumption", "Memory"]); empty when none, and for ' +
+        'file types whose # lines are not headings (source code, configuration)' }) }),
     score: Type.Number(),
     snippet: Type.String({ description: 'the best-matching part of the passage, matches in <mark>…</mark>' }),
     matchedBy: Type.Array(StringEnum(MATCHED_BY), { description: 'the modes that found this passage' })

@@ -33,6 +33,11 @@ export const hasOutline = (fileType: string) => OUTLINED.has(fileType.toLowerCas
 
 /** the longest heading text kept: a "heading" longer than this is a paragraph that happens to start with # */
 const MAX_HEADING_CHARS = 300
+/**
+ * the most headings an outline keeps (at 300 characters each, about 35 MB): a 50 MB text of nothing but `#` lines
+ * would otherwise hold millions, past the index worker's heap; after the last one kept, passages take its path
+ */
+export const MAX_HEADINGS = 50_000
 
 const ATX = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/
 const SETEXT = /^ {0,3}(={3,}|-{3,})[ \t]*$/
@@ -107,7 +112,7 @@ export class OutlineReader {
 
   private add(start: number, level: number, raw: string): void {
     const text = raw.replace(/\s+/g, ' ').trim()
-    if (!text || text.length > MAX_HEADING_CHARS) return
+    if (!text || text.length > MAX_HEADING_CHARS || this.headings.length >= MAX_HEADINGS) return
     while (this.open.length > 0 && this.headings[this.open[this.open.length - 1]].level >= level) this.open.pop()
     this.headings.push({ start, level, text, parent: this.open.length > 0 ? this.open[this.open.length - 1] : -1 })
     this.open.push(this.headings.length - 1)
@@ -160,11 +165,23 @@ export function passageHeadingPath(outline: Outline, passage: Passage): string[]
  * a DOCX's or a PDF's title), else its file name without the extension.
  */
 export function documentTitle(outline: Outline, fileName: string): string {
-  if (outline.titled) return outline.headings[0].text
+  return outline.titled ? outline.headings[0].text : fileTitle(fileName)
+}
+
+/** The title of a document whose text gives none: its file name without the extension. */
+export function fileTitle(fileName: string): string {
   const base = fileName.split(/[\\/]/).pop() ?? fileName
   const dot = base.lastIndexOf('.')
   return dot > 0 ? base.slice(0, dot) : base
 }
+
+/** A heading path as stored (knowledge_passages.heading_path): a JSON array, NULL when empty. */
+export const storedHeadingPath = (path: readonly string[]): string | null =>
+  path.length > 0 ? JSON.stringify(path) : null
+
+/** A stored heading path read back. */
+export const readHeadingPath = (stored: string | null | undefined): string[] =>
+  stored ? JSON.parse(stored) as string[] : []
 
 /** a line that starts with a short phrase (up to 8 words) and a colon, or a cell and ` | `; longer, a sentence */
 const TERM_LINE = /^([^\s:|#>`*-][^:|\n]{0,79}?):(?:[ \t]+\S|[ \t]*$)/

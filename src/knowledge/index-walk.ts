@@ -34,10 +34,10 @@ import type { knowledgeDocuments, knowledgePassages } from '../../schema/tables/
 /** a passage (`p`) with its document's columns (DOC_COLUMNS): what every search mode reads */
 export type HitRow = { rowid: number; doc_id: string }
   & Pick<SqlRow<typeof knowledgePassages>, 'id' | 'text' | 'chunk_index'>
-  & Pick<SqlRow<typeof knowledgeDocuments>, 'file_name' | 'file_type' | 'category' | 'scope' | 'uploaded_at'>
+  & Pick<SqlRow<typeof knowledgeDocuments>, 'file_name' | 'title' | 'file_type' | 'category' | 'scope' | 'uploaded_at'>
 
 /** the document's columns of a HitRow (`d`) */
-export const DOC_COLUMNS = `d.id AS doc_id, d.file_name, d.file_type, d.category, d.scope, d.uploaded_at`
+export const DOC_COLUMNS = `d.id AS doc_id, d.file_name, d.title, d.file_type, d.category, d.scope, d.uploaded_at`
 const COLUMNS = `p.rowid, p.id, p.text, p.chunk_index, ${DOC_COLUMNS}`
 
 /** and is not when in more than this share of the passages (1 / SIEVE_SHARE) */

@@ -17,6 +17,9 @@ import { workerEntry } from '../worker-entry.js'
 import { CELL, CELLS } from './trigram-file.js'
 import { idleMerger } from './fts-segments.js'
 import { BACKFILL_BATCH, filterBackfill } from './short-query-filter.js'
+import { documentOutline, documentTitle, fileTitle, hasOutline, OutlineReader, passageHeadingPath,
+  storedHeadingPath, type Outline } from '../ingest/outline.js'
+import { OUTLINE_BATCH, outlineBackfill } from './outline-backfill.js'
 
 /** A document to index: from its text file, or from `text` (at upload) under the claimed job `jobId`. */
 export interface IndexTask { id: number; documentId: string; textFile: string; text?: string; jobId?: string }
@@ -63,14 +66,16 @@ const { file, intent } = workerData as { file: string; intent: Int32Array }
 // the checkpoint thread's PASSIVE pass never catches up with the writer, and the log would never restart
 const sqlite = openThreadWriter(file)
 
-const byId = sqlite.prepare(`SELECT status, indexed_count, chunk_size, chunk_overlap FROM knowledge_documents
-  WHERE id = ?`)
+const byId = sqlite.prepare(`SELECT status, indexed_count, chunk_size, chunk_overlap, file_name, file_type
+  FROM knowledge_documents WHERE id = ?`)
 const lastPassage = sqlite.prepare(`SELECT last_passage_rowid FROM knowledge_documents WHERE id = ?`).pluck()
 const writer = passageWriter(sqlite)
-// with the rowids of its first and last passages so far (a filter's ranges are read from them: search.ts, docSpan)
+// with the rowids of its first and last passages so far (a filter's ranges are read from them: search.ts, docSpan),
+// and its title from its text; a document without a title is one indexed before titles, whose earlier passages lack
+// their heading paths: it keeps none until the back-fill (outline-backfill.ts) has done all of them
 const progress = sqlite.prepare(`UPDATE knowledge_documents SET indexed_count = @next, status = 'processing',
   updated_at = @now, first_passage_rowid = coalesce(first_passage_rowid, @lo),
-  last_passage_rowid = coalesce(@hi, last_passage_rowid) WHERE id = @id`)
+  last_passage_rowid = coalesce(@hi, last_passage_rowid), title = iif(title IS NULL, NULL, @title) WHERE id = @id`)
 // once the trigram file has its passages too (trigramsReach)
 const finish = sqlite.prepare(`UPDATE knowledge_documents SET chunk_count = indexed_count, status = 'indexed',
   updated_at = @now WHERE id = @id`)
@@ -108,11 +113,14 @@ function setMerging(to: keyof typeof MERGING) {
   merging = to
 }
 
-type DocRow = Pick<SqlRow<typeof knowledgeDocuments>, 'status' | 'indexed_count' | 'chunk_size' | 'chunk_overlap'>
+type DocRow = Pick<SqlRow<typeof knowledgeDocuments>, 'status' | 'indexed_count' | 'chunk_size' | 'chunk_overlap'
+  | 'file_name' | 'file_type'>
+/** a passage to write: its text and its heading path as stored */
+type PassageText = { text: string; headingPath: string | null }
 
 /** One transaction: passages until the time budget is spent (the document is finished once trigrams follow). */
-const writeSlice = sqlite.transaction((documentId: string, passages: Iterator<string>, from: number,
-  jobId?: string) => {
+const writeSlice = sqlite.transaction((documentId: string, title: string, passages: Iterator<PassageText>,
+  from: number, jobId?: string) => {
   const readers = writer.readers(documentId)
   if (readers === undefined) {
     if (jobId) completeJob.run(jobId)
@@ -129,11 +137,11 @@ const writeSlice = sqlite.transaction((documentId: string, passages: Iterator<st
     first = false) {
     const r = passages.next()
     if (r.done) { exhausted = true; break }
-    hi = writer.insert(documentId, readers, next, r.value)
+    hi = writer.insert(documentId, readers, next, r.value.text, r.value.headingPath)
     lo ??= hi
     next++
   }
-  progress.run({ next, now: new Date().toISOString(), lo, hi, id: documentId })
+  progress.run({ next, now: new Date().toISOString(), lo, hi, title, id: documentId })
   return { next, exhausted, gone: false }
 }).immediate
 
@@ -240,14 +248,14 @@ async function locked<T>(task: IndexTask, write: () => T): Promise<T> {
   }
 }
 
-async function write(task: IndexTask, passages: Iterator<string>, from: number, last: boolean) {
+async function write(task: IndexTask, title: string, passages: Iterator<PassageText>, from: number, last: boolean) {
   trigramWorker()
   // an upload's task too: its one commit then writes its segments without merging (the idle merges follow)
   const background = task.text === undefined
   if (merging !== 'ingest') await locked(task, () => setMerging('ingest'))
   let next = from
   for (;;) {
-    const slice = await locked(task, () => writeSlice(task.documentId, passages, next, task.jobId))
+    const slice = await locked(task, () => writeSlice(task.documentId, title, passages, next, task.jobId))
     if (!slice.gone) poke()
     if (background && merging === 'ingest') {
       for (const merge of merges) for (let i = 0; i < MERGE_STEPS; i++) await locked(task, () => merge.run())
@@ -269,8 +277,20 @@ async function write(task: IndexTask, passages: Iterator<string>, from: number, 
   }
 }
 
-function* texts(text: string, ranges: Iterable<Passage>) {
-  for (const r of ranges) yield text.slice(r.start, r.end)
+/** the passages of `text` (which starts at `offset` of the document's text), with their heading paths */
+function* texts(text: string, ranges: Iterable<Passage>, offset = 0, outline?: Outline): Generator<PassageText> {
+  for (const r of ranges) {
+    yield { text: text.slice(r.start, r.end),
+      headingPath: outline ? storedHeadingPath(passageHeadingPath(outline,
+        { start: offset + r.start, end: offset + r.end })) : null }
+  }
+}
+
+/** the outline of a text file, read a piece at a time (its headings only are kept) */
+async function fileOutline(textFile: string): Promise<Outline> {
+  const reader = new OutlineReader()
+  for await (const piece of textFilePieces(textFile, WINDOW_BYTES, 'utf8')) reader.push(piece)
+  return reader.end()
 }
 
 async function index(task: IndexTask) {
@@ -280,20 +300,26 @@ async function index(task: IndexTask) {
     return
   }
   const options = { chunkSize: doc.chunk_size, chunkOverlap: doc.chunk_overlap }
+  // where each passage is (the headings above it) and the document's title: from the whole text's outline, read
+  // first (a passage's path may depend on a heading that starts near its end); source code's `#` lines are comments
+  const outline = !hasOutline(doc.file_type) ? undefined
+    : task.text !== undefined ? documentOutline(task.text) : await fileOutline(task.textFile)
+  const title = outline ? documentTitle(outline, doc.file_name) : fileTitle(doc.file_name)
   if (task.text !== undefined) {
     const ranges = passageRanges(task.text, options)
     for (let i = 0; i < doc.indexed_count; i++) ranges.next()
-    await write(task, texts(task.text, { [Symbol.iterator]: () => ranges }), doc.indexed_count, true)
+    await write(task, title, texts(task.text, { [Symbol.iterator]: () => ranges }, 0, outline), doc.indexed_count,
+      true)
     return
   }
   // a window of the file at a time: a 50 MB text is never held whole; passages written before a restart are
   // counted, not written again
   let seen = 0
   let next = doc.indexed_count
-  for await (const { window, decided, last } of passageWindows(textFilePieces(task.textFile, WINDOW_BYTES, 'utf8'),
-    options, WINDOW_BYTES / 4)) {
+  for await (const { window, offset, decided, last } of passageWindows(textFilePieces(task.textFile, WINDOW_BYTES,
+    'utf8'), options, WINDOW_BYTES / 4)) {
     const fresh = decided.filter(() => seen++ >= doc.indexed_count)
-    const slice = await write(task, texts(window, fresh), next, last)
+    const slice = await write(task, title, texts(window, fresh, offset, outline), next, last)
     next = slice.next
     if (slice.gone) return
   }
@@ -373,6 +399,20 @@ async function fillFilters() {
   }
 }
 
+const outlines = outlineBackfill(sqlite)
+/**
+ * Titles and heading paths for documents indexed before they were stored (src/knowledge/outline-backfill.ts), while
+ * nothing is to be indexed: a document at a time, each write after the server's waiting ones
+ */
+async function fillOutlines() {
+  const stop = () => active > 0 || closing
+  for (;;) {
+    const ids = outlines.lacking()
+    for (const id of ids) if (!await outlines.fill(id, pairTurn, stop)) return
+    if (ids.length < OUTLINE_BATCH) return
+  }
+}
+
 /**
  * Short transactions make many small FTS5 segments; while nothing is to be indexed, merge them a bounded step
  * at a time (a step that finds nothing to merge changes fewer than 2 rows), so searches read few segments: the
@@ -394,6 +434,13 @@ async function idleMerge() {
   } catch (err) {
     // (a document's 1–2 character searches scan it meanwhile; the back-fill is tried again after the next task)
     parentPort!.postMessage({ warning: `character filters could not be made: ${(err as Error).message}` } satisfies
+      IndexReply)
+  }
+  try {
+    await fillOutlines()
+  } catch (err) {
+    // (its documents' results carry no heading paths meanwhile; the back-fill is tried again after the next task)
+    parentPort!.postMessage({ warning: `heading paths could not be filled in: ${(err as Error).message}` } satisfies
       IndexReply)
   }
   while (merging !== 'normal') {

@@ -14,6 +14,7 @@ import type { Indexer } from './indexer.js'
 import type { NewDocument } from './store.js'
 import { quotaExceeded, type KnowledgeQuotas, type Placement, type UploadOptions } from './upload-policy.js'
 import { writeTurn } from '../db/write-intent.js'
+import { fileTitle } from '../ingest/outline.js'
 
 /** Documents whose extracted text is at most this many bytes (UTF-8) are searchable when their upload answers. */
 export const READ_YOUR_WRITES_BYTES = 1024 * 1024
@@ -164,7 +165,8 @@ export function createIntake(deps: {
       await writeTurn(sqlite)
       const jobId = commit({
         id, customerId: who.customerId, workspaceId: place.workspaceId, ownerId: who.userId, scope: place.scope,
-        fileName: file.fileName, fileType: file.fileType, fileSize: file.size, sha256: file.sha256,
+        fileName: file.fileName, title: fileTitle(file.fileName), fileType: file.fileType, fileSize: file.size,
+        sha256: file.sha256,
         category: o.category, tags: o.tags, metadata: { contentType: file.mimeType, sha256: file.sha256 },
         textLength, chunkCount, chunkSize: o.chunkSize, chunkOverlap: o.chunkOverlap, originalPath: originalRel,
         textPath: textRel

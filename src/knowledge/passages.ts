@@ -12,12 +12,15 @@ const WINDOW_BYTES = 4 * 1024 * 1024
  * The passages of a text given in pieces, a window at a time. The chunker's only state is where the
  * next passage starts, and a passage depends on at most the `chunkSize + 1` characters from its start:
  * each window yields the passages it fully decides, and the next window starts where the first
- * undecided one does. Together the windows give exactly chunkText's passages.
+ * undecided one does. Together the windows give exactly chunkText's passages. `offset`: where the window starts
+ * in the whole text (a passage's range in the text is its range in the window plus it).
  */
 export async function* passageWindows(pieces: AsyncIterable<string>, options: ChunkOptions,
   minChars = WINDOW_BYTES / 4) {
   const source = pieces[Symbol.asyncIterator]()
   let window = ''
+  /** where the window starts in the whole text */
+  let offset = 0
   let eof = false
   try {
     for (;;) {
@@ -32,9 +35,10 @@ export async function* passageWindows(pieces: AsyncIterable<string>, options: Ch
         if (!eof && r.start + options.chunkSize + 1 > window.length) { rest = r.start; break }
         decided.push(r)
       }
-      yield { window, decided, last: eof }
+      yield { window, offset, decided, last: eof }
       if (eof) return
       window = window.slice(rest)
+      offset += rest
     }
   } finally {
     // a consumer that stops early (a failed task) ends the source too: its file is closed now, not by the GC
@@ -73,17 +77,18 @@ export function passageId(now = Date.now()): string {
  * writer of passages goes through it; the document row must exist first.
  */
 export function passageWriter(sqlite: Database.Database) {
-  const insertPassage = sqlite.prepare(`INSERT INTO knowledge_passages (rowid, id, document_id, chunk_index, text)
-    VALUES (max((SELECT rowid_high FROM knowledge_trigram_state),
-      (SELECT coalesce(max(rowid), 0) FROM knowledge_passages)) + 1, ?, ?, ?, ?)`)
+  const insertPassage = sqlite.prepare(`INSERT INTO knowledge_passages (rowid, id, document_id, chunk_index, text,
+    heading_path) VALUES (max((SELECT rowid_high FROM knowledge_trigram_state),
+      (SELECT coalesce(max(rowid), 0) FROM knowledge_passages)) + 1, ?, ?, ?, ?, ?)`)
   const insertWords = sqlite.prepare(`INSERT INTO knowledge_passages_words (rowid, text, readers) VALUES (?, ?, ?)`)
   const readersOf = sqlite.prepare(`SELECT token FROM knowledge_passage_readers WHERE document_id = ?`).pluck()
   return {
     /** the readers token of a document (see readerTokens); undefined when the document is gone */
     readers: (documentId: string) => readersOf.get(documentId) as string | null | undefined,
-    /** its rowid */
-    insert(documentId: string, readers: string | null, chunkIndex: number, text: string): number {
-      const { lastInsertRowid } = insertPassage.run(passageId(), documentId, chunkIndex, text)
+    /** its rowid; `headingPath` as stored (src/ingest/outline.ts storedHeadingPath) */
+    insert(documentId: string, readers: string | null, chunkIndex: number, text: string,
+      headingPath: string | null = null): number {
+      const { lastInsertRowid } = insertPassage.run(passageId(), documentId, chunkIndex, text, headingPath)
       insertWords.run(lastInsertRowid, text, readers)
       return Number(lastInsertRowid)
     }

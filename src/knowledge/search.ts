@@ -12,7 +12,8 @@ import { searchSettings, type SearchSettingsOverrides } from './search-settings.
 import { lazy } from './lazy.js'
 import { planSubstring, type HybridPlan, type Nothing, type Plan, type SemanticPlan, type SubstringPlan,
   type SubstringStatistics, type WordsEvidence } from './planner.js'
-import { BudgetSpent, type Scored, type SearchBudget } from './hits.js'
+import { BudgetSpent, headingPaths, type Scored, type SearchBudget } from './hits.js'
+import { fileTitle } from '../ingest/outline.js'
 import { B, K1 } from './word-ranking.js'
 import { createReaderStatistics } from './reader-statistics.js'
 import { createFilterSpans } from './filter-spans.js'
@@ -25,8 +26,10 @@ export type SearchMode = (typeof SEARCH_MODES)[number]
 export type MatchedBy = Exclude<SearchMode, 'hybrid'>
 
 export interface SearchHit {
-  document: { id: string; fileName: string; fileType: string; category: string; scope: string }
-  chunk: { id: string; text: string; chunkIndex: number }
+  /** `title`: the text's first heading when it starts with one, else the file name without its extension */
+  document: { id: string; fileName: string; title: string; fileType: string; category: string; scope: string }
+  /** `headingPath`: the headings above the passage, outermost first (src/ingest/outline.ts) */
+  chunk: { id: string; text: string; chunkIndex: number; headingPath: string[] }
   score: number
   snippet: string
   matchedBy: MatchedBy[]
@@ -65,8 +68,10 @@ const noStatistics: SubstringStatistics = { readsNothing: unasked, ownDocuments:
 function toHit(s: Scored, matchedBy: MatchedBy[], score = s.score): SearchHit {
   const r = s.row
   return {
-    document: { id: r.doc_id, fileName: r.file_name, fileType: r.file_type, category: r.category, scope: r.scope },
-    chunk: { id: r.id, text: r.text, chunkIndex: r.chunk_index },
+    document: { id: r.doc_id, fileName: r.file_name, title: r.title ?? fileTitle(r.file_name), fileType: r.file_type,
+      category: r.category, scope: r.scope },
+    // (filled in for the hits returned: run)
+    chunk: { id: r.id, text: r.text, chunkIndex: r.chunk_index, headingPath: [] },
     score: Math.round(score * 1e6) / 1e6,
     snippet: s.snippet(),
     matchedBy
@@ -181,6 +186,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, o
   const fewDocsCountSql = (filters: DocFilters) => `SELECT count(*) AS docs, coalesce(sum(chunk_count), 0) AS passages
     FROM (SELECT d.chunk_count FROM knowledge_documents d WHERE ${readableWhere(filters)} LIMIT ${FEW_DOCS + 1})`
   const indexWalk = createIndexWalk(sqlite, store, settings.substring)
+  const pathsOf = headingPaths(sqlite)
   const passagesOf = sqlite.prepare(`SELECT rowid, id, text, chunk_index FROM knowledge_passages WHERE document_id = ?
     ORDER BY chunk_index`)
 
@@ -315,7 +321,15 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, o
     run
   }
 
-  async function run(reader: Reader, filters: DocFilters, query: string, limit: number, mode: SearchMode = 'hybrid',
+  /** a search's answer, each hit with its passage's heading path */
+  async function run(...args: Parameters<typeof answer>): Promise<SearchAnswer> {
+    const found = await answer(...args)
+    const paths = pathsOf(found.hits.map((h) => h.chunk.id))
+    for (const h of found.hits) h.chunk.headingPath = paths.get(h.chunk.id) ?? []
+    return found
+  }
+
+  async function answer(reader: Reader, filters: DocFilters, query: string, limit: number, mode: SearchMode = 'hybrid',
     signal?: AbortSignal, budget?: SearchBudget): Promise<SearchAnswer> {
     const warnings: SearchWarning[] = []
     const cut: Nothing = { kind: 'nothing', reason: 'the time budget was spent' }

@@ -5,13 +5,14 @@ import { boundLimit, type SqlRow } from '../db/prepared.js'
 import { workspaceMembers } from '../../schema/tables/accounts.js'
 import { knowledgeDocuments, knowledgeDocumentTags, knowledgePassages } from '../../schema/tables/knowledge.js'
 import { readableWhere, readableParams, type Reader, type DocFilters, type DocScope } from './readers.js'
+import { fileTitle } from '../ingest/outline.js'
 
 /** A document row as the raw statements read it (they apply the read rule, SQL over `json_each`). */
 export type DocumentRow = SqlRow<typeof knowledgeDocuments>
 
 /** The columns a document's answer is made of (toDocument). */
 export type ListedDocumentRow = Pick<DocumentRow,
-  'id' | 'file_name' | 'original_path' | 'file_size' | 'file_type' | 'category' | 'tags'
+  'id' | 'file_name' | 'title' | 'original_path' | 'file_size' | 'file_type' | 'category' | 'tags'
   | 'text_length' | 'chunk_count' | 'uploaded_at' | 'updated_at' | 'scope' | 'workspace_id' | 'status' | 'metadata'>
 
 /** A document as the API answers it (DocumentSchema in schema/api/knowledge.ts). */
@@ -19,6 +20,7 @@ export function toDocument(row: ListedDocumentRow) {
   return {
     id: row.id,
     fileName: row.file_name,
+    title: row.title ?? fileTitle(row.file_name),
     filePath: row.original_path,
     originalStorage: row.original_path ? 'local' : 'none',
     size: row.file_size,
@@ -37,11 +39,22 @@ export function toDocument(row: ListedDocumentRow) {
 }
 
 /**
+ * fileTitle (src/ingest/outline.ts) of `d.file_name` in SQL, for a document indexed before titles were stored until
+ * the back-fill reaches it: the name up to its last dot, unless that dot is its first character (a stored name has
+ * no directories). rtrim drops the characters after the last dot (every character but the dot is in its set).
+ */
+export const FILE_TITLE_SQL = `CASE WHEN instr(substr(d.file_name, 2), '.') > 0
+  THEN substr(rtrim(d.file_name, replace(d.file_name, '.', '')), 1,
+    length(rtrim(d.file_name, replace(d.file_name, '.', ''))) - 1)
+  ELSE d.file_name END`
+
+/**
  * toDocument written in SQL over the alias `d`, fields in the same order: a listing page is rendered to JSON text
  * by SQLite, so that no row, value or object crosses into JavaScript (that crossing and the serialisation cost
  * more than the query). test/knowledge/listing.test.ts checks that both give the same documents.
  */
-const DOCUMENT_JSON = `json_object('id', d.id, 'fileName', d.file_name, 'filePath', d.original_path,
+const DOCUMENT_JSON = `json_object('id', d.id, 'fileName', d.file_name, 'title', coalesce(d.title, ${FILE_TITLE_SQL}),
+  'filePath', d.original_path,
   'originalStorage', CASE WHEN d.original_path IS NULL OR d.original_path = '' THEN 'none' ELSE 'local' END,
   'size', d.file_size, 'fileType', d.file_type, 'category', d.category, 'tags', json(d.tags),
   'textLength', d.text_length, 'chunkCount', d.chunk_count, 'uploadedAt', d.uploaded_at, 'updated', d.updated_at,
@@ -54,6 +67,8 @@ export interface NewDocument {
   ownerId: string
   scope: DocScope
   fileName: string
+  /** src/ingest/outline.ts fileTitle; the index worker writes the title of the text's first heading over it */
+  title: string
   fileType: string
   fileSize: number
   sha256: string
@@ -98,7 +113,7 @@ export function createKnowledgeStore(sqlite: Database.Database, db: Db) {
     const now = nowIso()
     tx.insert(knowledgeDocuments).values({
       id: doc.id, customerId: doc.customerId, workspaceId: doc.workspaceId, ownerId: doc.ownerId, scope: doc.scope,
-      fileName: doc.fileName, fileType: doc.fileType, fileSize: doc.fileSize, sha256: doc.sha256,
+      fileName: doc.fileName, title: doc.title, fileType: doc.fileType, fileSize: doc.fileSize, sha256: doc.sha256,
       category: doc.category,
       tags: JSON.stringify(doc.tags), metadata: JSON.stringify(doc.metadata), textLength: doc.textLength,
       chunkCount: doc.chunkCount,

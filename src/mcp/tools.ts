@@ -155,8 +155,9 @@ export const TOOLS: ToolDef[] = [
       return [`${results.length} passage(s) for "${String(s.query)}"`, ...results.slice(0, 10).map((r) => {
         const doc = r.document as Json | undefined
         const chunk = r.chunk as Json | undefined
-        return `- ${String(doc?.fileName)} (${String(doc?.id)}): ` +
-          String(r.snippet ?? chunk?.text ?? '').slice(0, 200)
+        // where the passage is: its file, then the headings above it ("guide.md › Setup › Proxies")
+        const where = [String(doc?.fileName), ...Array.isArray(chunk?.headingPath) ? chunk.headingPath.map(String) : []]
+        return `- ${where.join(' › ')} (${String(doc?.id)}): ` + String(r.snippet ?? chunk?.text ?? '').slice(0, 200)
       })].join('\n')
     }),
   getTool('get_document', 'Read a knowledge document',

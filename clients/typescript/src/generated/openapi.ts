@@ -1661,6 +1661,8 @@ export interface operations {
                             status: "pending" | "processing" | "indexed";
                             tags: string[];
                             textLength: number;
+                            /** @description the first heading of the document's text when the text starts with one (an HTML page's h1 or title, a DOCX's Title or first heading, a Markdown file's first # line), else the file name without its extension */
+                            title: string;
                             /** Format: date-time */
                             updated: string;
                             /** Format: date-time */
@@ -1952,6 +1954,8 @@ export interface operations {
                             status: "pending" | "processing" | "indexed";
                             tags: string[];
                             textLength: number;
+                            /** @description the first heading of the document's text when the text starts with one (an HTML page's h1 or title, a DOCX's Title or first heading, a Markdown file's first # line), else the file name without its extension */
+                            title: string;
                             /** Format: date-time */
                             updated: string;
                             /** Format: date-time */
@@ -2376,6 +2380,8 @@ export interface operations {
                             status: "pending" | "processing" | "indexed";
                             tags: string[];
                             textLength: number;
+                            /** @description the first heading of the document's text when the text starts with one (an HTML page's h1 or title, a DOCX's Title or first heading, a Markdown file's first # line), else the file name without its extension */
+                            title: string;
                             /** Format: date-time */
                             updated: string;
                             /** Format: date-time */
@@ -2720,6 +2726,8 @@ export interface operations {
                         results: {
                             chunk: {
                                 chunkIndex: number;
+                                /** @description the headings above the passage in its document, outermost first (["Server Configuration", "Resource Consumption", "Memory"]); empty when none, and for file types whose # lines are not headings (source code, configuration) */
+                                headingPath: string[];
                                 /** Format: uuid */
                                 id: string;
                                 text: string;
@@ -2732,6 +2740,8 @@ export interface operations {
                                 id: string;
                                 /** @enum {string} */
                                 scope: "organization" | "workspace" | "personal";
+                                /** @description the first heading of the document's text when the text starts with one (an HTML page's h1 or title, a DOCX's Title or first heading, a Markdown file's first # line), else the file name without its extension */
+                                title: string;
                             };
                             /** @description the modes that found this passage */
                             matchedBy: ("substring" | "words" | "semantic")[];

@@ -159,7 +159,7 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
     AND d.chunk_count > 0 AND NOT EXISTS (SELECT 1 FROM knowledge_document_grams g WHERE g.document_id = d.id)
     LIMIT 1`).pluck()
   // and indexed documents without a title (indexed before titles and heading paths were stored: outline-backfill.ts)
-  const untitled = sqlite.prepare(`SELECT 1 FROM knowledge_documents WHERE title IS NULL AND status = 'indexed'
+  const untitled = sqlite.prepare(`SELECT 1 FROM knowledge_documents WHERE title IS NULL AND +status = 'indexed'
     LIMIT 1`).pluck()
   if (pairsBehind.get() === 1 || mergesLeftOff.get() === 1 || trigramsLate || unmerged ||
     filtersLacking.get() === 1 || untitled.get() === 1) {

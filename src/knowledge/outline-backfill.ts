@@ -21,6 +21,13 @@ export const OUTLINE_BATCH = 50
 /** passages read at a time, and written in one transaction (an update by the (document, chunk) index each) */
 const PAGE = 500
 
+/**
+ * the documents without a title now, from the partial index of untitled documents (`+status`: not from the index on
+ * status, which holds them all)
+ */
+export const LACKING_SQL = `SELECT id FROM knowledge_documents WHERE title IS NULL AND +status = 'indexed'
+  ORDER BY id LIMIT ${OUTLINE_BATCH}`
+
 type Row = { chunk_index: number; text: string }
 type DocRow = { file_name: string; file_type: string; chunk_overlap: number }
 
@@ -50,8 +57,7 @@ function place(before: Before, text: string, overlap: number) {
 export type WriteTurn = <T>(write: () => T) => Promise<{ value: T } | undefined>
 
 export function outlineBackfill(sqlite: Database.Database) {
-  const lacking = sqlite.prepare(`SELECT id FROM knowledge_documents WHERE title IS NULL AND status = 'indexed'
-    ORDER BY id LIMIT ${OUTLINE_BATCH}`).pluck()
+  const lacking = sqlite.prepare(LACKING_SQL).pluck()
   const docOf = sqlite.prepare(`SELECT file_name, file_type, chunk_overlap FROM knowledge_documents
     WHERE id = ? AND title IS NULL AND status = 'indexed'`)
   const page = sqlite.prepare(`SELECT chunk_index, text FROM knowledge_passages WHERE document_id = ?

@@ -6,9 +6,9 @@ import { build, FIXTURES, searching, signup, tempDir, uploadDocument, type TestU
 import { createSearch } from '../../src/knowledge/search.js'
 import { fakeEmbeddings } from '../fake-embeddings.js'
 import type { App } from '../../src/app.js'
-import { documentOutline, passageHeadingPath } from '../../src/ingest/outline.js'
+import { documentOutline, MAX_HEADINGS, passageHeadingPath } from '../../src/ingest/outline.js'
 import { passageRanges } from '../../src/ingest/chunker.js'
-import { outlineBackfill, sharedStart } from '../../src/knowledge/outline-backfill.js'
+import { LACKING_SQL, outlineBackfill, sharedStart } from '../../src/knowledge/outline-backfill.js'
 import { TOOLS } from '../../src/mcp/tools.js'
 
 const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
@@ -238,6 +238,21 @@ t.test('the back-fill reads where each passage lies from the overlap of its neig
   t.equal(await outlineBackfill(app.sqlite).all(), 1)
   t.same(storedPaths(app, doc.id), paths)
   t.equal(titleOf(app, doc.id), '\u{1F600}Deployment \u{1F600}Guide')
+})
+
+t.test('an outline keeps at most MAX_HEADINGS headings: later passages take the last one\'s path', async (t) => {
+  const text = ['# Top', ...Array.from({ length: MAX_HEADINGS + 10 }, (_, i) => `## H${i}\nbody`)].join('\n')
+  const outline = documentOutline(text)
+  t.equal(outline.headings.length, MAX_HEADINGS)
+  t.same(passageHeadingPath(outline, { start: text.length - 4, end: text.length }), ['Top', `H${MAX_HEADINGS - 2}`])
+})
+
+t.test('the back-fill finds its documents through the partial index of untitled ones', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const plan = (app.sqlite.prepare(`EXPLAIN QUERY PLAN ${LACKING_SQL}`).all() as Array<{ detail: string }>)
+    .map((r) => r.detail).join('; ')
+  t.match(plan, /USING INDEX knowledge_docs_untitled_idx/)
+  t.notMatch(plan, /TEMP B-TREE/, 'in its order')
 })
 
 t.test('the MCP search_knowledge text shows where each passage is', async (t) => {

@@ -40,7 +40,7 @@ export type SubstringPlan =
 
 export type WordsPlan =
   | Nothing
-  | { kind: 'words-exact'; reason: string; /** what showed the matches few */ basis: 'reader' | 'postings' }
+  | { kind: 'words-exact'; reason: string }
   | { kind: 'words-bounded'; reason: string }
 
 export type SemanticPlan = { kind: 'semantic'; reason: string }
@@ -66,14 +66,8 @@ export interface WordsStatistics {
   readsNothing: boolean
   /** what a category or tag filter leaves: no filter, nothing, all the reader's passages, ranges, too many ranges */
   filter(): 'none' | 'empty' | 'all' | 'ranges' | 'post-filter'
-  /** passages the reader reads (estimated from the organization's shares) */
-  readable(): number
-  /** every term is in at most `exactPostings` passages of the whole index (and, filtered, few joins) */
-  rareEverywhere(): boolean
   /** the terms' postings together, a common term's counted as more than `exactPostings` */
   postings(): number
-  /** whether the walks are narrowed (the reader's own tokens, a filter's ranges, a post-filter) */
-  narrowed(): boolean
 }
 
 /** the trigram, pair and run indexes' figures an index walk is planned from */
@@ -150,13 +144,9 @@ export function planWords(s: WordsStatistics, settings: SearchSettings): WordsPl
   if (s.readsNothing) return { kind: 'nothing', reason: 'the reader reads no document' }
   const filter = s.filter()
   if (filter === 'empty') return { kind: 'nothing', reason: 'the filter leaves the reader no passage' }
-  // bm25() counts every passage of the index holding each term, whoever asks: only for terms rare everywhere
-  if (s.readable() <= 2 * exactPostings && s.rareEverywhere()) {
-    return { kind: 'words-exact', basis: 'reader',
-      reason: 'the reader reads few passages and every word is rare in the index' }
-  }
-  if (s.postings() <= exactPostings && (!s.narrowed() || s.rareEverywhere())) {
-    return { kind: 'words-exact', basis: 'postings', reason: 'the words have few postings together' }
+  if (s.postings() <= exactPostings) {
+    return { kind: 'words-exact',
+      reason: 'the words have few postings among the reader\'s passages: every match ranked' }
   }
   return { kind: 'words-bounded', reason: filter === 'post-filter'
     ? 'common words; the filter has too many ranges: walked as without it, candidates kept while they pass'

@@ -1,20 +1,41 @@
 /**
- * The figures the words path plans and ranks with, cached per search worker: the corpus size and mean passage length
- * in words (BM25's N and avgdl), how many passages each reader reads (from the organization's shares), and how many
- * passages of the whole index hold a term. Never needed exact: stale figures move scores a little, never which
- * passages can be found.
+ * The figures the words path plans and ranks with, counted over what the caller reads and nothing else: how many
+ * passages the reader reads (BM25's N, from the organization's shares), their mean length in words (avgdl) and how
+ * many of them hold a term (df). Nothing another organization uploads changes them, so it changes neither a
+ * caller's ranking nor their scores (docs/design/knowledge-search.md, "Tenant-private statistics"). Each reader's
+ * figures are cached in the worker until the organization's documents change.
  */
 import type Database from 'better-sqlite3'
-import type { DocFilters, Reader } from './readers.js'
-import { WORD_TOKEN } from './word-ranking.js'
+import type { DocFilters, DocScope, Reader } from './readers.js'
+import { readerTokens } from './readers.js'
+import { ftsPhrase } from './query.js'
+import { wordCount } from './word-ranking.js'
 
-/** `probe`: how many of a term's newest postings estimate its passages (the words settings' `probe`) */
-export function createReaderStatistics(sqlite: Database.Database, probe: number) {
-  const PROBE = probe
+/** passages of the reader read to work out their mean length: the newest, so the figure is the same on every worker */
+const LENGTH_SAMPLE = 200
+
+/** what the words path asks of a reader: every figure counts the reader's passages only */
+export interface ReaderView {
+  /** the word index's MATCH part selecting the reader's passages, empty when the reader reads nothing */
+  readersMatch: string
+  /** passages the reader reads */
+  passages: number
+  /** their mean length in words, from the newest LENGTH_SAMPLE */
+  avgWords(): number
+  /** how many of the reader's passages have a rowid at or above `rowid` */
+  newerThan(rowid: number): number
+  /** the reader's passages holding a term, worked out by `count` once per term until the documents change */
+  passagesWith(term: string[], count: () => number): number
+}
+
+export function createReaderStatistics(sqlite: Database.Database) {
   const listingVersion = sqlite.prepare('SELECT version FROM knowledge_listing_versions WHERE customer_id = ?')
     .pluck()
-  const corpusSize = sqlite.prepare(`SELECT coalesce(max(rowid), 0) FROM knowledge_passages`).pluck()
-  const sampleTexts = sqlite.prepare(`SELECT text FROM knowledge_passages WHERE rowid >= ? LIMIT 200`).pluck()
+  const newest = sqlite.prepare(`SELECT p.text FROM knowledge_passages p WHERE p.rowid IN (
+      SELECT rowid FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ? ORDER BY rowid DESC LIMIT ?)`)
+    .pluck()
+  const countFrom = sqlite.prepare(`SELECT count(*) FROM knowledge_passages_words
+    WHERE knowledge_passages_words MATCH ? AND rowid >= ?`).pluck()
   /** an organization's passages by who may read them: a scope, its workspace or owner (null when not the scope's) */
   type Share = { scope: string; workspace: string | null; owner: string | null; n: number }
   type OrgShares = { version: number | undefined; shares: Share[] }
@@ -26,87 +47,96 @@ export function createReaderStatistics(sqlite: Database.Database, probe: number)
   const allShares = sqlite.prepare(sharesSql(''))
   const allVersions = sqlite.prepare('SELECT customer_id, version FROM knowledge_listing_versions').raw()
 
-  /**
-   * Cached per worker, never needed exact: the corpus size and mean passage length in words (BM25's N and
-   * avgdl) and how much each reader reads. Stale figures move
-   * scores a little, never which passages can be found.
-   */
-  return createWordStats()
+  const orgs = new Map<string, OrgShares>()
+  const readable = new Map<string, { of: OrgShares; passages: number }>()
+  const views = new Map<string, { of: OrgShares; view: ReaderView }>()
 
-  function createWordStats() {
-    let corpus = { at: 0, n: 0, avgWords: 0 }
-    const orgs = new Map<string, OrgShares>()
-    const readable = new Map<string, { of: OrgShares; passages: number }>()
-    const withTerm = new Map<string, { at: number; passages: number }>()
+  return {
+    readable: readableBy,
+    /** the reader's figures for a search in `scope` (all the reader reads when none) */
+    view(reader: Reader, scope?: DocScope): ReaderView {
+      const org = shares(reader.customerId)
+      const tokens = readerTokens(reader, scope)
+      const readersMatch = tokens.length ? `{readers}: (${tokens.map(ftsPhrase).join(' OR ')})` : ''
+      const key = `${reader.customerId} ${readersMatch}`
+      let cached = views.get(key)
+      if (!cached || cached.of !== org) {
+        if (views.size > 10_000) views.clear()
+        views.set(key, (cached = { of: org, view: createView(readersMatch, readableBy(reader, { scope })) }))
+      }
+      return cached.view
+    },
+    /** every organization's shares, read in one pass (a worker's start) */
+    warm() {
+      const versions = new Map(allVersions.all() as Array<[string, number]>)
+      const read = new Map<string, Share[]>()
+      for (const { customer_id: id, ...s } of allShares.all() as Array<Share & { customer_id: string }>) {
+        let list = read.get(id)
+        if (!list) read.set(id, (list = []))
+        list.push(s)
+      }
+      for (const [id, list] of read) orgs.set(id, { version: versions.get(id), shares: list })
+    }
+  }
+
+  function createView(readersMatch: string, passages: number): ReaderView {
+    let avg: number | undefined
+    const withTerm = new Map<string, number>()
     return {
-      /** passages of the whole index holding a term, estimated by `count` from its newest PROBE postings */
-      passagesWith(term: string[], count: (probe: number) => number) {
+      readersMatch,
+      passages,
+      avgWords() {
+        if (avg === undefined) {
+          const texts = readersMatch ? newest.all(readersMatch, LENGTH_SAMPLE) as string[] : []
+          const words = texts.reduce((sum, t) => sum + wordCount(t), 0)
+          avg = Math.max(1, words / Math.max(texts.length, 1))
+        }
+        return avg
+      },
+      newerThan: (rowid) => readersMatch ? countFrom.get(readersMatch, rowid) as number : 0,
+      passagesWith(term, count) {
         const key = term.join(' ')
-        let r = withTerm.get(key)
-        if (!r || performance.now() - r.at > 60_000) {
-          if (withTerm.size > 100_000) withTerm.clear()
-          withTerm.set(key, (r = { at: performance.now(), passages: count(PROBE) }))
+        let n = withTerm.get(key)
+        if (n === undefined) {
+          if (withTerm.size > 10_000) withTerm.clear()
+          withTerm.set(key, (n = count()))
         }
-        return r.passages
-      },
-      corpus() {
-        if (corpus.n === 0 || performance.now() - corpus.at > 60_000) {
-          const n = corpusSize.get() as number
-          // (the passages sampled again only when some were added: 200 of them read, each a page on a cold cache)
-          if (n === corpus.n && corpus.avgWords > 0) {
-            corpus.at = performance.now()
-            return corpus
-          }
-          const texts = sampleTexts.all(Math.floor(n / 2)) as string[]
-          const words = texts.reduce((sum, t) => sum + (t.match(WORD_TOKEN)?.length ?? 0), 0)
-          const avgWords = Math.max(1, words / Math.max(texts.length, 1))
-          corpus = { at: performance.now(), n: Math.max(n, 1), avgWords }
-        }
-        return corpus
-      },
-      /**
-       * From the organization's passages by who may read them (its `shares`, migration 0027: a row per scope and
-       * workspace or owner), read again when its documents change (migration 0017's version, raised by any document
-       * write). `warm` reads every organization's at once.
-       */
-      readable(reader: Reader, filters: DocFilters) {
-        const org = shares(reader.customerId)
-        const key = JSON.stringify([reader, filters.scope])
-        let r = readable.get(key)
-        if (!r || r.of !== org) {
-          if (readable.size > 10_000) readable.clear()
-          const workspaces = new Set(reader.workspaceIds)
-          let passages = 0
-          for (const s of org.shares) {
-            if (filters.scope && s.scope !== filters.scope) continue
-            if (s.scope === 'organization' || (s.scope === 'workspace' && workspaces.has(s.workspace!)) ||
-              (s.scope === 'personal' && s.owner === reader.userId)) passages += s.n
-          }
-          readable.set(key, (r = { of: org, passages }))
-        }
-        return r.passages
-      },
-      /** every organization's shares, read in one pass (a worker's start) */
-      warm() {
-        const versions = new Map(allVersions.all() as Array<[string, number]>)
-        const read = new Map<string, Share[]>()
-        for (const { customer_id: id, ...s } of allShares.all() as Array<Share & { customer_id: string }>) {
-          let list = read.get(id)
-          if (!list) read.set(id, (list = []))
-          list.push(s)
-        }
-        for (const [id, list] of read) orgs.set(id, { version: versions.get(id), shares: list })
+        return n
       }
     }
-    function shares(customerId: string): OrgShares {
-      const version = listingVersion.get(customerId) as number | undefined
-      let org = orgs.get(customerId)
-      if (!org || org.version !== version) {
-        if (orgs.size > 10_000) orgs.clear()
-        orgs.set(customerId, (org = { version, shares: orgShares.all(customerId) as Share[] }))
+  }
+
+  /**
+   * From the organization's passages by who may read them (its `shares`, migration 0027: a row per scope and
+   * workspace or owner), read again when its documents change (migration 0017's version, raised by any document
+   * write).
+   */
+  function readableBy(reader: Reader, filters: DocFilters) {
+    const org = shares(reader.customerId)
+    const key = JSON.stringify([reader, filters.scope])
+    let r = readable.get(key)
+    if (!r || r.of !== org) {
+      if (readable.size > 10_000) readable.clear()
+      const workspaces = new Set(reader.workspaceIds)
+      let passages = 0
+      for (const s of org.shares) {
+        if (filters.scope && s.scope !== filters.scope) continue
+        if (s.scope === 'organization' || (s.scope === 'workspace' && workspaces.has(s.workspace!)) ||
+          (s.scope === 'personal' && s.owner === reader.userId)) passages += s.n
       }
-      return org
+      readable.set(key, (r = { of: org, passages }))
     }
+    return r.passages
+  }
+
+  function shares(customerId: string): OrgShares {
+    const version = listingVersion.get(customerId) as number | undefined
+    let org = orgs.get(customerId)
+    if (!org || org.version !== version) {
+      if (orgs.size > 10_000) orgs.clear()
+      orgs.set(customerId, (org = { version, shares: orgShares.all(customerId) as Share[] }))
+    }
+    return org
   }
 }
 

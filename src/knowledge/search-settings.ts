@@ -10,7 +10,7 @@ export interface WordsSettings {
   /** postings read per term; a term with more is common and only rescores (`bench -- scoring`: exact top 10) */
   postingsPerTerm: number
   /**
-   * when the terms' postings together are at most this many, FTS5's bm25() ranks every match (words-exact);
+   * when the terms' postings together are at most this many, every match is ranked (words-exact);
    * `bench -- scoring` compares both paths on the same questions
    */
   exactPostings: number
@@ -32,11 +32,6 @@ export interface WordsSettings {
   everyTerms: number
   /** a post-filtered walk that kept too few walks the filter's newest this many ranges (`search`, old tags) */
   fallbackRanges: number
-  /**
-   * with a category or tag filter, bm25() ranks exactly only when the words have at most this many matches in the
-   * whole index, each joined to its document to be filtered (`bench -- search`, filtered questions)
-   */
-  filteredJoins: number
   /** how many of a common word's newest meetings with the rare words a seek reads (`bench -- scoring`) */
   seekMeetings: number
   /** how many of a query's common words are sought where its rare words are (`scoring`, pasted paragraphs) */
@@ -119,7 +114,7 @@ export interface SearchSettings {
 
 export const SEARCH_SETTINGS: SearchSettings = {
   words: { postingsPerTerm: 10_000, exactPostings: 6_000, rescore: 50, probe: 500, commonMargin: 1,
-    filteredDocs: 5000, everyTerms: 3, fallbackRanges: 400, filteredJoins: 1000, seekMeetings: 2500, sought: 6 },
+    filteredDocs: 5000, everyTerms: 3, fallbackRanges: 400, seekMeetings: 2500, sought: 6 },
   filters: { maxRanges: 128, substringRanges: 64, maxWidening: 20, spanDocs: 20_000, checkBatch: 500, maxChecks: 5000,
     fallbackPostings: 50_000 },
   substring: { rareEnough: 3000, budget: 3000, pairBudget: 20_000, pairs: true, runs: true, runTerms: MAX_RUN_TERMS,

@@ -93,7 +93,7 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, o
   const { semantic, log } = options
   const settings = searchSettings(options.settings)
   const SUBSTRING_RANGES = settings.filters.substringRanges
-  const stats = createReaderStatistics(sqlite, settings.words.probe)
+  const stats = createReaderStatistics(sqlite)
   const spans = createFilterSpans(sqlite, store, stats, settings)
   const filterSpan = spans.span
   const words = createWordsPath(sqlite, store, stats, spans, settings)

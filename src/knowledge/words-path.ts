@@ -1,11 +1,11 @@
 /**
- * The words path: `words-exact` (FTS5's bm25() over every match) and `words-bounded` (each term's postings read,
- * the candidates where the rare terms are, ranked by BM25 in JavaScript), planned by planner.ts planWords from the
- * figures read here.
+ * The words path: `words-exact` (every match of the reader's ranked by BM25) and `words-bounded` (each term's
+ * postings read, the candidates where the rare terms are, the best ranked by BM25), planned by planner.ts planWords
+ * from the figures read here. Every figure counts the reader's passages only (reader-statistics.ts).
  */
 import type Database from 'better-sqlite3'
-import { readableParams, readableWhere, readerTokens, type DocFilters, type Reader } from './readers.js'
-import { fold, ftsPhrase, innerWords, queryTerms, roughStem, wordsMatch, wordsSnippet } from './query.js'
+import { readableParams, readableWhere, type DocFilters, type Reader } from './readers.js'
+import { fold, ftsPhrase, innerWords, queryTerms, roughStem, wordsSnippet } from './query.js'
 import type { KnowledgeStore } from './store.js'
 import { DOC_COLUMNS, type HitRow } from './index-walk.js'
 import { isAscii } from './fold.js'
@@ -29,31 +29,10 @@ const RANGE_WINDOW = 8192n
 export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore, stats: ReaderStatistics,
   spans: FilterSpans, settings: SearchSettings) {
   const { postingsPerTerm: POSTINGS_PER_TERM, exactPostings: EXACT_POSTINGS, rescore, commonMargin,
-    everyTerms: EVERY_TERMS, fallbackRanges: FALLBACK_RANGES, filteredJoins: FILTERED_JOINS,
-    seekMeetings: SEEK_MEETINGS, sought: SOUGHT, probe: PROBE } = settings.words
+    everyTerms: EVERY_TERMS, fallbackRanges: FALLBACK_RANGES, seekMeetings: SEEK_MEETINGS, sought: SOUGHT,
+    probe: PROBE } = settings.words
   const { maxWidening: MAX_WIDENING, fallbackPostings: FALLBACK_POSTINGS } = settings.filters
   const { span: filterSpan, ranges: filteredRanges, passing: passingFilter } = spans
-  // Without category or tag filters, the readers tokens already say what the caller can read: the index
-  // ranks alone (FTS5 in C, no joins per match) and the documents join only checks the best few. With
-  // those filters, every match is joined and filtered before ranking.
-  const wordsSql = (filters: DocFilters) => filters.category || filters.tags?.length
-    ? `SELECT p.rowid, p.id, p.text, p.chunk_index, c.* FROM (
-        SELECT knowledge_passages_words.rowid AS rid, bm25(knowledge_passages_words, 1.0, 0.0) AS bm, ${DOC_COLUMNS}
-        FROM knowledge_passages_words
-        JOIN knowledge_passages pp ON pp.rowid = knowledge_passages_words.rowid
-        JOIN knowledge_documents d ON d.id = pp.document_id
-        WHERE knowledge_passages_words MATCH @match AND ${readableWhere(filters)}
-        ORDER BY bm LIMIT +@cap) c
-      JOIN knowledge_passages p ON p.rowid = c.rid
-      ORDER BY c.bm`
-    : `SELECT p.rowid, p.id, p.text, p.chunk_index, ${DOC_COLUMNS}, w.bm FROM (
-        SELECT rowid AS rid, bm25(knowledge_passages_words, 1.0, 0.0) AS bm FROM knowledge_passages_words
-        WHERE knowledge_passages_words MATCH @match ORDER BY bm LIMIT +@cap) w
-      JOIN knowledge_passages p ON p.rowid = w.rid
-      JOIN knowledge_documents d ON d.id = p.document_id
-      WHERE ${readableWhere(filters)}
-      ORDER BY w.bm`
-
   const byRowids = (filters: DocFilters) => `
     SELECT p.rowid, p.id, p.text, p.chunk_index, ${DOC_COLUMNS}
     FROM knowledge_passages p JOIN knowledge_documents d ON d.id = p.document_id
@@ -64,22 +43,15 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
     WHERE knowledge_passages_words MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT +?`).pluck()
   const postingsWithin = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words
     WHERE knowledge_passages_words MATCH ? AND rowid >= ? AND rowid < ? ORDER BY rowid`).pluck()
-  function exactWords(reader: Reader, filters: DocFilters, terms: string[][], tokens: string[], cap: number): Scored[] {
-    const rows = store.prepared(wordsSql(filters)).all({ ...readableParams(reader, filters),
-      match: wordsMatch(terms, tokens), cap }) as
-      Array<HitRow & { bm: number }>
-    return rows.map((row) => ({ row, score: -row.bm, snippet: () => wordsSnippet(row.text, terms) }))
-  }
-
   /**
-   * Word search at scale. FTS5's bm25() costs time for every passage matching any term, and a question's
-   * words match tens of thousands at a million passages. So: each term's postings are read (rowids only,
-   * newest first, at most POSTINGS_PER_TERM; a term whose first `probe` postings already show it common stops
-   * there); when all of them together are few (a small corpus or a small reader), FTS5 ranks every match
-   * exactly. Otherwise the candidates are the passages holding the rare terms (those read whole), ranked by
-   * the IDF of the terms they hold (the common ones sought at the rare rowids), and — when every term is
-   * common — the passages holding all of them; the best `rescore` are read and ranked by BM25 over all terms
-   * in JavaScript (term frequencies from the text, stemmed lightly; a posting counts as at least one).
+   * Word search at scale. A question's words match tens of thousands of passages at a million, so each term's
+   * postings among the reader's passages are read (rowids only, newest first, at most POSTINGS_PER_TERM; a term
+   * whose first `probe` postings already show it common stops there). When all of them together are few, every
+   * match is ranked (words-exact). Otherwise the candidates are the passages holding the rare terms (those read
+   * whole), ranked by the IDF of the terms they hold (the common ones sought at the rare rowids), and — when every
+   * term is common — the passages holding all of them; the best `rescore` are ranked (words-bounded). Ranking is
+   * BM25 in JavaScript over the reader's figures: term frequencies from the text, stemmed lightly (a posting counts
+   * as at least one). FTS5's own bm25() is not used: it counts every organization's passages.
    */
   // one read transaction: every walk sees the snapshot the filtered ranges were read in (a passage indexed after
   // the ranges were read is not walked in part)
@@ -94,40 +66,26 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
     // between walks: a spent budget ends the words step (it then adds nothing)
     const check = () => { if (budget?.expired()) throw new BudgetSpent() }
     const terms = queryTerms(query)
-    const tokens = readerTokens(reader, filters.scope)
+    const view = stats.view(reader, filters.scope)
     const filtered = !!(filters.category || filters.tags?.length)
     // a category or tag filter: the walks stay inside the filtered documents' rowid ranges
-    const found = terms.length > 0 && tokens.length > 0 && filtered ? filteredRanges(reader, filters) : 'all'
-    // (a filter leaving out no passage: the walks as without it, and bm25() as without it: the same passages, without
-    // joining every match to its document first)
+    const found = terms.length > 0 && view.readersMatch && filtered ? filteredRanges(reader, filters) : 'all'
+    // (a filter leaving out no passage: the walks as without it)
     const ranges = found === 'all' || found === undefined ? undefined : found
-    const exactFilters = found === 'all' ? { scope: filters.scope } : filters
-    const joined = filtered && found !== 'all'
-    const corpus = stats.corpus()
-    // a reader of (almost) everything walks the terms alone and filters the few best; others walk their own
-    const readable = stats.readable(reader, { scope: filters.scope })
-    // a filter of too many documents or stretches to walk inside (bm25() over every match joined to its documents
-    // reads every match of the whole index): the walks as without it, the best candidates kept in
-    // ranked order as long as they pass it, `widen` times as many sought as without a filter
+    const readable = view.passages
+    // a filter of too many documents or stretches to walk inside: the walks as without it, the best candidates kept
+    // in ranked order as long as they pass it, `widen` times as many sought as without a filter
     const span = found === undefined ? filterSpan(reader, filters) : undefined
     const postFilter = span !== undefined
     const widen = span ? Math.max(1, Math.min(MAX_WIDENING, Math.ceil(readable / Math.max(span.passages, 1)))) : 1
-    // a common term's document frequency, from how far back its newest postings reach (terms spread evenly)
-    const reach = (p: number[]) => Math.min(corpus.n, p.length * corpus.n / Math.max(1, corpus.n - p[p.length - 1]))
-    // bm25() first counts every passage of the index holding each term (its IDF), whoever asks, a common term's
-    // whole doclist. So it ranks exactly when the terms are rare in the whole index, and the reader's
-    // matches are few (a reader of few passages, or few postings below)
-    const inIndex = (t: string[]) => stats.passagesWith(t, (probe) => {
-      const first = postingsOf.all(`{text}: ${ftsPhrase(t.join(' '))}`, probe) as number[]
-      return first.length < probe ? first.length : reach(first)
+    const matchOf = (t: string[]) => `${view.readersMatch} AND {text}: ${ftsPhrase(t.join(' '))}`
+    // how many of the reader's passages hold a term (BM25's df): all of its postings when fewer than PROBE, else
+    // estimated from how far back its newest PROBE postings reach among the reader's passages (terms spread evenly)
+    const dfOf = (t: string[], newest?: number[]) => view.passagesWith(t, () => {
+      const p = newest ?? postingsOf.all(matchOf(t), PROBE) as number[]
+      return p.length < PROBE ? p.length
+        : Math.min(readable, p.length * readable / Math.max(1, view.newerThan(p[p.length - 1])))
     })
-    // with a category or tag filter, bm25() is asked of every match in the index, each joined to its passage and
-    // document before the filter (wordsSql): only when those are few (each is a page read on a cold cache)
-    const rareEverywhere = lazy(() => terms.every((t) => inIndex(t) <= EXACT_POSTINGS) &&
-      (!joined || terms.reduce((n, t) => n + inIndex(t), 0) <= FILTERED_JOINS))
-    const own = !ranges && readable < corpus.n * 0.9
-    const readersPart = own ? `{readers}: (${tokens.map(ftsPhrase).join(' OR ')}) AND ` : ''
-    const matchOf = (t: string[]) => `${readersPart}{text}: ${ftsPhrase(t.join(' '))}`
     // each term's newest postings: all of a rare one; of a common one (more than POSTINGS_PER_TERM) only the
     // first `probe` when they already show it common (the rest would serve only its df estimate), else
     // POSTINGS_PER_TERM + 1
@@ -166,8 +124,10 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
         check()
         const first = walk(matchOf(t), probe)
         complete[i] = first.length < probe
-        // (the filtered ranges' postings say nothing of a term's frequency in the whole index)
-        if (complete[i] || (!ranges && reach(first) > commonMargin * perTerm)) return first
+        // (the filtered ranges' postings say nothing of a term's frequency among all the reader's passages)
+        if (complete[i] || (!ranges && dfOf(t, first.length === PROBE ? first : undefined) > commonMargin * perTerm)) {
+          return first
+        }
         const p = first.concat(walk(matchOf(t), perTerm + 1 - first.length, first[first.length - 1]))
         complete[i] = p.length <= perTerm
         return p
@@ -176,19 +136,13 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
     })
     const plan = planWords({
       terms: terms.length,
-      readsNothing: tokens.length === 0,
+      readsNothing: !view.readersMatch,
       filter: () => found === undefined ? 'post-filter' : found === 'all' ? (filtered ? 'all' : 'none')
         : found.length === 0 ? 'empty' : 'ranges',
-      readable: () => readable,
-      rareEverywhere,
       postings: () => read().postings.reduce((n, p, i) => n + (read().complete[i] ? p.length : EXACT_POSTINGS + 1),
-        0),
-      narrowed: () => own || !!ranges || postFilter
+        0)
     }, settings)
     if (plan.kind === 'nothing') return { plan, hits: [], evidence: { none: found !== undefined && found !== 'all' } }
-    if (plan.kind === 'words-exact' && plan.basis === 'reader') {
-      return { plan, hits: exactWords(reader, exactFilters, terms, tokens, cap), evidence: { none: false } }
-    }
     const { postings, complete } = read()
     // a passage holding the whole query holds each of its inner words as a word, so it is in each such term's
     // postings: the rare ones' lists must meet (and below, hold the common inner terms where they meet)
@@ -196,13 +150,10 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
     const innerTerms = terms.map((_, i) => i).filter((i) => terms[i].length === 1 && inner.has(terms[i][0]))
     let none = innerTerms.some((i) => complete[i]) &&
       !intersects(innerTerms.filter((i) => complete[i]).map((i) => postings[i]))
-    if (plan.kind === 'words-exact') {
-      return { plan, hits: exactWords(reader, exactFilters, terms, tokens, cap), evidence: { none } }
-    }
-    const idf = (df: number) => Math.max(1e-6, Math.log((corpus.n - df + 0.5) / (df + 0.5)))
-    // (inside a filter's ranges, a term's postings say how often it is there, not in the index whose IDF bm25() uses:
-    // a common term met in a few sparse ranges looked rare)
-    const dfs = postings.map((p, i) => (ranges ? inIndex(terms[i]) : complete[i] ? p.length : reach(p)))
+    const idf = (df: number) => Math.max(1e-6, Math.log((Math.max(readable, df) - df + 0.5) / (df + 0.5)))
+    // (inside a filter's ranges, a term's postings say how often it is there, not among all the reader's passages:
+    // a common term met in a few sparse ranges would look rare)
+    const dfs = postings.map((p, i) => (ranges || !complete[i] ? dfOf(terms[i]) : p.length))
     const weights = dfs.map(idf)
     // the EVERY_TERMS rarest words: what passages holding every word are sought by, and the filter's fallback
     const strongest = terms.map((_, i) => i).sort((x, y) => weights[y] - weights[x]).slice(0, EVERY_TERMS)
@@ -243,12 +194,13 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
     }
     const coordination = new Map<number, number>()
     const heldBy = new Map<number, number>()
-    if (rowids.length < rescore) {
+    if (plan.kind === 'words-bounded' && rowids.length < rescore) {
       rowids.forEach((r, k) => { coordination.set(r, weight[k]); heldBy.set(r, held[k]) })
       // every term is common (or the rare ones are few): the newest passages holding all of the EVERY_TERMS
       // rarest first (ANDing a pasted paragraph's 32 common words walks one of them whole, seeking the others), then
       // the newest postings of the common terms, by the IDF of the terms they hold
-      const every = `${readersPart}{text}: (${strongest.map((i) => ftsPhrase(terms[i].join(' '))).join(' AND ')})`
+      const strongestOf = strongest.map((i) => ftsPhrase(terms[i].join(' ')))
+      const every = `${view.readersMatch} AND {text}: (${strongestOf.join(' AND ')})`
       // (a term already counted where it met a rare one is not counted again)
       const add = (rowid: number, i: number) => {
         const held = heldBy.get(rowid) ?? 0
@@ -268,14 +220,18 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
     let best: number[]
     const most = Math.max(rescore, cap)
     const candidates = postFilter ? most * widen : ranges ? 2 * most : most
-    if (coordination.size > 0) {
+    if (plan.kind === 'words-exact') {
+      // every match of the reader's, ranked (a filter is applied where they are read)
+      best = rowids
+      rowids.forEach((r, k) => heldBy.set(r, held[k]))
+    } else if (coordination.size > 0) {
       const keys = [...coordination.keys()]
       best = topEntries(keys, [...coordination.values()], candidates).map((k) => keys[k])
     } else {
       best = topEntries(rowids, weight, candidates).map((k) => { heldBy.set(rowids[k], held[k]); return rowids[k] })
     }
     check()
-    if (postFilter || ranges) {
+    if (plan.kind === 'words-bounded' && (postFilter || ranges)) {
       // (a document's rowid range may hold passages of documents written between its slices: docSpan splits it)
       const kept = span ?? filterSpan(reader, filters)
       best = passingFilter(reader, filters, kept, best, most)
@@ -284,7 +240,8 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
         // filter's newest passages holding any of the strongest words, walked inside its newest ranges, then
         // their newest postings anywhere, each a bounded read
         const known = new Set(best)
-        const match = `${readersPart}{text}: (${strongest.map((i) => ftsPhrase(terms[i].join(' '))).join(' OR ')})`
+        const anyOf = strongest.map((i) => ftsPhrase(terms[i].join(' '))).join(' OR ')
+        const match = `${view.readersMatch} AND {text}: (${anyOf})`
         const add = (rowids: number[]) => {
           for (const rowid of passingFilter(reader, filters, kept, rowids.filter((r) => !known.has(r)),
             most - best.length)) {
@@ -299,12 +256,13 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
     const rows = store.prepared(byRowids(filters)).all({ ...readableParams(reader, filters),
       rowids: JSON.stringify(best) }) as HitRow[]
     const stems = terms.map((t) => t.map(roughStem))
+    const avgWords = view.avgWords()
     const scored = rows.map((row) => {
       // fold (NFKD) only what needs it: lower case is the whole fold of ASCII text
       const text = isAscii(row.text) ? row.text.toLowerCase() : fold(row.text)
       const length = wordCount(text)
       const mask = heldBy.get(row.rowid) ?? 0
-      const norm = K1 * (1 - B + (B * length) / corpus.avgWords)
+      const norm = K1 * (1 - B + (B * length) / avgWords)
       let score = 0
       stems.forEach((stem, i) => {
         const f = Math.max(termFrequency(text, stem), mask & bit(i) ? 1 : 0)

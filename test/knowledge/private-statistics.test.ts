@@ -1,0 +1,62 @@
+import t from 'tap'
+import { build, signup, uploadDocument, type TestUser } from '../helper.js'
+import type { SearchSettingsOverrides } from '../../src/knowledge/search-settings.js'
+
+// Ranking counts only what the caller reads (docs/design/knowledge-search.md, "Tenant-private statistics"): another
+// organization's uploads change neither a caller's results nor their scores, on every words path.
+
+const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
+const QUERIES = ['harbour crane', 'crane', 'night shift harbour lights', 'the gate', 'inspection of the crane cable',
+  'weekly harbour report']
+const paths: Array<[string, SearchSettingsOverrides | undefined]> = [
+  ['every match ranked', undefined],
+  // few postings read per term: common words take the bounded path, their document frequency estimated
+  ['the bounded path', { words: { exactPostings: 0, postingsPerTerm: 4, probe: 2, rescore: 3 } }]
+]
+
+for (const [name, searchSettings] of paths) {
+  t.test(`${name}: another organization's uploads change neither results nor scores`, async (t) => {
+    const app = await build(t, { config: { rateLimits: NO_LIMITS, searchSettings } })
+    const a = await signup(app)
+    const b = await signup(app)
+    const small = { chunkSize: '80', chunkOverlap: '0' }
+    const lines = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i)).join('\n\n')
+    await uploadDocument(app, a, { filename: 'runbook.txt', content: lines(12, (i) =>
+      `Step ${i}: the harbour crane ${i % 3 === 0 ? 'cable' : 'gate'} is checked${i % 4 === 0 ? ' at night' : ''}.`) },
+    small)
+    await uploadDocument(app, a, { filename: 'report.md', content: lines(6, (i) =>
+      `Weekly harbour report ${i}: ${i % 2 ? 'the lights of the night shift' : 'crane inspection, the cable'}.`) },
+    small)
+    await uploadDocument(app, a, { filename: 'gate.txt', content: 'The gate. The gate is shut at night. Gate gate.' })
+    // a personal document of the caller's: in what they read, and in their figures
+    await uploadDocument(app, a, { filename: 'mine.txt', content: 'My crane notes: the crane cable, the crane.' },
+      { scope: 'personal' })
+
+    const search = async (user: TestUser, query: string, mode: string) => {
+      const res = await app.inject({ method: 'POST', url: '/api/knowledge/search', headers: user.auth,
+        payload: { query, mode, limit: 20 } })
+      t.equal(res.statusCode, 200, `${mode} "${query}"`)
+      return (res.json().results as Array<{ document: { id: string }; chunk: { chunkIndex: number }; score: number }>)
+        .map((r) => [r.document.id, r.chunk.chunkIndex, r.score])
+    }
+    const answers = async () => {
+      const all: unknown[] = []
+      for (const q of QUERIES) for (const mode of ['words', 'hybrid']) all.push(await search(a, q, mode))
+      return all
+    }
+    const before = await answers()
+    t.ok(before.filter((r) => (r as unknown[]).length > 0).length >= 10, 'the queries find passages')
+
+    // the other organization: many more passages, the same words in other proportions, some found nowhere else
+    for (let d = 0; d < 4; d++) {
+      await uploadDocument(app, b, { filename: `other-${d}.txt`, content: lines(30, (i) =>
+        `${i % 2 ? 'Crane crane crane' : 'Harbour'} ledger ${d}-${i}: gate ${i % 5 ? 'lights' : 'cable report'} ` +
+        'weekly night shift inspection.') }, small)
+    }
+    await uploadDocument(app, b, { filename: 'long.txt',
+      content: 'harbour crane '.repeat(400) }, { chunkSize: '2000', chunkOverlap: '0' })
+    t.not(JSON.stringify(await search(b, 'harbour crane', 'words')), '[]', 'the other organization finds its own')
+
+    t.same(await answers(), before, 'the same passages, in the same order, with the same scores')
+  })
+}

@@ -141,21 +141,21 @@ export function createPostgresPool(url: string, options: PostgresOptions = {}): 
  * under C or POSIX only A–Z would fold).
  */
 async function checkServer(client: pg.PoolClient, target: PostgresTarget) {
-  const { rows: [server] } = await client.query<{ version: string; encoding: string; ctype: string;
-    provider: string }>(`SELECT current_setting('server_version_num') AS version,
-      pg_encoding_to_char(encoding) AS encoding, datctype AS ctype, datlocprovider::text AS provider
+  const fail = (problems: string[]) => new PostgresConnectionError(`${where(target)}, database ` +
+    `"${target.database}", ${problems.join('; ')}.`, target)
+  // first and alone: pg_database's datlocprovider is new in 15
+  const { rows: [{ version }] } = await client.query<{ version: string }>('SHOW server_version_num')
+  if (Number(version) < 150000) throw fail([`is version ${version}; Cairn needs 15 or newer`])
+  const { rows: [db] } = await client.query<{ encoding: string; ctype: string; provider: string }>(`SELECT
+    pg_encoding_to_char(encoding) AS encoding, datctype AS ctype, datlocprovider::text AS provider
     FROM pg_database WHERE datname = current_database()`)
   const problems = []
-  if (Number(server.version) < 150000) problems.push(`is version ${server.version}; Cairn needs 15 or newer`)
-  if (server.encoding !== 'UTF8') problems.push(`stores ${server.encoding}; Cairn needs UTF8`)
-  if (server.provider === 'c' && /^(C|POSIX)$/i.test(server.ctype)) {
-    problems.push(`has LC_CTYPE ${server.ctype}, which folds the case of A-Z only; Cairn's case-insensitive ` +
+  if (db.encoding !== 'UTF8') problems.push(`stores ${db.encoding}; Cairn needs UTF8`)
+  if (db.provider === 'c' && /^(C|POSIX)$/i.test(db.ctype)) {
+    problems.push(`has LC_CTYPE ${db.ctype}, which folds the case of A-Z only; Cairn's case-insensitive ` +
       `search needs a UTF-8 locale (CREATE DATABASE … ENCODING 'UTF8' LC_CTYPE 'C.UTF-8' TEMPLATE template0)`)
   }
-  if (problems.length > 0) {
-    throw new PostgresConnectionError(`${where(target)}, database "${target.database}", ${problems.join('; ')}.`,
-      target)
-  }
+  if (problems.length > 0) throw fail(problems)
 }
 
 /** `SELECT hashtext('cairn migrations')`: the advisory lock every Cairn process takes to migrate */

@@ -56,9 +56,9 @@ if (await needsPostgres(t)) {
   t.teardown(() => admin.end())
 
   /** a database of its own for one test, dropped after it: runs at the same time never meet */
-  const freshDatabase = async (t: Test): Promise<string> => {
+  const freshDatabase = async (t: Test, options = ''): Promise<string> => {
     const name = `cairn_test_${crypto.randomBytes(6).toString('hex')}`
-    await admin.query(`CREATE DATABASE ${name}`)
+    await admin.query(`CREATE DATABASE ${name} ${options}`)
     t.teardown(() => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
     const url = new URL(testPostgresUrl)
     url.pathname = `/${name}`
@@ -132,6 +132,13 @@ if (await needsPostgres(t)) {
     const refused = await migratePostgres(poolFor(t, stranger.href)).catch((e: unknown) => e as Error)
     t.match(refused?.message, 'refused user "cairn_no_such_user"')
     t.notMatch(refused?.message, /pw-not-shown/)
+  })
+
+  t.test('a database whose LC_CTYPE folds ASCII only is refused before anything is made', async (t) => {
+    const pool = poolFor(t, await freshDatabase(t, `ENCODING 'UTF8' LC_CTYPE 'C' LC_COLLATE 'C' TEMPLATE template0`))
+    await t.rejects(migratePostgres(pool), { name: 'PostgresConnectionError', message: /has LC_CTYPE C, which folds/ })
+    const made = await pool.query(`SELECT count(*) AS n FROM pg_namespace WHERE nspname = 'drizzle'`)
+    t.equal(made.rows[0].n, 0)
   })
 
   t.test('search indexes: substring ILIKE through pg_trgm, words through the tsvector, both case and accent ' +

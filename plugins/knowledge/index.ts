@@ -4,11 +4,11 @@ import multipart from '@fastify/multipart'
 import { errors, SuccessMessage } from '../../schema/api/common.js'
 import {
   UploadResponse, BatchResponse, ListDocumentsQuery, ListDocumentsResponse, GetDocumentQuery, GetDocumentResponse,
-  StatusResponse, SearchBody, SearchResponse, StatsQuery, StatsResponse, HealthResponse, GraphDocumentResponse,
-  DocIdParams
+  StatusResponse, SearchBody, SearchQuery, SearchResponse, StatsQuery, StatsResponse, HealthResponse,
+  GraphDocumentResponse, DocIdParams
 } from '../../schema/api/knowledge.js'
 import type { Principal } from '../../src/auth/plugin.js'
-import { badRequest, notFound, HttpError, toErrorBody } from '../../src/http/errors.js'
+import { badRequest, forbidden, notFound, HttpError, toErrorBody } from '../../src/http/errors.js'
 import { openStored } from '../../src/http/stored-file.js'
 import { isDiskFull } from '../../src/db/disk-full.js'
 import { sendJsonText } from '../../src/http/json-text.js'
@@ -26,6 +26,7 @@ import type { Reader } from '../../src/knowledge/readers.js'
 import { toDocument } from '../../src/knowledge/store.js'
 import { createListingCache, type ListingCacheOptions } from '../../src/knowledge/listing-cache.js'
 import { EmbeddingsNotConfiguredError, QueryRefusedError } from '../../src/knowledge/search.js'
+import { explainPlan } from '../../src/knowledge/planner.js'
 import { EmbeddingError } from '../../src/knowledge/embeddings.js'
 import { receiveMultipart, MAX_FILE_BYTES } from './receive.js'
 import { contentDisposition } from './disposition.js'
@@ -269,12 +270,16 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
     config: { action: 'knowledge.search', writes: false },
     schema: {
       tags, summary: 'Passages that answer the query: hybrid (default), substring, words or semantic', body: SearchBody,
-      response: { 200: SearchResponse, ...errors(400, 403, 502) }
+      querystring: SearchQuery, response: { 200: SearchResponse, ...errors(400, 403, 502) }
     }
   }, async (request) => {
     const b = request.body
     const query = b.query.trim()
     if (query.length === 0) throw badRequest('query must not be blank', 'VALIDATION_ERROR')
+    const explain = request.query.explain === true
+    if (explain && !['owner', 'admin'].includes(request.principal!.orgRole)) {
+      throw forbidden('Only organization owners and admins may ask for a search\'s plan (explain)')
+    }
     let found
     try {
       found = await searcher.run(readerOf(request, b.workspaceId),
@@ -292,6 +297,7 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
     request.log.debug({ plan: found.plan }, 'search plan')
     return { success: true as const, query, results: found.hits, count: found.hits.length,
       ...(found.partial ? { partial: true } : {}), ...(found.warnings.length > 0 ? { warnings: found.warnings } : {}),
+      ...(explain && found.plan ? { plan: explainPlan(found.plan) } : {}),
       tenantContext: tenantContext(request.principal!, b.scope) }
   })
 

@@ -120,6 +120,10 @@ export const SearchBody = Type.Object({
 })
 export type SearchBody = Static<typeof SearchBody>
 
+/** a step of a search's plan (`?explain=true`) */
+const PlanStep = Type.Object({ kind: Type.String(), reason: Type.String() })
+const PlanPart = Type.Object({ ...PlanStep.properties, above: Type.Optional(PlanStep) })
+
 export const SearchResponse = Type.Object({
   success: Type.Literal(true),
   query: Type.String(),
@@ -140,7 +144,17 @@ export const SearchResponse = Type.Object({
   warnings: Type.Optional(Type.Array(Type.Object({ code: Type.String(), message: Type.String() }),
     { description: 'present when part of a hybrid search could not run (EMBEDDINGS_UNAVAILABLE: the embedding ' +
       'server could not be reached; the results are those of the other parts)' })),
+  plan: Type.Optional(Type.Object({ ...PlanStep.properties, words: Type.Optional(PlanPart),
+    substring: Type.Optional(PlanPart), semantic: Type.Optional(PlanPart) }, { description: 'with ?explain=true ' +
+    '(organization owners and admins): the path the search took and why, each part of a hybrid search nested, and ' +
+    'the trigram walk an indexed path takes above the indexes\' mark (`above`) (docs/design/knowledge-search.md, ' +
+    '"The decision table")' })),
   tenantContext: TenantContext
+})
+
+export const SearchQuery = Type.Object({
+  explain: Type.Optional(Type.Boolean({ description: 'answer the plan the search followed (`plan`); organization ' +
+    'owners and admins only, else 403' }))
 })
 
 export const StatsQuery = Type.Object({ scope: Type.Optional(Scope), workspaceId: Type.Optional(Type.String()) })

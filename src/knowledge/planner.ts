@@ -290,3 +290,22 @@ boolean {
   const { costs } = settings.substring
   return postings * costs.prefixPosting < need * readPerMatch * costs.candidate
 }
+
+/** a plan as `?explain` shows it: each step's kind and reason, nested as planned */
+export interface ExplainedStep { kind: string; reason: string; words?: ExplainedStep; substring?: ExplainedStep;
+  semantic?: ExplainedStep; above?: ExplainedStep }
+
+/**
+ * A plan as an organization's owners and admins may see it (POST /api/knowledge/search?explain=true): the paths and
+ * their reasons, without what was read on the way (match expressions, rowids, counts), some of which count the
+ * whole index rather than the caller's passages.
+ */
+export function explainPlan(plan: Plan | TrigramPlan): ExplainedStep {
+  const step: ExplainedStep = { kind: plan.kind, reason: plan.reason }
+  if (plan.kind === 'hybrid') {
+    step.words = explainPlan(plan.words)
+    step.substring = explainPlan(plan.substring)
+    if (plan.semantic) step.semantic = explainPlan(plan.semantic)
+  } else if ('above' in plan && plan.above) step.above = explainPlan(plan.above)
+  return step
+}

@@ -3,7 +3,7 @@ import { narrowPairsPay, pairsGiveWay, plan, probeGoesOn, type IndexStatistics, 
   type PlannedMode, type SubstringStatistics, type WordsStatistics } from '../../src/knowledge/planner.js'
 import { SEARCH_SETTINGS, searchSettings } from '../../src/knowledge/search-settings.js'
 import { createSearch } from '../../src/knowledge/search.js'
-import { build, searching, signup, uploadDocument } from '../helper.js'
+import { addUser, build, searching, signup, uploadDocument } from '../helper.js'
 
 // The decision table of docs/design/knowledge-search.md, row by row, through `plan`: each row names the figures that
 // decide it; every other figure is one that would not (a reader of the whole index, rare trigrams, no filter).
@@ -177,3 +177,32 @@ t.test('a search answers the plan it followed, from the figures of a real index'
   t.match(bounded.plan, { kind: 'words-bounded' })
   t.same(bounded.hits.map((h) => h.document.fileName), ['harbour.txt'])
 })
+
+t.test('?explain answers the plan to an organization\'s owners and admins, without what was read on the way',
+  async (t) => {
+    const app = await build(t, { config: { rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 } } })
+    const owner = await signup(app)
+    await uploadDocument(app, owner,
+      { filename: 'harbour.txt', content: 'The harbour crane lifts containers at dawn.' })
+    const ask = (auth: Record<string, string>, payload: object, url = '/api/knowledge/search?explain=true') =>
+      app.inject({ method: 'POST', url, headers: auth, payload })
+    const res = await ask(owner.auth, { query: 'harbour crane', mode: 'hybrid' })
+    t.equal(res.statusCode, 200)
+    t.same(res.json().plan, {
+      kind: 'hybrid', reason: String(res.json().plan.reason),
+      words: { kind: 'words-exact', reason: String(res.json().plan.words.reason) },
+      substring: { kind: 'own-passages', reason: String(res.json().plan.substring.reason) }
+    }, 'kinds and reasons only: no match expressions, rowids or counts')
+    t.match(res.json().plan.words.reason, /few postings/)
+    t.equal(res.json().count, 1, 'the results as without explain')
+    t.match((await ask(owner.auth, { query: 'ha', mode: 'substring' })).json().plan, { kind: 'short-scan' })
+    t.notOk('plan' in (await ask(owner.auth, { query: 'crane' }, '/api/knowledge/search')).json(), 'asked only')
+    const admin = await addUser(app, owner, 'admin')
+    t.equal((await ask(admin.auth, { query: 'crane' })).json().plan.kind, 'hybrid')
+    const member = await addUser(app, owner, 'member')
+    const refused = await ask(member.auth, { query: 'crane' })
+    t.equal(refused.statusCode, 403)
+    t.match(refused.json(), { success: false, code: 'FORBIDDEN', message: /owners and admins/ })
+    t.equal((await ask(member.auth, { query: 'crane' }, '/api/knowledge/search')).statusCode, 200)
+    t.equal((await ask(owner.auth, { query: 'crane' }, '/api/knowledge/search?explain=maybe')).statusCode, 400)
+  })

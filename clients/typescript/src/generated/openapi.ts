@@ -2675,7 +2675,10 @@ export interface operations {
     };
     knowledgeSearch: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description answer the plan the search followed (`plan`); organization owners and admins only, else 403 */
+                explain?: boolean;
+            };
             header?: {
                 /** @description Makes a POST safe to retry: the first answer below 500 is kept 24 h and replayed for the same request; another request with the key: 422; still running: 409. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2722,6 +2725,35 @@ export interface operations {
                         count: number;
                         /** @description present (true) when the search stopped at its time budget before it was done: the results are the best it found by then */
                         partial?: boolean;
+                        /** @description with ?explain=true (organization owners and admins): the path the search took and why, each part of a hybrid search nested, and the trigram walk an indexed path takes above the indexes' mark (`above`) (docs/design/knowledge-search.md, "The decision table") */
+                        plan?: {
+                            kind: string;
+                            reason: string;
+                            semantic?: {
+                                above?: {
+                                    kind: string;
+                                    reason: string;
+                                };
+                                kind: string;
+                                reason: string;
+                            };
+                            substring?: {
+                                above?: {
+                                    kind: string;
+                                    reason: string;
+                                };
+                                kind: string;
+                                reason: string;
+                            };
+                            words?: {
+                                above?: {
+                                    kind: string;
+                                    reason: string;
+                                };
+                                kind: string;
+                                reason: string;
+                            };
+                        };
                         query: string;
                         results: {
                             chunk: {

@@ -38,6 +38,7 @@ const EnvSchema = Type.Object({
   CAIRN_EMBED_API_KEY: Type.Optional(Type.String()),
   CAIRN_EMBED_MODEL: Type.Optional(Type.String({ minLength: 1 })),
   CAIRN_WEB_SEARCH_URL: Type.Optional(Type.String({ minLength: 1 })),
+  CAIRN_SEARCH_REWRITE: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
   CAIRN_SERVICE_KEY: Type.Optional(Type.String({ minLength: 16 })),
   CAIRN_LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
@@ -153,6 +154,12 @@ export interface Config {
     /** passages per request (default 32) */ batchSize?: number
     /** ms between looks for new passages (default 2000) */ pollMs?: number }
   webSearchUrl?: string
+  /**
+   * the assistant's own search_knowledge calls, with a model configured: `enabled` (CAIRN_SEARCH_REWRITE) asks the
+   * model for search terms first (src/assistant/rewrite.ts); `timeoutMs` bounds that call, past it the question is
+   * searched as asked
+   */
+  searchRewrite: { enabled: boolean; timeoutMs: number }
   serviceKey?: string
   logLevel: string
   /** CAIRN_LOG_FORMAT: `pretty` (lines for people), `json` (one JSON object a line), `auto`: pretty on a terminal */
@@ -299,6 +306,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     embeddings: { baseUrl: e.CAIRN_EMBED_BASE_URL, apiKey: e.CAIRN_EMBED_API_KEY, model: e.CAIRN_EMBED_MODEL },
     webSearchUrl: e.CAIRN_WEB_SEARCH_URL,
+    searchRewrite: { enabled: e.CAIRN_SEARCH_REWRITE === 'on', timeoutMs: 5000 },
     serviceKey: e.CAIRN_SERVICE_KEY,
     logLevel: e.CAIRN_LOG_LEVEL,
     logFormat: e.CAIRN_LOG_FORMAT,

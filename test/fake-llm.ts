@@ -2,9 +2,12 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Test } from 'tap'
 
-export interface LlmRequest { body: { model: string;
-  messages: Array<{ role: string; content: string; tool_calls?: unknown[]; tool_call_id?: string }>;
-  tools?: Array<{ function: { name: string } }>; stream?: boolean }; aborted: boolean }
+export interface LlmRequest {
+  body: { model: string;
+    messages: Array<{ role: string; content: string; tool_calls?: unknown[]; tool_call_id?: string }>;
+    tools?: Array<{ function: { name: string } }>; stream?: boolean; max_tokens?: number; temperature?: number }
+  aborted: boolean
+}
 
 /**
  * An OpenAI-compatible /v1/chat/completions server on 127.0.0.1 that streams SSE deltas. When the request
@@ -20,6 +23,11 @@ export async function fakeLlm(t: Test, opts: {
   fail?: 'error-chunk' | 'cut' | 'json-error' | 'json-completion'
   /** the ids GET /v1/models lists (default `fake-model`) */
   models?: string[]
+  /**
+   * One request's own failure, the others answered as usual: `hang` sends the stream's headers and then nothing
+   * until the client gives up; a number answers that HTTP status with an error body.
+   */
+  misbehave?: (r: LlmRequest['body']) => 'hang' | number | undefined
 } = {}) {
   const requests: LlmRequest[] = []
   const server = http.createServer((req, res) => {
@@ -36,6 +44,13 @@ export async function fakeLlm(t: Test, opts: {
       const entry: LlmRequest = { body: JSON.parse(raw), aborted: false }
       requests.push(entry)
       res.on('close', () => { if (!res.writableFinished) entry.aborted = true })
+      const own = opts.misbehave?.(entry.body)
+      if (own === 'hang') { res.writeHead(200, { 'content-type': 'text/event-stream' }); res.flushHeaders(); return }
+      if (typeof own === 'number') {
+        res.writeHead(own, { 'content-type': 'application/json' })
+        res.end('{"error":{"message":"overloaded"}}')
+        return
+      }
       if (opts.status) {
         res.writeHead(opts.status,
           { 'content-type': 'application/json' }); res.end('{"error":{"message":"model not loaded"}}'); return

@@ -17,6 +17,10 @@ export interface CompleteOptions {
   signal?: AbortSignal
   /** text fragments as they arrive, in order */
   onDelta?: (text: string) => void
+  /** the most tokens the answer may have (`max_tokens`); unset: the server's own limit */
+  maxTokens?: number
+  /** sampling temperature; unset: the server's default */
+  temperature?: number
 }
 
 /** A language model: messages in, text (streamed through onDelta) and tool calls out. */
@@ -85,7 +89,9 @@ export function openAiModel(baseUrl: string, apiKey: string | undefined, model: 
         ...(options.tools?.length
           ? { tools: options.tools.map((t) => ({ type: 'function',
               function: { name: t.name, description: t.description, parameters: t.parameters } })) }
-          : {})
+          : {}),
+        ...(options.maxTokens !== undefined ? { max_tokens: options.maxTokens } : {}),
+        ...(options.temperature !== undefined ? { temperature: options.temperature } : {})
       }
       const signal = AbortSignal.any([AbortSignal.timeout(TIMEOUT_MS), ...(options.signal ? [options.signal] : [])])
       let res: Response

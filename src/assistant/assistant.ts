@@ -7,9 +7,10 @@ import { writeTurn } from '../db/write-intent.js'
 import type { Principal } from '../auth/plugin.js'
 import type { Reader } from '../knowledge/readers.js'
 import type { SearchHit } from '../knowledge/search.js'
-import { ModelError, modelFromConfig, type ChatMessage, type LanguageModel, type ToolCall,
+import { ModelError, modelFromConfig, openAiModel, type ChatMessage, type LanguageModel, type ToolCall,
   type ToolSpec } from '../ai/llm.js'
 import { HttpError, notFound } from '../http/errors.js'
+import { fuseHits, rewriteQuery } from './rewrite.js'
 
 export const TOOL_NAMES = ['search_knowledge', 'web_search'] as const
 export type ToolName = (typeof TOOL_NAMES)[number]
@@ -17,8 +18,8 @@ export type ToolName = (typeof TOOL_NAMES)[number]
 const TOOL_SPECS: Record<ToolName, ToolSpec> = {
   search_knowledge: {
     name: 'search_knowledge',
-    description: 'Search the user\'s knowledge base: a question or keywords; returns the best-matching passages with ' +
-      'their document names.',
+    description: 'Search the user\'s knowledge base: a question or keywords; returns the best-matching passages, ' +
+      'each with its document\'s file name and title and the section it is in (its headings, outermost first).',
     parameters: { type: 'object',
       properties: { query: { type: 'string' }, limit: { type: 'integer', minimum: 1, maximum: 10 } },
       required: ['query'] }
@@ -102,6 +103,10 @@ export function createAssistant(app: FastifyInstance) {
     .from(conversationMessages).where(eq(conversationMessages.conversationId, p('conversationId')))
     .orderBy(conversationMessages.seq).prepare()
 
+  /** the model that rewrites the assistant's search_knowledge queries; none without a model or with the setting off */
+  const rewriter = app.config.llm.baseUrl && app.config.searchRewrite.enabled
+    ? openAiModel(app.config.llm.baseUrl, app.config.llm.apiKey, app.config.llm.model ?? 'default') : undefined
+
   function readerOf(request: FastifyRequest): Reader {
     return app.knowledgeReaders.readerOf(request)
   }
@@ -114,6 +119,37 @@ export function createAssistant(app: FastifyInstance) {
     const q = query.trim().slice(0, 1000)
     if (!q) return []
     return search.search(reader, {}, q, limit, 'hybrid')
+  }
+
+  /**
+   * The assistant's own search_knowledge call: with a model, the question and the model's search terms for it
+   * (src/assistant/rewrite.ts), fused; without one, or when the rewrite fails or times out, the question as asked.
+   * Both searches read through the same reader, so the terms can find nothing the caller could not find.
+   *
+   * Why both and not the terms alone: the query in a tool call is already the model's own wording, often keywords,
+   * and a rewrite can drop what the question matched literally (an identifier, a name, a version paraphrased into
+   * words). Searching the question keeps every passage it finds on its own; the terms add the passages written in
+   * other words; reciprocal rank fusion puts those both found first and interleaves the rest. The question's search
+   * runs while the model is asked, so the rewrite adds the model call and one search to the tool's time.
+   */
+  async function toolSearch(reader: Reader, query: string, limit: number,
+    signal?: AbortSignal): Promise<SearchHit[]> {
+    const asked = searchKnowledge(reader, query, limit)
+    const q = query.trim().slice(0, 1000)
+    if (!rewriter || !q) return asked
+    // its failure is seen where it is awaited, below: not an unhandled rejection while the model is asked
+    asked.catch(() => undefined)
+    let terms = ''
+    try {
+      terms = await rewriteQuery(rewriter, q, { timeoutMs: app.config.searchRewrite.timeoutMs, signal })
+    } catch (err) {
+      if (!signal?.aborted) app.log.warn({ err: (err as Error).message,
+        upstream: err instanceof ModelError ? err.detail : undefined },
+      'search terms from the model failed: searching with the question as asked')
+    }
+    if (!terms || terms.toLowerCase() === q.toLowerCase()) return asked
+    const [first, second] = await Promise.all([asked, searchKnowledge(reader, terms, limit)])
+    return fuseHits([first, second], limit)
   }
 
   /** the model; `found` hears of the passages the extractive model answers from */
@@ -137,10 +173,15 @@ export function createAssistant(app: FastifyInstance) {
     }
     const query = typeof input.query === 'string' ? input.query : ''
     if (call.name === 'search_knowledge') {
-      const hits = await searchKnowledge(reader, query,
-        typeof input.limit === 'number' ? Math.min(10, Math.max(1, input.limit)) : 5)
+      const hits = await toolSearch(reader, query,
+        typeof input.limit === 'number' ? Math.min(10, Math.max(1, input.limit)) : 5, signal)
       found?.(hits)
-      return { input, output: JSON.stringify(hits.map((h) => ({ document: h.document.fileName, text: h.chunk.text }))) }
+      // where each passage is, so the model can cite it ("Server Configuration › Memory"): the document's title and
+      // the headings above the passage (the title's own heading among them when the text starts with it)
+      return { input, output: JSON.stringify(hits.map((h) => ({ document: h.document.fileName,
+        title: h.document.title || h.document.fileName,
+        ...(h.chunk.headingPath.length ? { section: h.chunk.headingPath.join(' › ') } : {}),
+        text: h.chunk.text }))) }
     }
     if (!app.config.webSearchUrl) {
       return { input, output: 'web_search is not configured on this server (CAIRN_WEB_SEARCH_URL is unset)' }

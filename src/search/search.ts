@@ -37,7 +37,8 @@ export function createUnifiedSearch(app: FastifyInstance) {
       for (const hit of found.passages) {
         if (seenDocs.has(hit.document.id)) continue
         seenDocs.add(hit.document.id)
-        knowledge.push({ id: hit.document.id, title: hit.document.fileName, snippet: hit.snippet,
+        // the document's title (its first heading, else its file name without extension)
+        knowledge.push({ id: hit.document.id, title: hit.document.title || hit.document.fileName, snippet: hit.snippet,
           score: hit.score ?? 1 })
       }
       add('knowledge', knowledge)

@@ -167,7 +167,7 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
     // which common terms' seeks found all their meetings with the rare terms
     const sought = new Set<number>()
     if (rare.length > 0) {
-      const rareMatch = `{text}: (${rare.map((t) => ftsPhrase(t.join(' '))).join(' OR ')})`
+      const rareMatch = `${view.readersMatch} AND {text}: (${rare.map((t) => ftsPhrase(t.join(' '))).join(' OR ')})`
       // each seek walks the rare terms' postings again: at most SOUGHT common terms, the rarest (a pasted paragraph
       // has dozens; the others still count in the rescoring)
       const seek = new Set(terms.map((_, i) => i).filter((i) => !complete[i]).sort((x, y) => weights[y] - weights[x])

@@ -7,7 +7,7 @@ import type { SearchSettingsOverrides } from '../../src/knowledge/search-setting
 
 const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
 const QUERIES = ['harbour crane', 'crane', 'night shift harbour lights', 'the gate', 'inspection of the crane cable',
-  'weekly harbour report']
+  'weekly harbour report', 'zebra report', 'zebra crane cable']
 const paths: Array<[string, SearchSettingsOverrides | undefined]> = [
   ['every match ranked', undefined],
   // few postings read per term: common words take the bounded path, their document frequency estimated
@@ -28,6 +28,9 @@ for (const [name, searchSettings] of paths) {
       `Weekly harbour report ${i}: ${i % 2 ? 'the lights of the night shift' : 'crane inspection, the cable'}.`) },
     small)
     await uploadDocument(app, a, { filename: 'gate.txt', content: 'The gate. The gate is shut at night. Gate gate.' })
+    // a word rare for the caller, met with common ones
+    await uploadDocument(app, a, { filename: 'zebra.txt', content: lines(6, (i) =>
+      `Zebra ${i % 2 ? 'report' : 'note'}: the crane ${i % 3 ? 'gate' : 'cable'} was checked.`) }, small)
     // a personal document of the caller's: in what they read, and in their figures
     await uploadDocument(app, a, { filename: 'mine.txt', content: 'My crane notes: the crane cable, the crane.' },
       { scope: 'personal' })
@@ -53,6 +56,8 @@ for (const [name, searchSettings] of paths) {
         `${i % 2 ? 'Crane crane crane' : 'Harbour'} ledger ${d}-${i}: gate ${i % 5 ? 'lights' : 'cable report'} ` +
         'weekly night shift inspection.') }, small)
     }
+    await uploadDocument(app, b, { filename: 'zebra.txt', content: lines(8, (i) =>
+      `Zebra report ${i}: the harbour crane cable, inspection at night.`) }, small)
     await uploadDocument(app, b, { filename: 'long.txt',
       content: 'harbour crane '.repeat(400) }, { chunkSize: '2000', chunkOverlap: '0' })
     t.not(JSON.stringify(await search(b, 'harbour crane', 'words')), '[]', 'the other organization finds its own')
@@ -60,3 +65,28 @@ for (const [name, searchSettings] of paths) {
     t.same(await answers(), before, 'the same passages, in the same order, with the same scores')
   })
 }
+
+t.test('a common word is sought where the caller\'s rare words are, among the caller\'s passages only', async (t) => {
+  // "report" is common for the caller (more postings than are read), "zebra" rare: the passages holding both are found
+  // by seeking "report" at the newest meetings with "zebra" — three of them here — which another organization's
+  // newer "zebra report" passages must not take
+  const searchSettings = { words: { exactPostings: 0, postingsPerTerm: 20, probe: 5, rescore: 3, seekMeetings: 3 } }
+  const app = await build(t, { config: { rateLimits: NO_LIMITS, searchSettings } })
+  const a = await signup(app)
+  const b = await signup(app)
+  const small = { chunkSize: '80', chunkOverlap: '0' }
+  const lines = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i).padEnd(70, '.'))
+    .join('\n\n')
+  await uploadDocument(app, a, { filename: 'a.txt', content: lines(60, (i) => i % 6 === 0
+    ? (i <= 12 ? `Zebra report number ${i} here` : `Zebra sighting ${i} by the river`) : `Weekly report ${i} filed`) },
+  small)
+  const top = async () => (await app.inject({ method: 'POST', url: '/api/knowledge/search', headers: a.auth,
+    payload: { query: 'zebra report', mode: 'words', limit: 3 } })).json().results
+    .map((r: { chunk: { text: string }; score: number }) => [r.chunk.text, r.score])
+  const before = await top()
+  t.same(before.map((r: string[]) => /Zebra report number (\d+)/.exec(r[0])?.[1]).sort(), ['0', '12', '6'],
+    'the caller\'s passages holding both words')
+  await uploadDocument(app, b, { filename: 'b.txt', content: lines(5, (i) => `Zebra report ${i} of another org`) },
+    small)
+  t.same(await top(), before, 'the same after another organization wrote newer ones')
+})

@@ -5,6 +5,9 @@
 // (default 5) draws other queries (a second run with the same draw finds their pages cached). BENCH_CORPUS=markdown
 // seeds real documentation instead (paragraphs of the Markdown in node_modules, passages of about 800 characters),
 // whose words are as common as in real text: questions of common words are the words path's hard case there.
+// BENCH_SEARCH_SETTINGS (JSON, src/knowledge/search-settings.ts overrides) runs the server's searches with other
+// settings, e.g. {"substring":{"pairs":false}} or {"substring":{"runs":false}}: what each index earns, on the same
+// corpus (the indexes are still written; the searches do not ask them).
 import fs from 'node:fs'
 import Database from 'better-sqlite3'
 import path from 'node:path'
@@ -270,6 +273,7 @@ export async function run() {
   const size = fs.statSync(path.join(dir, 'cairn.db')).size
   console.log(`${total} passages in two organizations ` +
     `(seeded once in ${seeded.seconds} s; ${(size / 1e9).toFixed(2)} GB): ${dir}`)
+  if (process.env.BENCH_SEARCH_SETTINGS) console.log(`search settings: ${process.env.BENCH_SEARCH_SETTINGS}`)
   tagDocuments(path.join(dir, 'cairn.db'), seeded.big)
   spanDocuments(path.join(dir, 'cairn.db'))
   await trigramsMoved(path.join(dir, 'cairn.db'))

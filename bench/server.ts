@@ -7,6 +7,7 @@ import path from 'node:path'
 import { loadConfig } from '../src/config.js'
 import { buildApp } from '../src/app.js'
 import { writeWaitsOf } from '../src/db/write-intent.js'
+import type { SearchSettingsOverrides } from '../src/knowledge/search-settings.js'
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks'
 import { seedArtifacts, seedPassages } from './seed.js'
 
@@ -26,7 +27,11 @@ if (mode === 'bare') {
   const config = {
     ...loadConfig({ CAIRN_DATA_DIR: dataDir, CAIRN_SIGNUP: 'open' }),
     rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 },
-    allowPrivateUrls: true
+    allowPrivateUrls: true,
+    // BENCH_SEARCH_SETTINGS (JSON of search-settings.ts overrides, e.g. {"substring":{"pairs":false}}): the search
+    // workers run with them (bench/search.ts compares the indexes this way); the service reads no such variable
+    searchSettings: process.env.BENCH_SEARCH_SETTINGS
+      ? JSON.parse(process.env.BENCH_SEARCH_SETTINGS) as SearchSettingsOverrides : undefined
   }
   const app = await buildApp(config)
   // bench only: the worst event-loop delay since the last call

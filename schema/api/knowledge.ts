@@ -122,7 +122,6 @@ export type SearchBody = Static<typeof SearchBody>
 
 /** a step of a search's plan (`?explain=true`) */
 const PlanStep = Type.Object({ kind: Type.String(), reason: Type.String() })
-const PlanPart = Type.Object({ ...PlanStep.properties, above: Type.Optional(PlanStep) })
 
 export const SearchResponse = Type.Object({
   success: Type.Literal(true),
@@ -144,11 +143,11 @@ export const SearchResponse = Type.Object({
   warnings: Type.Optional(Type.Array(Type.Object({ code: Type.String(), message: Type.String() }),
     { description: 'present when part of a hybrid search could not run (EMBEDDINGS_UNAVAILABLE: the embedding ' +
       'server could not be reached; the results are those of the other parts)' })),
-  plan: Type.Optional(Type.Object({ ...PlanStep.properties, words: Type.Optional(PlanPart),
-    substring: Type.Optional(PlanPart), semantic: Type.Optional(PlanPart) }, { description: 'with ?explain=true ' +
-    '(organization owners and admins): the path the search took and why, each part of a hybrid search nested, and ' +
-    'the trigram walk an indexed path takes above the indexes\' mark (`above`) (docs/design/knowledge-search.md, ' +
-    '"The decision table")' })),
+  plan: Type.Optional(Type.Object({ ...PlanStep.properties, words: Type.Optional(PlanStep),
+    substring: Type.Optional(PlanStep), semantic: Type.Optional(PlanStep) }, { description: 'with ?explain=true ' +
+    '(organization owners and admins): the path the search took and why, each part of a hybrid search nested; a ' +
+    'walk of the shared substring indexes shows as `index-walk` (docs/design/knowledge-search.md, "The decision ' +
+    'table")' })),
   tenantContext: TenantContext
 })
 

@@ -28,8 +28,11 @@ export type IndexPlan =
     behind: boolean; above?: TrigramPlan }
   | TrigramPlan
 
-/** no passage can match: nothing is read */
-export type Nothing = { kind: 'nothing'; reason: string }
+/**
+ * no passage can match: nothing is read. `shared`: the shared indexes' figures (every organization's passages) said
+ * so, not the caller's own
+ */
+export type Nothing = { kind: 'nothing'; reason: string; shared?: true }
 
 export type SubstringPlan =
   | Nothing
@@ -171,7 +174,9 @@ export function planSubstring(text: string, s: SubstringStatistics, settings: Se
   const own = s.ownDocuments()
   if (own.docs === 0) return { kind: 'nothing', reason: 'the reader reads no document' }
   if (own.docs <= settings.ownPassages.fewDocs && own.passages <= settings.ownPassages.fewPassages) {
-    if (!s.index().mayExist()) return { kind: 'nothing', reason: 'no readable passage holds every inner word' }
+    if (!s.index().mayExist()) {
+      return { kind: 'nothing', reason: 'no readable passage holds every inner word', shared: true }
+    }
     return { kind: 'own-passages', reason: 'the reader reads few passages: read them, not the shared indexes' }
   }
   return planIndexWalk(text, s.index(), settings)
@@ -182,7 +187,7 @@ export function planIndexWalk(text: string, s: IndexStatistics, settings: Search
   const { pairs: usePairs, runs: useRuns, rareEnough, phraseRuns } = settings.substring
   const pairs = usePairs ? s.pairs() : undefined
   if (pairs === undefined && !s.mayExist()) {
-    return { kind: 'nothing', reason: 'no readable passage holds every inner word' }
+    return { kind: 'nothing', reason: 'no readable passage holds every inner word', shared: true }
   }
   const indexed = () => indexedParts(s, settings)
   if (useRuns) {
@@ -291,21 +296,26 @@ boolean {
   return postings * costs.prefixPosting < need * readPerMatch * costs.candidate
 }
 
-/** a plan as `?explain` shows it: each step's kind and reason, nested as planned */
+/** a plan as `?explain` shows it: each step's kind and reason, a hybrid search's parts nested */
 export interface ExplainedStep { kind: string; reason: string; words?: ExplainedStep; substring?: ExplainedStep;
-  semantic?: ExplainedStep; above?: ExplainedStep }
+  semantic?: ExplainedStep }
+
+/** how `?explain` shows a substring plan decided by the shared indexes */
+const SHARED_WALK: ExplainedStep = { kind: 'index-walk', reason: 'the shared trigram, pair and run indexes are ' +
+  'walked; which of them, and why, follows figures of every organization\'s passages, so it is not shown' }
+const INDEX_KINDS = new Set(['run-exact', 'runs', 'pairs', 'trigram-and', 'trigram-probe', 'trigram-phrase'])
 
 /**
  * A plan as an organization's owners and admins may see it (POST /api/knowledge/search?explain=true): the paths and
- * their reasons, without what was read on the way (match expressions, rowids, counts), some of which count the
- * whole index rather than the caller's passages.
+ * their reasons, but only as far as the caller's own passages decided them. The substring index walk's choices
+ * (and a "nothing" the shared indexes said) follow counts of every organization's passages, so they show as one
+ * `index-walk`; match expressions, rowids and counts are never shown.
  */
-export function explainPlan(plan: Plan | TrigramPlan): ExplainedStep {
-  const step: ExplainedStep = { kind: plan.kind, reason: plan.reason }
+export function explainPlan(plan: Plan): ExplainedStep {
   if (plan.kind === 'hybrid') {
-    step.words = explainPlan(plan.words)
-    step.substring = explainPlan(plan.substring)
-    if (plan.semantic) step.semantic = explainPlan(plan.semantic)
-  } else if ('above' in plan && plan.above) step.above = explainPlan(plan.above)
-  return step
+    return { kind: plan.kind, reason: plan.reason, words: explainPlan(plan.words),
+      substring: explainPlan(plan.substring), ...(plan.semantic ? { semantic: explainPlan(plan.semantic) } : {}) }
+  }
+  if (INDEX_KINDS.has(plan.kind) || (plan.kind === 'nothing' && plan.shared)) return SHARED_WALK
+  return { kind: plan.kind, reason: plan.reason }
 }

@@ -206,3 +206,28 @@ t.test('?explain answers the plan to an organization\'s owners and admins, witho
     t.equal((await ask(member.auth, { query: 'crane' }, '/api/knowledge/search')).statusCode, 200)
     t.equal((await ask(owner.auth, { query: 'crane' }, '/api/knowledge/search?explain=maybe')).statusCode, 400)
   })
+
+t.test('?explain shows nothing another organization\'s passages decided: a walk of the shared indexes is one ' +
+  '`index-walk`, the same before and after another organization writes the word', async (t) => {
+  // (no reader of few documents: every substring search walks the shared indexes)
+  const app = await build(t, { config: { rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 },
+    searchSettings: { ownPassages: { fewDocs: 0 } } } })
+  const a = await signup(app)
+  const b = await signup(app)
+  await uploadDocument(app, a, { filename: 'a.txt', content: 'The harbour crane lifts containers at dawn.' })
+  const plans = async () => {
+    const out = []
+    for (const [query, mode] of [['zanzibarquux', 'substring'], ['zanzibarquux crane', 'hybrid'],
+      ['crane lifts', 'substring'], ['zanzibarquux', 'words']]) {
+      const res = await app.inject({ method: 'POST', url: '/api/knowledge/search?explain=true', headers: a.auth,
+        payload: { query, mode } })
+      out.push(res.json().plan)
+    }
+    return out
+  }
+  const before = await plans()
+  t.match(before[0], { kind: 'index-walk' })
+  t.match(before[1], { kind: 'hybrid', substring: { kind: 'index-walk' } })
+  await uploadDocument(app, b, { filename: 'b.txt', content: 'zanzibarquux zanzibarquux, crane lifts zanzibarquux.' })
+  t.same(await plans(), before)
+})

@@ -2725,31 +2725,19 @@ export interface operations {
                         count: number;
                         /** @description present (true) when the search stopped at its time budget before it was done: the results are the best it found by then */
                         partial?: boolean;
-                        /** @description with ?explain=true (organization owners and admins): the path the search took and why, each part of a hybrid search nested, and the trigram walk an indexed path takes above the indexes' mark (`above`) (docs/design/knowledge-search.md, "The decision table") */
+                        /** @description with ?explain=true (organization owners and admins): the path the search took and why, each part of a hybrid search nested; a walk of the shared substring indexes shows as `index-walk` (docs/design/knowledge-search.md, "The decision table") */
                         plan?: {
                             kind: string;
                             reason: string;
                             semantic?: {
-                                above?: {
-                                    kind: string;
-                                    reason: string;
-                                };
                                 kind: string;
                                 reason: string;
                             };
                             substring?: {
-                                above?: {
-                                    kind: string;
-                                    reason: string;
-                                };
                                 kind: string;
                                 reason: string;
                             };
                             words?: {
-                                above?: {
-                                    kind: string;
-                                    reason: string;
-                                };
                                 kind: string;
                                 reason: string;
                             };

@@ -66,6 +66,23 @@ t.test('the assistant\'s search_knowledge asks the model for terms, and finds wh
     t.same(res.json().citations.map((c: { fileName: string }) => c.fileName).sort(), ['kestrel.txt', 'midflight.txt'])
   })
 
+t.test('an agent\'s search_knowledge rewrites too', async (t) => {
+  const llm = await model(t)
+  const app = await build(t, { config: { llm: { baseUrl: llm.baseUrl, model: 'fake-1' } } })
+  const u = await signup(app)
+  await upload(app, u, 'kestrel.txt', KESTREL)
+  const agent = (await app.inject({ method: 'POST', url: '/api/v2/agents', headers: u.auth,
+    payload: { name: 'Birds', systemPrompt: 'Answer from the notes.',
+      capabilities: { tools: ['search_knowledge'] } } })).json().agent
+  const res = await app.inject({ method: 'POST', url: `/api/v2/agents/${agent.id}/message`, headers: u.auth,
+    payload: { message: 'q' } })
+  t.equal(res.statusCode, 200)
+  t.same(res.json().toolCalls, [{ tool: 'search_knowledge', input: { query: QUESTION } }],
+    'the query as the model wrote it')
+  t.equal(llm.requests.filter((r) => isRewrite(r.body)).length, 1)
+  t.same(toolResult(llm.requests).map((f) => f.document), ['kestrel.txt'], 'found through the terms')
+})
+
 t.test('CAIRN_SEARCH_REWRITE=off: no rewrite call, the question alone is searched', async (t) => {
   t.equal(loadConfig({}).searchRewrite.enabled, true, 'on by default')
   t.equal(loadConfig({ CAIRN_SEARCH_REWRITE: 'off' }).searchRewrite.enabled, false)

@@ -399,6 +399,16 @@ export async function run() {
         return NaN
       }
     }
+    // the server's CPU (every thread: the search workers', the request thread's, the health probe's), per query of a
+    // shape: on a loaded machine steadier than the wall time (/proc/<pid>/stat utime + stime, 10 ms ticks)
+    const cpuMs = () => {
+      try {
+        const fields = fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ')
+        return (Number(fields[11]) + Number(fields[12])) * 10
+      } catch {
+        return NaN
+      }
+    }
     // each shape's slowest query (its p99 at 40 queries), printed after the table
     const slowest = new Map<(typeof chosen)[number], { ms: number; query: string }>()
     for (const shape of chosen) {
@@ -411,6 +421,7 @@ export async function run() {
         { method: 'POST', headers: { authorization: `Bearer ${tokens[shape.who]}`, 'content-type': 'application/json' },
           body: JSON.stringify({ query: 'warm up', limit: 10, mode: shape.mode }) })
       const readBefore = diskKb()
+      const cpuBefore = cpuMs()
       for (const query of shape.queries) {
         const start = performance.now()
         const res = await fetch(`${info.address}/api/knowledge/search`,
@@ -431,7 +442,8 @@ export async function run() {
         p50: +percentile(sorted, 50).toFixed(1), p99: +percentile(sorted, 99).toFixed(1),
         max: +sorted[sorted.length - 1].toFixed(1), avgResults: +(results / times.length).toFixed(1),
         loopMaxMs: +loop.maxMs.toFixed(1), healthWorstMs: +worstProbe.toFixed(1),
-        diskKbPerQuery: +((diskKb() - readBefore) / times.length).toFixed(0) })
+        diskKbPerQuery: +((diskKb() - readBefore) / times.length).toFixed(0),
+        cpuMsPerQuery: +((cpuMs() - cpuBefore) / times.length).toFixed(1) })
     }
     probing = false
     await probe

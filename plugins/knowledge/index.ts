@@ -253,7 +253,7 @@ const knowledge: FastifyPluginAsyncTypebox<KnowledgeOptions> = async (app, opts)
     const doc = store.get(readerOf(request), id)
     if (!doc || !store.canDelete(doc, p.userId, p.orgRole)) throw notFound('Document not found')
     store.remove(doc.id)
-    app.jobs.enqueue('knowledge.purge', { documentId: doc.id })
+    app.jobs.enqueue('knowledge.purge', { documentId: doc.id, customerId: doc.customer_id })
     await files.removeQuietly(doc.original_path && files.abs(doc.original_path), files.abs(doc.text_path))
   }
 

@@ -5,7 +5,8 @@
  */
 export interface JobPayloads {
   'knowledge.index': { documentId: string }
-  'knowledge.purge': { documentId: string }
+  /** `customerId`: whose search figures count the passages until they are gone (absent in jobs queued before it was) */
+  'knowledge.purge': { documentId: string; customerId?: string }
   'voice.transcribe': { noteId: string }
   'workflow.run': { runId: string }
   'knowledge.embed': Record<string, never>

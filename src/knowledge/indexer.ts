@@ -180,8 +180,13 @@ export function createIndexer(deps: { sqlite: Database.Database; jobs: JobQueue;
     indexed(documentId)
   }, { maxAttempts: 5, backoffMs: 2000 })
 
+  // a deleted document's passages leave the word index after its row: once they are gone, the organization's version
+  // is raised, so that search figures cached for it (reader-statistics.ts: df, avgdl) stop counting them
+  const documentsChanged = sqlite.prepare(`UPDATE knowledge_listing_versions SET version = version + 1
+    WHERE customer_id = ?`)
   jobs.register('knowledge.purge', async (payload) => {
     await thread.purge(payload.documentId)
+    if (payload.customerId) documentsChanged.run(payload.customerId)
   }, { maxAttempts: 5 })
 
   return {

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { build, signup, uploadDocument, type TestUser } from '../helper.js'
+import { build, searching, signup, uploadDocument, type TestUser } from '../helper.js'
+import { createSearch } from '../../src/knowledge/search.js'
 import type { SearchSettingsOverrides } from '../../src/knowledge/search-settings.js'
 
 // Ranking counts only what the caller reads (docs/design/knowledge-search.md, "Tenant-private statistics"): another
@@ -89,4 +90,34 @@ t.test('a common word is sought where the caller\'s rare words are, among the ca
   await uploadDocument(app, b, { filename: 'b.txt', content: lines(5, (i) => `Zebra report ${i} of another org`) },
     small)
   t.same(await top(), before, 'the same after another organization wrote newer ones')
+})
+
+t.test('a deleted document\'s passages stop counting in the caller\'s figures once they leave the index', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const a = await signup(app)
+  const b = await signup(app)
+  await uploadDocument(app, a, { filename: 'keep.txt', content: 'The harbour crane is checked weekly.' })
+  const gone = await uploadDocument(app, a, { filename: 'gone.txt',
+    content: Array.from({ length: 30 }, (_, i) => `Crane log ${i}: crane crane, a long line of crane notes.`)
+      .join('\n\n') }, { chunkSize: '60', chunkOverlap: '0' })
+  await uploadDocument(app, b, { filename: 'theirs.txt', content: 'Their crane.' })
+  const version = (customerId: string) => app.sqlite.prepare(`SELECT version FROM knowledge_listing_versions
+    WHERE customer_id = ?`).pluck().get(customerId) as number
+  const search = async () => (await app.inject({ method: 'POST', url: '/api/knowledge/search', headers: a.auth,
+    payload: { query: 'harbour crane', mode: 'words' } })).json().results.map((r: { score: number }) => r.score)
+  await search()
+  const theirs = version(b.customerId)
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/knowledge/document/${gone.id}`, headers: a.auth }))
+    .statusCode, 200)
+  const deleted = version(a.customerId)
+  await app.jobs.idle()
+  t.equal(app.sqlite.prepare('SELECT count(*) FROM knowledge_passages WHERE document_id = ?').pluck().get(gone.id), 0)
+  t.ok(version(a.customerId) > deleted, 'the organization\'s version is raised when the passages are gone')
+  t.equal(version(b.customerId), theirs, 'not another organization\'s')
+  const scores = await search()
+  t.equal(scores.length, 1)
+  // the same figures as a search worker that never saw the document
+  const fresh = createSearch(...searching(t, app))
+  const reader = { customerId: a.customerId, userId: a.userId, workspaceIds: [a.workspaceId] }
+  t.same(scores, (await fresh.search(reader, {}, 'harbour crane', 10, 'words')).map((h) => h.score))
 })

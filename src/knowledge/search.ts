@@ -272,21 +272,25 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, o
 
   /**
    * Reciprocal rank fusion: each list adds 1 / (K + rank). Equal scores share a rank, so equal passages
-   * tie and the newer document wins. A substring match keeps its substring snippet.
+   * tie: the better in the words list wins, then the newer document. A substring match keeps its substring snippet.
    */
   function fuse(lists: Array<{ by: MatchedBy; hits: Scored[] }>, limit: number): SearchHit[] {
-    const merged = new Map<string, { s: Scored; fused: number; by: MatchedBy[] }>()
+    const merged = new Map<string, { s: Scored; fused: number; by: MatchedBy[]; words: number }>()
     for (const { by, hits } of lists) {
       let rank = 0
       hits.forEach((h, i) => {
         if (i === 0 || h.score !== hits[i - 1].score) rank = i + 1
-        const entry = merged.get(h.row.id)
-        if (entry) { entry.fused += 1 / (RRF_K + rank); entry.by.push(by) } else merged.set(h.row.id,
-          { s: h, fused: 1 / (RRF_K + rank), by: [by] })
+        const entry = merged.get(h.row.id) ?? { s: h, fused: 0, by: [], words: Infinity }
+        entry.fused += 1 / (RRF_K + rank)
+        entry.by.push(by)
+        if (by === 'words') entry.words = rank
+        merged.set(h.row.id, entry)
       })
     }
+    // equal fusions (a passage first in one list and second in another, and the other way round) go by the words
+    // list, which ranks the whole query with the passage's headings; then the newer document
     return [...merged.values()]
-      .sort((a, b) => b.fused - a.fused || newestFirst(a.s.row, b.s.row))
+      .sort((a, b) => b.fused - a.fused || a.words - b.words || newestFirst(a.s.row, b.s.row))
       .slice(0, limit)
       .map((e) => toHit(e.s, e.by, e.fused))
   }

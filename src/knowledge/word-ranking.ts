@@ -133,3 +133,40 @@ export function intersects(lists: number[][]): boolean {
   }
   return common.length > 0
 }
+
+/**
+ * How much a query term found in a passage's other fields counts beside one found in its text (BM25F-like: each
+ * field's term frequency times its weight, added to the text's before BM25's saturation): its section's heading
+ * (`section`, the last of its heading path), the headings above that (`headings`), its document's title (`title`)
+ * and the terms its text defines (`defined`: src/ingest/outline.ts definedTerms, its headings, definition-list terms
+ * and tables' first cells). A passage under a heading naming the term, or defining it, ranks above one that mentions
+ * it as often.
+ */
+export interface FieldWeights { section: number; headings: number; title: number; defined: number }
+
+/** a passage's fields besides its text, folded (the title given apart from the headings that repeat it) */
+export interface PassageFields { section: string; headings: string; title: string; defined: string }
+
+/**
+ * The fields of a passage: its heading path (outermost first; a first heading equal to the title is the title's),
+ * its document's title and the terms its text defines, each folded as the text is.
+ */
+export function passageFields(path: string[], title: string, defined: string[],
+  foldText: (s: string) => string): PassageFields {
+  const t = foldText(title)
+  const folded = path.map(foldText)
+  const own = folded.length > 0 ? folded[folded.length - 1] : ''
+  const above = folded.slice(0, -1).filter((h, i) => !(i === 0 && h === t))
+  return { section: own === t ? '' : own, headings: above.join('\n'), title: t,
+    defined: defined.map(foldText).join('\n') }
+}
+
+/** a term's frequency over a passage's fields, each weighted (added to its text's before BM25's saturation) */
+export function fieldFrequency(fields: PassageFields, stem: string[], w: FieldWeights): number {
+  let f = 0
+  if (w.section && fields.section) f += w.section * termFrequency(fields.section, stem)
+  if (w.headings && fields.headings) f += w.headings * termFrequency(fields.headings, stem)
+  if (w.title && fields.title) f += w.title * termFrequency(fields.title, stem)
+  if (w.defined && fields.defined) f += w.defined * termFrequency(fields.defined, stem)
+  return f
+}

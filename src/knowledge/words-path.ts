@@ -15,7 +15,12 @@ import type { SearchSettings } from './search-settings.js'
 import type { ReaderStatistics } from './reader-statistics.js'
 import type { FilterSpans } from './filter-spans.js'
 import { BudgetSpent, type Scored, type SearchBudget } from './hits.js'
-import { B, intersects, K1, mergePostings, termFrequency, topEntries, wordCount } from './word-ranking.js'
+import { B, fieldFrequency, intersects, K1, mergePostings, passageFields, termFrequency, topEntries,
+  wordCount } from './word-ranking.js'
+import { definedTerms, fileTitle, readHeadingPath } from '../ingest/outline.js'
+
+/** fold (NFKD) only what needs it: lower case is the whole fold of ASCII text */
+const foldText = (s: string) => isAscii(s) ? s.toLowerCase() : fold(s)
 
 /** the words path's plan, hits, and what its postings showed for hybrid's substring part */
 export interface WordsOutcome { plan: WordsPlan; hits: Scored[]; evidence: WordsEvidence }
@@ -30,11 +35,11 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
   spans: FilterSpans, settings: SearchSettings) {
   const { postingsPerTerm: POSTINGS_PER_TERM, exactPostings: EXACT_POSTINGS, rescore, commonMargin,
     everyTerms: EVERY_TERMS, fallbackRanges: FALLBACK_RANGES, seekMeetings: SEEK_MEETINGS, sought: SOUGHT,
-    probe: PROBE } = settings.words
+    probe: PROBE, fields: FIELDS } = settings.words
   const { maxWidening: MAX_WIDENING, fallbackPostings: FALLBACK_POSTINGS } = settings.filters
   const { span: filterSpan, ranges: filteredRanges, passing: passingFilter } = spans
   const byRowids = (filters: DocFilters) => `
-    SELECT p.rowid, p.id, p.text, p.chunk_index, ${DOC_COLUMNS}
+    SELECT p.rowid, p.id, p.text, p.chunk_index, p.heading_path, ${DOC_COLUMNS}
     FROM knowledge_passages p JOIN knowledge_documents d ON d.id = p.document_id
     WHERE p.rowid IN (SELECT value FROM json_each(@rowids)) AND ${readableWhere(filters)}`
   const postingsOf = sqlite.prepare(`SELECT rowid FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ?
@@ -254,18 +259,20 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
       }
     }
     const rows = store.prepared(byRowids(filters)).all({ ...readableParams(reader, filters),
-      rowids: JSON.stringify(best) }) as HitRow[]
+      rowids: JSON.stringify(best) }) as Array<HitRow & { heading_path: string | null }>
     const stems = terms.map((t) => t.map(roughStem))
     const avgWords = view.avgWords()
     const scored = rows.map((row) => {
-      // fold (NFKD) only what needs it: lower case is the whole fold of ASCII text
-      const text = isAscii(row.text) ? row.text.toLowerCase() : fold(row.text)
+      const text = foldText(row.text)
       const length = wordCount(text)
       const mask = heldBy.get(row.rowid) ?? 0
       const norm = K1 * (1 - B + (B * length) / avgWords)
+      // the passage's headings, its document's title and the terms it defines, as weighted fields
+      const fields = passageFields(readHeadingPath(row.heading_path), row.title ?? fileTitle(row.file_name),
+        FIELDS.defined ? definedTerms(row.text) : [], foldText)
       let score = 0
       stems.forEach((stem, i) => {
-        const f = Math.max(termFrequency(text, stem), mask & bit(i) ? 1 : 0)
+        const f = Math.max(termFrequency(text, stem), mask & bit(i) ? 1 : 0) + fieldFrequency(fields, stem, FIELDS)
         if (f > 0) score += (weights[i] * f * (K1 + 1)) / (f + norm)
       })
       return { row, score, snippet: () => wordsSnippet(row.text, terms) }

@@ -1,0 +1,41 @@
+import t from 'tap'
+import { build, searching, signup, uploadDocument, type TestUser } from '../helper.js'
+import { createSearch } from '../../src/knowledge/search.js'
+import type { App } from '../../src/app.js'
+
+const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
+const reader = (u: TestUser) => ({ customerId: u.customerId, userId: u.userId, workspaceIds: [u.workspaceId] })
+const NO_FIELDS = { section: 0, headings: 0, title: 0, defined: 0 }
+
+async function search(app: App, user: TestUser, query: string, mode: string) {
+  const res = await app.inject({ method: 'POST', url: '/api/knowledge/search', headers: user.auth,
+    payload: { query, mode } })
+  if (res.statusCode !== 200) throw new Error(`search failed: ${res.statusCode} ${res.body}`)
+  return res.json().results as Array<{ document: { fileName: string } }>
+}
+
+t.test('a passage under a heading naming the query\'s word ranks above one that only mentions it as often; ' +
+  'another organization finds neither', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const u = await signup(app)
+  const other = await signup(app)
+  // the defining section (its text holds the word twice, with its heading line) is the older upload and the longer
+  // passage: without the heading fields it would rank second
+  await uploadDocument(app, u, { filename: 'defines.md', content: '# Reference\n\n## Zephyrcache\n\n' +
+    'It keeps the zephyrcache entries for a while before the sweeper drops the oldest of them.\n' })
+  await uploadDocument(app, u, { filename: 'mentions.md', content: '# Notes\n\n## Gardening\n\n' +
+    'The zephyrcache came up beside the roses, and the zephyrcache again by the wall.\n' })
+  for (const mode of ['words', 'hybrid']) {
+    t.same((await search(app, u, 'zephyrcache', mode)).map((r) => r.document.fileName), ['defines.md', 'mentions.md'],
+      `${mode}: the section named for the word first`)
+    t.same(await search(app, other, 'zephyrcache', mode), [], `${mode}: another organization finds nothing`)
+  }
+  // the rule is what orders them: without the heading fields the shorter, newer mention wins
+  const plain = createSearch(...searching(t, app), { settings: { words: { fields: NO_FIELDS } } })
+  t.same((await plain.search(reader(u), {}, 'zephyrcache', 10, 'words')).map((h) => h.document.fileName),
+    ['mentions.md', 'defines.md'], 'without the fields, text alone decides')
+  // on the bounded path too (every candidate rescored with its heading path)
+  const bounded = createSearch(...searching(t, app), { settings: { words: { exactPostings: 0, rescore: 2 } } })
+  t.same((await bounded.search(reader(u), {}, 'zephyrcache', 10, 'words')).map((h) => h.document.fileName),
+    ['defines.md', 'mentions.md'], 'words-bounded ranks by the heading as well')
+})

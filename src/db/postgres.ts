@@ -25,7 +25,8 @@ export interface PostgresTarget {
   host: string
   port: number
   database: string
-  user: string
+  /** undefined when the URL names none (node-postgres then connects as the operating system's user) */
+  user?: string
 }
 
 /** A refused connection or a wrong URL, said in words: it names the server and what to check, never the password. */
@@ -50,7 +51,7 @@ export function postgresTarget(url: string): PostgresTarget {
     throw new PostgresConnectionError(`CAIRN_DATABASE_URL must start with postgres:// or postgresql:// (it starts ` +
       `with ${parsed.protocol}//): expected ${URL_SHAPE}`)
   }
-  const database = decodeURIComponent(parsed.pathname.replace(/^\//, ''))
+  const database = decoded(parsed.pathname.replace(/^\//, ''))
   if (!parsed.hostname || !database || database.includes('/')) {
     throw new PostgresConnectionError(`CAIRN_DATABASE_URL names no ${parsed.hostname ? 'database' : 'host'}: ` +
       `expected ${URL_SHAPE}`)
@@ -59,8 +60,14 @@ export function postgresTarget(url: string): PostgresTarget {
     host: parsed.hostname,
     port: parsed.port ? Number(parsed.port) : 5432,
     database,
-    user: decodeURIComponent(parsed.username) || process.env.PGUSER || process.env.USER || 'postgres'
+    // (none in the URL: node-postgres connects as the operating system's user)
+    user: decoded(parsed.username) || undefined
   }
+}
+
+/** a URL part percent-decoded, or as written when it is not valid percent-encoding (a bare `%` in a password) */
+function decoded(part: string): string {
+  try { return decodeURIComponent(part) } catch { return part }
 }
 
 const where = (t: PostgresTarget) => `PostgreSQL at ${t.host}:${t.port}`
@@ -73,8 +80,10 @@ export function describePostgresError(err: unknown, url: string): Error {
   if (err instanceof PostgresConnectionError) return err
   const target = postgresTarget(url)
   const e = err as Error & { code?: string }
-  const password = decodeURIComponent(new URL(url).password)
-  const scrub = (s: string) => password ? s.split(password).join('***') : s
+  const raw = new URL(url).password
+  // both forms cut out: the URL's, and the decoded one the driver may repeat
+  const password = decoded(raw)
+  const scrub = (s: string) => [password, raw].reduce((out, p) => p ? out.split(p).join('***') : out, s)
   const cause = new Error(scrub(String(e?.message ?? err)))
   const say = (message: string) => new PostgresConnectionError(message, target, { cause })
   switch (e?.code) {
@@ -91,8 +100,9 @@ export function describePostgresError(err: unknown, url: string): Error {
         `firewall between.`)
     case '28P01':
     case '28000':
-      return say(`${where(target)} refused user "${target.user}" for database "${target.database}": check the ` +
-        `user and password in CAIRN_DATABASE_URL, and pg_hba.conf on the server.`)
+      return say(`${where(target)} refused ${target.user ? `user "${target.user}"`
+        : 'the operating system\'s user (the URL names none)'} for database "${target.database}": check the user and ` +
+        `password in CAIRN_DATABASE_URL, and pg_hba.conf on the server.`)
     case '3D000':
       return say(`${where(target)} has no database "${target.database}": create it (createdb ${target.database}) ` +
         `or correct CAIRN_DATABASE_URL.`)

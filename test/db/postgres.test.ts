@@ -9,7 +9,7 @@ import { drizzle } from 'drizzle-orm/node-postgres'
 import { count, eq } from 'drizzle-orm'
 import * as pgTables from '../../schema/pg/index.js'
 import { createPostgresPool, migratePostgres, MIGRATION_LOCK, PostgresConnectionError,
-  postgresTarget } from '../../src/db/postgres.js'
+  postgresTarget, describePostgresError } from '../../src/db/postgres.js'
 import { needsPostgres, testPostgresUrl } from '../system-tools.js'
 
 const root = path.resolve(import.meta.dirname, '../..')
@@ -49,6 +49,14 @@ t.test('a refused connection names the host and port and what to check, never th
   t.match(err?.message, `PostgreSQL at 127.0.0.1:${port} refused the connection`)
   t.match(err?.message, /is the server running/)
   t.notMatch(`${err?.message} ${(err?.cause as Error)?.message}`, /s3cret-pass/)
+  // a password that is not valid percent-encoding (a bare %) is still cut out, and still explained
+  const bare = `postgres://cairn:50%off@127.0.0.1:${port}/cairn`
+  const described = describePostgresError(Object.assign(new Error('connect ECONNREFUSED: 50%off'),
+    { code: 'ECONNREFUSED' }), bare)
+  t.match(described.message, /refused the connection/)
+  t.notMatch(`${described.message} ${(described.cause as Error)?.message}`, /50%off/)
+  t.same(postgresTarget('postgres://127.0.0.1/cairn'), { host: '127.0.0.1', port: 5432, database: 'cairn',
+    user: undefined }, 'no user in the URL: the operating system\'s, as node-postgres does')
 })
 
 if (await needsPostgres(t)) {

@@ -13,6 +13,7 @@ const EnvSchema = Type.Object({
   HOST: Type.String({ default: '127.0.0.1' }),
   PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535 }),
   CAIRN_DATA_DIR: Type.String({ default: './data' }),
+  CAIRN_DATABASE_URL: Type.Optional(Type.String()),
   CAIRN_PUBLIC_URL: Type.Optional(Type.String({ minLength: 1 })),
   CAIRN_JWT_SECRET: Type.Optional(Type.String({ minLength: 16 })),
   CAIRN_JWT_TTL: Type.Integer({ default: 86400, minimum: 60 }),
@@ -275,6 +276,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (scheme !== 'smtp:' && scheme !== 'smtps:') {
       problems.push('CAIRN_SMTP_URL is invalid: expected smtp://user:pass@host:port or smtps://user:pass@host:port')
     }
+  }
+  if (e.CAIRN_DATABASE_URL) {
+    // a process that ignored it would keep its own SQLite database, and several behind one address would each answer
+    // from a database of their own
+    problems.push('CAIRN_DATABASE_URL is set, but this version of Cairn keeps its data only in the embedded SQLite ' +
+      'database of CAIRN_DATA_DIR: unset CAIRN_DATABASE_URL, and run one Cairn process per data directory')
   }
   const trustProxy = trustedProxies(e.CAIRN_TRUST_PROXY, problems)
   const webhookAllow = parseAllowList(e.CAIRN_WEBHOOK_ALLOW)

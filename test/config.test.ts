@@ -48,6 +48,10 @@ t.test('invalid values are refused at start', async (t) => {
   t.throws(() => loadConfig({ CAIRN_JWT_SECRET: 'short' }))
   t.throws(() => loadConfig({ CAIRN_SEARCH_CACHE_MB: '-1' }))
   t.throws(() => loadConfig({ CAIRN_SEARCH_CACHE_MB: 'lots' }))
+  // never ignored: a process that did would answer from a database of its own
+  t.throws(() => loadConfig({ CAIRN_DATABASE_URL: 'postgres://cairn@db.example/cairn' }),
+    /CAIRN_DATABASE_URL is set, but this version of Cairn keeps its data only in the embedded SQLite database/)
+  t.equal(loadConfig({ CAIRN_DATABASE_URL: '' }).dataDir, loadConfig({}).dataDir, 'empty is unset')
 })
 
 t.test('JWT secret: generated once, kept, reused', async (t) => {

@@ -11,6 +11,7 @@ export const B = 0.75
 /** a word as the word index's tokenizer sees one */
 export const WORD_TOKEN = /[\p{L}\p{N}\p{Co}]+/gu
 const WORD_CHAR = /[\p{L}\p{N}\p{Co}]/u
+const SPAN_TOKEN = new RegExp(WORD_TOKEN.source, 'gu')
 
 /**
  * How often a term (its words lightly stemmed) occurs in a folded text: each place the first stem starts a
@@ -169,4 +170,36 @@ export function fieldFrequency(fields: PassageFields, stem: string[], w: FieldWe
   if (w.title && fields.title) f += w.title * termFrequency(fields.title, stem)
   if (w.defined && fields.defined) f += w.defined * termFrequency(fields.defined, stem)
   return f
+}
+
+/**
+ * The fewest neighbouring words of a folded text that hold every term of `wanted` (indices into `stems`; a term of
+ * several words is placed by its first): the minimal span of term-proximity ranking (Tao and Zhai 2007). Infinity
+ * when the text lacks one of them.
+ */
+export function minimalSpan(text: string, stems: string[][], wanted: number[]): number {
+  const byStem = new Map<string, number>()
+  wanted.forEach((i, k) => byStem.set(stems[i][0], k))
+  const at: number[] = []
+  const which: number[] = []
+  let position = 0
+  // (a regex of its own: matchAll starts where WORD_TOKEN's lastIndex was left by termFrequency)
+  for (const m of text.matchAll(SPAN_TOKEN)) {
+    const k = byStem.get(roughStem(m[0]))
+    if (k !== undefined) { at.push(position); which.push(k) }
+    position++
+  }
+  // the shortest window of matches holding each wanted term: two pointers over the matches in order
+  const count = new Array<number>(wanted.length).fill(0)
+  let held = 0
+  let best = Infinity
+  for (let hi = 0, lo = 0; hi < at.length; hi++) {
+    if (count[which[hi]]++ === 0) held++
+    while (held === wanted.length) {
+      best = Math.min(best, at[hi] - at[lo] + 1)
+      if (--count[which[lo]] === 0) held--
+      lo++
+    }
+  }
+  return best
 }

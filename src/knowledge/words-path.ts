@@ -15,8 +15,8 @@ import type { SearchSettings } from './search-settings.js'
 import type { ReaderStatistics } from './reader-statistics.js'
 import type { FilterSpans } from './filter-spans.js'
 import { BudgetSpent, type Scored, type SearchBudget } from './hits.js'
-import { B, fieldFrequency, intersects, K1, mergePostings, passageFields, termFrequency, topEntries,
-  wordCount } from './word-ranking.js'
+import { B, fieldFrequency, intersects, K1, mergePostings, minimalSpan, passageFields, termFrequency,
+  topEntries, wordCount } from './word-ranking.js'
 import { definedTerms, fileTitle, readHeadingPath } from '../ingest/outline.js'
 
 /** fold (NFKD) only what needs it: lower case is the whole fold of ASCII text */
@@ -35,7 +35,7 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
   spans: FilterSpans, settings: SearchSettings) {
   const { postingsPerTerm: POSTINGS_PER_TERM, exactPostings: EXACT_POSTINGS, rescore, commonMargin,
     everyTerms: EVERY_TERMS, fallbackRanges: FALLBACK_RANGES, seekMeetings: SEEK_MEETINGS, sought: SOUGHT,
-    probe: PROBE, fields: FIELDS } = settings.words
+    probe: PROBE, fields: FIELDS, proximity: PROXIMITY } = settings.words
   const { maxWidening: MAX_WIDENING, fallbackPostings: FALLBACK_POSTINGS } = settings.filters
   const { span: filterSpan, ranges: filteredRanges, passing: passingFilter } = spans
   const byRowids = (filters: DocFilters) => `
@@ -271,10 +271,19 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
       const fields = passageFields(readHeadingPath(row.heading_path), row.title ?? fileTitle(row.file_name),
         FIELDS.defined ? definedTerms(row.text) : [], foldText)
       let score = 0
+      const inText: number[] = []
       stems.forEach((stem, i) => {
-        const f = Math.max(termFrequency(text, stem), mask & bit(i) ? 1 : 0) + fieldFrequency(fields, stem, FIELDS)
+        const tf = termFrequency(text, stem)
+        if (tf > 0) inText.push(i)
+        const f = Math.max(tf, mask & bit(i) ? 1 : 0) + fieldFrequency(fields, stem, FIELDS)
         if (f > 0) score += (weights[i] * f * (K1 + 1)) / (f + norm)
       })
+      // term proximity: the words the text holds, close together, add up to PROXIMITY × their IDF (all of it when
+      // they are neighbours, less as the fewest words holding them all grow)
+      if (PROXIMITY > 0 && inText.length > 1) {
+        const span = minimalSpan(text, stems, inText)
+        if (span < Infinity) score += PROXIMITY * inText.reduce((n, i) => n + weights[i], 0) * inText.length / span
+      }
       return { row, score, snippet: () => wordsSnippet(row.text, terms) }
     })
     return { plan, hits: scored.sort((a, b) => b.score - a.score || b.row.rowid - a.row.rowid).slice(0, cap),

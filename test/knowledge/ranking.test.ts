@@ -39,3 +39,30 @@ t.test('a passage under a heading naming the query\'s word ranks above one that 
   t.same((await bounded.search(reader(u), {}, 'zephyrcache', 10, 'words')).map((h) => h.document.fileName),
     ['defines.md', 'mentions.md'], 'words-bounded ranks by the heading as well')
 })
+
+t.test('proximity: of two passages holding the same words as often, the one holding them close together ranks ' +
+  'first; another organization finds neither', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const u = await signup(app)
+  const other = await signup(app)
+  // (other passages, so that the two words are rare enough to weigh: BM25's IDF of a word in most passages is 0)
+  for (const name of ['one', 'two', 'three']) {
+    await uploadDocument(app, u, { filename: `${name}.txt`, content: `Unrelated notes, part ${name}.` })
+  }
+  // the same words, as many of each: only where they stand differs; the close one is the older (ties go newest first)
+  await uploadDocument(app, u, { filename: 'close.txt',
+    content: 'amberfold latticework holds here while other filler words stand apart today.' })
+  await uploadDocument(app, u, { filename: 'apart.txt',
+    content: 'amberfold holds here while other filler words stand apart latticework today.' })
+  for (const mode of ['words', 'hybrid']) {
+    t.same((await search(app, u, 'amberfold latticework', mode)).map((r) => r.document.fileName),
+      ['close.txt', 'apart.txt'], `${mode}: the words together first`)
+    t.same(await search(app, other, 'amberfold latticework', mode), [], `${mode}: another organization finds nothing`)
+  }
+  const without = createSearch(...searching(t, app), { settings: { words: { proximity: 0 } } })
+  t.same((await without.search(reader(u), {}, 'amberfold latticework', 10, 'words')).map((h) => h.document.fileName),
+    ['apart.txt', 'close.txt'], 'without proximity they tie, and the newer goes first')
+  const bounded = createSearch(...searching(t, app), { settings: { words: { exactPostings: 0, rescore: 2 } } })
+  t.same((await bounded.search(reader(u), {}, 'amberfold latticework', 10, 'words')).map((h) => h.document.fileName),
+    ['close.txt', 'apart.txt'], 'words-bounded too')
+})

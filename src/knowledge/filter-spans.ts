@@ -26,7 +26,6 @@ export function createFilterSpans(sqlite: Database.Database, store: KnowledgeSto
   const FILTERED_DOCS = settings.words.filteredDocs
   const listingVersion = sqlite.prepare('SELECT version FROM knowledge_listing_versions WHERE customer_id = ?')
     .pluck()
-  const corpusSize = sqlite.prepare(`SELECT coalesce(max(rowid), 0) FROM knowledge_passages`).pluck()
   const filteredDocsSql = (filters: DocFilters) => `SELECT d.id, d.chunk_count, d.indexed_count, d.status, d.updated_at,
     d.first_passage_rowid AS lo, d.last_passage_rowid AS hi
     FROM knowledge_documents d
@@ -43,16 +42,15 @@ export function createFilterSpans(sqlite: Database.Database, store: KnowledgeSto
    * What a category or tag filter leaves the reader: its documents' rowid ranges, newest first, neighbours merged
    * (a document's passages are written together; undefined past SPAN_DOCS documents), its passages, and whether it
    * leaves out none of the reader's. Cached per reader and filter until the organization's documents change
-   * (migration 0017's version, raised by any document or tag write) or passages are added: a search with that
-   * filter does not read its documents' ranges again.
+   * (migration 0017's version, raised by any document or tag write, and by each slice an ingest writes): a search
+   * with that filter does not read its documents' ranges again, whatever other organizations write.
    */
   function filterSpan(reader: Reader, filters: DocFilters): FilterSpan {
     const key = JSON.stringify([reader.customerId, reader.userId, reader.workspaceIds, filters.scope ?? null,
       filters.category ?? null, filters.tags ?? null])
     const version = listingVersion.get(reader.customerId) as number | undefined
-    const newest = corpusSize.get() as number
     const kept = spans.get(key)
-    if (kept && kept.version === version && kept.newest === newest) return kept.span
+    if (kept && kept.version === version) return kept.span
     const params = readableParams(reader, filters)
     const { n: passages } = store.prepared(readablePassages(filters)).get(params) as { n: number }
     const readable = stats.readable(reader, { scope: filters.scope })
@@ -72,10 +70,10 @@ export function createFilterSpans(sqlite: Database.Database, store: KnowledgeSto
     }
     const span: FilterSpan = { docs: docs.length, passages, all, ranges }
     if (spans.size >= 1000) spans.clear()
-    spans.set(key, { version, newest, span })
+    spans.set(key, { version, span })
     return span
   }
-  const spans = new Map<string, { version: number | undefined; newest: number; span: FilterSpan }>()
+  const spans = new Map<string, { version: number | undefined; span: FilterSpan }>()
   /**
    * The runs of consecutive rowids holding a document's passages, [lo, hi] each: one, its first and last, unless
    * passages of other documents were written between its slices (an upload during a background ingest), when its

@@ -186,7 +186,7 @@ t.test('the assistant retrieves with hybrid search: extractive answers quote the
   const unified = await app.inject({ method: 'POST', url: '/api/v2/search', headers: u.auth,
     payload: { query: 'when are travel costs reimbursed?' } })
   t.same(unified.json().results.map((r: { kind: string; title: string }) => `${r.kind}:${r.title}`),
-    ['knowledge:travel.txt'])
+    ['knowledge:travel'], 'titled by the document\'s title (its file name without the extension)')
   const stranger = await signup(app)
   t.same((await app.inject({ method: 'POST', url: '/api/v2/search', headers: stranger.auth,
     payload: { query: 'parental leave weeks' } })).json().results, [])

@@ -334,8 +334,8 @@ t.test('search: case, Unicode, short queries, FTS5 syntax, filters, limit, delet
   const hit = limited.json().results[0]
   t.type(hit.score, 'number')
   t.match(hit.snippet, /<mark>zebra<\/mark>/)
-  t.same(Object.keys(hit.document).sort(), ['category', 'fileName', 'fileType', 'id', 'scope'])
-  t.same(Object.keys(hit.chunk).sort(), ['chunkIndex', 'id', 'text'])
+  t.same(Object.keys(hit.document).sort(), ['category', 'fileName', 'fileType', 'id', 'scope', 'title'])
+  t.same(Object.keys(hit.chunk).sort(), ['chunkIndex', 'headingPath', 'id', 'text'])
 
   for (const body of [{}, { query: '' }, { query: '   ' }, { query: 'x'.repeat(1001) }, { query: 'x', limit: 101 },
     { query: 'x', limit: 0 }, { query: 'x', scope: 'everywhere' }]) {

@@ -14,6 +14,17 @@ const WORD_CHAR = /[\p{L}\p{N}\p{Co}]/u
 const SPAN_TOKEN = new RegExp(WORD_TOKEN.source, 'gu')
 
 /**
+ * BM25's IDF of a term held by `df` of `n` passages. `lucene`: ln(1 + (n − df + 0.5) / (df + 0.5)), always positive,
+ * so a word in half the passages or more still tells a passage holding it from one that does not (Lucene's BM25, and
+ * bench/bm25.ts). `robertson`: ln((n − df + 0.5) / (df + 0.5)), the Robertson–Spärck Jones weight, floored at 1e-6:
+ * about 0 for such a word, which then cannot order anything.
+ */
+export function inverseFrequency(kind: 'lucene' | 'robertson', n: number, df: number): number {
+  const odds = (n - df + 0.5) / (df + 0.5)
+  return kind === 'lucene' ? Math.log(1 + odds) : Math.max(1e-6, Math.log(odds))
+}
+
+/**
  * How often a term (its words lightly stemmed) occurs in a folded text: each place the first stem starts a
  * word whose stem it is, followed by the term's other words. Cheaper than stemming every word of the text.
  */

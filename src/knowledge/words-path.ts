@@ -15,7 +15,7 @@ import type { SearchSettings } from './search-settings.js'
 import type { ReaderStatistics } from './reader-statistics.js'
 import type { FilterSpans } from './filter-spans.js'
 import { BudgetSpent, type Scored, type SearchBudget } from './hits.js'
-import { B, fieldFrequency, intersects, K1, mergePostings, minimalSpan, passageFields, termFrequency,
+import { B, fieldFrequency, intersects, inverseFrequency, K1, mergePostings, minimalSpan, passageFields, termFrequency,
   topEntries, wordCount } from './word-ranking.js'
 import { definedTerms, fileTitle, readHeadingPath } from '../ingest/outline.js'
 
@@ -35,7 +35,7 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
   spans: FilterSpans, settings: SearchSettings) {
   const { postingsPerTerm: POSTINGS_PER_TERM, exactPostings: EXACT_POSTINGS, rescore, commonMargin,
     everyTerms: EVERY_TERMS, fallbackRanges: FALLBACK_RANGES, seekMeetings: SEEK_MEETINGS, sought: SOUGHT,
-    probe: PROBE, fields: FIELDS, proximity: PROXIMITY } = settings.words
+    probe: PROBE, fields: FIELDS, proximity: PROXIMITY, idf: IDF } = settings.words
   const { maxWidening: MAX_WIDENING, fallbackPostings: FALLBACK_POSTINGS } = settings.filters
   const { span: filterSpan, ranges: filteredRanges, passing: passingFilter } = spans
   const byRowids = (filters: DocFilters) => `
@@ -155,7 +155,7 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
     const innerTerms = terms.map((_, i) => i).filter((i) => terms[i].length === 1 && inner.has(terms[i][0]))
     let none = innerTerms.some((i) => complete[i]) &&
       !intersects(innerTerms.filter((i) => complete[i]).map((i) => postings[i]))
-    const idf = (df: number) => Math.max(1e-6, Math.log((Math.max(readable, df) - df + 0.5) / (df + 0.5)))
+    const idf = (df: number) => inverseFrequency(IDF, Math.max(readable, df), df)
     // (inside a filter's ranges, a term's postings say how often it is there, not among all the reader's passages:
     // a common term met in a few sparse ranges would look rare)
     const dfs = postings.map((p, i) => (ranges || !complete[i] ? dfOf(terms[i]) : p.length))

@@ -45,7 +45,7 @@ t.test('proximity: of two passages holding the same words as often, the one hold
   const app = await build(t, { config: { rateLimits: NO_LIMITS } })
   const u = await signup(app)
   const other = await signup(app)
-  // (other passages, so that the two words are rare enough to weigh: BM25's IDF of a word in most passages is 0)
+  // (other passages, so that the two words are rare enough to weigh)
   for (const name of ['one', 'two', 'three']) {
     await uploadDocument(app, u, { filename: `${name}.txt`, content: `Unrelated notes, part ${name}.` })
   }
@@ -65,4 +65,31 @@ t.test('proximity: of two passages holding the same words as often, the one hold
   const bounded = createSearch(...searching(t, app), { settings: { words: { exactPostings: 0, rescore: 2 } } })
   t.same((await bounded.search(reader(u), {}, 'amberfold latticework', 10, 'words')).map((h) => h.document.fileName),
     ['close.txt', 'apart.txt'], 'words-bounded too')
+})
+
+t.test('a word in most passages still counts (IDF ln(1 + …)): a passage holding both query words ranks above one ' +
+  'holding the rarer twice; another organization finds neither', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const u = await signup(app)
+  const other = await signup(app)
+  // mossberry is in 4 of the 5 passages: its Robertson–Spärck Jones weight ln((N − df + 0.5) / (df + 0.5)) is below 0
+  for (const name of ['one', 'two', 'three']) {
+    await uploadDocument(app, u, { filename: `${name}.txt`, content: `Mossberry jam recipe notes, part ${name}.` })
+  }
+  await uploadDocument(app, u, { filename: 'both.txt', content: 'lanternwick mossberry.' })
+  await uploadDocument(app, u, { filename: 'twice.txt', content: 'lanternwick, lanternwick.' })
+  const names = (hits: Array<{ document: { fileName: string } }>) => hits.map((h) => h.document.fileName)
+  for (const mode of ['words', 'hybrid']) {
+    t.same(names(await search(app, u, 'lanternwick mossberry', mode)).slice(0, 2), ['both.txt', 'twice.txt'],
+      `${mode}: both words first`)
+    t.same(await search(app, other, 'lanternwick mossberry', mode), [], `${mode}: another organization finds nothing`)
+  }
+  // the rule is what orders them: with the floored weight the common word counts for nothing, and the rarer word
+  // twice wins
+  const floored = createSearch(...searching(t, app), { settings: { words: { idf: 'robertson' } } })
+  t.same(names(await floored.search(reader(u), {}, 'lanternwick mossberry', 10, 'words')).slice(0, 2),
+    ['twice.txt', 'both.txt'], 'with the floored IDF the rarer word twice goes first')
+  const bounded = createSearch(...searching(t, app), { settings: { words: { exactPostings: 0, rescore: 2 } } })
+  t.same(names(await bounded.search(reader(u), {}, 'lanternwick mossberry', 10, 'words')).slice(0, 2),
+    ['both.txt', 'twice.txt'], 'words-bounded too')
 })

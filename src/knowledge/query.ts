@@ -23,14 +23,26 @@ export function fold(s: string): string {
 const TOKEN = /[\p{L}\p{N}\p{Co}]+/gu
 
 /**
+ * A dot between parts of a dotted name (`Counter.most_common`, `os.path`): a part of 2+ letters, digits or
+ * underscores before it, one of 3+ starting with a letter after it (not `Node.js`, `e.g.`, `3.11`)
+ */
+const NAME_DOT = /(?<=[\p{L}\p{N}_]{2})\.(?=\p{L}[\p{L}\p{N}_]{2})/u
+
+/**
  * The query's words: each whitespace-separated piece is split as the index splits text; a one-token
- * piece that is a stop word is dropped, a several-token piece ("e-mail", "snake_case") stays a phrase.
- * Folded, deduplicated, at most MAX_TERMS.
+ * piece that is a stop word is dropped, a several-token piece ("e-mail", "snake_case") stays a phrase. A dotted name
+ * is sought as written and by each of its parts: `Counter.most_common` as the phrase "counter most common", and
+ * "counter" and "most common", since pages define a method under its class (`class collections.Counter` …
+ * `most_common([n])`) more often than they write the two together. Folded, deduplicated, at most MAX_TERMS.
  */
 export function queryTerms(query: string): string[][] {
   const terms: string[][] = []
   const seen = new Set<string>()
-  for (const piece of query.split(/\s+/)) {
+  const pieces = query.split(/\s+/).flatMap((piece) => {
+    const parts = piece.split(NAME_DOT)
+    return parts.length > 1 ? [piece, ...parts] : [piece]
+  })
+  for (const piece of pieces) {
     const tokens = (fold(piece.replace(/['’]s$/iu, '')).match(TOKEN) ?? [])
     if (tokens.length === 0) continue
     if (tokens.length === 1 && STOP_WORDS.has(tokens[0])) continue

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { build, searching, signup, uploadDocument, type TestUser } from '../helper.js'
 import { createSearch } from '../../src/knowledge/search.js'
+import { queryTerms } from '../../src/knowledge/query.js'
 import type { App } from '../../src/app.js'
 
 const NO_LIMITS = { knowledge: 0, voiceNotes: 0, artifacts: 0, default: 0 }
@@ -92,4 +93,25 @@ t.test('a word in most passages still counts (IDF ln(1 + …)): a passage holdin
   const bounded = createSearch(...searching(t, app), { settings: { words: { exactPostings: 0, rescore: 2 } } })
   t.same(names(await bounded.search(reader(u), {}, 'lanternwick mossberry', 10, 'words')).slice(0, 2),
     ['both.txt', 'twice.txt'], 'words-bounded too')
+})
+
+t.test('a dotted name is sought as written and by its parts: the page defining the method under its class is found ' +
+  'though it never writes the two together; another organization finds neither', async (t) => {
+  t.same(queryTerms('Counter.most_common'), [['counter', 'most', 'common'], ['counter'], ['most', 'common']])
+  // (a product name, a version, an abbreviation: one phrase as before)
+  t.same(queryTerms('Node.js 3.11 e.g.'), [['node', 'js'], ['3', '11'], ['e', 'g']])
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const u = await signup(app)
+  const other = await signup(app)
+  await uploadDocument(app, u, { filename: 'defines.md', content: '# Reference\n\n## class quillon.Gallimaufry\n\n' +
+    'A gallimaufry keeps tallies of what it is given.\n\n`tallyhover_best(n)`: the n largest tallies.\n' })
+  await uploadDocument(app, u, { filename: 'contents.md', content: '# Contents\n\n- Gallimaufry.tallyhover_best\n' })
+  await uploadDocument(app, u, { filename: 'unrelated.md', content: '# Garden\n\nThe roses by the wall.\n' })
+  const names = (hits: Array<{ document: { fileName: string } }>) => hits.map((h) => h.document.fileName).sort()
+  for (const mode of ['words', 'hybrid']) {
+    t.same(names(await search(app, u, 'Gallimaufry.tallyhover_best', mode)), ['contents.md', 'defines.md'],
+      `${mode}: the literal and the definition`)
+    t.same(await search(app, other, 'Gallimaufry.tallyhover_best', mode), [],
+      `${mode}: another organization finds nothing`)
+  }
 })

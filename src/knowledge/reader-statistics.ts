@@ -32,7 +32,7 @@ export function createReaderStatistics(sqlite: Database.Database) {
   const listingVersion = sqlite.prepare('SELECT version FROM knowledge_listing_versions WHERE customer_id = ?')
     .pluck()
   const newest = sqlite.prepare(`SELECT p.text FROM knowledge_passages p WHERE p.rowid IN (
-      SELECT rowid FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ? ORDER BY rowid DESC LIMIT ?)`)
+      SELECT rowid FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ? ORDER BY rowid DESC LIMIT +?)`)
     .pluck()
   const countFrom = sqlite.prepare(`SELECT count(*) FROM knowledge_passages_words
     WHERE knowledge_passages_words MATCH ? AND rowid >= ?`).pluck()

@@ -115,3 +115,21 @@ t.test('a dotted name is sought as written and by its parts: the page defining t
       `${mode}: another organization finds nothing`)
   }
 })
+
+t.test('a passage of a document titled with the query\'s word ranks above the same text in another document; ' +
+  'another organization finds neither', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const u = await signup(app)
+  const other = await signup(app)
+  // the same text: only the titles (the file names) differ, and the titled one is the older (ties go newest first)
+  await uploadDocument(app, u, { filename: 'quorvane.txt', content: 'A note on quorvane, kept for later.' })
+  await uploadDocument(app, u, { filename: 'notes.txt', content: 'A note on quorvane, kept for later.' })
+  const names = (hits: Array<{ document: { fileName: string } }>) => hits.map((h) => h.document.fileName)
+  for (const mode of ['words', 'hybrid']) {
+    t.same(names(await search(app, u, 'quorvane', mode)), ['quorvane.txt', 'notes.txt'], `${mode}: the titled first`)
+    t.same(await search(app, other, 'quorvane', mode), [], `${mode}: another organization finds nothing`)
+  }
+  const untitled = createSearch(...searching(t, app), { settings: { words: { fields: { title: 0 } } } })
+  t.same(names(await untitled.search(reader(u), {}, 'quorvane', 10, 'words')), ['notes.txt', 'quorvane.txt'],
+    'without the title field they tie, and the newer goes first')
+})

@@ -7,6 +7,7 @@ import { readableParams, readableWhere, type DocFilters, type Reader } from './r
 import type { KnowledgeStore } from './store.js'
 import type { ReaderStatistics } from './reader-statistics.js'
 import type { SearchSettings } from './search-settings.js'
+import { runDocsSql, type DocRuns, type RunDoc } from './doc-runs.js'
 
 /** a category or tag filter's documents as the reader sees them */
 export interface FilterSpan {
@@ -20,22 +21,11 @@ export interface FilterSpan {
 }
 
 export function createFilterSpans(sqlite: Database.Database, store: KnowledgeStore, stats: ReaderStatistics,
-  settings: SearchSettings) {
+  runsOf: DocRuns, settings: SearchSettings) {
   const { maxRanges: MAX_RANGES, spanDocs: SPAN_DOCS, checkBatch: FILTER_BATCH, maxChecks: FILTER_CHECKS } =
     settings.filters
   const FILTERED_DOCS = settings.words.filteredDocs
   const listingVersion = sqlite.prepare('SELECT version FROM knowledge_listing_versions WHERE customer_id = ?')
-    .pluck()
-  const filteredDocsSql = (filters: DocFilters) => `SELECT d.id, d.chunk_count, d.indexed_count, d.status, d.updated_at,
-    d.first_passage_rowid AS lo, d.last_passage_rowid AS hi
-    FROM knowledge_documents d
-    WHERE ${readableWhere(filters)} LIMIT +@most`
-  // a document's first and last passages hold its lowest and highest rowids: its passages are written in order
-  // (src/knowledge/index-worker.ts), each rowid above every one before
-  const docRowids = sqlite.prepare(`SELECT
-    (SELECT rowid FROM knowledge_passages WHERE document_id = @id ORDER BY chunk_index LIMIT 1) AS lo,
-    (SELECT rowid FROM knowledge_passages WHERE document_id = @id ORDER BY chunk_index DESC LIMIT 1) AS hi`)
-  const docRowidList = sqlite.prepare(`SELECT rowid FROM knowledge_passages WHERE document_id = ? ORDER BY rowid`)
     .pluck()
 
   /**
@@ -54,12 +44,12 @@ export function createFilterSpans(sqlite: Database.Database, store: KnowledgeSto
     const params = readableParams(reader, filters)
     const { n: passages } = store.prepared(readablePassages(filters)).get(params) as { n: number }
     const readable = stats.readable(reader, { scope: filters.scope })
-    const docs = store.prepared(filteredDocsSql(filters)).all({ ...params, most: SPAN_DOCS + 1 }) as SpanDoc[]
+    const docs = store.prepared(runDocsSql(filters)).all({ ...params, most: SPAN_DOCS + 1 }) as RunDoc[]
     let ranges: Array<[bigint, bigint]> | undefined
     const all = passages === readable && passages > 0
     // (a filter leaving out nothing is walked as without it: its ranges are never read)
     if (!all && docs.length <= SPAN_DOCS) {
-      const found = docs.filter((d) => d.chunk_count > 0).flatMap((d) => docSpan(d)).sort((a, b) => b[1] - a[1])
+      const found = docs.filter((d) => d.chunk_count > 0).flatMap((d) => runsOf(d)).sort((a, b) => b[1] - a[1])
       const merged: Array<[number, number]> = []
       for (const [lo, hi] of found) {
         const last = merged[merged.length - 1]
@@ -74,41 +64,6 @@ export function createFilterSpans(sqlite: Database.Database, store: KnowledgeSto
     return span
   }
   const spans = new Map<string, { version: number | undefined; span: FilterSpan }>()
-  /**
-   * The runs of consecutive rowids holding a document's passages, [lo, hi] each: one, its first and last, unless
-   * passages of other documents were written between its slices (an upload during a background ingest), when its
-   * rowids are read and split. An indexed document's are kept while it is unchanged (its `updated_at`): the
-   * organization's version moves with every write to any of its documents (an ingest's progress, 40 times a
-   * second), and the filter's span is then worked out again from these, reading only the documents that changed.
-   */
-  type SpanDoc = { id: string; chunk_count: number; indexed_count: number; status: string; updated_at: string;
-    lo: number | null; hi: number | null }
-  const docSpans = new Map<string, { at: string; runs: Array<[number, number]> }>()
-  function docSpan(d: SpanDoc): Array<[number, number]> {
-    const kept = docSpans.get(d.id)
-    if (kept && kept.at === d.updated_at) return kept.runs
-    // its first and last rowids from its row (the index worker writes them): two look-ups in the passages' index per
-    // document otherwise, each a page read on a cold cache; a row written before migration 0022 took effect (or by
-    // a test) may not have them
-    const { lo, hi } = d.lo !== null && d.hi !== null ? d
-      : docRowids.get({ id: d.id }) as { lo: number | null; hi: number | null }
-    // its passages: all of them once indexed, else those written so far
-    const n = d.status === 'indexed' ? d.chunk_count : d.indexed_count
-    let runs: Array<[number, number]> = []
-    if (lo !== null && hi !== null && hi - lo + 1 === n) runs = [[lo, hi]]
-    else if (lo !== null) {
-      for (const rowid of docRowidList.all(d.id) as number[]) {
-        const last = runs[runs.length - 1]
-        if (last && rowid === last[1] + 1) last[1] = rowid
-        else runs.push([rowid, rowid])
-      }
-    }
-    if (d.status === 'indexed') {
-      if (docSpans.size >= 100_000) docSpans.clear()
-      docSpans.set(d.id, { at: d.updated_at, runs })
-    }
-    return runs
-  }
 
   /**
    * The rowid ranges of a category or tag filter's passages (filterSpan); 'all' when it leaves out none of the
@@ -130,7 +85,7 @@ export function createFilterSpans(sqlite: Database.Database, store: KnowledgeSto
     WHERE p.rowid IN (SELECT value FROM json_each(@rowids)) AND ${readableWhere(filters)}`
   /**
    * The first `most` of `rowids` (best first) whose passages the filter keeps: those in its ranges (exact: a
-   * document's runs of rowids, see docSpan) when known, else checked by their documents a batch at a time (at most
+   * document's runs of rowids, see doc-runs.ts) when known, else checked by their documents a batch at a time (at most
    * FILTER_CHECKS)
    */
   function passingFilter(reader: Reader, filters: DocFilters, span: FilterSpan, rowids: number[],

@@ -70,7 +70,7 @@ const byId = sqlite.prepare(`SELECT status, indexed_count, chunk_size, chunk_ove
   FROM knowledge_documents WHERE id = ?`)
 const lastPassage = sqlite.prepare(`SELECT last_passage_rowid FROM knowledge_documents WHERE id = ?`).pluck()
 const writer = passageWriter(sqlite)
-// with the rowids of its first and last passages so far (a filter's ranges are read from them: search.ts, docSpan),
+// with the rowids of its first and last passages so far (a filter's ranges are read from them: doc-runs.ts),
 // and its title from its text; a document without a title is one indexed before titles, whose earlier passages lack
 // their heading paths: it keeps none until the back-fill (outline-backfill.ts) has done all of them
 const progress = sqlite.prepare(`UPDATE knowledge_documents SET indexed_count = @next, status = 'processing',

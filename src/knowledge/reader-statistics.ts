@@ -7,9 +7,11 @@
  */
 import type Database from 'better-sqlite3'
 import type { DocFilters, DocScope, Reader } from './readers.js'
-import { readerTokens } from './readers.js'
+import { readableParams, readerTokens } from './readers.js'
 import { ftsPhrase } from './query.js'
 import { wordCount } from './word-ranking.js'
+import type { KnowledgeStore } from './store.js'
+import { runDocsSql, type DocRuns, type RunDoc } from './doc-runs.js'
 
 /** passages of the reader read to work out their mean length: the newest, so the figure is the same on every worker */
 const LENGTH_SAMPLE = 200
@@ -24,18 +26,23 @@ export interface ReaderView {
   avgWords(): number
   /** how many of the reader's passages have a rowid at or above `rowid` */
   newerThan(rowid: number): number
+  /** whether a passage is the reader's */
+  holds(rowid: number): boolean
   /** the reader's passages holding a term, worked out by `count` once per term until the documents change */
   passagesWith(term: string[], count: () => number): number
 }
 
-export function createReaderStatistics(sqlite: Database.Database) {
+/**
+ * The reader's passages as runs of rowids (doc-runs.ts), ascending, with how many passages the runs from each one on
+ * hold: every readable document is read once per organization version (a few ms for thousands of documents).
+ */
+interface OwnRuns { lo: number[]; hi: number[]; from: number[] }
+
+export function createReaderStatistics(sqlite: Database.Database, store: KnowledgeStore, runsOf: DocRuns) {
   const listingVersion = sqlite.prepare('SELECT version FROM knowledge_listing_versions WHERE customer_id = ?')
     .pluck()
-  const newest = sqlite.prepare(`SELECT p.text FROM knowledge_passages p WHERE p.rowid IN (
-      SELECT rowid FROM knowledge_passages_words WHERE knowledge_passages_words MATCH ? ORDER BY rowid DESC LIMIT +?)`)
-    .pluck()
-  const countFrom = sqlite.prepare(`SELECT count(*) FROM knowledge_passages_words
-    WHERE knowledge_passages_words MATCH ? AND rowid >= ?`).pluck()
+  const textsWithin = sqlite.prepare(`SELECT text FROM knowledge_passages WHERE rowid BETWEEN ? AND ?
+    ORDER BY rowid DESC LIMIT +?`).pluck()
   /** an organization's passages by who may read them: a scope, its workspace or owner (null when not the scope's) */
   type Share = { scope: string; workspace: string | null; owner: string | null; n: number }
   type OrgShares = { version: number | undefined; shares: Share[] }
@@ -51,8 +58,18 @@ export function createReaderStatistics(sqlite: Database.Database) {
   const readable = new Map<string, { of: OrgShares; passages: number }>()
   const views = new Map<string, { of: OrgShares; view: ReaderView }>()
 
+  const lastRowid = sqlite.prepare('SELECT coalesce(max(rowid), 0) FROM knowledge_passages').pluck()
+  let size = { at: -Infinity, rowids: 0 }
   return {
     readable: readableBy,
+    /**
+     * the passages' highest rowid, read at most once a minute: how the words path walks (whether a reader reads most
+     * of the index), never what it finds or how it ranks
+     */
+    indexSize() {
+      if (performance.now() - size.at > 60_000) size = { at: performance.now(), rowids: lastRowid.get() as number }
+      return size.rowids
+    },
     /** the reader's figures for a search in `scope` (all the reader reads when none) */
     view(reader: Reader, scope?: DocScope): ReaderView {
       const org = shares(reader.customerId)
@@ -62,7 +79,8 @@ export function createReaderStatistics(sqlite: Database.Database) {
       let cached = views.get(key)
       if (!cached || cached.of !== org) {
         if (views.size > 10_000) views.clear()
-        views.set(key, (cached = { of: org, view: createView(readersMatch, readableBy(reader, { scope })) }))
+        const view = createView(reader, scope, readersMatch, readableBy(reader, { scope }))
+        views.set(key, (cached = { of: org, view }))
       }
       return cached.view
     },
@@ -79,21 +97,48 @@ export function createReaderStatistics(sqlite: Database.Database) {
     }
   }
 
-  function createView(readersMatch: string, passages: number): ReaderView {
+  function createView(reader: Reader, scope: DocScope | undefined, readersMatch: string, passages: number): ReaderView {
     let avg: number | undefined
+    let runs: OwnRuns | undefined
     const withTerm = new Map<string, number>()
+    const own = () => (runs ??= ownRuns(reader, scope))
+    /** the first run ending at or above `rowid` */
+    const runAt = (rowid: number) => {
+      const { hi } = own()
+      let a = 0
+      let b = hi.length
+      while (a < b) {
+        const m = (a + b) >> 1
+        if (hi[m] < rowid) a = m + 1
+        else b = m
+      }
+      return a
+    }
     return {
       readersMatch,
       passages,
       avgWords() {
         if (avg === undefined) {
-          const texts = readersMatch ? newest.all(readersMatch, LENGTH_SAMPLE) as string[] : []
+          // the newest LENGTH_SAMPLE of the reader's passages, run by run from the newest
+          const { lo, hi } = own()
+          const texts: string[] = []
+          for (let k = hi.length - 1; k >= 0 && texts.length < LENGTH_SAMPLE; k--) {
+            texts.push(...textsWithin.all(lo[k], hi[k], LENGTH_SAMPLE - texts.length) as string[])
+          }
           const words = texts.reduce((sum, t) => sum + wordCount(t), 0)
           avg = Math.max(1, words / Math.max(texts.length, 1))
         }
         return avg
       },
-      newerThan: (rowid) => readersMatch ? countFrom.get(readersMatch, rowid) as number : 0,
+      newerThan(rowid) {
+        const { lo, hi, from } = own()
+        const k = runAt(rowid)
+        return k >= hi.length ? 0 : hi[k] - Math.max(lo[k], rowid) + 1 + (from[k + 1] ?? 0)
+      },
+      holds(rowid) {
+        const k = runAt(rowid)
+        return k < own().hi.length && own().lo[k] <= rowid
+      },
       passagesWith(term, count) {
         const key = term.join(' ')
         let n = withTerm.get(key)
@@ -104,6 +149,22 @@ export function createReaderStatistics(sqlite: Database.Database) {
         return n
       }
     }
+  }
+
+  /** the runs of every document the reader reads in `scope` (doc-runs.ts), merged and counted */
+  function ownRuns(reader: Reader, scope: DocScope | undefined): OwnRuns {
+    const docs = store.prepared(runDocsSql({ scope })).all({ ...readableParams(reader, { scope }),
+      most: Number.MAX_SAFE_INTEGER }) as RunDoc[]
+    const all = docs.flatMap((d) => runsOf(d)).sort((x, y) => x[0] - y[0])
+    const lo: number[] = []
+    const hi: number[] = []
+    for (const [l, h] of all) {
+      if (hi.length > 0 && l <= hi[hi.length - 1] + 1) hi[hi.length - 1] = Math.max(hi[hi.length - 1], h)
+      else { lo.push(l); hi.push(h) }
+    }
+    const from = new Array<number>(lo.length + 1).fill(0)
+    for (let k = lo.length - 1; k >= 0; k--) from[k] = from[k + 1] + hi[k] - lo[k] + 1
+    return { lo, hi, from }
   }
 
   /**

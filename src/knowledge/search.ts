@@ -17,6 +17,7 @@ import { fileTitle } from '../ingest/outline.js'
 import { B, K1 } from './word-ranking.js'
 import { createReaderStatistics } from './reader-statistics.js'
 import { createFilterSpans } from './filter-spans.js'
+import { createDocRuns } from './doc-runs.js'
 import { createWordsPath, type WordsOutcome } from './words-path.js'
 
 export type { SearchBudget } from './hits.js'
@@ -93,8 +94,9 @@ export function createSearch(sqlite: Database.Database, store: KnowledgeStore, o
   const { semantic, log } = options
   const settings = searchSettings(options.settings)
   const SUBSTRING_RANGES = settings.filters.substringRanges
-  const stats = createReaderStatistics(sqlite)
-  const spans = createFilterSpans(sqlite, store, stats, settings)
+  const runsOf = createDocRuns(sqlite)
+  const stats = createReaderStatistics(sqlite, store, runsOf)
+  const spans = createFilterSpans(sqlite, store, stats, runsOf, settings)
   const filterSpan = spans.span
   const words = createWordsPath(sqlite, store, stats, spans, settings)
   const FEW_DOCS = settings.ownPassages.fewDocs

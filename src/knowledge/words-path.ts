@@ -78,16 +78,20 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
     // (a filter leaving out no passage: the walks as without it)
     const ranges = found === 'all' || found === undefined ? undefined : found
     const readable = view.passages
+    const shared = readable >= stats.indexSize() / 2
     // a filter of too many documents or stretches to walk inside: the walks as without it, the best candidates kept
     // in ranked order as long as they pass it, `widen` times as many sought as without a filter
     const span = found === undefined ? filterSpan(reader, filters) : undefined
     const postFilter = span !== undefined
     const widen = span ? Math.max(1, Math.min(MAX_WIDENING, Math.ceil(readable / Math.max(span.passages, 1)))) : 1
-    const matchOf = (t: string[]) => `${view.readersMatch} AND {text}: ${ftsPhrase(t.join(' '))}`
+    const matchOf = (t: string[]) => `{text}: ${ftsPhrase(t.join(' '))}`
+    // a reader of at least half the index walks each match alone and keeps their own passages (ANDed with the readers
+    // token, FTS5 reads that token's whole doclist at every walk); a smaller reader's walks are ANDed with it. Either
+    // way the walks give the same rowids: the reader's
     // how many of the reader's passages hold a term (BM25's df): all of its postings when fewer than PROBE, else
     // estimated from how far back its newest PROBE postings reach among the reader's passages (terms spread evenly)
     const dfOf = (t: string[], newest?: number[]) => view.passagesWith(t, () => {
-      const p = newest ?? postingsOf.all(matchOf(t), PROBE) as number[]
+      const p = newest ?? walkIn(undefined, matchOf(t), PROBE)
       return p.length < PROBE ? p.length
         : Math.min(readable, p.length * readable / Math.max(1, view.newerThan(p[p.length - 1])))
     })
@@ -102,10 +106,24 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
     const walk = (match: string, most: number, before?: number) => walkIn(ranges, match, most, before)
     const walkIn = (ranges: Array<[bigint, bigint]> | undefined, match: string, most: number,
       before?: number): number[] => {
-      if (!ranges) {
-        return (before === undefined ? postingsOf.all(match, most) : postingsBefore.all(match, before, most)) as
-          number[]
+      if (!ranges && !shared) {
+        const mine = `${view.readersMatch} AND ${match}`
+        return (before === undefined ? postingsOf.all(mine, most) : postingsBefore.all(mine, before, most)) as number[]
       }
+      if (!ranges) {
+        // the newest postings in chunks, the reader's kept (most of them: the reader reads half the index or more)
+        const out: number[] = []
+        for (let below = before; ;) {
+          const chunk = Math.max(most - out.length, 64)
+          const got = (below === undefined ? postingsOf.all(match, chunk) : postingsBefore.all(match, below, chunk)) as
+            number[]
+          for (let k = 0; k < got.length && out.length < most; k++) if (view.holds(got[k])) out.push(got[k])
+          if (out.length >= most || got.length < chunk) return out
+          below = got[got.length - 1]
+          check()
+        }
+      }
+      // (a filter's ranges are runs of the reader's own passages: doc-runs.ts)
       // each range in windows of rowids read in ascending order (FTS5 walks back from a high bound in descending
       // order at about the cost of the whole doclist), newest window first
       const out: number[] = []
@@ -172,7 +190,7 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
     // which common terms' seeks found all their meetings with the rare terms
     const sought = new Set<number>()
     if (rare.length > 0) {
-      const rareMatch = `${view.readersMatch} AND {text}: (${rare.map((t) => ftsPhrase(t.join(' '))).join(' OR ')})`
+      const rareMatch = `{text}: (${rare.map((t) => ftsPhrase(t.join(' '))).join(' OR ')})`
       // each seek walks the rare terms' postings again: at most SOUGHT common terms, the rarest (a pasted paragraph
       // has dozens; the others still count in the rescoring)
       const seek = new Set(terms.map((_, i) => i).filter((i) => !complete[i]).sort((x, y) => weights[y] - weights[x])
@@ -205,7 +223,7 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
       // rarest first (ANDing a pasted paragraph's 32 common words walks one of them whole, seeking the others), then
       // the newest postings of the common terms, by the IDF of the terms they hold
       const strongestOf = strongest.map((i) => ftsPhrase(terms[i].join(' ')))
-      const every = `${view.readersMatch} AND {text}: (${strongestOf.join(' AND ')})`
+      const every = `{text}: (${strongestOf.join(' AND ')})`
       // (a term already counted where it met a rare one is not counted again)
       const add = (rowid: number, i: number) => {
         const held = heldBy.get(rowid) ?? 0
@@ -237,7 +255,7 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
     }
     check()
     if (plan.kind === 'words-bounded' && (postFilter || ranges)) {
-      // (a document's rowid range may hold passages of documents written between its slices: docSpan splits it)
+      // (a document's rowid range may hold passages of documents written between its slices: doc-runs.ts splits it)
       const kept = span ?? filterSpan(reader, filters)
       best = passingFilter(reader, filters, kept, best, most)
       if (postFilter && best.length < cap) {
@@ -246,7 +264,7 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
         // their newest postings anywhere, each a bounded read
         const known = new Set(best)
         const anyOf = strongest.map((i) => ftsPhrase(terms[i].join(' '))).join(' OR ')
-        const match = `${view.readersMatch} AND {text}: (${anyOf})`
+        const match = `{text}: (${anyOf})`
         const add = (rowids: number[]) => {
           for (const rowid of passingFilter(reader, filters, kept, rowids.filter((r) => !known.has(r)),
             most - best.length)) {
@@ -255,7 +273,7 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
           }
         }
         if (kept.ranges) add(walkIn(kept.ranges.slice(0, FALLBACK_RANGES), match, 2 * most))
-        if (best.length < cap) add(postingsOf.all(match, FALLBACK_POSTINGS) as number[])
+        if (best.length < cap) add(walkIn(undefined, match, FALLBACK_POSTINGS))
       }
     }
     const rows = store.prepared(byRowids(filters)).all({ ...readableParams(reader, filters),

@@ -39,7 +39,7 @@ const EnvSchema = Type.Object({
   CAIRN_EMBED_API_KEY: Type.Optional(Type.String()),
   CAIRN_EMBED_MODEL: Type.Optional(Type.String({ minLength: 1 })),
   CAIRN_WEB_SEARCH_URL: Type.Optional(Type.String({ minLength: 1 })),
-  CAIRN_SEARCH_REWRITE: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
+  CAIRN_SEARCH_REWRITE: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'off' }),
   CAIRN_SERVICE_KEY: Type.Optional(Type.String({ minLength: 16 })),
   CAIRN_LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),

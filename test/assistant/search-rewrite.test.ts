@@ -28,6 +28,9 @@ const toolResult = (requests: LlmRequest[]) => {
 const QUESTION = 'bird staying motionless midflight'
 const KESTREL = 'The kestrel hovers over meadows while hunting voles.'
 
+/** CAIRN_SEARCH_REWRITE=on (off by default) */
+const ON = { enabled: true, timeoutMs: 5000 }
+
 type Misbehave = (b: LlmRequest['body']) => 'hang' | number | undefined
 
 /** a fake model that calls search_knowledge with QUESTION, rewrites it as `terms`, and answers with the tool result */
@@ -39,7 +42,8 @@ async function model(t: Parameters<typeof fakeLlm>[0], terms = 'kestrel hovering
 t.test('the assistant\'s search_knowledge asks the model for terms, and finds what only the terms reach',
   async (t) => {
     const llm = await model(t)
-    const app = await build(t, { config: { llm: { baseUrl: llm.baseUrl, apiKey: 'sk-x', model: 'fake-1' } } })
+    const app = await build(t,
+      { config: { llm: { baseUrl: llm.baseUrl, apiKey: 'sk-x', model: 'fake-1' }, searchRewrite: ON } })
     const u = await signup(app)
     await upload(app, u, 'kestrel.txt', KESTREL)
     await upload(app, u, 'midflight.txt', 'A glider pilot stays aloft midflight by riding thermals.')
@@ -68,7 +72,7 @@ t.test('the assistant\'s search_knowledge asks the model for terms, and finds wh
 
 t.test('an agent\'s search_knowledge rewrites too', async (t) => {
   const llm = await model(t)
-  const app = await build(t, { config: { llm: { baseUrl: llm.baseUrl, model: 'fake-1' } } })
+  const app = await build(t, { config: { llm: { baseUrl: llm.baseUrl, model: 'fake-1' }, searchRewrite: ON } })
   const u = await signup(app)
   await upload(app, u, 'kestrel.txt', KESTREL)
   const agent = (await app.inject({ method: 'POST', url: '/api/v2/agents', headers: u.auth,
@@ -84,7 +88,8 @@ t.test('an agent\'s search_knowledge rewrites too', async (t) => {
 })
 
 t.test('CAIRN_SEARCH_REWRITE=off: no rewrite call, the question alone is searched', async (t) => {
-  t.equal(loadConfig({}).searchRewrite.enabled, true, 'on by default')
+  t.equal(loadConfig({}).searchRewrite.enabled, false, 'off by default')
+  t.equal(loadConfig({ CAIRN_SEARCH_REWRITE: 'on' }).searchRewrite.enabled, true)
   t.equal(loadConfig({ CAIRN_SEARCH_REWRITE: 'off' }).searchRewrite.enabled, false)
   const refused = (() => { try { loadConfig({ CAIRN_SEARCH_REWRITE: 'maybe' }) } catch (err) { return err } })()
   t.ok(refused instanceof ConfigError, 'another value stops the start')
@@ -130,7 +135,7 @@ t.test('a failing, hanging or empty rewrite: the question is searched as asked a
 t.test('search routes and MCP never ask the model; unified search titles knowledge hits by document title',
   async (t) => {
     const llm = await model(t)
-    const app = await build(t, { config: { llm: { baseUrl: llm.baseUrl, model: 'fake-1' } } })
+    const app = await build(t, { config: { llm: { baseUrl: llm.baseUrl, model: 'fake-1' }, searchRewrite: ON } })
     const u = await signup(app)
     await upload(app, u, 'server.md', '# Server Configuration\n\n## Memory\n\nThe kestrel cache holds 64 MB.\n')
     const search = await app.inject({ method: 'POST', url: '/api/knowledge/search', headers: u.auth,
@@ -167,7 +172,7 @@ t.test('search routes and MCP never ask the model; unified search titles knowled
 t.test('the rewritten terms search only what the caller reads: another organization\'s passages stay out',
   async (t) => {
     const llm = await model(t)
-    const app = await build(t, { config: { llm: { baseUrl: llm.baseUrl, model: 'fake-1' } } })
+    const app = await build(t, { config: { llm: { baseUrl: llm.baseUrl, model: 'fake-1' }, searchRewrite: ON } })
     const owner = await signup(app)
     const other = await signup(app)
     await upload(app, other, 'kestrel.txt', KESTREL)

@@ -191,12 +191,15 @@ export function fieldFrequency(fields: PassageFields, stem: string[], w: FieldWe
 export function minimalSpan(text: string, stems: string[][], wanted: number[]): number {
   const byStem = new Map<string, number>()
   wanted.forEach((i, k) => byStem.set(stems[i][0], k))
+  // a word's rough stem is a prefix of it, of 3 characters or more unless the word is shorter: only words starting as
+  // a wanted stem does are stemmed
+  const heads = new Set(wanted.map((i) => stems[i][0].slice(0, 3)))
   const at: number[] = []
   const which: number[] = []
   let position = 0
   // (a regex of its own: matchAll starts where WORD_TOKEN's lastIndex was left by termFrequency)
   for (const m of text.matchAll(SPAN_TOKEN)) {
-    const k = byStem.get(roughStem(m[0]))
+    const k = heads.has(m[0].slice(0, 3)) ? byStem.get(roughStem(m[0])) : undefined
     if (k !== undefined) { at.push(position); which.push(k) }
     position++
   }

@@ -78,7 +78,8 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
     // (a filter leaving out no passage: the walks as without it)
     const ranges = found === 'all' || found === undefined ? undefined : found
     const readable = view.passages
-    const shared = readable >= stats.indexSize() / 2
+    const share = Math.min(1, readable / Math.max(1, stats.indexSize()))
+    const shared = share >= 0.5
     // a filter of too many documents or stretches to walk inside: the walks as without it, the best candidates kept
     // in ranked order as long as they pass it, `widen` times as many sought as without a filter
     const span = found === undefined ? filterSpan(reader, filters) : undefined
@@ -114,7 +115,8 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
         // the newest postings in chunks, the reader's kept (most of them: the reader reads half the index or more)
         const out: number[] = []
         for (let below = before; ;) {
-          const chunk = Math.max(most - out.length, 64)
+          // (enough for the rest at the reader's share of the index, and a little more: one statement, mostly)
+          const chunk = Math.ceil((most - out.length) / share * 1.05) + 16
           const got = (below === undefined ? postingsOf.all(match, chunk) : postingsBefore.all(match, below, chunk)) as
             number[]
           for (let k = 0; k < got.length && out.length < most; k++) if (view.holds(got[k])) out.push(got[k])

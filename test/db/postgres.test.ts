@@ -187,6 +187,50 @@ if (await needsPostgres(t)) {
     t.equal(rowid, 2, 'rowids are numbers, given in order')
   })
 
+  t.test('knowledge_reader_shares and knowledge_listing_versions follow every write of the documents and tags, as ' +
+    'SQLite\'s triggers keep them', async (t) => {
+    const pool = poolFor(t, await freshDatabase(t))
+    await migratePostgres(pool)
+    const db = drizzle(pool)
+    const at = '2026-01-01T00:00:00.000Z'
+    await db.insert(pgTables.organizations).values(['o1', 'o2'].map((id) => ({ id, name: id, createdAt: at })))
+    await db.insert(pgTables.users).values(['o1', 'o2'].map((o) => ({ id: `u-${o}`, customerId: o,
+      email: `${o}@example.com`, name: o, passwordHash: 'x', orgRole: 'owner' as const, createdAt: at })))
+    await db.insert(pgTables.workspaces).values(['w1', 'w2'].map((id) => ({ id, customerId: 'o1', name: id,
+      createdBy: 'u-o1', createdAt: at })))
+    const doc = (id: string, org: string, scope: 'organization' | 'workspace' | 'personal', chunks: number,
+      workspaceId: string | null = null) => ({ id, customerId: org, workspaceId, ownerId: `u-${org}`, scope,
+      fileName: `${id}.txt`, fileType: 'txt', fileSize: 1, sha256: '', category: 'c', tags: '[]', metadata: '{}',
+      textLength: 1, chunkCount: chunks, chunkSize: 1000, chunkOverlap: 0, indexedCount: 0, status: 'indexed' as const,
+      textPath: '', uploadedAt: at, updatedAt: at })
+    const kept = async () => (await pool.query(`SELECT customer_id, scope, workspace, owner, passages::int
+      FROM knowledge_reader_shares ORDER BY 1, 2, 3, 4`)).rows
+    const summed = async () => (await pool.query(`SELECT customer_id, scope,
+        CASE scope WHEN 'workspace' THEN coalesce(workspace_id, '') ELSE '' END AS workspace,
+        CASE scope WHEN 'personal' THEN owner_id ELSE '' END AS owner, sum(chunk_count)::int AS passages
+      FROM knowledge_documents GROUP BY 1, 2, 3, 4 HAVING sum(chunk_count) > 0 ORDER BY 1, 2, 3, 4`)).rows
+    const version = async (org: string) => Number((await pool.query(
+      'SELECT version FROM knowledge_listing_versions WHERE customer_id = $1', [org])).rows[0]?.version ?? 0)
+    const docs = pgTables.knowledgeDocuments
+    await db.insert(docs).values([doc('d1', 'o1', 'organization', 5), doc('d2', 'o1', 'workspace', 3, 'w1'),
+      doc('d3', 'o1', 'workspace', 2, 'w2'), doc('d4', 'o1', 'personal', 4), doc('d5', 'o2', 'organization', 7)])
+    t.same(await kept(), await summed(), 'after inserts')
+    t.equal(await version('o1'), 4)
+    t.equal(await version('o2'), 1)
+    await db.update(docs).set({ scope: 'workspace', workspaceId: 'w1' }).where(eq(docs.id, 'd1'))
+    await db.update(docs).set({ chunkCount: 9 }).where(eq(docs.id, 'd2'))
+    t.same(await kept(), await summed(), 'after a scope change and a count change')
+    t.equal(await version('o1'), 6)
+    const before = await version('o1')
+    await db.insert(pgTables.knowledgeDocumentTags).values({ documentId: 'd3', tag: 'red' })
+    await db.delete(pgTables.knowledgeDocumentTags).where(eq(pgTables.knowledgeDocumentTags.documentId, 'd3'))
+    t.equal(await version('o1'), before + 2, 'a tag written and removed')
+    await db.delete(docs).where(eq(docs.id, 'd3'))
+    await db.delete(docs).where(eq(docs.id, 'd4'))
+    t.same(await kept(), await summed(), 'after deletes: no empty share is kept')
+    t.equal(await version('o2'), 1, 'another organization\'s writes leave its version alone')
+  })
+
   t.test('artifact_counts follows inserts and deletes, per workspace', async (t) => {
     const pool = poolFor(t, await freshDatabase(t))
     await migratePostgres(pool)

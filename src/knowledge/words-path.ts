@@ -107,17 +107,15 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
     const walk = (match: string, most: number, before?: number) => walkIn(ranges, match, most, before)
     const walkIn = (ranges: Array<[bigint, bigint]> | undefined, match: string, most: number,
       before?: number): number[] => {
-      if (!ranges && !shared) {
-        const mine = `${view.readersMatch} AND ${match}`
-        return (before === undefined ? postingsOf.all(mine, most) : postingsBefore.all(mine, before, most)) as number[]
-      }
       if (!ranges) {
-        // the newest postings in chunks, the reader's kept (most of them: the reader reads half the index or more)
+        // the newest postings in chunks, the reader's kept: a reader of half the index or more walks the match alone
+        // (enough at their share of the index, and a little more: one statement, mostly); a smaller one walks it
+        // ANDed with their readers tokens, which still hold a deleted document's passages until they are purged
+        const mine = shared ? match : `${view.readersMatch} AND ${match}`
         const out: number[] = []
         for (let below = before; ;) {
-          // (enough for the rest at the reader's share of the index, and a little more: one statement, mostly)
-          const chunk = Math.ceil((most - out.length) / share * 1.05) + 16
-          const got = (below === undefined ? postingsOf.all(match, chunk) : postingsBefore.all(match, below, chunk)) as
+          const chunk = shared ? Math.ceil((most - out.length) / share * 1.05) + 16 : most - out.length
+          const got = (below === undefined ? postingsOf.all(mine, chunk) : postingsBefore.all(mine, below, chunk)) as
             number[]
           for (let k = 0; k < got.length && out.length < most; k++) if (view.holds(got[k])) out.push(got[k])
           if (out.length >= most || got.length < chunk) return out

@@ -62,3 +62,14 @@ export function createDocRuns(sqlite: Database.Database) {
 }
 
 export type DocRuns = ReturnType<typeof createDocRuns>
+
+/** runs of rowids ([lo, hi] each) in ascending order, those that touch or overlap merged into one */
+export function mergeRuns(runs: Array<[number, number]>): Array<[number, number]> {
+  const merged: Array<[number, number]> = []
+  for (const [lo, hi] of [...runs].sort((x, y) => x[0] - y[0])) {
+    const last = merged[merged.length - 1]
+    if (last && lo <= last[1] + 1) last[1] = Math.max(last[1], hi)
+    else merged.push([lo, hi])
+  }
+  return merged
+}

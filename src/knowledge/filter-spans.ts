@@ -7,7 +7,7 @@ import { readableParams, readableWhere, type DocFilters, type Reader } from './r
 import type { KnowledgeStore } from './store.js'
 import type { ReaderStatistics } from './reader-statistics.js'
 import type { SearchSettings } from './search-settings.js'
-import { runDocsSql, type DocRuns, type RunDoc } from './doc-runs.js'
+import { mergeRuns, runDocsSql, type DocRuns, type RunDoc } from './doc-runs.js'
 
 /** a category or tag filter's documents as the reader sees them */
 export interface FilterSpan {
@@ -49,13 +49,8 @@ export function createFilterSpans(sqlite: Database.Database, store: KnowledgeSto
     const all = passages === readable && passages > 0
     // (a filter leaving out nothing is walked as without it: its ranges are never read)
     if (!all && docs.length <= SPAN_DOCS) {
-      const found = docs.filter((d) => d.chunk_count > 0).flatMap((d) => runsOf(d)).sort((a, b) => b[1] - a[1])
-      const merged: Array<[number, number]> = []
-      for (const [lo, hi] of found) {
-        const last = merged[merged.length - 1]
-        if (last && hi >= last[0] - 1) last[0] = Math.min(last[0], lo)
-        else merged.push([lo, hi])
-      }
+      // newest first
+      const merged = mergeRuns(docs.filter((d) => d.chunk_count > 0).flatMap((d) => runsOf(d))).reverse()
       ranges = merged.map(([lo, hi]) => [BigInt(lo), BigInt(hi) + 1n])
     }
     const span: FilterSpan = { docs: docs.length, passages, all, ranges }

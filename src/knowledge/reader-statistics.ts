@@ -11,7 +11,7 @@ import { readableParams, readerTokens } from './readers.js'
 import { ftsPhrase } from './query.js'
 import { wordCount } from './word-ranking.js'
 import type { KnowledgeStore } from './store.js'
-import { runDocsSql, type DocRuns, type RunDoc } from './doc-runs.js'
+import { mergeRuns, runDocsSql, type DocRuns, type RunDoc } from './doc-runs.js'
 
 /** passages of the reader read to work out their mean length: the newest, so the figure is the same on every worker */
 const LENGTH_SAMPLE = 200
@@ -155,13 +155,9 @@ export function createReaderStatistics(sqlite: Database.Database, store: Knowled
   function ownRuns(reader: Reader, scope: DocScope | undefined): OwnRuns {
     const docs = store.prepared(runDocsSql({ scope })).all({ ...readableParams(reader, { scope }),
       most: Number.MAX_SAFE_INTEGER }) as RunDoc[]
-    const all = docs.flatMap((d) => runsOf(d)).sort((x, y) => x[0] - y[0])
-    const lo: number[] = []
-    const hi: number[] = []
-    for (const [l, h] of all) {
-      if (hi.length > 0 && l <= hi[hi.length - 1] + 1) hi[hi.length - 1] = Math.max(hi[hi.length - 1], h)
-      else { lo.push(l); hi.push(h) }
-    }
+    const runs = mergeRuns(docs.flatMap((d) => runsOf(d)))
+    const lo = runs.map((r) => r[0])
+    const hi = runs.map((r) => r[1])
     const from = new Array<number>(lo.length + 1).fill(0)
     for (let k = lo.length - 1; k >= 0; k--) from[k] = from[k + 1] + hi[k] - lo[k] + 1
     return { lo, hi, from }

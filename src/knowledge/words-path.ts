@@ -180,6 +180,7 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
     const weights = dfs.map(idf)
     // the EVERY_TERMS rarest words: what passages holding every word are sought by, and the filter's fallback
     const strongest = terms.map((_, i) => i).sort((x, y) => weights[y] - weights[x]).slice(0, EVERY_TERMS)
+    const strongestPhrases = strongest.map((i) => ftsPhrase(terms[i].join(' ')))
     // which terms a candidate's postings showed (the first 31; later ones are counted from the text alone)
     const bit = (i: number) => (i < 31 ? 1 << i : 0)
     // the candidates: the rare terms' postings merged (each list is newest first), with the IDF they add up to
@@ -222,8 +223,7 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
       // every term is common (or the rare ones are few): the newest passages holding all of the EVERY_TERMS
       // rarest first (ANDing a pasted paragraph's 32 common words walks one of them whole, seeking the others), then
       // the newest postings of the common terms, by the IDF of the terms they hold
-      const strongestOf = strongest.map((i) => ftsPhrase(terms[i].join(' ')))
-      const every = `{text}: (${strongestOf.join(' AND ')})`
+      const every = `{text}: (${strongestPhrases.join(' AND ')})`
       // (a term already counted where it met a rare one is not counted again)
       const add = (rowid: number, i: number) => {
         const held = heldBy.get(rowid) ?? 0
@@ -263,8 +263,7 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
         // filter's newest passages holding any of the strongest words, walked inside its newest ranges, then
         // their newest postings anywhere, each a bounded read
         const known = new Set(best)
-        const anyOf = strongest.map((i) => ftsPhrase(terms[i].join(' '))).join(' OR ')
-        const match = `{text}: (${anyOf})`
+        const match = `{text}: (${strongestPhrases.join(' OR ')})`
         const add = (rowids: number[]) => {
           for (const rowid of passingFilter(reader, filters, kept, rowids.filter((r) => !known.has(r)),
             most - best.length)) {

@@ -39,25 +39,23 @@ export interface WordsSettings {
   sought: number
   /**
    * how much a query term in a passage's section heading, the headings above it, its document's title and the terms
-   * it defines counts beside one in its text (word-ranking.ts FieldWeights). `bench -- retrieval`, hybrid hit@5 /
-   * MRR@10: section 2 and headings 1 take fastify from 75.0 % / 0.602 to 78.6 % / 0.610 and python from 73.5 % /
-   * 0.568 to 76.5 % / 0.583; with the `lucene` IDF the title at 0.5 takes MRR@10 from 0.639 to 0.641 (fastify) and
-   * 0.618 to 0.621 (python), no figure lower (at 1 python hit@5 77.9 → 76.5 %); the defined terms cost python hit@1
-   * (0.25: 50.0 → 48.5 %), so they count 0
+   * it defines counts beside one in its text (word-ranking.ts FieldWeights). `bench -- retrieval`, hybrid: section 2
+   * and headings 1 raise hit@5 and MRR@10 on both corpora, the title at 0.5 raises MRR@10 on both (at 1 it costs
+   * python hit@5), no figure lower; the defined terms cost python hit@1, so they count 0. The figures:
+   * docs/design/knowledge-search.md, "Retrieval quality"
    */
   fields: FieldWeights
   /**
    * term proximity: a passage whose text holds several of the query's words adds this share of their IDF times how
-   * many they are over the fewest neighbouring words holding them all. `bench -- retrieval`, hybrid: 0.1 takes
-   * fastify's hit@1 / hit@10 / MRR@10 from 48.2 % / 82.1 % / 0.610 to 50.0 % / 83.9 % / 0.623 and python's MRR@10
-   * from 0.583 to 0.585, no figure lower; 0.2 costs fastify hit@5 (78.6 → 76.8 %) and passage hit@5
+   * many they are over the fewest neighbouring words holding them all. `bench -- retrieval`, hybrid: 0.1 raises
+   * fastify's hit@1, hit@10 and MRR@10 and python's MRR@10, no figure lower; 0.2 costs fastify hit@5 and passage
+   * hit@5 (docs/design/knowledge-search.md, "Retrieval quality")
    */
   proximity: number
   /**
    * BM25's IDF (word-ranking.ts inverseFrequency): `lucene` keeps a word in half the passages or more above 0.
-   * `bench -- retrieval`, hybrid, against `robertson`: fastify hit@1 / hit@10 / MRR@10 50.0 → 53.6 %, 83.9 → 85.7 %,
-   * 0.623 → 0.639; python hit@1 / MRR@10 47.1 → 50.0 %, 0.585 → 0.611; no figure lower (forced bounded,
-   * {"exactPostings":0}, as well)
+   * `bench -- retrieval`, hybrid, against `robertson`: hit@1 and MRR@10 higher on both corpora, no figure lower
+   * (forced bounded, {"exactPostings":0}, as well; docs/design/knowledge-search.md, "Retrieval quality")
    */
   idf: 'lucene' | 'robertson'
 }

@@ -2,8 +2,9 @@ import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
 import { gzipSync } from 'node:zlib'
+import { spawnSync } from 'node:child_process'
 import Fastify from 'fastify'
-import { build, tempDir } from '../helper.js'
+import { build, ROOT, tempDir } from '../helper.js'
 import webConsole, { CONSOLE_CSP } from '../../src/http/console.js'
 import { consoleBuilt } from './built.js'
 
@@ -67,3 +68,60 @@ t.test('before the console is built: one line that says how, the API unchanged',
   t.equal((await app.inject({ url: '/api/x' })).statusCode, 404)
   t.equal((await app.inject({ url: '/api/health' })).statusCode, 200)
 })
+
+t.test('npm start builds the console when it is missing or its sources or the client changed, and only then',
+  async (t) => {
+    // scripts/start.mjs in a project of stand-ins: Vite and tsc record that they ran, the server says it started
+    const dir = tempDir(t)
+    const write = (file: string, text: string) => {
+      fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true })
+      fs.writeFileSync(path.join(dir, file), text)
+    }
+    write('scripts/start.mjs', fs.readFileSync(path.join(ROOT, 'scripts', 'start.mjs'), 'utf8'))
+    write('package.json', '{"name":"probe","type":"module"}')
+    write('console/src/main.tsx', 'export {}\n')
+    write('console/vite.config.ts', 'export default {}\n')
+    write('clients/typescript/src/client.ts', 'export {}\n')
+    write('src/server.ts', 'export {}\n')
+    const ran = (name: string) => `import fs from 'node:fs'\nfs.appendFileSync(${JSON.stringify(path.join(dir,
+      'ran.log'))}, ${JSON.stringify(`${name}\n`)})\n`
+    write('node_modules/vite/bin/vite.js', `${ran('vite')}fs.mkdirSync(${JSON.stringify(path.join(dir, 'dist',
+      'console'))}, { recursive: true })\nfs.writeFileSync(${JSON.stringify(path.join(dir, 'dist', 'console',
+      'index.html'))}, '<!doctype html>')\n`)
+    write('node_modules/typescript/bin/tsc', ran('tsc'))
+    write('dist/src/server.js', ran('server'))
+    write('dist/src/cli/backup.js', ran('backup'))
+    // every source (and its folders) last changed long ago
+    const age = (p: string, when: Date) => {
+      const full = path.join(dir, p)
+      if (fs.statSync(full).isDirectory()) for (const name of fs.readdirSync(full)) age(path.join(p, name), when)
+      fs.utimesSync(full, when, when)
+    }
+    const old = new Date('2020-01-01T00:00:00Z')
+    for (const p of ['package.json', 'console', 'clients', 'src']) age(p, old)
+    const start = (...args: string[]) => {
+      fs.rmSync(path.join(dir, 'ran.log'), { force: true })
+      const r = spawnSync(process.execPath, [path.join(dir, 'scripts', 'start.mjs'), ...args], { cwd: dir,
+        encoding: 'utf8' })
+      t.equal(r.status, 0, r.stderr)
+      return fs.readFileSync(path.join(dir, 'ran.log'), 'utf8').trim().split('\n')
+    }
+
+    t.same(start(), ['vite', 'server'], 'not built yet: built, then the server')
+    t.same(start(), ['server'], 'unchanged: not built again')
+    // built a while ago, a source changed since
+    const builtThen = new Date('2020-06-01T00:00:00Z')
+    const changed = new Date('2021-01-01T00:00:00Z')
+    const change = (file: string) => {
+      fs.utimesSync(path.join(dir, 'dist', 'console', 'index.html'), builtThen, builtThen)
+      fs.utimesSync(path.join(dir, file), changed, changed)
+    }
+    change('console/src/main.tsx')
+    t.same(start(), ['vite', 'server'], 'a console source changed: built again')
+    t.same(start(), ['server'])
+    change('clients/typescript/src/client.ts')
+    t.same(start(), ['vite', 'server'], 'the client library changed: built again')
+    write('console/src/new-page.tsx', 'export {}\n')
+    t.same(start('src/cli/backup'), ['backup'], 'another entry point does not build the console')
+    t.same(start(), ['vite', 'server'], 'a new console file: built again')
+  })

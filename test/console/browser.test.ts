@@ -167,6 +167,84 @@ async function main({ app, base, open, signIn }: Harness) {
     await page.screenshot({ path: path.join(SHOTS, 'review-queue.png') })
   })
 
+  await t.test('the Workspace select shows another workspace\'s queue; a proof, a decision record, a research ' +
+    'summary and an unknown shape drawn readably, commented on by claim and option', async (t) => {
+    const u = await signup(app)
+    const person = new CairnClient({ baseUrl: base, token: u.token })
+    const second = await person.createWorkspace('Research')
+    const there = person.with({ workspaceId: second.id })
+    const proof = await there.createArtifact({ type: 'verification_proof', title: 'Retries are bounded',
+      review_policy: 'request_review', content: { summary: 'Checked on **staging**.', claims: [
+        { statement: 'The loop stops after 3 tries', passed: true, command: 'npm test -- retry', output: '3 passed' },
+        { statement: 'The delay doubles', passed: false, evidence: 'Seen in `retry.log`.' }] } })
+    const decision = await there.createArtifact({ type: 'decision_record', title: 'Pick a queue',
+      review_policy: 'request_review', content: { context: 'Jobs pile up.', decision: 'Use SQLite.',
+        options: [{ name: 'Redis', pros: ['fast'], cons: ['one more server'] },
+          { name: 'SQLite', pros: ['no server'] }],
+        consequences: 'One writer.' } })
+    const research = await there.createArtifact({ type: 'research_summary', title: 'Queues compared',
+      review_policy: 'request_review', content: { question: 'Which queue?', summary: 'SQLite is enough.',
+        findings: [{ text: 'Fewer moving parts.', sources: [{ title: 'SQLite docs', url: 'https://sqlite.org/wal.html' },
+          { title: 'A trap', url: 'javascript:window.__xss=1' }] }] } })
+    const odd = await there.createArtifact({ type: 'decision_record', title: 'Shapeless',
+      review_policy: 'request_review', content: { notes: ['no decision field'] } })
+
+    const page = await open(t, '/review')
+    await signIn(page, u)
+    await page.getByText('Nothing awaits review').waitFor()
+    await page.getByLabel('Workspace').selectOption({ label: 'Research' })
+    for (const title of ['Retries are bounded', 'Pick a queue', 'Queues compared', 'Shapeless']) {
+      await page.getByRole('link', { name: title }).waitFor()
+    }
+    t.pass('the queue of the workspace chosen')
+    await page.reload()
+    await page.getByRole('link', { name: 'Shapeless' }).waitFor()
+    t.equal(await page.getByLabel('Workspace').evaluate((el) => (el as unknown as { value: string }).value), second.id,
+      'the choice is kept across a reload')
+
+    await page.getByRole('link', { name: 'Retries are bounded' }).click()
+    await page.getByRole('heading', { level: 1, name: 'Retries are bounded' }).waitFor()
+    const claims = page.locator('.steps > li')
+    t.match(await claims.nth(0).textContent(), /The loop stops after 3 tries.*Passed.*\$ npm test -- retry.*3 passed/,
+      'a claim with its verdict, command and output')
+    t.match(await claims.nth(1).textContent(), /The delay doubles.*Failed.*Seen in retry\.log/)
+    t.equal(await page.locator('main strong').filter({ hasText: 'staging' }).count(), 1, 'the summary\'s Markdown')
+    await page.getByRole('button', { name: 'Comment on claim 2' }).click()
+    await page.getByLabel('Comment').fill('Show the delays.')
+    await page.getByRole('button', { name: 'Add comment' }).click()
+    await claims.nth(1).getByText('Show the delays.').waitFor()
+    t.match((await there.getArtifact(proof.id)).comments, [{ content: 'Show the delays.',
+      position: { kind: 'claim', claim: 1 } }], 'the comment is on the second claim')
+
+    await page.goto(`${base}/artifacts/${decision.id}`)
+    await page.getByRole('heading', { level: 1, name: 'Pick a queue' }).waitFor()
+    for (const name of ['Context', 'Options', 'Decision', 'Consequences']) {
+      await page.getByRole('heading', { level: 2, name }).waitFor()
+    }
+    t.match(await page.locator('.steps > li').nth(0).textContent(), /Redis.*Pros.*fast.*Cons.*one more server/,
+      'an option with its pros and cons')
+    await page.getByRole('button', { name: 'Comment on option 1' }).click()
+    await page.getByLabel('Comment').fill('Redis is already running.')
+    await page.getByRole('button', { name: 'Reject' }).click()
+    await page.locator('.status-text').filter({ hasText: 'Changes requested' }).waitFor()
+    t.match((await there.getArtifact(decision.id)).comments, [{ content: 'Redis is already running.',
+      position: { kind: 'option', option: 0 } }], 'the rejection\'s comment is on the first option')
+
+    await page.goto(`${base}/artifacts/${research.id}`)
+    await page.getByRole('heading', { level: 1, name: 'Queues compared' }).waitFor()
+    t.equal(await page.getByRole('link', { name: 'SQLite docs' }).getAttribute('href'), 'https://sqlite.org/wal.html',
+      'a source is a link')
+    await page.getByText('A trap').waitFor()
+    t.equal(await page.getByRole('link', { name: 'A trap' }).count(), 0, 'a javascript: source is no link')
+    t.ok(await page.getByText('Fewer moving parts.').isVisible(), 'the finding')
+
+    await page.goto(`${base}/artifacts/${odd.id}`)
+    await page.getByRole('heading', { level: 1, name: 'Shapeless' }).waitFor()
+    await page.getByText('shown as data').waitFor()
+    t.match(await page.locator('pre.json').textContent(), /"notes": \[\s*"no decision field"\s*\]/,
+      'an unknown shape as formatted JSON')
+  })
+
   await t.test('an open artifact follows a comment and a decision made elsewhere, told by the event stream',
     async (t) => {
       const u = await signup(app)

@@ -65,6 +65,19 @@ async function main(h: NonNullable<Awaited<ReturnType<typeof harness>>>) {
       t.pass('the new admin sees Settings')
       await shot(page, 'settings-members')
 
+      // taken out of the workspace (still in the organization), then added back from the organization's people
+      const memberRow = page.getByRole('table', { name: 'Members of General' }).getByRole('row')
+        .filter({ hasText: email })
+      await memberRow.getByRole('button', { name: 'Remove from workspace' }).click()
+      await memberRow.getByRole('button', { name: `Remove ${email}` }).click()
+      await memberRow.waitFor({ state: 'detached' })
+      t.notOk((await app.inject({ url: `/api/v2/workspaces/${owner.workspaceId}/members`, headers: owner.auth }))
+        .json().data.some((m: { email: string }) => m.email === email), 'no longer a member of the workspace')
+      await page.getByLabel('Person').selectOption({ label: `Robin Teammate (${email})` })
+      await page.getByRole('button', { name: 'Add to workspace' }).click()
+      await role.waitFor()
+      t.equal(await role.inputValue(), 'member', 'added back, as a member')
+
       // removed from the organization: the open console returns to sign-in by itself
       await page.getByRole('link', { name: 'People' }).click()
       const row = page.getByRole('table', { name: 'People of the organization' }).getByRole('row')

@@ -7,7 +7,6 @@ import { SessionContext, useSession, type Session } from './session.js'
 import { SignIn } from './pages/sign-in.js'
 import { ArtifactList } from './pages/review.js'
 import { ArtifactPage } from './pages/artifact.js'
-import { NotYet } from './pages/not-yet.js'
 import { lazy } from './lazy.js'
 import { LinkPage } from './pages/invite.js'
 
@@ -161,8 +160,6 @@ function Page(props: { path: string }) {
   const path = props.path
   const found = matchRoute(ROUTES, path)
   if (found) return found.route.page(found.params, path)
-  const section = NAV.find((n) => n.href === path)
-  if (section) return <NotYet section={section.label} />
   return (
     <section>
       <h1>Page not found</h1>

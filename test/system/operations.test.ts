@@ -6,7 +6,7 @@ import { PermanentJobError } from '../../src/jobs/queue.js'
 import { INDEX_HOLDER, releaseHolder, writeIntentOf } from '../../src/db/write-intent.js'
 import fs from 'node:fs'
 import path from 'node:path'
-import { build, runCli, signup, tempDir, uploadDocument } from '../helper.js'
+import { build, createKey, runCli, signup, tempDir, uploadDocument } from '../helper.js'
 import { needsPrograms } from '../system-tools.js'
 import { loggerOptions } from '../../src/app.js'
 
@@ -34,6 +34,7 @@ t.test('online backup while the service writes, then a restore that compares equ
       payload: { type: 'task_plan', title: `before ${i}`, content: { i } } })
   }
   const doc = await uploadDocument(app, u, { filename: 'kestrel.txt', content: 'Notes on the amber kestrel.' })
+  const key = await createKey(app, u, ['knowledge:read'], { workspaceId: u.workspaceId })
   // keep writing while the backup runs
   let writing = true
   const writer = (async () => {
@@ -81,6 +82,10 @@ t.test('online backup while the service writes, then a restore that compares equ
   const download = await copy.inject({ url: `/api/knowledge/document/${doc.id}/download`, headers: u.auth })
   t.equal(download.statusCode, 200, 'the stored original came back with the database')
   t.equal(download.body, 'Notes on the amber kestrel.')
+  const byKey = await copy.inject({ url: `/api/knowledge/document/${doc.id}/download`,
+    headers: { authorization: `Bearer ${key.key}` } })
+  t.equal(byKey.statusCode, 200, 'an API key made before the backup works on the restored service')
+  t.equal(byKey.body, 'Notes on the amber kestrel.')
 })
 
 t.test('restore refuses an archive that is not a whole Cairn backup, and writes nothing', async (t) => {

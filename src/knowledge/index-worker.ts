@@ -420,28 +420,31 @@ async function fillOutlines() {
  * (src/knowledge/fts-segments.ts).
  */
 async function idleMerge() {
+  /** a failure of the idle work: said once while it goes on failing, and the work tried again later (settle) */
+  const failed = (what: string, err: unknown) => {
+    idleWorkFailed = true
+    const warning = `${what}: ${(err as Error).message}`
+    if (idleRetries === 0) parentPort!.postMessage({ warning } satisfies IndexReply)
+  }
+  idleWorkFailed = false
   try {
     await catchUpPairs()
   } catch (err) {
-    // the merges still run; the catch-up is tried again after the next task (searches meanwhile use the trigram
-    // index above the mark)
+    // the merges still run; the catch-up is tried again (searches meanwhile use the trigram index above the mark)
     pairsFailed = true
-    parentPort!.postMessage({ warning: `the pair index could not catch up: ${(err as Error).message}` } satisfies
-      IndexReply)
+    failed('the pair index could not catch up', err)
   }
   try {
     await fillFilters()
   } catch (err) {
-    // (a document's 1–2 character searches scan it meanwhile; the back-fill is tried again after the next task)
-    parentPort!.postMessage({ warning: `character filters could not be made: ${(err as Error).message}` } satisfies
-      IndexReply)
+    // (a document's 1–2 character searches scan it meanwhile; the back-fill is tried again)
+    failed('character filters could not be made', err)
   }
   try {
     await fillOutlines()
   } catch (err) {
-    // (its documents' results carry no heading paths meanwhile; the back-fill is tried again after the next task)
-    parentPort!.postMessage({ warning: `heading paths could not be filled in: ${(err as Error).message}` } satisfies
-      IndexReply)
+    // (its documents' results carry no heading paths meanwhile; the back-fill is tried again)
+    failed('heading paths could not be filled in', err)
   }
   while (merging !== 'normal') {
     await sleep(GAP_MS * 5)
@@ -477,20 +480,42 @@ async function idleMerge() {
 let idle: Promise<void> | undefined
 /** set when a catch-up failed, cleared by the next task */
 let pairsFailed = false
+/** set when a catch-up or back-fill of the last idle work failed */
+let idleWorkFailed = false
+/**
+ * Idle work that failed (SQLITE_BUSY past the busy timeout, a full disk) is tried again after IDLE_RETRY_MS, doubled
+ * at each failure in a row up to IDLE_RETRY_MAX_MS, and the worker stays meanwhile: its work is always what is left
+ * to do, and waiting for the next upload could leave it undone for good.
+ */
+const IDLE_RETRY_MS = 1000
+const IDLE_RETRY_MAX_MS = 60_000
+let idleRetries = 0
+let idleRetry: NodeJS.Timeout | undefined
 function settle() {
   if (active > 0 || idle) return
+  clearTimeout(idleRetry)
+  idleRetry = undefined
   let failed = false
   idle = idleMerge().catch(() => { failed = true }).finally(() => {
     idle = undefined
     if (active > 0 || closing) return
-    // a task that came and went while this ran cut the catch-up short (a failed one waits for the next task)
-    if (!failed && !pairsFailed && pairsBehind.get() === 1) settle()
+    if (failed || idleWorkFailed) {
+      const wait = Math.min(IDLE_RETRY_MS * 2 ** idleRetries, IDLE_RETRY_MAX_MS)
+      idleRetries++
+      pairsFailed = false
+      idleRetry = setTimeout(settle, wait)
+      return
+    }
+    idleRetries = 0
+    // a task that came and went while this ran cut the catch-up short
+    if (!pairsFailed && pairsBehind.get() === 1) settle()
     else parentPort!.postMessage({ idle: true } satisfies IndexReply)
   })
 }
 
 async function close() {
   closing = true
+  clearTimeout(idleRetry)
   for (const id of running) stopped.add(id)
   Atomics.notify(trigramCells, CELL.through)
   while (active > 0) await sleep(GAP_MS)

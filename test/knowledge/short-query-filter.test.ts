@@ -101,3 +101,24 @@ t.test('documents left without a filter (an upgrade, a stop before the worker wa
     t.same((await search.search(reader, {}, 'qz', 10, 'substring')).length, 0)
     t.same((await search.search(reader, {}, 'pl', 10, 'substring')).length, 2)
   })
+
+t.test('a back-fill write that fails (the lock busy past its timeout, a full disk) is tried again without waiting ' +
+  'for another upload', async (t) => {
+  const warnings: string[] = []
+  const app = await build(t, { config: { rateLimits: NO_LIMITS },
+    logger: { level: 'warn', stream: { write: (line: string) => { warnings.push(line) } } } })
+  const u = await signup(app)
+  // every write of a filter fails while the gate holds a row, as SQLITE_BUSY or SQLITE_FULL would
+  app.sqlite.exec(`CREATE TABLE test_gate (x INTEGER); INSERT INTO test_gate VALUES (1);
+    CREATE TRIGGER test_gate_grams BEFORE INSERT ON knowledge_document_grams WHEN EXISTS (SELECT 1 FROM test_gate)
+    BEGIN SELECT RAISE(ABORT, 'database is locked'); END`)
+  t.teardown(() => app.sqlite.exec('DROP TRIGGER IF EXISTS test_gate_grams; DROP TABLE IF EXISTS test_gate'))
+  await uploadDocument(app, u, { filename: 'a.txt', content: 'Plain text about budgets. '.repeat(8) })
+  const said = () => warnings.filter((line) => line.includes('character filters could not be made')).length
+  for (let i = 0; i < 6000 && said() === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  t.equal(said(), 1, 'the failed write is said')
+  t.equal(filterCount(app.sqlite), 0)
+  app.sqlite.exec('DELETE FROM test_gate')
+  t.equal(await filtersMade(app.sqlite, 1), 1, 'the filter is made once writes go through again, with no new task')
+  t.equal(said(), 1, 'said once, not at every try')
+})

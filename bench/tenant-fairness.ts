@@ -1,13 +1,17 @@
-// `npm run bench -- tenant-fairness`: what hostile organizations' uploads and webhook receivers cost another
+// `npm run bench -- tenant-fairness`: what hostile organizations' uploads, searches and webhook receivers cost another
 // organization. The victim works one request at a time: it uploads a small Markdown file and waits until it is
 // indexed, searches, and posts a channel message whose webhook (to a receiver that answers at once) is timed from the
-// post to its arrival; GET /api/health is probed every 50 ms. Three phases of BENCH_FAIRNESS_SECONDS (default 20):
+// post to its arrival; GET /api/health is probed every 50 ms. Five phases of BENCH_FAIRNESS_SECONDS (default 20):
 //  - alone;
 //  - hostile uploads: BENCH_HOSTILE_ORGS (default 3) organizations from open sign-up, BENCH_HOSTILE (default 2)
 //    connections each, uploading PDF and DOCX decompression bombs, a 300-page PDF and a 2 MB text file in turn;
+//  - hostile searches: the same organizations, each with a document of BENCH_HOSTILE_MB (default 2) MB, search it on
+//    BENCH_HOSTILE connections each with the costly shapes (a 2-character scan, 1000-character repeated tokens and
+//    questions), a quarter of them through unified search;
 //  - hostile webhooks: the same organizations hold BENCH_HOSTILE_HOOKS (default 20) webhooks each, half to a receiver
 //    that accepts connections and never answers, half to one that answers 500 at once (retried on a one-second
-//    schedule), and each posts ten messages a second (one caller's default rate limit) that fan out to all of them.
+//    schedule), and each posts ten messages a second (one caller's default rate limit) that fan out to all of them;
+//  - all three at once.
 // The table gives p50/p99 of each victim measurement per phase, and what the hostile side got done.
 import http from 'node:http'
 import net from 'node:net'
@@ -28,6 +32,7 @@ export async function run() {
   const hostileOrgs = Number(process.env.BENCH_HOSTILE_ORGS ?? 3)
   const connections = Number(process.env.BENCH_HOSTILE ?? 2)
   const hooksPerOrg = Number(process.env.BENCH_HOSTILE_HOOKS ?? 20)
+  const hostileMb = Number(process.env.BENCH_HOSTILE_MB ?? 2)
 
   // the victim's receiver: resolves the waiter of each message's marker when its delivery arrives
   const waiting = new Map<string, () => void>()
@@ -72,12 +77,12 @@ export async function run() {
       const body = (await res.json()) as { document?: { id: string } }
       return { status: res.status, id: body.document?.id }
     }
-    const indexed = async (who: Who, id: string) => {
+    const indexed = async (who: Who, id: string, every = 20) => {
       for (;;) {
         const s = (await (await fetch(`${base}/api/knowledge/documents/${id}/status`,
           { headers: headers(who) })).json()) as { status: string }
         if (s.status === 'indexed' || s.status === 'failed') return s.status
-        await new Promise((r) => setTimeout(r, 20))
+        await new Promise((r) => setTimeout(r, every))
       }
     }
 
@@ -96,34 +101,68 @@ export async function run() {
       ['large.txt', 'text/plain', 'grain barley oats rye wheat millet sorghum '.repeat(50_000)]
     ]
 
+    // each hostile organization's document for its searches: words, with "zz" rare (a 2-character scan reads nearly all
+    // of it)
+    const words = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet']
+    let big = ''
+    for (let i = 0; big.length < hostileMb * 1048576; i++) {
+      big += words[(i * 7 + (i >> 3)) % words.length] + (i % 50_000 === 49_999 ? ' zz\n' : ' ')
+    }
+    const t0 = performance.now()
+    await Promise.all(hostile.map(async (who) => {
+      const { id } = await upload(who, 'hostile.txt', 'text/plain', big)
+      if (id) await indexed(who, id, 500)
+    }))
+    console.log(`${hostileOrgs} hostile documents of ${hostileMb} MB indexed in ` +
+      `${((performance.now() - t0) / 1000).toFixed(0)} s`)
+    const hostileQueries = ['zz', 'zq', words.join(' ').repeat(3).slice(0, 900),
+      'how do alpha and juliet relate to the hotel in india '.repeat(12).slice(0, 1000), 'zz '.repeat(300)]
+
+    type Attack = 'uploads' | 'searches' | 'webhooks'
     let marker = 0
-    async function phase(name: string, attack: 'uploads' | 'webhooks' | undefined, duration = seconds) {
+    async function phase(name: string, attacks: Attack[], duration = seconds) {
       let running = true
       const uploadMs: number[] = []
       const searchMs: number[] = []
       const deliveryMs: number[] = []
       const healthMs: number[] = []
-      const hostileDone = { requests: 0, statuses: new Map<number, number>() }
+      const hostileDone = { requests: 0, statuses: new Map<number, number>(), partial: 0 }
       const count = (status: number) => {
         hostileDone.requests++
         hostileDone.statuses.set(status, (hostileDone.statuses.get(status) ?? 0) + 1)
       }
-      const attackers = attack === 'uploads'
-        ? hostile.flatMap((who) => Array.from({ length: connections }, async (_, c) => {
-            for (let i = c; running; i++) {
-              const [file, type, content] = bombs[i % bombs.length]
-              count((await upload(who, file, type, content)).status)
-            }
-          }))
-        // messages at the default rate limit of one caller (600 a minute), each fanning out to every hook
-        : attack === 'webhooks' ? hostile.map(async (who, org) => {
+      const attackers: Array<Promise<void>> = []
+      if (attacks.includes('uploads')) {
+        attackers.push(...hostile.flatMap((who) => Array.from({ length: connections }, async (_, c) => {
+          for (let i = c; running; i++) {
+            const [file, type, content] = bombs[i % bombs.length]
+            count((await upload(who, file, type, content)).status)
+          }
+        })))
+      }
+      if (attacks.includes('searches')) {
+        attackers.push(...hostile.flatMap((who) => Array.from({ length: connections }, async (_, c) => {
+          for (let i = c; running; i++) {
+            const url = base + (i % 4 === 3 ? '/api/v2/search' : '/api/knowledge/search')
+            const res = await fetch(url, { method: 'POST',
+              headers: { ...headers(who), 'content-type': 'application/json' },
+              body: JSON.stringify({ query: hostileQueries[i % hostileQueries.length], limit: 10 }) })
+            if (((await res.json()) as { partial?: boolean }).partial === true) hostileDone.partial++
+            count(res.status)
+          }
+        })))
+      }
+      // messages at the default rate limit of one caller (600 a minute), each fanning out to every hook
+      if (attacks.includes('webhooks')) {
+        attackers.push(...hostile.map(async (who, org) => {
           for (let i = 0; running; i++) {
             const next = performance.now() + 100
             count((await post(who, '/api/v2/messages', { channel_id: hostileChannels[org], content: `noise ${i}` }))
               .status)
             await new Promise((r) => setTimeout(r, Math.max(0, next - performance.now())))
           }
-        }) : []
+        }))
+      }
       const probe = probeHealth(base, healthMs, () => running)
       const measured = (async () => {
         // (a second to let the attack fill the queues)
@@ -155,13 +194,15 @@ export async function run() {
         'webhook p50/p99 ms': `${pct(deliveryMs, 50)} / ${pct(deliveryMs, 99)}`,
         'health p50/p99/max ms': `${pct(healthMs, 50)} / ${pct(healthMs, 99)} / ${pct(healthMs, 100)}`,
         'hostile requests (by status)': `${hostileDone.requests} (${[...hostileDone.statuses]
-          .map(([status, n]) => `${status}: ${n}`).join(', ')})` }
+          .map(([status, n]) => `${status}: ${n}`).join(', ')}${hostileDone.partial ? `; partial searches: ${
+          hostileDone.partial}` : ''})` }
     }
 
     // untimed: the threads a first upload, search and delivery start, and their code compiled
-    await phase('warm-up', undefined, 2)
-    const rows = [await phase('alone', undefined)]
-    rows.push(await phase(`hostile uploads (${hostileOrgs} orgs x ${connections})`, 'uploads'))
+    await phase('warm-up', [], 2)
+    const rows = [await phase('alone', [])]
+    rows.push(await phase(`hostile uploads (${hostileOrgs} orgs x ${connections})`, ['uploads']))
+    rows.push(await phase(`hostile searches (${hostileOrgs} orgs x ${connections})`, ['searches']))
     for (const who of hostile) {
       for (let i = 0; i < hooksPerOrg; i++) {
         const port = i % 2 === 0 ? silentPort : failingPort
@@ -169,7 +210,8 @@ export async function run() {
           events: ['message.created'] })
       }
     }
-    rows.push(await phase(`hostile webhooks (${hostileOrgs} orgs x ${hooksPerOrg} hooks)`, 'webhooks'))
+    rows.push(await phase(`hostile webhooks (${hostileOrgs} orgs x ${hooksPerOrg} hooks)`, ['webhooks']))
+    rows.push(await phase('all three at once', ['uploads', 'searches', 'webhooks']))
     table(rows)
     console.log(`hostile webhook attempts answered 500: ${failedAttempts}; sockets held open: ${held.length}`)
   } finally {

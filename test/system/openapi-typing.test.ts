@@ -4,7 +4,7 @@ import path from 'node:path'
 import ts from 'typescript'
 import SwaggerParser from '@apidevtools/swagger-parser'
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript'
-import { build, tempDir } from '../helper.js'
+import { build, createKey, multipart, signup, tempDir } from '../helper.js'
 import { ARTIFACT_STATUSES, ARTIFACT_TYPES, REVIEW_POLICIES } from '../../schema/api/artifacts.js'
 import { SEARCH_KINDS } from '../../schema/api/search.js'
 import { UNIFIED_KINDS } from '../../src/search/kinds.js'
@@ -108,4 +108,28 @@ export const status: Artifact['status'] = 'finished'
 `)
   t.same(diagnostics(dir, ['narrowing.ts']), [], 'an exhaustive switch over the status compiles')
   t.match(diagnostics(dir, ['wrong.ts']), [/not assignable/], 'a status outside the set does not')
+})
+
+t.test('a generated client that sends every declared default still uploads with a workspace-bound key', async (t) => {
+  // openapi-python-client and others send a field's `default` explicitly: a `scope` default of `organization` made
+  // every upload of a workspace-bound key a 403
+  const app = await build(t)
+  const res = await app.inject({ url: '/api/docs/json' })
+  const doc = res.json() as Json
+  const u = await signup(app)
+  const key = await createKey(app, u, ['knowledge:write', 'knowledge:read'], { workspaceId: u.workspaceId })
+  for (const [route, field] of [['/api/knowledge/upload', 'file'], ['/api/knowledge/upload/batch', 'files']]) {
+    const schema = doc.paths[route].post.requestBody.content['multipart/form-data'].schema as Json
+    t.notOk('default' in schema.properties.scope, `${route}: scope has no default`)
+    const defaults = Object.fromEntries(Object.entries(schema.properties as Record<string, Json>)
+      .filter(([, p]) => 'default' in p).map(([name, p]) => [name, String(p.default)]))
+    t.ok(Object.keys(defaults).length > 0, `${route}: ${JSON.stringify(defaults)}`)
+    const body = multipart([{ name: field, filename: 'defaults.md', content: '# Defaults\n\nsent as declared' }],
+      defaults)
+    const upload = await app.inject({ method: 'POST', url: route, payload: body.payload,
+      headers: { authorization: `Bearer ${key.key}`, ...body.headers } })
+    t.equal(upload.statusCode, 201, upload.body)
+  }
+  t.same(app.sqlite.prepare('SELECT DISTINCT scope, workspace_id AS ws FROM knowledge_documents').all(),
+    [{ scope: 'workspace', ws: u.workspaceId }], 'both into the key\'s workspace')
 })

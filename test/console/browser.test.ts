@@ -154,7 +154,8 @@ async function main({ app, base, open, signIn }: Harness) {
     t.equal((await person.getArtifact(second.id)).status, 'approved')
   })
 
-  await t.test('a plan created through the API appears in an open queue without a reload', async (t) => {
+  await t.test('a plan created through the API appears in an open queue without a reload; the queue pages by ' +
+    '20 and filters by type and status', async (t) => {
     const u = await signup(app)
     const page = await open(t, '/review')
     await signIn(page, u)
@@ -165,6 +166,30 @@ async function main({ app, base, open, signIn }: Harness) {
     await page.getByRole('link', { name: 'Arrives while watching' }).waitFor({ timeout: 15_000 })
     t.pass('it appeared')
     await page.screenshot({ path: path.join(SHOTS, 'review-queue.png') })
+
+    // a longer queue: 20 a page, newest first; the filters narrow it
+    for (let i = 1; i <= 20; i++) {
+      const res = await app.inject({ method: 'POST', url: `/api/v2/artifacts?workspace_id=${u.workspaceId}`,
+        headers: u.auth, payload: { type: 'implementation_plan', title: `Later plan ${i}`,
+          review_policy: 'request_review', content: { steps: [{ title: 'one' }] } } })
+      t.equal(res.statusCode, 201)
+    }
+    const pager = page.getByRole('navigation', { name: 'Pages' })
+    await pager.getByText('Page 1 of 2 (21 artifacts)').waitFor({ timeout: 15_000 })
+    t.equal(await page.locator('.artifact-list li').count(), 20, 'a page of 20')
+    t.equal(await page.getByRole('link', { name: 'Arrives while watching' }).count(), 0, 'the newest first')
+    await pager.getByRole('button', { name: 'Next page' }).click()
+    await page.getByRole('link', { name: 'Arrives while watching' }).waitFor()
+    t.equal(await page.locator('.artifact-list li').count(), 1, 'the oldest on page 2')
+    t.match(new URL(page.url()).search, /page=2/, 'the page is in the address')
+    await page.getByLabel('Type').selectOption('task_plan')
+    await page.getByRole('link', { name: 'Arrives while watching' }).waitFor()
+    await pager.waitFor({ state: 'detached' })
+    t.equal(await page.locator('.artifact-list li').count(), 1, 'only the task plan, on one page')
+    t.notMatch(new URL(page.url()).search, /page=/, 'from the first page again')
+    await page.getByLabel('Status').selectOption('pending_review')
+    await page.getByText('Nothing awaiting review matches these filters.').waitFor()
+    t.pass('the filters together, with what to do said when nothing matches')
   })
 
   await t.test('the Workspace select shows another workspace\'s queue; a proof, a decision record, a research ' +

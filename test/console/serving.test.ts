@@ -101,8 +101,9 @@ t.test('npm start builds the console when it is missing or its sources or the cl
     for (const p of ['package.json', 'console', 'clients', 'src']) age(p, old)
     const start = (...args: string[]) => {
       fs.rmSync(path.join(dir, 'ran.log'), { force: true })
+      // without the tests' NODE_OPTIONS (their TypeScript loader): plain node, as npm start runs it
       const r = spawnSync(process.execPath, [path.join(dir, 'scripts', 'start.mjs'), ...args], { cwd: dir,
-        encoding: 'utf8' })
+        encoding: 'utf8', env: { PATH: process.env.PATH } })
       t.equal(r.status, 0, r.stderr)
       return fs.readFileSync(path.join(dir, 'ran.log'), 'utf8').trim().split('\n')
     }

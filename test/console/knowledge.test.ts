@@ -69,48 +69,67 @@ if (h) {
     t.pass('a mode the server cannot serve says why, beside the search')
   })
 
-  await t.test('files dropped on the upload area; a large document goes from processing to indexed live',
-    async (t) => {
-      const u = await signup(app)
-      const page = await open(t, '/knowledge')
-      await signIn(page, u)
-      await page.getByText('No documents yet.').waitFor()
-      const dropped = await page.evaluateHandle(() => {
-        const g = globalThis as unknown as DropGlobals
-        const dt = new g.DataTransfer()
-        dt.items.add(new g.File(['Dropped notes about the release train.'], 'dropped-one.txt', { type: 'text/plain' }))
-        dt.items.add(new g.File(['Second dropped file: the release checklist.'], 'dropped-two.md',
-          { type: 'text/markdown' }))
-        return dt
-      })
-      await page.locator('form.upload').dispatchEvent('drop', { dataTransfer: dropped })
-      await page.locator('.upload-list li').filter({ hasText: 'dropped-two.md' }).waitFor()
-      await page.getByRole('button', { name: 'Upload' }).press('Enter')
-      await page.locator('.doc-list').getByRole('link', { name: 'dropped-one.txt' }).waitFor()
-      await page.locator('.doc-list').getByRole('link', { name: 'dropped-two.md' }).waitFor()
-      t.pass('both dropped files uploaded with the keyboard')
-
-      // over 1 MB of text is indexed after the upload's answer: the list shows it being indexed, then indexed
-      const person = new CairnClient({ baseUrl: base, token: u.token, workspaceId: u.workspaceId })
-      const big = Array.from({ length: 12_000 }, (_, i) => `Line ${i} of the archive, about shipping crates.`)
-        .join('\n')
-      const uploaded = await person.uploadDocument({ data: big, fileName: 'archive.txt' })
-      const row = page.locator('.doc-list li').filter({ hasText: 'archive.txt' })
-      await row.waitFor()
-      t.pass('a document uploaded elsewhere appears without a reload')
-      await row.getByText('Indexed', { exact: true }).waitFor({ timeout: 60_000 })
-      t.pass('its status follows the event stream to indexed')
-
-      await row.getByRole('link', { name: 'archive.txt' }).click()
-      await page.getByRole('heading', { level: 1, name: 'archive.txt' }).waitFor()
-      const pages = page.getByRole('navigation', { name: 'Pages of passages' })
-      await pages.getByText(/^Page 1 of \d+/).waitFor()
-      await pages.getByRole('button', { name: 'Next page' }).click()
-      await pages.getByText(/^Page 2 of/).waitFor()
-      t.equal(await page.locator('.passage').first().getAttribute('id'), 'passage-21', 'the second page of passages')
-      await shot(page, 'knowledge-document')
-      t.ok(uploaded.document.chunkCount > 20)
+  await t.test('files dropped on the upload area; a large document goes from processing to indexed live; the ' +
+    'list filtered by tag, category and scope',
+  async (t) => {
+    const u = await signup(app)
+    const page = await open(t, '/knowledge')
+    await signIn(page, u)
+    await page.getByText('No documents yet.').waitFor()
+    const dropped = await page.evaluateHandle(() => {
+      const g = globalThis as unknown as DropGlobals
+      const dt = new g.DataTransfer()
+      dt.items.add(new g.File(['Dropped notes about the release train.'], 'dropped-one.txt', { type: 'text/plain' }))
+      dt.items.add(new g.File(['Second dropped file: the release checklist.'], 'dropped-two.md',
+        { type: 'text/markdown' }))
+      return dt
     })
+    await page.locator('form.upload').dispatchEvent('drop', { dataTransfer: dropped })
+    await page.locator('.upload-list li').filter({ hasText: 'dropped-two.md' }).waitFor()
+    await page.getByLabel('Category', { exact: true }).fill('release')
+    await page.getByLabel('Tags', { exact: true }).fill('train, checklist')
+    await page.getByRole('button', { name: 'Upload' }).press('Enter')
+    await page.locator('.doc-list').getByRole('link', { name: 'dropped-one.txt' }).waitFor()
+    await page.locator('.doc-list').getByRole('link', { name: 'dropped-two.md' }).waitFor()
+    t.pass('both dropped files uploaded with the keyboard')
+
+    // over 1 MB of text is indexed after the upload's answer: the list shows it being indexed, then indexed
+    const person = new CairnClient({ baseUrl: base, token: u.token, workspaceId: u.workspaceId })
+    const big = Array.from({ length: 12_000 }, (_, i) => `Line ${i} of the archive, about shipping crates.`)
+      .join('\n')
+    const uploaded = await person.uploadDocument({ data: big, fileName: 'archive.txt' })
+    const row = page.locator('.doc-list li').filter({ hasText: 'archive.txt' })
+    await row.waitFor()
+    t.pass('a document uploaded elsewhere appears without a reload')
+    await row.getByText('Indexed', { exact: true }).waitFor({ timeout: 60_000 })
+    t.pass('its status follows the event stream to indexed')
+
+    await row.getByRole('link', { name: 'archive.txt' }).click()
+    await page.getByRole('heading', { level: 1, name: 'archive.txt' }).waitFor()
+    const pages = page.getByRole('navigation', { name: 'Pages of passages' })
+    await pages.getByText(/^Page 1 of \d+/).waitFor()
+    await pages.getByRole('button', { name: 'Next page' }).click()
+    await pages.getByText(/^Page 2 of/).waitFor()
+    t.equal(await page.locator('.passage').first().getAttribute('id'), 'passage-21', 'the second page of passages')
+    await shot(page, 'knowledge-document')
+    t.ok(uploaded.document.chunkCount > 20)
+
+    // the list filtered by tag and category (the upload's), and by who it is shared with
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Knowledge' }).click()
+    const list = page.locator('.doc-list')
+    await list.getByRole('link', { name: 'archive.txt' }).waitFor()
+    await page.getByLabel('With tag').fill('train')
+    await page.getByRole('button', { name: 'Apply filters' }).click()
+    await list.getByRole('link', { name: 'archive.txt' }).waitFor({ state: 'detached' })
+    t.equal(await list.getByRole('link').count(), 2, 'the two files uploaded with the tag')
+    t.match(await list.locator('li').first().textContent(), /release · train, checklist/, 'with category and tags')
+    await page.getByLabel('With tag').fill('')
+    await page.getByLabel('With category').fill('release')
+    await page.getByRole('button', { name: 'Apply filters' }).click()
+    await page.getByLabel('Show').selectOption('personal')
+    await page.getByText('No document matches these filters.').waitFor()
+    t.match(new URL(page.url()).search, /category=release/, 'the filters are in the address')
+  })
 
   await t.test('a phone-sized window, and another organization\'s document is not found', async (t) => {
     const u = await signup(app)

@@ -1,4 +1,5 @@
 import diagnostics_channel from 'node:diagnostics_channel'
+import { setMaxListeners } from 'node:events'
 import { randomUUID } from 'node:crypto'
 import { and, eq, inArray, lte, min, sql } from 'drizzle-orm'
 import type Database from 'better-sqlite3'
@@ -128,6 +129,9 @@ export function createJobQueue(db: Db, sqlite: Database.Database, log: FastifyBa
   const runningByType = new Map<string, number>()
   const idleWaiters: Array<() => void> = []
   const abort = new AbortController()
+  // every running job that passes the signal on adds a listener, removed when it settles (webhook retries run 16 at
+  // once): as many as there are slots, not a leak
+  setMaxListeners(0, abort.signal)
   let started = false
   let stopped = false
   let scheduled = false

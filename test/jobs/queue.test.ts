@@ -323,3 +323,28 @@ t.test('a job\'s end that cannot be written on a full disk waits in memory: the 
   t.equal(runs, 2, 'its failure was recorded, then it was retried')
   t.equal(app.sqlite.prepare('SELECT count(*) FROM jobs WHERE id = ?').pluck().get(id), 0)
 })
+
+t.test('jobs running side by side may each listen to the queue\'s signal: no warning of a listener leak', async (t) => {
+  const app = await build(t)
+  const warnings: string[] = []
+  const onWarning = (w: Error) => { warnings.push(w.name) }
+  process.on('warning', onWarning)
+  t.teardown(() => { process.off('warning', onWarning) })
+  let release!: () => void
+  const held = new Promise<void>((resolve) => { release = resolve })
+  let listening = 0
+  app.jobs.register('test.listens', async (_p, ctx) => {
+    const stop = () => {}
+    ctx.signal.addEventListener('abort', stop, { once: true })
+    if (++listening === 16) release()
+    await held
+    ctx.signal.removeEventListener('abort', stop)
+  }, { concurrency: 16 })
+  for (let i = 0; i < 16; i++) app.jobs.enqueue('test.listens', { i })
+  await held
+  await app.jobs.idle()
+  // (process warnings are emitted on a later turn)
+  await new Promise((resolve) => setImmediate(resolve))
+  t.equal(listening, 16)
+  t.same(warnings.filter((name) => name === 'MaxListenersExceededWarning'), [])
+})

@@ -3,6 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { DEFAULT_REQUEST_TIMEOUT_MSEC } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import { McpError, type Progress } from '@modelcontextprotocol/sdk/types.js'
+import { createParser } from 'eventsource-parser'
 import { build, signup, createKey, type TestUser } from '../helper.js'
 import { WAIT_MAX_SECONDS } from '../../src/mcp/tools.js'
 
@@ -182,20 +183,19 @@ t.test('the tool server over HTTP: CORS, the headers of every answer, progress, 
           ...(meta ? { _meta: meta } : {}) } })
     })
 
-    /** the SSE messages of an answer, one by one */
+    type Message = { method?: string; id?: number; params?: Record<string, unknown>;
+      result?: { structuredContent?: Record<string, unknown> } }
+    /** the SSE messages of an answer, one by one, as eventsource-parser reads the stream */
     async function* messages(res: Response) {
+      t.match(res.headers.get('content-type'), /^text\/event-stream/)
+      const ready: Message[] = []
+      const parser = createParser({
+        onEvent: (event) => { if (event.data) ready.push(JSON.parse(event.data) as Message) }
+      })
       const decoder = new TextDecoder()
-      let buffer = ''
       for await (const chunk of res.body!) {
-        buffer += decoder.decode(chunk as Uint8Array, { stream: true })
-        let end
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const event = buffer.slice(0, end)
-          buffer = buffer.slice(end + 2)
-          const data = event.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('')
-          if (data) yield JSON.parse(data) as { method?: string; id?: number; params?: Record<string, unknown>;
-            result?: { structuredContent?: Record<string, unknown> } }
-        }
+        parser.feed(decoder.decode(chunk as Uint8Array, { stream: true }))
+        while (ready.length > 0) yield ready.shift()!
       }
     }
     const approve = (status: string) => app.inject({ method: 'POST', url: `/api/v2/artifacts/${id}/status`,

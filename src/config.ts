@@ -62,6 +62,7 @@ const EnvSchema = Type.Object({
   CAIRN_QUOTA_STORAGE_MB: Type.Integer({ default: 20480, minimum: 0 }),
   CAIRN_QUOTA_PASSAGES: Type.Integer({ default: 10_000_000, minimum: 0 }),
   CAIRN_QUOTA_DEVELOPER_LOG_MB: Type.Integer({ default: 1024, minimum: 0 }),
+  CAIRN_QUOTA_RUNS: Type.Integer({ default: 10_000, minimum: 0 }),
   CAIRN_CORS_ORIGINS: Type.Optional(Type.String()),
   CAIRN_SMTP_URL: Type.Optional(Type.String({ minLength: 1 })),
   CAIRN_MAIL_FROM: Type.Optional(Type.String({ minLength: 3 }))
@@ -201,9 +202,11 @@ export interface Config {
   /**
    * per organization; 0: unlimited. `storedBytes` (CAIRN_QUOTA_STORAGE_MB): knowledge files, each counted as its
    * upload plus its extracted text; `passages` (CAIRN_QUOTA_PASSAGES); `developerLogBytes`
-   * (CAIRN_QUOTA_DEVELOPER_LOG_MB): past it, the oldest entries of the organization's developer log go
+   * (CAIRN_QUOTA_DEVELOPER_LOG_MB): past it, the oldest entries of the organization's developer log go; `runs`
+   * (CAIRN_QUOTA_RUNS): workflow runs kept, past it the oldest finished ones go and, when the runs in flight alone
+   * reach it, a new run is refused
    */
-  quotas: { storedBytes: number; passages: number; developerLogBytes: number }
+  quotas: { storedBytes: number; passages: number; developerLogBytes: number; runs: number }
   /** CAIRN_SMTP_URL / CAIRN_MAIL_FROM: invitation and password-reset links are e-mailed when set */
   mail: { smtpUrl?: string; from: string }
 }
@@ -328,7 +331,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventStreamHeartbeatMs: 15_000,
     eventStreamBuffer: { bytes: 256 * 1024, stallMs: 60_000 },
     quotas: { storedBytes: e.CAIRN_QUOTA_STORAGE_MB * 1048576, passages: e.CAIRN_QUOTA_PASSAGES,
-      developerLogBytes: e.CAIRN_QUOTA_DEVELOPER_LOG_MB * 1048576 },
+      developerLogBytes: e.CAIRN_QUOTA_DEVELOPER_LOG_MB * 1048576, runs: e.CAIRN_QUOTA_RUNS },
     mail: { smtpUrl: e.CAIRN_SMTP_URL,
       from: e.CAIRN_MAIL_FROM ?? `Cairn <cairn@${new URL((e.CAIRN_PUBLIC_URL ?? `http://${e.HOST}`)).hostname || 'localhost'}>` }
   }

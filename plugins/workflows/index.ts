@@ -125,7 +125,7 @@ const workflowsPlugin: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags, summary: 'Run a workflow with input variables, as the caller (202; the run goes on in the background)',
       params: WorkflowParams,
-      querystring: WorkflowQuery, body: ExecuteBody, response: { 202: ExecuteResponse, ...errors(403, 404) }
+      querystring: WorkflowQuery, body: ExecuteBody, response: { 202: ExecuteResponse, ...errors(403, 404, 413) }
     }
   }, async (request, reply) => {
     const { p, w } = findOwn(request, request.params.id)

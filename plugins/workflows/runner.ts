@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Principal } from '../../src/auth/plugin.js'
+import { HttpError } from '../../src/http/errors.js'
 import { nowIso, type Db } from '../../src/db/index.js'
 import { writeTurn } from '../../src/db/write-intent.js'
 import { toolsOf, type AgentStore } from '../../src/agents/store.js'
@@ -11,19 +12,35 @@ export const RUN_JOB = 'workflow.run'
 /** finished scheduled runs kept per workflow, the newest first: as many as its run list shows at most */
 export const SCHEDULED_RUNS_KEPT = 100
 
+/** 413 QUOTA_EXCEEDED: the organization's runs in flight alone fill its runs quota */
+export function runsQuotaExceeded(limit: number, used: number) {
+  return new HttpError(413, `Your organization has ${used} workflow runs queued or running, as many as it may keep ` +
+    `(${limit}): wait for some to finish before starting another`, 'QUOTA_EXCEEDED', { quota: 'runs', limit, used })
+}
+
 /**
  * Creates runs: the definition is fixed here, when the run is created (POST /{id}/execute, a schedule's tick), so
  * the run executes what its user authorized, whatever is saved while it waits in the queue.
+ *
+ * The organization's runs quota (config.quotas.runs, docs/api/assistant.md#workflows): past it, its oldest finished
+ * runs go, in the same transaction; a run is refused (413, nothing written) only when the runs queued or running
+ * alone reach it.
  */
 export function createRunStarter(app: FastifyInstance, store: WorkflowStore, db: Db) {
+  const quota = app.config.quotas.runs
   return function startRun(w: WorkflowRow, userId: string, trigger: RunRow['trigger'],
     inputs: Record<string, unknown>): string {
     const { steps } = definitionOf(w)
     return db.transaction(() => {
+      if (quota > 0) {
+        const flying = store.runsInFlight(w.customerId)
+        if (flying >= quota) throw runsQuotaExceeded(quota, flying)
+      }
       const id = store.createRun(w, userId, trigger, inputs, { steps })
       app.jobs.enqueue(RUN_JOB, { runId: id })
       // a schedule (one a second at most) would otherwise add 86,400 runs a day that nobody prunes
       if (trigger === 'schedule') store.pruneScheduled(w.id, SCHEDULED_RUNS_KEPT)
+      if (quota > 0) store.pruneFinished(w.customerId, store.runCount(w.customerId) - quota)
       return id
     })
   }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { and, desc, eq, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm'
 import type { Db } from '../../src/db/index.js'
 import { nowIso } from '../../src/db/index.js'
-import { workflowRuns, workflows } from '../../schema/tables/assistant.js'
+import { workflowRunCounts, workflowRuns, workflows } from '../../schema/tables/assistant.js'
 import { users, workspaceMembers } from '../../schema/tables/accounts.js'
 import type { InputDef, Run, StepState, Workflow, WorkflowDefinitionBody,
   WorkflowStep } from '../../schema/api/workflows.js'
@@ -72,6 +72,18 @@ export function createWorkflowStore(db: Db) {
   const scheduledQueued = db.select({ id: workflowRuns.id }).from(workflowRuns)
     .where(and(eq(workflowRuns.workflowId, sql.placeholder('workflowId')), eq(workflowRuns.trigger, 'schedule'),
       eq(workflowRuns.status, 'queued'))).limit(1).prepare()
+  // the runs quota (docs/api/assistant.md#workflows): a counter kept by triggers, and the in-flight runs by index
+  const runCount = db.select({ count: workflowRunCounts.count }).from(workflowRunCounts)
+    .where(eq(workflowRunCounts.customerId, sql.placeholder('customerId'))).prepare()
+  const inFlight = db.select({ n: sql<number>`count(*)` }).from(workflowRuns)
+    .where(and(eq(workflowRuns.customerId, sql.placeholder('customerId')),
+      inArray(workflowRuns.status, ['queued', 'running']))).prepare()
+  const oldestWith = (status: 'completed' | 'failed') => db.select({ id: workflowRuns.id,
+    createdAt: workflowRuns.createdAt }).from(workflowRuns)
+    .where(and(eq(workflowRuns.customerId, sql.placeholder('customerId')), eq(workflowRuns.status, status)))
+    .orderBy(workflowRuns.createdAt, workflowRuns.id).limit(sql.placeholder('limit')).prepare()
+  const oldestCompleted = oldestWith('completed')
+  const oldestFailed = oldestWith('failed')
 
   return {
     find: (who: { customerId: string }, workspaceId: string, id: string): WorkflowRow | undefined =>
@@ -123,6 +135,25 @@ export function createWorkflowStore(db: Db) {
       return db.delete(workflowRuns).where(and(eq(workflowRuns.workflowId, workflowId),
         eq(workflowRuns.trigger, 'schedule'), lt(workflowRuns.createdAt, cut.createdAt),
         inArray(workflowRuns.status, ['completed', 'failed']))).run().changes
+    },
+    /** how many runs the organization keeps (every status) */
+    runCount: (customerId: string): number => runCount.get({ customerId })?.count ?? 0,
+    /** how many of the organization's runs are queued or running */
+    runsInFlight: (customerId: string): number => inFlight.get({ customerId })?.n ?? 0,
+    /** removes the organization's `count` oldest finished runs (completed or failed; fewer when it has fewer) */
+    pruneFinished(customerId: string, count: number): number {
+      if (count <= 0) return 0
+      const oldest = [...oldestCompleted.all({ customerId, limit: count }), ...oldestFailed.all({ customerId,
+        limit: count })]
+        .sort((a, b) => a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1)
+        .slice(0, count).map((r) => r.id)
+      let removed = 0
+      // within SQLite's bound on variables of one statement
+      for (let i = 0; i < oldest.length; i += 500) {
+        removed += db.delete(workflowRuns).where(and(eq(workflowRuns.customerId, customerId),
+          inArray(workflowRuns.id, oldest.slice(i, i + 500)))).run().changes
+      }
+      return removed
     },
     runById: (id: string): RunRow | undefined => runById.get({ id }),
     runsOf: (workflowId: string,

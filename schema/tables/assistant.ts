@@ -102,4 +102,15 @@ export const workflowRuns = sqliteTable('workflow_runs', {
   startedAt: text('started_at'),
   finishedAt: text('finished_at')
 }, (t) => [index('workflow_runs_wf_idx').on(t.workflowId, t.createdAt),
-  index('workflow_runs_trigger_idx').on(t.workflowId, t.trigger, t.createdAt)])
+  index('workflow_runs_trigger_idx').on(t.workflowId, t.trigger, t.createdAt),
+  // an organization's runs in flight, and its oldest finished ones (the runs quota: docs/api/assistant.md#workflows)
+  index('workflow_runs_customer_idx').on(t.customerId, t.status, t.createdAt)])
+
+/**
+ * How many runs an organization keeps, kept exact by triggers on workflow_runs (every insert and delete, a
+ * workflow's cascade too): the runs quota is checked without a count scan.
+ */
+export const workflowRunCounts = sqliteTable('workflow_run_counts', {
+  customerId: text('customer_id').primaryKey().references(() => organizations.id, { onDelete: 'cascade' }),
+  count: integer('count').notNull()
+})

@@ -205,7 +205,8 @@ t.test('an activity entry is at most 64 KB: a larger one answers 413 and is not 
 
 t.test('an organization\'s log past its quota loses its oldest entries; another organization\'s log is ' +
   'untouched', async (t) => {
-  const app = await build(t, { config: { quotas: { storedBytes: 0, passages: 0, developerLogBytes: 200_000 } } })
+  const quotas = { storedBytes: 0, passages: 0, developerLogBytes: 200_000, runs: 0 }
+  const app = await build(t, { config: { quotas } })
   const a = await signup(app)
   const b = await signup(app)
   await activity(app, b.auth, { n: 'b-0', blob: 'b'.repeat(50_000) })

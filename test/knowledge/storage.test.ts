@@ -66,7 +66,7 @@ t.test('an upload on a full disk answers 507 INSUFFICIENT_STORAGE, leaves nothin
 
 t.test('stored bytes are counted per organization: past the quota an upload answers 413 QUOTA_EXCEEDED, and a ' +
   'deletion makes room', async (t) => {
-  const quotas: Config['quotas'] = { storedBytes: 10_000, passages: 0, developerLogBytes: 0 }
+  const quotas: Config['quotas'] = { storedBytes: 10_000, passages: 0, developerLogBytes: 0, runs: 0 }
   const app = await build(t, { config: { rateLimits: NO_LIMITS, quotas } })
   const a = await signup(app)
   const b = await signup(app)
@@ -95,7 +95,7 @@ t.test('stored bytes are counted per organization: past the quota an upload answ
 })
 
 t.test('passages are counted per organization: an upload that would pass the quota answers 413', async (t) => {
-  const quotas: Config['quotas'] = { storedBytes: 0, passages: 12, developerLogBytes: 0 }
+  const quotas: Config['quotas'] = { storedBytes: 0, passages: 12, developerLogBytes: 0, runs: 0 }
   const app = await build(t, { config: { rateLimits: NO_LIMITS, quotas } })
   const u = await signup(app)
   const fields = { chunkSize: '100', chunkOverlap: '0' }
@@ -110,9 +110,9 @@ t.test('passages are counted per organization: an upload that would pass the quo
 
 t.test('quotas are read from the environment: generous by default, 0 for unlimited', async (t) => {
   t.same(loadConfig({}).quotas,
-    { storedBytes: 20480 * 1048576, passages: 10_000_000, developerLogBytes: 1024 * 1048576 })
-  t.same(loadConfig({ CAIRN_QUOTA_STORAGE_MB: '0', CAIRN_QUOTA_PASSAGES: '500', CAIRN_QUOTA_DEVELOPER_LOG_MB: '2' })
-    .quotas, { storedBytes: 0, passages: 500, developerLogBytes: 2 * 1048576 })
+    { storedBytes: 20480 * 1048576, passages: 10_000_000, developerLogBytes: 1024 * 1048576, runs: 10_000 })
+  t.same(loadConfig({ CAIRN_QUOTA_STORAGE_MB: '0', CAIRN_QUOTA_PASSAGES: '500', CAIRN_QUOTA_DEVELOPER_LOG_MB: '2',
+    CAIRN_QUOTA_RUNS: '0' }).quotas, { storedBytes: 0, passages: 500, developerLogBytes: 2 * 1048576, runs: 0 })
 })
 
 t.test('a file write that finds no space (ENOSPC) while an upload is received answers 507 too', async (t) => {

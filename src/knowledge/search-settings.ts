@@ -58,6 +58,14 @@ export interface WordsSettings {
    * (forced bounded, {"exactPostings":0}, as well; docs/design/knowledge-search.md, "Retrieval quality")
    */
   idf: 'lucene' | 'robertson'
+  /**
+   * a passage whose section heading or one of its defined terms (a definition-list term, a table's first cell) names
+   * the query's key word — its rarest term, as the name itself, not inside a sentence (word-ranking.ts namesTerm) —
+   * adds this share of that term's IDF. `bench -- retrieval`, hybrid: 0.25 takes python's hit@1 / MRR@10 from 50.0 %
+   * / 0.621 to 52.9 % / 0.637, fastify unchanged; 0.5 costs fastify MRR@10; any query term (not the key word only)
+   * costs fastify hit@1
+   */
+  defines: number
 }
 
 /** How a category or tag filter is walked (words and substring). */
@@ -137,7 +145,8 @@ export interface SearchSettings {
 export const SEARCH_SETTINGS: SearchSettings = {
   words: { postingsPerTerm: 10_000, exactPostings: 6_000, rescore: 50, probe: 500, commonMargin: 1,
     filteredDocs: 5000, everyTerms: 3, fallbackRanges: 400, seekMeetings: 2500, sought: 6,
-    fields: { section: 2, headings: 1, title: 0.5, defined: 0 }, proximity: 0.1, idf: 'lucene' },
+    fields: { section: 2, headings: 1, title: 0.5, defined: 0 }, proximity: 0.1, idf: 'lucene',
+    defines: 0.25 },
   filters: { maxRanges: 128, substringRanges: 64, maxWidening: 20, spanDocs: 20_000, checkBatch: 500, maxChecks: 5000,
     fallbackPostings: 50_000 },
   substring: { rareEnough: 3000, budget: 3000, pairBudget: 20_000, pairs: true, runs: true, runTerms: MAX_RUN_TERMS,

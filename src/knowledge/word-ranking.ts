@@ -217,3 +217,23 @@ export function minimalSpan(text: string, stems: string[][], wanted: number[]): 
   }
   return best
 }
+
+const NAME_WORD = new RegExp(WORD_TOKEN.source, 'gu')
+
+/**
+ * The rough stems of the name a defined term or heading gives (its words before the first '(' or ':', folded):
+ * `os.replace(src, dst)` → os, replac; `exception KeyboardInterrupt` → exception, keyboardinterrupt.
+ */
+export function nameStems(term: string, foldText: (s: string) => string): string[] {
+  return (foldText(term.split(/[(:]/, 1)[0]).match(NAME_WORD) ?? []).map(roughStem)
+}
+
+/**
+ * Whether a name (nameStems) is a query term (its words' stems): the same words, or the same after one leading word
+ * (`class`, `exception`, a decorator's kind) — a passage defining `most_common([n])` names the term "most common",
+ * one mentioning `most_common` in a sentence does not.
+ */
+export function namesTerm(name: string[], stem: string[]): boolean {
+  const from = name.length - stem.length
+  return (from === 0 || from === 1) && stem.every((s, k) => name[from + k] === s)
+}

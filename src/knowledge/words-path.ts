@@ -15,8 +15,8 @@ import type { SearchSettings } from './search-settings.js'
 import type { ReaderStatistics } from './reader-statistics.js'
 import type { FilterSpans } from './filter-spans.js'
 import { BudgetSpent, type Scored, type SearchBudget } from './hits.js'
-import { B, fieldFrequency, intersects, inverseFrequency, K1, mergePostings, minimalSpan, passageFields, termFrequency,
-  topEntries, wordCount } from './word-ranking.js'
+import { B, fieldFrequency, intersects, inverseFrequency, K1, mergePostings, minimalSpan, namesTerm,
+  nameStems, passageFields, termFrequency, topEntries, wordCount } from './word-ranking.js'
 import { definedTerms, fileTitle, readHeadingPath } from '../ingest/outline.js'
 
 /** fold (NFKD) only what needs it: lower case is the whole fold of ASCII text */
@@ -35,7 +35,7 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
   spans: FilterSpans, settings: SearchSettings) {
   const { postingsPerTerm: POSTINGS_PER_TERM, exactPostings: EXACT_POSTINGS, rescore, commonMargin,
     everyTerms: EVERY_TERMS, fallbackRanges: FALLBACK_RANGES, seekMeetings: SEEK_MEETINGS, sought: SOUGHT,
-    probe: PROBE, fields: FIELDS, proximity: PROXIMITY, idf: IDF } = settings.words
+    probe: PROBE, fields: FIELDS, proximity: PROXIMITY, idf: IDF, defines: DEFINES } = settings.words
   const { maxWidening: MAX_WIDENING, fallbackPostings: FALLBACK_POSTINGS } = settings.filters
   const { span: filterSpan, ranges: filteredRanges, passing: passingFilter } = spans
   const byRowids = (filters: DocFilters) => `
@@ -295,6 +295,13 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
         const f = Math.max(tf, mask & bit(i) ? 1 : 0) + fieldFrequency(fields, stem, FIELDS)
         if (f > 0) score += (weights[i] * f * (K1 + 1)) / (f + norm)
       })
+      // the passage names the query's key word (its rarest term) in its section heading or a term it defines
+      if (DEFINES > 0 && strongest.length > 0) {
+        const key = strongest[0]
+        const path = readHeadingPath(row.heading_path)
+        const names = path.length > 0 ? [path[path.length - 1], ...definedTerms(row.text)] : definedTerms(row.text)
+        if (names.some((n) => namesTerm(nameStems(n, foldText), stems[key]))) score += DEFINES * weights[key]
+      }
       // term proximity: the words the text holds, close together, add up to PROXIMITY × their IDF (all of it when
       // they are neighbours, less as the fewest words holding them all grow)
       if (PROXIMITY > 0 && inText.length > 1) {

@@ -31,8 +31,9 @@ t.test('a passage under a heading naming the query\'s word ranks above one that 
       `${mode}: the section named for the word first`)
     t.same(await search(app, other, 'zephyrcache', mode), [], `${mode}: another organization finds nothing`)
   }
-  // the rule is what orders them: without the heading fields the shorter, newer mention wins
-  const plain = createSearch(...searching(t, app), { settings: { words: { fields: NO_FIELDS } } })
+  // the rule is what orders them: without the heading fields (and the heading naming the word) the shorter, newer
+  // mention wins
+  const plain = createSearch(...searching(t, app), { settings: { words: { fields: NO_FIELDS, defines: 0 } } })
   t.same((await plain.search(reader(u), {}, 'zephyrcache', 10, 'words')).map((h) => h.document.fileName),
     ['mentions.md', 'defines.md'], 'without the fields, text alone decides')
   // on the bounded path too (every candidate rescored with its heading path)
@@ -132,4 +133,28 @@ t.test('a passage of a document titled with the query\'s word ranks above the sa
   const untitled = createSearch(...searching(t, app), { settings: { words: { fields: { title: 0 } } } })
   t.same(names(await untitled.search(reader(u), {}, 'quorvane', 10, 'words')), ['notes.txt', 'quorvane.txt'],
     'without the title field they tie, and the newer goes first')
+})
+
+t.test('a passage naming the query\'s key word as a defined term ranks above one that mentions it in a sentence; ' +
+  'another organization finds neither', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const u = await signup(app)
+  const other = await signup(app)
+  // the same words, as many of each and as long: one line defines the word ("term: definition"), the other uses it;
+  // the defining one is the older (ties go newest first)
+  await uploadDocument(app, u, { filename: 'glossary.txt',
+    content: 'quillborne: the sweeper keeps entries for a while.' })
+  await uploadDocument(app, u, { filename: 'notes.txt', content: 'the sweeper keeps quillborne entries for a while.' })
+  const names = (hits: Array<{ document: { fileName: string } }>) => hits.map((h) => h.document.fileName)
+  for (const mode of ['words', 'hybrid']) {
+    t.same(names(await search(app, u, 'quillborne', mode)), ['glossary.txt', 'notes.txt'],
+      `${mode}: the definition first`)
+    t.same(await search(app, other, 'quillborne', mode), [], `${mode}: another organization finds nothing`)
+  }
+  const without = createSearch(...searching(t, app), { settings: { words: { defines: 0 } } })
+  t.same(names(await without.search(reader(u), {}, 'quillborne', 10, 'words')), ['notes.txt', 'glossary.txt'],
+    'without the rule they tie, and the newer goes first')
+  const bounded = createSearch(...searching(t, app), { settings: { words: { exactPostings: 0, rescore: 2 } } })
+  t.same(names(await bounded.search(reader(u), {}, 'quillborne', 10, 'words')), ['glossary.txt', 'notes.txt'],
+    'words-bounded too')
 })

@@ -237,3 +237,30 @@ export function namesTerm(name: string[], stem: string[]): boolean {
   const from = name.length - stem.length
   return (from === 0 || from === 1) && stem.every((s, k) => name[from + k] === s)
 }
+
+/**
+ * A ranked list (best first) cut to `cap`, its first `after` entries as they are and the rest chosen greedily: each
+ * entry's score counts `factor` times less for every passage of its document already in the list, so the places
+ * after the first few go to documents not shown yet unless a shown one's passage is clearly better. Only the first
+ * 3 × cap entries are weighed.
+ */
+export function diversify<T extends { score: number }>(ranked: T[], cap: number, after: number, factor: number,
+  documentOf: (entry: T) => string): T[] {
+  if (factor >= 1 || ranked.length <= after) return ranked.slice(0, cap)
+  const out = ranked.slice(0, Math.min(after, cap))
+  const shown = new Map<string, number>()
+  for (const e of out) shown.set(documentOf(e), (shown.get(documentOf(e)) ?? 0) + 1)
+  const left = ranked.slice(out.length, 3 * cap)
+  while (out.length < cap && left.length > 0) {
+    let best = 0
+    let most = -Infinity
+    left.forEach((e, k) => {
+      const s = e.score * factor ** (shown.get(documentOf(e)) ?? 0)
+      if (s > most) { most = s; best = k }
+    })
+    const [e] = left.splice(best, 1)
+    shown.set(documentOf(e), (shown.get(documentOf(e)) ?? 0) + 1)
+    out.push(e)
+  }
+  return out
+}

@@ -15,7 +15,7 @@ import type { SearchSettings } from './search-settings.js'
 import type { ReaderStatistics } from './reader-statistics.js'
 import type { FilterSpans } from './filter-spans.js'
 import { BudgetSpent, type Scored, type SearchBudget } from './hits.js'
-import { B, fieldFrequency, intersects, inverseFrequency, K1, mergePostings, minimalSpan, namesTerm,
+import { B, diversify, fieldFrequency, intersects, inverseFrequency, K1, mergePostings, minimalSpan, namesTerm,
   nameStems, passageFields, termFrequency, topEntries, wordCount } from './word-ranking.js'
 import { definedTerms, fileTitle, readHeadingPath } from '../ingest/outline.js'
 
@@ -35,7 +35,8 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
   spans: FilterSpans, settings: SearchSettings) {
   const { postingsPerTerm: POSTINGS_PER_TERM, exactPostings: EXACT_POSTINGS, rescore, commonMargin,
     everyTerms: EVERY_TERMS, fallbackRanges: FALLBACK_RANGES, seekMeetings: SEEK_MEETINGS, sought: SOUGHT,
-    probe: PROBE, fields: FIELDS, proximity: PROXIMITY, idf: IDF, defines: DEFINES } = settings.words
+    probe: PROBE, fields: FIELDS, proximity: PROXIMITY, idf: IDF, defines: DEFINES,
+    diversity: DIVERSITY } = settings.words
   const { maxWidening: MAX_WIDENING, fallbackPostings: FALLBACK_POSTINGS } = settings.filters
   const { span: filterSpan, ranges: filteredRanges, passing: passingFilter } = spans
   const byRowids = (filters: DocFilters) => `
@@ -310,7 +311,8 @@ export function createWordsPath(sqlite: Database.Database, store: KnowledgeStore
       }
       return { row, score, snippet: () => wordsSnippet(row.text, terms) }
     })
-    return { plan, hits: scored.sort((a, b) => b.score - a.score || b.row.rowid - a.row.rowid).slice(0, cap),
+    scored.sort((a, b) => b.score - a.score || b.row.rowid - a.row.rowid)
+    return { plan, hits: diversify(scored, cap, DIVERSITY.after, DIVERSITY.factor, (s) => s.row.doc_id),
       evidence: { none, among } }
   }
 

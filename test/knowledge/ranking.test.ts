@@ -158,3 +158,30 @@ t.test('a passage naming the query\'s key word as a defined term ranks above one
   t.same(names(await bounded.search(reader(u), {}, 'quillborne', 10, 'words')), ['glossary.txt', 'notes.txt'],
     'words-bounded too')
 })
+
+t.test('after the first five places, a document not shown yet goes before a further passage of one already shown; ' +
+  'another organization finds neither', async (t) => {
+  const app = await build(t, { config: { rateLimits: NO_LIMITS } })
+  const u = await signup(app)
+  const other = await signup(app)
+  const filler = 'The sweeper walks the rows at dusk and writes down what it finds along the way. '.repeat(10)
+  // seven passages holding the word twice each (one a chunk), and one passage holding it once among more words
+  await uploadDocument(app, u, { filename: 'long.md', content: Array.from({ length: 7 }, (_, i) =>
+    `## Part ${i + 1}\n\nvellicord ${filler}vellicord.\n`).join('\n') })
+  await uploadDocument(app, u, { filename: 'short.md', content: `# Aside\n\n${filler}${filler}vellicord.\n` })
+  // (the long document makes 7 or more passages, every one scoring above the short one's; the words never stand
+  // together, so hybrid's substring part adds nothing)
+  const QUERY = 'sweeper vellicord'
+  const place = (hits: Array<{ document: { fileName: string } }>) => hits.map((h) => h.document.fileName)
+    .indexOf('short.md')
+  for (const mode of ['words', 'hybrid']) {
+    t.equal(place(await search(app, u, QUERY, mode)), 5, `${mode}: the other document sixth`)
+    t.same(await search(app, other, QUERY, mode), [], `${mode}: another organization finds nothing`)
+  }
+  const without = createSearch(...searching(t, app), { settings: { words: { diversity: { factor: 1 } } } })
+  const plain = await without.search(reader(u), {}, QUERY, 10, 'words')
+  t.ok(place(plain) > 5, 'without the rule, by score alone: the other further down')
+  const bounded = createSearch(...searching(t, app), { settings: { words: { exactPostings: 0, rescore: 10 } } })
+  t.equal(place(await bounded.search(reader(u), {}, QUERY, 10, 'words')), 5,
+    'words-bounded too')
+})

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { and, desc, eq, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm'
 import type { Db } from '../../src/db/index.js'
 import { nowIso } from '../../src/db/index.js'
+import { boundLimit, fixedLimit } from '../../src/db/prepared.js'
 import { workflowRunCounts, workflowRuns, workflows } from '../../schema/tables/assistant.js'
 import { users, workspaceMembers } from '../../schema/tables/accounts.js'
 import type { InputDef, Run, StepState, Workflow, WorkflowDefinitionBody,
@@ -71,7 +72,7 @@ export function createWorkflowStore(db: Db) {
       eq(workspaceMembers.workspaceId, sql.placeholder('workspaceId')))).prepare()
   const scheduledQueued = db.select({ id: workflowRuns.id }).from(workflowRuns)
     .where(and(eq(workflowRuns.workflowId, sql.placeholder('workflowId')), eq(workflowRuns.trigger, 'schedule'),
-      eq(workflowRuns.status, 'queued'))).limit(1).prepare()
+      eq(workflowRuns.status, 'queued'))).limit(fixedLimit(1)).prepare()
   // the runs quota (docs/api/assistant.md#workflows): a counter kept by triggers, and the in-flight runs by index
   const runCount = db.select({ count: workflowRunCounts.count }).from(workflowRunCounts)
     .where(eq(workflowRunCounts.customerId, sql.placeholder('customerId'))).prepare()
@@ -81,7 +82,7 @@ export function createWorkflowStore(db: Db) {
   const oldestWith = (status: 'completed' | 'failed') => db.select({ id: workflowRuns.id,
     createdAt: workflowRuns.createdAt }).from(workflowRuns)
     .where(and(eq(workflowRuns.customerId, sql.placeholder('customerId')), eq(workflowRuns.status, status)))
-    .orderBy(workflowRuns.createdAt, workflowRuns.id).limit(sql.placeholder('limit')).prepare()
+    .orderBy(workflowRuns.createdAt, workflowRuns.id).limit(boundLimit('limit')).prepare()
   const oldestCompleted = oldestWith('completed')
   const oldestFailed = oldestWith('failed')
 

@@ -41,9 +41,17 @@ if (mode === 'bare') {
     if (global.gc) global.gc()
     return { rssMb: process.memoryUsage().rss / 1048576, heapMb: process.memoryUsage().heapUsed / 1048576 }
   })
+  // since the last call: the loop's delay, the longest GC pause, and the blocking waits of the request thread's writes
+  // for another thread's write lock (src/db/write-intent.ts: how many, their total and the longest)
+  let longestGc = 0
+  let waitsBefore = { count: 0, ms: 0 }
   app.get('/bench/loop-delay', { config: { auth: 'public' } }, async () => {
-    const out = { maxMs: loop.max / 1e6, p99Ms: loop.percentile(99) / 1e6 }
+    const waits = writeWaitsOf(app.sqlite) ?? { count: 0, ms: 0 }
+    const out = { maxMs: loop.max / 1e6, p99Ms: loop.percentile(99) / 1e6, gcMaxMs: longestGc,
+      lockWaits: waits.count - waitsBefore.count, lockWaitMs: waits.ms - waitsBefore.ms }
     loop.reset()
+    longestGc = 0
+    waitsBefore = { ...waits }
     return out
   })
   // bench only, read and reset by GET /bench/request-times: how long each POST /api/v2/messages took inside the
@@ -76,7 +84,10 @@ if (mode === 'bare') {
     })
   })
   new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) gcPauses.push([e.startTime, e.duration])
+    for (const e of list.getEntries()) {
+      gcPauses.push([e.startTime, e.duration])
+      longestGc = Math.max(longestGc, e.duration)
+    }
   }).observe({ entryTypes: ['gc'] })
   app.get('/bench/request-times', { config: { auth: 'public' } }, async () => {
     const out = { ms: requestTimes, starts: requestStarts, gc: gcPauses, sched: requestSched,

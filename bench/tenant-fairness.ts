@@ -12,7 +12,9 @@
 //    that accepts connections and never answers, half to one that answers 500 at once (retried on a one-second
 //    schedule), and each posts ten messages a second (one caller's default rate limit) that fan out to all of them;
 //  - all three at once.
-// The table gives p50/p99 of each victim measurement per phase, and what the hostile side got done.
+// The table gives p50/p99 of each victim measurement per phase, the server's event-loop delay (the health probe's
+// times also hold the bench process's own, which runs every attacker on the same cores), and what the hostile side
+// got done.
 import http from 'node:http'
 import net from 'node:net'
 import type { AddressInfo } from 'node:net'
@@ -131,6 +133,9 @@ export async function run() {
         hostileDone.requests++
         hostileDone.statuses.set(status, (hostileDone.statuses.get(status) ?? 0) + 1)
       }
+      // the server's own event-loop delay over the phase (reset here): the health probe's times also hold this
+      // process's delays, which runs every attacker and shares the cores with the server
+      await fetch(`${base}/bench/loop-delay`)
       const attackers: Array<Promise<void>> = []
       if (attacks.includes('uploads')) {
         attackers.push(...hostile.flatMap((who) => Array.from({ length: connections }, async (_, c) => {
@@ -188,11 +193,16 @@ export async function run() {
       })()
       await measured
       await Promise.all([...attackers, probe])
+      const loop = await (await fetch(`${base}/bench/loop-delay`)).json() as { maxMs: number; p99Ms: number;
+        gcMaxMs: number; lockWaits: number; lockWaitMs: number }
       return { phase: name, rounds: deliveryMs.length,
         'upload→indexed p50/p99 ms': `${pct(uploadMs, 50)} / ${pct(uploadMs, 99)}`,
         'search p50/p99 ms': `${pct(searchMs, 50)} / ${pct(searchMs, 99)}`,
         'webhook p50/p99 ms': `${pct(deliveryMs, 50)} / ${pct(deliveryMs, 99)}`,
         'health p50/p99/max ms': `${pct(healthMs, 50)} / ${pct(healthMs, 99)} / ${pct(healthMs, 100)}`,
+        'server loop delay p99/max ms': `${loop.p99Ms.toFixed(1)} / ${loop.maxMs.toFixed(1)}`,
+        'longest GC ms': loop.gcMaxMs.toFixed(1),
+        'lock waits (n, total ms)': `${loop.lockWaits}, ${loop.lockWaitMs.toFixed(0)}`,
         'hostile requests (by status)': `${hostileDone.requests} (${[...hostileDone.statuses]
           .map(([status, n]) => `${status}: ${n}`).join(', ')}${hostileDone.partial ? `; partial searches: ${
           hostileDone.partial}` : ''})` }

@@ -2,7 +2,7 @@
 // the request thread spends a message each way on a delivery instead of an HTTP exchange.
 import { parentPort, workerData } from 'node:worker_threads'
 import { createDeliverer, failedAttempt, type DeliveryAttempt, type OutgoingMessage } from './delivery.js'
-import { lowerThreadPriority } from './thread-priority.js'
+import { lowerThreadPriority } from '../thread-priority.js'
 import { secretBox } from './secret-box.js'
 
 /** `secrets` as stored (sealed to `webhookId`), the current one first */

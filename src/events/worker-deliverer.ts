@@ -7,7 +7,7 @@ const entry = workerEntry(import.meta.url, 'delivery-worker')
 
 /**
  * How much nicer than the process the delivery thread runs: its HTTP exchanges take the cores the request thread
- * leaves idle (see thread-priority.ts).
+ * leaves idle (see src/thread-priority.ts).
  */
 export const DELIVERY_NICENESS = 10
 

@@ -20,6 +20,10 @@ import { BACKFILL_BATCH, filterBackfill } from './short-query-filter.js'
 import { documentOutline, documentTitle, fileTitle, hasOutline, OutlineReader, passageHeadingPath,
   storedHeadingPath, type Outline } from '../ingest/outline.js'
 import { OUTLINE_BATCH, outlineBackfill } from './outline-backfill.js'
+import { BACKGROUND_NICENESS, lowerThreadPriority } from '../thread-priority.js'
+
+// background work, below the requests and searches (src/thread-priority.ts)
+lowerThreadPriority(BACKGROUND_NICENESS)
 
 /** A document to index: from its text file, or from `text` (at upload) under the claimed job `jobId`. */
 export interface IndexTask { id: number; documentId: string; textFile: string; text?: string; jobId?: string }

@@ -4,7 +4,11 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { setImmediate, setTimeout as sleep } from 'node:timers/promises'
 import fs from 'node:fs'
+import { BACKGROUND_NICENESS, lowerThreadPriority } from '../thread-priority.js'
 import { CELL, openTrigrams, trigramFile, type Trigrams, type TrigramProgress } from './trigram-file.js'
+
+// background work, below the requests and searches (src/thread-priority.ts)
+lowerThreadPriority(BACKGROUND_NICENESS)
 
 /** pages merged per step when caught up (a step is ~1–20 ms of CPU; new passages are taken between steps) */
 const MERGE_PAGES = 500

@@ -9,6 +9,7 @@ import { passageTokens } from '../../src/knowledge/phrase-index.js'
 import { build, multipart, pairIndexCaughtUp, signup, tempDir, trigramsCaughtUp } from '../helper.js'
 import { openTrigrams, trigramFile } from '../../src/knowledge/trigram-file.js'
 import { pairCatchUp } from '../../src/knowledge/phrase-catch-up.js'
+import { DEFAULT_WORKER_LIMITS } from '../../src/ingest/run.js'
 
 /** an indexed organization document of `passages` passages, written directly (foreign keys off) */
 function addDocument(sqlite: Database.Database, id: string, customer: string, passages: number) {
@@ -396,4 +397,39 @@ t.test('a damaged trigram file is made again at the start', async (t) => {
   const res = await app.inject({ method: 'POST', url: '/api/knowledge/search', headers: u.auth,
     payload: { query: 'amber kest', mode: 'substring' } })
   t.equal(res.json().results.length, 1, 'found through the trigram file made again')
+})
+
+t.test('background indexing runs below the requests: the index and trigram threads and the extraction process ' +
+  'four niceness steps down, the request thread unchanged', { skip: process.platform !== 'linux' && 'Linux only' },
+async (t) => {
+  const stat = (file: string) => fs.readFileSync(file, 'utf8').split(') ')[1].split(' ')
+  const niceness = () => new Map(fs.readdirSync('/proc/self/task').map((tid) =>
+    [tid, Number(stat(`/proc/self/task/${tid}/stat`)[16])] as const)) // field 19 of stat: nice
+  const before = niceness()
+  const own = before.get(String(process.pid))!
+  // an extractor of this app's own (the tests' shared one may have started already)
+  const app = await build(t, { knowledge: { workerLimits: DEFAULT_WORKER_LIMITS } })
+  const u = await signup(app)
+  const body = multipart([{ filename: 'page.html', content: '<h1>Harbour</h1><p>The brass lantern.</p>' }])
+  const res = await app.inject({ method: 'POST', url: '/api/knowledge/upload', headers: { ...u.auth, ...body.headers },
+    payload: body.payload })
+  t.equal(res.statusCode, 201, res.body)
+  // the extraction process, a child of this one, while it is there
+  const children = fs.readdirSync('/proc').filter((pid) => /^\d+$/.test(pid)).flatMap((pid) => {
+    try {
+      const fields = stat(`/proc/${pid}/stat`)
+      const extracting = Number(fields[1]) === process.pid &&
+        fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--disable-wasm-trap-handler')
+      return extracting ? [Number(fields[16])] : []
+    } catch {
+      return []
+    }
+  })
+  await app.jobs.idle()
+  await trigramsCaughtUp(t, app)
+  const added = [...niceness()].filter(([tid]) => !before.has(tid)).map(([, nice]) => nice)
+  t.ok(added.filter((nice) => nice === Math.min(19, own + 4)).length >= 2,
+    `the index and trigram threads at niceness ${own + 4} (new threads: ${added})`)
+  t.same(children, [Math.min(19, own + 4)], 'the extraction process too')
+  t.equal(niceness().get(String(process.pid)), own, 'the request thread keeps its priority')
 })

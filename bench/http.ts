@@ -8,6 +8,7 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import { startServer, stopServer, load, table, type Load } from './lib.js'
+import { cpuMicros } from './proc.js'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
@@ -17,19 +18,6 @@ const PASSAGES = 4000
 const ONLY = process.env.BENCH_CASES?.split(',').map((c) => c.trim()).filter(Boolean)
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
-
-/**
- * CPU time (user + system, µs) a process has used, from /proc (Linux; undefined elsewhere). Per request it is a
- * second view of each case, steadier than requests/s when other work shares the machine's cores.
- */
-function cpuMicros(pid: number | undefined): number | undefined {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-    return (Number(fields[11]) + Number(fields[12])) * (1e6 / 100) // clock ticks of 1/100 s
-  } catch {
-    return undefined
-  }
-}
 
 /**
  * Times the kernel took a process off a core it still wanted (nonvoluntary context switches, from /proc), or

@@ -10,6 +10,7 @@ import { writeWaitsOf } from '../src/db/write-intent.js'
 import type { SearchSettingsOverrides } from '../src/knowledge/search-settings.js'
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks'
 import { seedArtifacts, seedPassages } from './seed.js'
+import { cpuMicros } from './proc.js'
 
 const mode = process.argv[2]
 
@@ -136,23 +137,13 @@ if (mode === 'bare') {
   process.exit(2)
 }
 
-/** This process's CPU time (user + system, every thread) in ms, from /proc (Linux; 0 elsewhere) */
-function cpuMs(): number {
-  try {
-    const fields = fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')
-    return (Number(fields[11]) + Number(fields[12])) * 10 // clock ticks of 1/100 s
-  } catch {
-    return 0
-  }
-}
-
 /** Resolves once the process's threads have used under 5 % of a core for two half-seconds in a row (at most 120 s). */
 async function backgroundSettled(): Promise<void> {
   const until = Date.now() + 120_000
   let quiet = 0
   while (quiet < 2 && Date.now() < until) {
-    const before = cpuMs()
+    const before = cpuMicros(process.pid) ?? 0
     await new Promise((resolve) => setTimeout(resolve, 500))
-    quiet = cpuMs() - before < 25 ? quiet + 1 : 0
+    quiet = (cpuMicros(process.pid) ?? 0) - before < 25_000 ? quiet + 1 : 0
   }
 }

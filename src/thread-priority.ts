@@ -2,19 +2,26 @@ import fs from 'node:fs'
 import os from 'node:os'
 
 /**
- * Sets the calling thread's scheduling priority `by` niceness steps below the process's (at most to 19), so that
- * it runs on the cores the other threads leave idle. Linux sets niceness per thread: the TID is the last part of
- * /proc/thread-self. Elsewhere, or if refused, the thread keeps the process's priority. Returns the new niceness,
- * or undefined when unchanged.
+ * Sets the scheduling priority of `id` (a thread's TID or a process's PID) `by` niceness steps below this process's
+ * (at most to 19), so that it runs on the cores the other threads leave idle. From the process's (its main thread's)
+ * niceness: a thread started by a lowered thread inherits its niceness. Elsewhere, or if refused, `id` keeps its
+ * priority. Returns the new niceness, or undefined when unchanged.
  */
+export function lowerPriority(id: number, by: number): number | undefined {
+  try {
+    const niceness = Math.min(19, os.getPriority(process.pid) + by)
+    os.setPriority(id, niceness)
+    return niceness
+  } catch {
+    return undefined
+  }
+}
+
+/** lowerPriority for the calling thread: Linux sets niceness per thread, the TID the last part of /proc/thread-self */
 export function lowerThreadPriority(by: number): number | undefined {
   try {
     const tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop())
-    if (!Number.isInteger(tid) || tid <= 0) return undefined
-    // from the process's (its main thread's) niceness: a thread started by a lowered thread inherits its niceness
-    const niceness = Math.min(19, os.getPriority(process.pid) + by)
-    os.setPriority(tid, niceness)
-    return niceness
+    return Number.isInteger(tid) && tid > 0 ? lowerPriority(tid, by) : undefined
   } catch {
     return undefined
   }

@@ -287,3 +287,9 @@ export function searching(t: Test, app: App): readonly [Database.Database, Knowl
   }
   return made
 }
+
+/** The niceness of each thread of this process by TID, from /proc (field 19 of a task's stat). Linux only. */
+export function threadNiceness(): Map<string, number> {
+  return new Map(fs.readdirSync('/proc/self/task').map((tid) =>
+    [tid, Number(fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16])] as const))
+}

@@ -1,9 +1,8 @@
-import os from 'node:os'
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { promisify } from 'node:util'
 import { EventEmitter } from 'node:events'
 import { fileURLToPath } from 'node:url'
-import { BACKGROUND_NICENESS } from '../thread-priority.js'
+import { BACKGROUND_NICENESS, lowerPriority } from '../thread-priority.js'
 import type { ExtractorKind } from './formats.js'
 import type { ChunkOptions } from './chunker.js'
 import type { ExtractLimits } from './extract.js'
@@ -141,11 +140,7 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
     // (NODE_OPTIONS is the service's own: its preloads are not the worker's)
     { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], env: { ...process.env, NODE_OPTIONS: '', MALLOC_ARENA_MAX: '2' } })
     // background work, below the requests (src/thread-priority.ts)
-    try {
-      os.setPriority(child.pid!, Math.min(19, os.getPriority() + BACKGROUND_NICENESS))
-    } catch {
-      // elsewhere, or refused: the process's own priority
-    }
+    if (child.pid) lowerPriority(child.pid, BACKGROUND_NICENESS)
     let stderr = ''
     child.stderr!.setEncoding('utf8').on('data', (s: string) => { stderr = (stderr + s).slice(-STDERR_TAIL) })
     Object.defineProperty(child, 'stderrTail', { get: () => stderr })

@@ -10,11 +10,16 @@ import { codeBlockAfter, readPage } from './pages.js'
 // The curl examples of the API reference pages, pasted into a shell with the variables they name ($TOKEN, $WS), against
 // a listening Cairn; then the next step the page describes.
 
+/** bash running `script` in `dir`, the page's localhost:3000 pointed at `base` */
+function bash(script: string, base: string, dir: string, env: Record<string, string>, detached = false) {
+  return spawn('bash', ['-eu', '-o', 'pipefail', '-c', script.replaceAll('localhost:3000', base)],
+    { cwd: dir, env: { PATH: process.env.PATH, ...env }, detached })
+}
+
 /** runs `script` with bash in `dir`, the page's localhost:3000 pointed at `base`; its standard output */
 function shell(script: string, base: string, dir: string, env: Record<string, string>): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-eu', '-o', 'pipefail', '-c', script.replaceAll('localhost:3000', base)],
-      { cwd: dir, env: { PATH: process.env.PATH, ...env } })
+    const child = bash(script, base, dir, env)
     let out = ''
     let err = ''
     child.stdout.on('data', (d) => { out += d })
@@ -27,8 +32,7 @@ function shell(script: string, base: string, dir: string, env: Record<string, st
 /** runs `script` as shell() does, for a command that keeps its connection open: the output so far, and a stop */
 function streaming(script: string, base: string, dir: string, env: Record<string, string>) {
   // a process group of its own: stopping it ends curl too, not only the shell
-  const child = spawn('bash', ['-eu', '-o', 'pipefail', '-c', script.replaceAll('localhost:3000', base)],
-    { cwd: dir, env: { PATH: process.env.PATH, ...env }, detached: true })
+  const child = bash(script, base, dir, env, true)
   let out = ''
   child.stdout.on('data', (d) => { out += d })
   const exited = new Promise<void>((resolve) => child.on('close', () => resolve()))

@@ -6,7 +6,7 @@ import { Worker } from 'node:worker_threads'
 import { createHmac } from 'node:crypto'
 import { Webhook } from 'standardwebhooks'
 import { projectRoot } from '../../src/db/index.js'
-import { build, signup, tempDir } from '../helper.js'
+import { build, signup, tempDir, threadNiceness } from '../helper.js'
 import { loggerOptions, type App } from '../../src/app.js'
 import { receiver, BASE, ws, hookAndChannel, post, eventsToExpand, deliveries } from './webhook-helpers.js'
 
@@ -130,18 +130,14 @@ t.test('the delivery thread runs nicer than the request thread (Linux)', { skip:
     const app = await build(t, { config: { allowPrivateUrls: true } })
     const rx = await receiver(t)
     const u = await signup(app)
-    const niceness = () => new Map(fs.readdirSync('/proc/self/task').map((tid) => {
-      const fields = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')
-      return [tid, Number(fields[16])] as const // field 19 of stat: nice
-    }))
-    const before = niceness()
+    const before = threadNiceness()
     const { channel } = await hookAndChannel(app, u, `${rx.base}/ok`)
     await post(app, u, channel.id)
     await rx.received(1)
     const own = before.get(String(process.pid))!
-    const added = [...niceness()].filter(([tid]) => !before.has(tid)).map(([, nice]) => nice)
+    const added = [...threadNiceness()].filter(([tid]) => !before.has(tid)).map(([, nice]) => nice)
     t.ok(added.includes(Math.min(19, own + 10)), `a new thread at niceness ${own + 10} (new threads: ${added})`)
-    t.equal(niceness().get(String(process.pid)), own, 'the request thread keeps its priority')
+    t.equal(threadNiceness().get(String(process.pid)), own, 'the request thread keeps its priority')
   })
 
 t.test('a stream of events is fanned out by one run of the fan-out job', async (t) => {

@@ -6,7 +6,7 @@ import fs from 'node:fs'
 import { openDatabase, projectRoot } from '../../src/db/index.js'
 import { passageId, passageWriter } from '../../src/knowledge/passages.js'
 import { passageTokens } from '../../src/knowledge/phrase-index.js'
-import { build, multipart, pairIndexCaughtUp, signup, tempDir, trigramsCaughtUp } from '../helper.js'
+import { build, multipart, pairIndexCaughtUp, signup, tempDir, threadNiceness, trigramsCaughtUp } from '../helper.js'
 import { openTrigrams, trigramFile } from '../../src/knowledge/trigram-file.js'
 import { pairCatchUp } from '../../src/knowledge/phrase-catch-up.js'
 import { DEFAULT_WORKER_LIMITS } from '../../src/ingest/run.js'
@@ -403,9 +403,7 @@ t.test('background indexing runs below the requests: the index and trigram threa
   'four niceness steps down, the request thread unchanged', { skip: process.platform !== 'linux' && 'Linux only' },
 async (t) => {
   const stat = (file: string) => fs.readFileSync(file, 'utf8').split(') ')[1].split(' ')
-  const niceness = () => new Map(fs.readdirSync('/proc/self/task').map((tid) =>
-    [tid, Number(stat(`/proc/self/task/${tid}/stat`)[16])] as const)) // field 19 of stat: nice
-  const before = niceness()
+  const before = threadNiceness()
   const own = before.get(String(process.pid))!
   // an extractor of this app's own (the tests' shared one may have started already)
   const app = await build(t, { knowledge: { workerLimits: DEFAULT_WORKER_LIMITS } })
@@ -427,9 +425,9 @@ async (t) => {
   })
   await app.jobs.idle()
   await trigramsCaughtUp(t, app)
-  const added = [...niceness()].filter(([tid]) => !before.has(tid)).map(([, nice]) => nice)
+  const added = [...threadNiceness()].filter(([tid]) => !before.has(tid)).map(([, nice]) => nice)
   t.ok(added.filter((nice) => nice === Math.min(19, own + 4)).length >= 2,
     `the index and trigram threads at niceness ${own + 4} (new threads: ${added})`)
   t.same(children, [Math.min(19, own + 4)], 'the extraction process too')
-  t.equal(niceness().get(String(process.pid)), own, 'the request thread keeps its priority')
+  t.equal(threadNiceness().get(String(process.pid)), own, 'the request thread keeps its priority')
 })

@@ -12,9 +12,9 @@
 //    that accepts connections and never answers, half to one that answers 500 at once (retried on a one-second
 //    schedule), and each posts ten messages a second (one caller's default rate limit) that fan out to all of them;
 //  - all three at once.
-// The table gives p50/p99 of each victim measurement per phase, the server's event-loop delay (the health probe's
-// times also hold the bench process's own, which runs every attacker on the same cores), and what the hostile side
-// got done.
+// The table gives p50/p99 of each victim measurement per phase, the health probe's times (from a process of its own,
+// as a load balancer's checker; it shares the two cores with the server and the attackers), the server's event-loop
+// delay (monitorEventLoopDelay's intervals: its 10 ms resolution included), and what the hostile side got done.
 import http from 'node:http'
 import net from 'node:net'
 import type { AddressInfo } from 'node:net'
@@ -133,8 +133,7 @@ export async function run() {
         hostileDone.requests++
         hostileDone.statuses.set(status, (hostileDone.statuses.get(status) ?? 0) + 1)
       }
-      // the server's own event-loop delay over the phase (reset here): the health probe's times also hold this
-      // process's delays, which runs every attacker and shares the cores with the server
+      // the server's own event-loop delay over the phase (reset here)
       await fetch(`${base}/bench/loop-delay`)
       const attackers: Array<Promise<void>> = []
       if (attacks.includes('uploads')) {

@@ -1,8 +1,6 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
-import { promisify } from 'node:util'
 import { EventEmitter } from 'node:events'
 import { fileURLToPath } from 'node:url'
-import { BACKGROUND_NICENESS, lowerPriority } from '../thread-priority.js'
+import { Launcher, type LaunchedProcess } from './launcher.js'
 import type { ExtractorKind } from './formats.js'
 import type { ChunkOptions } from './chunker.js'
 import type { ExtractLimits } from './extract.js'
@@ -85,20 +83,16 @@ await import(${JSON.stringify(workerUrl.href)})
 await import('node:fs/promises').then((fs) => fs.readFile('/proc/self/status', 'utf8')).then((status) =>
   process.send({ ready: Number(/VmSize:\\s*(\\d+)/.exec(status)[1]) }))`
 
-const execFileAsync = promisify(execFile)
-
 /** usage halves over this time */
 const HALF_LIFE_MS = 60_000
-/** the tail of a process's stderr kept to tell why it died */
-const STDERR_TAIL = 4096
 
 interface Usage { ms: number; at: number }
 interface Running { caller: ExtractCaller; started: number }
 
 export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
   /** idle processes, kept warm (pdf.js and mammoth stay loaded); one that failed is never reused */
-  const idle: ChildProcess[] = []
-  const all = new Set<ChildProcess>()
+  const idle: LaunchedProcess[] = []
+  const all = new Set<LaunchedProcess>()
   const perCaller = Math.max(1, limits.concurrency - 1)
   /** running extractions: who for, and since when */
   const running = new Set<Running>()
@@ -128,38 +122,36 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
     return n
   }
 
+  const launcher = new Launcher(() => process.emitWarning('prlimit (util-linux) is not installed: text extraction ' +
+    'runs without its address-space limit (install util-linux to bound its memory)', { code: 'CAIRN_NO_PRLIMIT' }))
   /**
    * A new extraction process, loaded, and then limited: its address space may grow by `maxMemoryMb` past
-   * what it holds once loaded (prlimit from util-linux sets RLIMIT_AS on it).
+   * what it holds once loaded (prlimit from util-linux sets RLIMIT_AS on it; where there is none, as on macOS or a
+   * trimmed image, extraction still runs, bounded by the stream measurement, its heap limit and its time limit, and
+   * the service says once, as a warning, that the hard memory backstop is missing). Started by the launcher
+   * (./launcher.ts), at the background priority (src/thread-priority.ts).
    */
-  async function startProcess(): Promise<ChildProcess> {
+  async function startProcess(): Promise<LaunchedProcess> {
     // WebAssembly's trap handler reserves gigabytes of address space per memory: it is turned off (bounds are
-    // checked in code instead); few malloc arenas, since each reserves address space
-    const child = spawn(process.execPath, [`--max-old-space-size=${limits.maxHeapMb}`, '--disable-wasm-trap-handler',
-      '--input-type=module', '--eval', bootstrap],
-    // (NODE_OPTIONS is the service's own: its preloads are not the worker's)
-    { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], env: { ...process.env, NODE_OPTIONS: '', MALLOC_ARENA_MAX: '2' } })
-    // background work, below the requests (src/thread-priority.ts)
-    if (child.pid) lowerPriority(child.pid, BACKGROUND_NICENESS)
-    let stderr = ''
-    child.stderr!.setEncoding('utf8').on('data', (s: string) => { stderr = (stderr + s).slice(-STDERR_TAIL) })
-    Object.defineProperty(child, 'stderrTail', { get: () => stderr })
-    child.on('error', () => {})
+    // checked in code instead)
+    const child = await launcher.start([`--max-old-space-size=${limits.maxHeapMb}`, '--disable-wasm-trap-handler',
+      '--input-type=module', '--eval', bootstrap], limits.maxMemoryMb * 1024 * 1024)
     all.add(child)
     child.once('exit', () => all.delete(child))
     try {
-      const loadedKb = await new Promise<number>((resolve, reject) => {
+      await new Promise<void>((resolve, reject) => {
         const onMessage = (m: { ready?: number }) => {
           if (typeof m.ready !== 'number') return
           settle()
-          resolve(m.ready)
+          resolve()
         }
-        const onExit = () => { settle(); reject(new Error(`The text extraction process did not start: ${stderr}`)) }
+        const onExit = () => {
+          settle()
+          reject(new Error(`The text extraction process did not start: ${child.stderrTail}`))
+        }
         const settle = () => child.off('message', onMessage).off('exit', onExit)
         child.on('message', onMessage).on('exit', onExit)
       })
-      const bytes = loadedKb * 1024 + limits.maxMemoryMb * 1024 * 1024
-      await limitAddressSpace(child.pid!, bytes)
     } catch (err) {
       child.kill('SIGKILL')
       throw err
@@ -169,9 +161,9 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
   }
 
   /** a process waiting for work does not keep the service (or a test) alive */
-  function idleRefs(child: ChildProcess, busy: boolean) {
-    const handles = [child, child.channel, child.stderr] as Array<{ ref?: () => void; unref?: () => void } | null>
-    for (const h of handles) { if (busy) h?.ref?.(); else h?.unref?.() }
+  function idleRefs(child: LaunchedProcess, busy: boolean) {
+    if (busy) child.ref()
+    else child.unref()
   }
 
   /** Hands free processes to waiting callers in turn (the one served longest ago first), within the caps. */
@@ -228,7 +220,7 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
   const outOfMemory = () => new UnreadableFileError(
     `Text extraction needed more than the ${limits.maxMemoryMb} MB of memory allowed: refused`)
 
-  function run(child: ChildProcess, job: ExtractJob) {
+  function run(child: LaunchedProcess, job: ExtractJob) {
     type Result = { result?: { textLength: number; chunkCount: number }; error?: Error; reusable: boolean }
     return new Promise<Result>((resolve) => {
       const done = (outcome: Result) => {
@@ -241,7 +233,7 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
         : o.outOfMemory ? { error: outOfMemory(), reusable: false }
           : { error: o.unreadable ? new UnreadableFileError(o.message) : new Error(o.message), reusable: true })
       const onExit = (code: number | null, signal: string | null) => {
-        const tail = (child as ChildProcess & { stderrTail: string }).stderrTail
+        const tail = child.stderrTail
         // V8 aborts (SIGABRT, SIGTRAP) when the address space or the heap is exhausted
         const memory = /out of memory|allocation failed|failed to reserve|heap limit/i.test(tail) ||
           signal === 'SIGABRT' || signal === 'SIGTRAP' || signal === 'SIGSEGV' || signal === 'SIGBUS'
@@ -303,27 +295,10 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
       child.ref()
       child.kill('SIGKILL')
     })))
+    await launcher.close()
   }
 
   return { extract, close, events }
 }
 
 export type Extractor = ReturnType<typeof createExtractor>
-
-let prlimitMissing = false
-/**
- * Sets the address-space limit of an extraction process with prlimit (util-linux, on every Linux). Where there is
- * no prlimit (macOS, a trimmed image) extraction still runs, bounded by the stream measurement, its heap limit and
- * its time limit, and the process says once, as a warning, that the hard memory backstop is missing.
- */
-async function limitAddressSpace(pid: number, bytes: number): Promise<void> {
-  if (prlimitMissing) return
-  try {
-    await execFileAsync('prlimit', ['--pid', String(pid), `--as=${bytes}:${bytes}`])
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
-    prlimitMissing = true
-    process.emitWarning('prlimit (util-linux) is not installed: text extraction runs without its address-space ' +
-      'limit (install util-linux to bound its memory)', { code: 'CAIRN_NO_PRLIMIT' })
-  }
-}

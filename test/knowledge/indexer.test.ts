@@ -412,11 +412,12 @@ async (t) => {
   const res = await app.inject({ method: 'POST', url: '/api/knowledge/upload', headers: { ...u.auth, ...body.headers },
     payload: body.payload })
   t.equal(res.statusCode, 201, res.body)
-  // the extraction process, a child of this one, while it is there
+  // the extraction process, started by a launcher that this process started, while it is there
+  const parentOf = (pid: string) => Number(stat(`/proc/${pid}/stat`)[1])
   const children = fs.readdirSync('/proc').filter((pid) => /^\d+$/.test(pid)).flatMap((pid) => {
     try {
       const fields = stat(`/proc/${pid}/stat`)
-      const extracting = Number(fields[1]) === process.pid &&
+      const extracting = parentOf(fields[1]) === process.pid &&
         fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--disable-wasm-trap-handler')
       return extracting ? [Number(fields[16])] : []
     } catch {

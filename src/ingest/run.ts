@@ -265,7 +265,8 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
     events.emit('start', event)
     try {
       let child = idle.pop()
-      while (child && child.exitCode !== null) child = idle.pop()
+      // one that died while idle (killed, or its launcher gone) is passed over
+      while (child && !child.connected) child = idle.pop()
       child ??= await startProcess()
       idleRefs(child, true)
       const { maxUncompressedBytes, maxTextBytes, maxPdfPages, pdfPageTimeoutMs } = limits

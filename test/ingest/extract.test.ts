@@ -126,3 +126,36 @@ t.test('formats', async (t) => {
   t.equal(extractorFor('exe'), undefined)
   t.equal(extractorFor('constructor'), undefined)
 })
+
+t.test('the extraction processes are started by a launcher, not by the service; a launcher that died is started again',
+  { skip: process.platform !== 'linux' && 'Linux only' }, async (t) => {
+    const extractor = createExtractor(DEFAULT_WORKER_LIMITS)
+    t.teardown(() => extractor.close())
+    const dir = tempDir(t)
+    const page = path.join(dir, 'page.html')
+    fs.writeFileSync(page, '<h1>Harbour</h1><p>The brass lantern.</p>')
+    /** [pid, parent pid, command line] of every process */
+    const processes = () => fs.readdirSync('/proc').filter((pid) => /^\d+$/.test(pid)).flatMap((pid) => {
+      try {
+        const parent = Number(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1])
+        return [[Number(pid), parent, fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8')] as const]
+      } catch {
+        return []
+      }
+    })
+    const launchers = () => processes().filter(([, parent, cmd]) => parent === process.pid &&
+      cmd.includes('launcher'))
+    const before = launchers().map(([pid]) => pid)
+    await extractor.extract(page, path.join(dir, 'one.txt'), 'html', chunk)
+    const [launcher] = launchers().filter(([pid]) => !before.includes(pid))
+    t.ok(launcher, 'this extractor started one launcher')
+    const extracting = processes().filter(([, parent, cmd]) => cmd.includes('--disable-wasm-trap-handler'))
+    t.ok(extracting.some(([, parent]) => parent === launcher[0]), 'its extraction process is the launcher\'s child')
+    t.notOk(extracting.some(([, parent]) => parent === process.pid), 'none is the service\'s own')
+
+    process.kill(launcher[0], 'SIGKILL')
+    // reaped (then its exit has been seen): its processes count as gone, and the next file starts a new launcher
+    while (fs.existsSync(`/proc/${launcher[0]}`)) await new Promise((r) => setTimeout(r, 10))
+    await extractor.extract(page, path.join(dir, 'two.txt'), 'html', chunk)
+    t.match(fs.readFileSync(path.join(dir, 'two.txt'), 'utf8'), /brass lantern/)
+  })

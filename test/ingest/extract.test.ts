@@ -149,7 +149,7 @@ t.test('the extraction processes are started by a launcher, not by the service; 
     await extractor.extract(page, path.join(dir, 'one.txt'), 'html', chunk)
     const [launcher] = launchers().filter(([pid]) => !before.includes(pid))
     t.ok(launcher, 'this extractor started one launcher')
-    const extracting = processes().filter(([, parent, cmd]) => cmd.includes('--disable-wasm-trap-handler'))
+    const extracting = processes().filter(([, , cmd]) => cmd.includes('--disable-wasm-trap-handler'))
     t.ok(extracting.some(([, parent]) => parent === launcher[0]), 'its extraction process is the launcher\'s child')
     t.notOk(extracting.some(([, parent]) => parent === process.pid), 'none is the service\'s own')
 

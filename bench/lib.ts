@@ -72,7 +72,6 @@ export function pct(xs: number[], p: number): number {
   return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] * 10) / 10
 }
 
-/** `GET /api/health` every 50 ms while `going()`, each answer's time (ms) pushed to `into`. */
 // The health checker runs in a process of its own, as a load balancer's or an orchestrator's does: timed inside the
 // bench process, a probe's time would also hold that process's own stalls (it builds and sends every attack).
 const PROBE = `

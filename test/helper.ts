@@ -293,3 +293,16 @@ export function threadNiceness(): Map<string, number> {
   return new Map(fs.readdirSync('/proc/self/task').map((tid) =>
     [tid, Number(fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16])] as const))
 }
+
+/** Every process on the machine: its PID, its parent's, its niceness and its command line, from /proc. Linux only. */
+export function processTable(): Array<{ pid: number; parent: number; niceness: number; cmdline: string }> {
+  return fs.readdirSync('/proc').filter((pid) => /^\d+$/.test(pid)).flatMap((pid) => {
+    try {
+      const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+      return [{ pid: Number(pid), parent: Number(fields[1]), niceness: Number(fields[16]),
+        cmdline: fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8') }]
+    } catch {
+      return [] // gone meanwhile
+    }
+  })
+}

@@ -156,14 +156,9 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
       child.kill('SIGKILL')
       throw err
     }
-    idleRefs(child, false)
+    // a process waiting for work does not keep the service (or a test) alive
+    child.unref()
     return child
-  }
-
-  /** a process waiting for work does not keep the service (or a test) alive */
-  function idleRefs(child: LaunchedProcess, busy: boolean) {
-    if (busy) child.ref()
-    else child.unref()
   }
 
   /** Hands free processes to waiting callers in turn (the one served longest ago first), within the caps. */
@@ -268,12 +263,12 @@ export function createExtractor(limits: WorkerLimits = DEFAULT_WORKER_LIMITS) {
       // one that died while idle (killed, or its launcher gone) is passed over
       while (child && !child.connected) child = idle.pop()
       child ??= await startProcess()
-      idleRefs(child, true)
+      child.ref()
       const { maxUncompressedBytes, maxTextBytes, maxPdfPages, pdfPageTimeoutMs } = limits
       const outcome = await run(child,
         { source, target, kind, chunk, limits: { maxUncompressedBytes, maxTextBytes, maxPdfPages, pdfPageTimeoutMs } })
       if (outcome.reusable && child.connected) {
-        idleRefs(child, false)
+        child.unref()
         idle.push(child)
       } else {
         child.kill('SIGKILL')

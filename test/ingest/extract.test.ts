@@ -4,7 +4,7 @@ import path from 'node:path'
 import { createExtractor, DEFAULT_WORKER_LIMITS, type Extractor, type WorkerLimits } from '../../src/ingest/run.js'
 import { decodeText } from '../../src/ingest/text.js'
 import { fileTypeOf, extractorFor, SUPPORTED_FORMATS } from '../../src/ingest/formats.js'
-import { tempDir, FIXTURES } from '../helper.js'
+import { processTable, tempDir, FIXTURES } from '../helper.js'
 import { docxBomb } from '../zip-helper.js'
 
 const fixtures = path.join(FIXTURES, 'knowledge')
@@ -134,28 +134,18 @@ t.test('the extraction processes are started by a launcher, not by the service; 
     const dir = tempDir(t)
     const page = path.join(dir, 'page.html')
     fs.writeFileSync(page, '<h1>Harbour</h1><p>The brass lantern.</p>')
-    /** [pid, parent pid, command line] of every process */
-    const processes = () => fs.readdirSync('/proc').filter((pid) => /^\d+$/.test(pid)).flatMap((pid) => {
-      try {
-        const parent = Number(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1])
-        return [[Number(pid), parent, fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8')] as const]
-      } catch {
-        return []
-      }
-    })
-    const launchers = () => processes().filter(([, parent, cmd]) => parent === process.pid &&
-      cmd.includes('launcher'))
-    const before = launchers().map(([pid]) => pid)
+    const launchers = () => processTable().filter((p) => p.parent === process.pid && p.cmdline.includes('launcher'))
+    const before = launchers().map((p) => p.pid)
     await extractor.extract(page, path.join(dir, 'one.txt'), 'html', chunk)
-    const [launcher] = launchers().filter(([pid]) => !before.includes(pid))
+    const [launcher] = launchers().filter((p) => !before.includes(p.pid))
     t.ok(launcher, 'this extractor started one launcher')
-    const extracting = processes().filter(([, , cmd]) => cmd.includes('--disable-wasm-trap-handler'))
-    t.ok(extracting.some(([, parent]) => parent === launcher[0]), 'its extraction process is the launcher\'s child')
-    t.notOk(extracting.some(([, parent]) => parent === process.pid), 'none is the service\'s own')
+    const extracting = processTable().filter((p) => p.cmdline.includes('--disable-wasm-trap-handler'))
+    t.ok(extracting.some((p) => p.parent === launcher.pid), 'its extraction process is the launcher\'s child')
+    t.notOk(extracting.some((p) => p.parent === process.pid), 'none is the service\'s own')
 
-    process.kill(launcher[0], 'SIGKILL')
+    process.kill(launcher.pid, 'SIGKILL')
     // reaped (then its exit has been seen): its processes count as gone, and the next file starts a new launcher
-    while (fs.existsSync(`/proc/${launcher[0]}`)) await new Promise((r) => setTimeout(r, 10))
+    while (fs.existsSync(`/proc/${launcher.pid}`)) await new Promise((r) => setTimeout(r, 10))
     await extractor.extract(page, path.join(dir, 'two.txt'), 'html', chunk)
     t.match(fs.readFileSync(path.join(dir, 'two.txt'), 'utf8'), /brass lantern/)
   })

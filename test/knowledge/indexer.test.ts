@@ -6,7 +6,8 @@ import fs from 'node:fs'
 import { openDatabase, projectRoot } from '../../src/db/index.js'
 import { passageId, passageWriter } from '../../src/knowledge/passages.js'
 import { passageTokens } from '../../src/knowledge/phrase-index.js'
-import { build, multipart, pairIndexCaughtUp, signup, tempDir, threadNiceness, trigramsCaughtUp } from '../helper.js'
+import { build, multipart, pairIndexCaughtUp, processTable, signup, tempDir, threadNiceness, trigramsCaughtUp }
+  from '../helper.js'
 import { openTrigrams, trigramFile } from '../../src/knowledge/trigram-file.js'
 import { pairCatchUp } from '../../src/knowledge/phrase-catch-up.js'
 import { DEFAULT_WORKER_LIMITS } from '../../src/ingest/run.js'
@@ -402,7 +403,6 @@ t.test('a damaged trigram file is made again at the start', async (t) => {
 t.test('background indexing runs below the requests: the index and trigram threads and the extraction process ' +
   'four niceness steps down, the request thread unchanged', { skip: process.platform !== 'linux' && 'Linux only' },
 async (t) => {
-  const stat = (file: string) => fs.readFileSync(file, 'utf8').split(') ')[1].split(' ')
   const before = threadNiceness()
   const own = before.get(String(process.pid))!
   // an extractor of this app's own (the tests' shared one may have started already)
@@ -413,17 +413,10 @@ async (t) => {
     payload: body.payload })
   t.equal(res.statusCode, 201, res.body)
   // the extraction process, started by a launcher that this process started, while it is there
-  const parentOf = (pid: string) => Number(stat(`/proc/${pid}/stat`)[1])
-  const children = fs.readdirSync('/proc').filter((pid) => /^\d+$/.test(pid)).flatMap((pid) => {
-    try {
-      const fields = stat(`/proc/${pid}/stat`)
-      const extracting = parentOf(fields[1]) === process.pid &&
-        fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--disable-wasm-trap-handler')
-      return extracting ? [Number(fields[16])] : []
-    } catch {
-      return []
-    }
-  })
+  const table = processTable()
+  const launchers = table.filter((p) => p.parent === process.pid).map((p) => p.pid)
+  const children = table.filter((p) => launchers.includes(p.parent) &&
+    p.cmdline.includes('--disable-wasm-trap-handler')).map((p) => p.niceness)
   await app.jobs.idle()
   await trigramsCaughtUp(t, app)
   const added = [...threadNiceness()].filter(([tid]) => !before.has(tid)).map(([, nice]) => nice)

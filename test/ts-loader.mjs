@@ -25,6 +25,12 @@ process.env._TAPJS_PROCESSINFO_EXCLUDE_ = process.env._TAPJS_PROCESSINFO_COVERAG
   ? String(/^/)
   : String(/(^(node|tapmock):|[\\/](\.tap|tap-snapshots|node_modules)[\\/])/)
 register('./ts-hooks.mjs', import.meta.url)
+// worker threads start from bundles of their modules (test/worker-bundles.mjs), but not for coverage, which counts
+// each source file as loaded
+if (process.env._TAPJS_PROCESSINFO_COVERAGE_ === '0') {
+  const { workerBundle, WORKER_BUNDLE } = await import('./worker-bundles.mjs')
+  globalThis[WORKER_BUNDLE] = workerBundle
+}
 // worker threads do not inherit module hooks: src/worker-entry.ts has them import this file first
 globalThis[Symbol.for('cairn.test-loader')] = import.meta.url
 // .taprc names this file relative to the project: child processes started elsewhere get its absolute path

@@ -96,11 +96,40 @@ export async function runSuite(suiteUrl: string): Promise<void> {
   const rank = (file: string) => SUITES[name].findIndex((p) => p === file || (p.endsWith('/') && file.startsWith(p)))
   const files = testFiles().filter((file) => suiteOf(file) === name).sort((a, b) => rank(a) - rank(b))
   if (files.length === 0) t.comment(`no test file belongs to the suite ${name}`)
+  const atEnd: Teardown[] = []
+  suiteEnd = atEnd
   for (const file of files) await runFile(file)
+  suiteEnd = undefined
+  if (atEnd.length > 0) await t.test(`${name}: done, what its files shared closed`, (tt) => runAll(tt, atEnd))
   t.end()
 }
 
 type Teardown = () => unknown
+
+/** what the files of the running suite share, to close when its last file is done */
+let suiteEnd: Teardown[] | undefined
+
+/**
+ * `fn` to run when the suite's last file is done, for what the files of a suite share (one browser); when the file
+ * runs alone, at the end of `t`, the root test.
+ */
+export function atSuiteEnd(t: { teardown(fn: Teardown): void }, fn: Teardown): void {
+  if (suiteEnd) suiteEnd.push(fn)
+  else t.teardown(fn)
+}
+
+/** teardowns, the last one given first as tap runs them, each one's failure reported */
+async function runAll(tt: { error(err: unknown, message: string): void; pass(message: string): void },
+  teardowns: Teardown[]): Promise<void> {
+  for (let fn = teardowns.pop(); fn; fn = teardowns.pop()) {
+    try {
+      await fn()
+    } catch (err) {
+      tt.error(err, 'a teardown failed')
+    }
+  }
+  tt.pass('done')
+}
 
 /** One test file: imported (its tests queue on the root test), then its root teardowns once its tests are done. */
 async function runFile(file: string): Promise<void> {
@@ -119,16 +148,6 @@ async function runFile(file: string): Promise<void> {
   } finally {
     root.test = test
   }
-  await t.test(`${file}: done, its teardowns run`, async (tt) => {
-    // the last one given runs first, as tap runs them
-    for (let fn = teardowns.pop(); fn; fn = teardowns.pop()) {
-      try {
-        await fn()
-      } catch (err) {
-        tt.error(err, 'a teardown failed')
-      }
-    }
-    tt.pass('done')
-  })
+  await t.test(`${file}: done, its teardowns run`, (tt) => runAll(tt, teardowns))
   root.teardown = teardown
 }

@@ -9,6 +9,7 @@ import { build, ROOT, type BuildTestOptions, type TestUser } from '../helper.js'
 import type { App } from '../../src/app.js'
 import { consoleBuilt } from './built.js'
 import { needsPrograms } from '../system-tools.js'
+import { atSuiteEnd } from '../suite.js'
 
 export const CHROMIUM = '/usr/bin/chromium'
 /** where the tests leave screenshots of the pages they saw (for the docs) */
@@ -33,6 +34,27 @@ export interface Harness {
   shot(page: Page, name: string): Promise<void>
 }
 
+let shared: Promise<Browser> | undefined
+
+/**
+ * One Chromium for the browser test files of a suite (test/suite.ts), closed when the suite is done, or for one
+ * file run alone: each test has a browser context of its own, with its own cookies and storage.
+ */
+function sharedBrowser(t: Test): Promise<Browser> {
+  if (shared) return shared
+  const launched = chromium.launch({
+    executablePath: CHROMIUM, headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update']
+  })
+  shared = launched
+  atSuiteEnd(t, async () => {
+    shared = undefined
+    await (await launched).close()
+  })
+  return launched
+}
+
 /**
  * The browser and an app for one test file, or undefined when Chromium is missing (the file then skips in one line,
  * except under CI=true, where it fails). Rate limits are off: a browser test is one person clicking quickly.
@@ -41,12 +63,7 @@ export async function harness(t: Test, options: BuildTestOptions = {}): Promise<
   if (!needsPrograms(t, [CHROMIUM], 'apt-get install chromium')) return undefined
   await consoleBuilt()
   fs.mkdirSync(SHOTS, { recursive: true })
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM, headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update']
-  })
-  t.teardown(() => browser.close())
+  const browser = await sharedBrowser(t)
   const app = await build(t, { ...options, config: { rateLimits: { knowledge: 0, voiceNotes: 0, artifacts: 0,
     default: 0 }, ...options.config } })
   await app.listen({ port: 0, host: '127.0.0.1' })

@@ -3,12 +3,15 @@ import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
 import fs from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import * as tables from '../../schema/tables/index.js'
 import { startCheckpointer, type CheckpointerOptions } from './checkpointer.js'
 import { countWriteIntent } from './write-intent.js'
 import { writerPragmas } from './connection.js'
 import { openOutboxFile, outboxFile, type OutboxFile } from './outbox-file.js'
+import { projectRoot } from './project-root.js'
+
+export { nowIso } from './now.js'
+export { projectRoot }
 
 export type Db = BetterSQLite3Database<typeof tables>
 
@@ -25,17 +28,6 @@ export interface DatabaseHandle {
 export interface OpenOptions {
   /** checkpoints from a thread of their own (src/db/checkpointer.ts); default on */
   checkpointer?: CheckpointerOptions | false
-}
-
-/** Walks up from this file to the folder holding package.json: works from src/ and from dist/src/. */
-export function projectRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url))
-  while (!fs.existsSync(path.join(dir, 'package.json'))) {
-    const parent = path.dirname(dir)
-    if (parent === dir) throw new Error('package.json not found above ' + fileURLToPath(import.meta.url))
-    dir = parent
-  }
-  return dir
 }
 
 export function openDatabase(file: string, options: OpenOptions = {}): DatabaseHandle {
@@ -70,14 +62,4 @@ export function openDatabase(file: string, options: OpenOptions = {}): DatabaseH
       }
     }
   }
-}
-
-let lastStamp = 0
-/**
- * The current time as ISO 8601 with milliseconds, strictly increasing within the process: rows written in
- * the same millisecond still sort in the order they were made ("newest first", chain order).
- */
-export function nowIso(): string {
-  lastStamp = Math.max(Date.now(), lastStamp + 1)
-  return new Date(lastStamp).toISOString()
 }

@@ -1,10 +1,11 @@
 import fp from 'fastify-plugin'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { createKnowledgeStore, type KnowledgeStore } from './store.js'
 import path from 'node:path'
 import os from 'node:os'
 import { createSearchPool, type SearchPool } from './search-pool.js'
-import { readerResolver, type Readers } from './readers.js'
+import type { Reader } from './readers.js'
+import { workspaceContext } from '../auth/plugin.js'
 import { createEmbeddings, type Embeddings } from './embeddings.js'
 
 declare module 'fastify' {
@@ -19,6 +20,24 @@ declare module 'fastify' {
     knowledgeEmbeddings?: Embeddings
   }
 }
+
+/**
+ * The reader (docs/api/knowledge.md, "Who reads and deletes what") for a user: their organization, the workspace
+ * context if one is given, else every workspace of theirs, and their own personal documents.
+ */
+export function readerResolver(workspaceIdsOf: (userId: string, customerId: string) => readonly string[]) {
+  const readerFor = (who: { userId: string; customerId: string }, workspaceId?: string): Reader => ({
+    customerId: who.customerId,
+    userId: who.userId,
+    workspaceIds: workspaceId ? [workspaceId] : workspaceIdsOf(who.userId, who.customerId)
+  })
+  /** The reader of an authenticated request, in its workspace context (header, or a query's workspaceId). */
+  const readerOf = (request: FastifyRequest, queryWorkspace?: string): Reader =>
+    readerFor(request.principal!, workspaceContext(request, queryWorkspace)?.id)
+  return { readerFor, readerOf }
+}
+
+export type Readers = ReturnType<typeof readerResolver>
 
 /** The knowledge domain, once per app: store, read rules and search. */
 async function knowledgeModule(app: FastifyInstance) {

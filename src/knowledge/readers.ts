@@ -1,5 +1,4 @@
-import type { FastifyRequest } from 'fastify'
-import { workspaceContext } from '../auth/plugin.js'
+// what the search worker also loads: no import of the HTTP side (the request's reader is made in ./plugin.ts)
 
 export type DocScope = 'organization' | 'workspace' | 'personal'
 
@@ -62,21 +61,3 @@ export function readerTokens(reader: Reader, scope?: DocScope): string[] {
   if (!scope || scope === 'personal') tokens.push(`u${hex(reader.userId)}${hex(reader.customerId)}z`)
   return tokens
 }
-
-/**
- * The reader (docs/api/knowledge.md, "Who reads and deletes what") for a user: their organization, the workspace
- * context if one is given, else every workspace of theirs, and their own personal documents.
- */
-export function readerResolver(workspaceIdsOf: (userId: string, customerId: string) => readonly string[]) {
-  const readerFor = (who: { userId: string; customerId: string }, workspaceId?: string): Reader => ({
-    customerId: who.customerId,
-    userId: who.userId,
-    workspaceIds: workspaceId ? [workspaceId] : workspaceIdsOf(who.userId, who.customerId)
-  })
-  /** The reader of an authenticated request, in its workspace context (header, or a query's workspaceId). */
-  const readerOf = (request: FastifyRequest, queryWorkspace?: string): Reader =>
-    readerFor(request.principal!, workspaceContext(request, queryWorkspace)?.id)
-  return { readerFor, readerOf }
-}
-
-export type Readers = ReturnType<typeof readerResolver>

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3'
 import { and, eq, gte, sql } from 'drizzle-orm'
-import { nowIso, type Db } from '../db/index.js'
+import type { Db } from '../db/index.js'
+import { nowIso } from '../db/now.js'
 import { boundLimit, type SqlRow } from '../db/prepared.js'
 import { workspaceMembers } from '../../schema/tables/accounts.js'
 import { knowledgeDocuments, knowledgeDocumentTags, knowledgePassages } from '../../schema/tables/knowledge.js'

@@ -30,12 +30,10 @@ t.test('each pattern names a test file that runs in its suite, and every test fi
 })
 
 t.test('the most specific pattern wins; what none names runs in rest', async (t) => {
-  t.equal(suiteOf('knowledge/search.test.ts'), 'knowledge-search')
-  t.equal(suiteOf('knowledge/listing.test.ts'), 'knowledge-store')
-  t.equal(suiteOf('events/webhooks.test.ts'), 'webhooks')
-  t.equal(suiteOf('events/outbox.test.ts'), 'events')
-  t.equal(suiteOf('suite.test.ts'), 'rest')
-  t.equal(suiteOf('new-folder/new.test.ts'), 'rest')
+  const expected = { 'knowledge/search.test.ts': 'knowledge-search', 'knowledge/listing.test.ts': 'knowledge-store',
+    'events/webhooks.test.ts': 'webhooks', 'events/outbox.test.ts': 'events', 'suite.test.ts': 'rest',
+    'new-folder/new.test.ts': 'rest' }
+  for (const [file, suite] of Object.entries(expected)) t.equal(suiteOf(file), suite, file)
 })
 
 t.test('.taprc runs the suites', async (t) => {

@@ -12,10 +12,11 @@ import { lowerPasswordCostForTests } from '../src/auth/passwords.js'
 import { PAIRS_BEHIND_SQL } from '../src/knowledge/phrase-index.js'
 import { createExtractor, type Extractor } from '../src/ingest/run.js'
 import { schemaController } from './schema-compilers.js'
-import type Database from 'better-sqlite3'
+import Database from 'better-sqlite3'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import * as tables from '../schema/tables/index.js'
-import { openSearchConnection, trigramsBehind } from '../src/knowledge/trigram-file.js'
+import { openSearchConnection, trigramFile, trigramsBehind } from '../src/knowledge/trigram-file.js'
+import { outboxFile } from '../src/db/outbox-file.js'
 import { createKnowledgeStore, type KnowledgeStore } from '../src/knowledge/store.js'
 
 /** The repository's root, and test/fixtures/: for tests in any folder of test/ */
@@ -68,6 +69,8 @@ export function tempDir(t: Test): string {
 }
 
 let template: Promise<string> | undefined
+/** the files a first start writes beside the data dir's database, named after it */
+const COMPANIONS = [trigramFile, outboxFile]
 
 /** The hash of every file under `dir`, names and contents, in a fixed order. */
 function hashTree(hash: ReturnType<typeof createHash>, dir: string): void {
@@ -80,19 +83,21 @@ function hashTree(hash: ReturnType<typeof createHash>, dir: string): void {
 
 /**
  * A database as the app leaves it after its first start on an empty data dir (every migration applied, the pair
- * index stamped with this Node.js's Unicode and SQLite versions), made once and shared by the test processes through
- * os.tmpdir(): each app starts from a copy instead of running all migrations again (~40 ms of CPU per app) and
- * emptying the pair index a fresh database asks for (~60 ms: src/knowledge/indexer.ts; test/knowledge/indexer.test.ts
- * covers that path). openDatabase() still runs the migrator on the copy, which finds nothing left to apply. Keyed by
- * the migrations, the code of src/ and schema/ (what a first start writes) and the Node.js version, so a change to
- * any of them makes a new one.
+ * index stamped with this Node.js's Unicode and SQLite versions), with the trigram and outbox files beside it, made
+ * once and shared by the test processes through os.tmpdir(): each app starts from copies instead of running all
+ * migrations again (~40 ms of CPU per app), emptying the pair index a fresh database asks for (~60 ms:
+ * src/knowledge/indexer.ts; test/knowledge/indexer.test.ts covers that path) and making the trigram file's full-text
+ * table and the outbox file (~60 ms; test/db/outbox-file.test.ts and the trigram tests cover their making).
+ * openDatabase() still runs the migrator on the copy, which finds nothing left to apply. Keyed by the migrations, the
+ * code of src/ and schema/ (what a first start writes) and the Node.js version, so a change to any of them makes a
+ * new one.
  */
 function startedTemplate(): Promise<string> {
   return template ??= makeTemplate()
 }
 
 async function makeTemplate(): Promise<string> {
-  const hash = createHash('sha256').update(process.version).update('\0')
+  const hash = createHash('sha256').update(process.version).update('\0').update('with its trigram and outbox files\0')
   for (const dir of ['schema', 'src']) hashTree(hash, path.join(ROOT, dir))
   const dir = path.join(os.tmpdir(), `cairn-test-templates-${os.userInfo().uid}`)
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
@@ -112,10 +117,19 @@ async function makeTemplate(): Promise<string> {
       { knowledge: knowledgeOptions({}), schemaController })
     await app.ready()
     await app.close()
-    // closed, the write-ahead log is folded into the database file and removed
-    const left = fs.readdirSync(making).filter((name) => name.startsWith('cairn.db-'))
+    // closed, each write-ahead log is folded into its database file and removed (the app leaves the trigram file's
+    // for its next start: folded here, by the last connection to close)
+    const made = path.join(making, 'cairn.db')
+    for (const companion of COMPANIONS) {
+      const db = new Database(companion(made))
+      db.pragma('wal_checkpoint(TRUNCATE)')
+      db.close()
+    }
+    const left = fs.readdirSync(making).filter((name) => /\.db-/.test(name))
     if (left.length) throw new Error(`the template's database left ${left.join(', ')} behind`)
-    fs.renameSync(path.join(making, 'cairn.db'), file)
+    // the database last: a process that finds it finds the files beside it
+    for (const companion of COMPANIONS) fs.renameSync(companion(made), companion(file))
+    fs.renameSync(made, file)
   } finally {
     fs.rmSync(making, { recursive: true, force: true })
   }
@@ -138,8 +152,11 @@ async function makeTemplate(): Promise<string> {
 export async function seedDatabase(dataDir: string): Promise<void> {
   const target = path.join(dataDir, 'cairn.db')
   if (!fs.existsSync(dataDir) || fs.existsSync(target)) return
-  fs.copyFileSync(await startedTemplate(), target, fs.constants.COPYFILE_EXCL)
-  fs.chmodSync(target, 0o600)
+  const template = await startedTemplate()
+  for (const name of [(f: string) => f, ...COMPANIONS]) {
+    fs.copyFileSync(name(template), name(target), fs.constants.COPYFILE_EXCL)
+    fs.chmodSync(name(target), 0o600)
+  }
 }
 
 let sharedExtractor: Extractor | undefined

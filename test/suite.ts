@@ -19,7 +19,8 @@ const TEST = fileURLToPath(new URL('.', import.meta.url))
 /**
  * The suites and the test files (relative to test/) or folders (ending in /) they run. Sized from each file's CPU
  * and time (`npm test`'s output gives each suite's): a suite of ~30-60 s on a quiet 2-core machine, four running
- * at once (.taprc), the browser tests spread over several because they mostly wait for the browser. Files that
+ * at once (.taprc), the browser tests spread over several because they mostly wait for the browser. tap starts them
+ * in the order of their names: a long suite whose name sorts late lengthens the run's tail. Files that
  * measure their own process (resident memory, child processes) share a suite with files that leave nothing behind.
  * A suite runs its files in the order of its patterns, then by name.
  */
@@ -35,7 +36,7 @@ export const SUITES: Record<string, readonly string[]> = {
   'ingest-limits': ['ingest/pdf-bombs.test.ts', 'ingest/no-prlimit.test.ts'],
   webhooks: ['events/webhooks.test.ts', 'events/webhooks-outbox.test.ts'],
   events: ['events/'],
-  'search-everywhere': ['assistant/', 'plugins/knowledge/', 'search/', 'plugins/search/'],
+  'assistant-search': ['assistant/', 'plugins/knowledge/', 'search/', 'plugins/search/'],
   'workflows-voice': ['plugins/workflows/', 'plugins/voice-notes/'],
   'chat-artifacts': ['plugins/chat/', 'plugins/artifacts/', 'plugins/health/'],
   'developer-accounts-jobs': ['plugins/developer/', 'plugins/accounts/', 'developer-log/', 'jobs/'],
@@ -45,13 +46,13 @@ export const SUITES: Record<string, readonly string[]> = {
   'mcp-startup': ['mcp/', 'startup/'],
   db: ['db/'],
   docs: ['docs/'],
-  'openapi-clients': ['system/openapi-fetch.test.ts', 'system/openapi-typing.test.ts', 'system/openapi.test.ts',
-    'system/client-types.test.ts', 'system/client-typescript.test.ts'],
-  packaging: ['system/client-package.test.ts', 'system/client-python.test.ts', 'system/client-voice.test.ts',
-    'system/docker.test.ts', 'system/container.test.ts'],
-  operations: ['system/operations.test.ts', 'system/crash.test.ts', 'system/shutdown.test.ts',
-    'system/server.test.ts', 'system/startup-report.test.ts', 'system/config-errors.test.ts',
+  openapi: ['system/openapi-fetch.test.ts', 'system/openapi-typing.test.ts', 'system/openapi.test.ts'],
+  clients: ['system/client-types.test.ts', 'system/client-typescript.test.ts', 'system/client-python.test.ts',
+    'system/client-voice.test.ts'],
+  packaging: ['system/client-package.test.ts', 'system/docker.test.ts', 'system/container.test.ts'],
+  operations: ['system/operations.test.ts', 'system/startup-report.test.ts', 'system/config-errors.test.ts',
     'system/backup-unheld.test.ts'],
+  'crash-shutdown': ['system/crash.test.ts', 'system/shutdown.test.ts', 'system/server.test.ts'],
   system: ['system/'],
   'console-browser': ['console/browser.test.ts', 'console/serving.test.ts', 'console/router.test.ts'],
   'console-keyboard': ['console/keyboard.test.ts', 'console/accessibility-desktop.test.ts',

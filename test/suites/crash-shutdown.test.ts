@@ -1,0 +1,3 @@
+import { runSuite } from '../suite.js'
+
+await runSuite(import.meta.url)

@@ -27,14 +27,19 @@ function run({ name, args, live = false }) {
     const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', live ? 'inherit' : 'pipe',
       live ? 'inherit' : 'pipe'] })
     const output = []
+    let ended = false
+    const end = (code, why) => {
+      if (ended) return
+      ended = true
+      process.stdout.write(Buffer.concat(output))
+      console.log(code === 0 ? `${name}: ok` : `${name}: failed (${why})`)
+      resolve({ name, code })
+    }
     child.stdout?.on('data', (chunk) => output.push(chunk))
     child.stderr?.on('data', (chunk) => output.push(chunk))
-    child.on('error', (err) => { output.push(Buffer.from(String(err) + '\n')) })
-    child.on('close', (code, signal) => {
-      process.stdout.write(Buffer.concat(output))
-      console.log(code === 0 ? `${name}: ok` : `${name}: failed (${signal ?? `exit ${code}`})`)
-      resolve({ name, code: code ?? 1 })
-    })
+    // a step that could not start fails at once, as before
+    child.on('error', (err) => { output.push(Buffer.from(String(err) + '\n')); end(1, 'did not start') })
+    child.on('close', (code, signal) => end(code ?? 1, signal ?? `exit ${code}`))
   })
 }
 

@@ -87,7 +87,7 @@ function hashTree(hash: ReturnType<typeof createHash>, dir: string): void {
  * once and shared by the test processes through os.tmpdir(): each app starts from copies instead of running all
  * migrations again (~40 ms of CPU per app), emptying the pair index a fresh database asks for (~60 ms:
  * src/knowledge/indexer.ts; test/knowledge/indexer.test.ts covers that path) and making the trigram file's full-text
- * table and the outbox file (~60 ms; test/db/outbox-file.test.ts and the trigram tests cover their making).
+ * table and the outbox file (~8 ms; test/db/outbox-file.test.ts and the trigram tests cover their making).
  * openDatabase() still runs the migrator on the copy, which finds nothing left to apply. Keyed by the migrations, the
  * code of src/ and schema/ (what a first start writes) and the Node.js version, so a change to any of them makes a
  * new one.

@@ -76,14 +76,19 @@ export function testFiles(dir = TEST): string[] {
   return found
 }
 
+/** Whether a pattern of SUITES names a test file (relative to test/): the file itself, or a folder above it. */
+export function names(pattern: string, file: string): boolean {
+  return pattern === file || (pattern.endsWith('/') && file.startsWith(pattern))
+}
+
 /** The suite that runs a test file (relative to test/): the pattern that names it most closely wins. */
 export function suiteOf(file: string): string {
   let best: { suite: string; length: number } | undefined
   for (const [suite, patterns] of Object.entries(SUITES)) {
     for (const pattern of patterns) {
-      const length = pattern === file ? Infinity
-        : pattern.endsWith('/') && file.startsWith(pattern) ? pattern.length : -1
-      if (length >= 0 && (!best || length > best.length)) best = { suite, length }
+      if (!names(pattern, file)) continue
+      const length = pattern === file ? Infinity : pattern.length
+      if (!best || length > best.length) best = { suite, length }
     }
   }
   return best?.suite ?? 'rest'
@@ -94,7 +99,7 @@ export async function runSuite(suiteUrl: string): Promise<void> {
   const name = path.basename(fileURLToPath(suiteUrl), '.test.ts')
   if (!(name in SUITES)) throw new Error(`test/suites/${name}.test.ts names no suite of test/suite.ts`)
   // in the order of the patterns that name them, so that a file that needs a fresh process can come first
-  const rank = (file: string) => SUITES[name].findIndex((p) => p === file || (p.endsWith('/') && file.startsWith(p)))
+  const rank = (file: string) => SUITES[name].findIndex((pattern) => names(pattern, file))
   const files = testFiles().filter((file) => suiteOf(file) === name).sort((a, b) => rank(a) - rank(b))
   if (files.length === 0) t.comment(`no test file belongs to the suite ${name}`)
   const atEnd: Teardown[] = []
